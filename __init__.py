@@ -1,0 +1,1 @@
+"""tilecraft: a deep-learning compiler built the MLIR way on xDSL."""

@@ -1,0 +1,4 @@
+class ScheduleState:
+    @staticmethod
+    def replay(op):
+        return None

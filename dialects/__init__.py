@@ -1,0 +1,1 @@
+"""tilecraft's dialects: te (tensor expressions), sched (schedules), loop (loop programs)."""

@@ -1,0 +1,241 @@
+"""The `loop` dialect: the loop program a schedule produces (TVM's TIR, MLIR-style).
+
+Buffers are builtin memrefs; loads and stores are `memref.load`/`memref.store`;
+scalar math is `arith`/`math`; a value-producing conditional is `scf.if`. This
+dialect adds only what those lack:
+
+- `loop.for`: a normalized loop `0 <= %i < extent` (static, as TVM normalizes
+  its loops) with a kind: serial, parallel, vectorized or unrolled. The kind is
+  a decision the backend carries out, so the same IR can be tested with any kind.
+- `loop.alloc`: a named buffer in a memory scope ("global" for heap-sized,
+  "local" for small per-thread scratch), live until the end of its block.
+- `loop.guard`: run the body only where a condition holds (the tail of a split
+  that does not divide its extent, the edge of a compute_at region).
+
+```mlir
+func.func @add(%A: memref<100xf32>, %B: memref<100xf32>, %C: memref<100xf32>) {
+  loop.for %io = 0 to 7 parallel {
+    loop.for %ii = 0 to 16 vectorized {
+      %c16 = arith.constant 16 : index
+      %t = arith.muli %io, %c16 : index
+      %i = arith.addi %t, %ii : index
+      %c100 = arith.constant 100 : index
+      %in = arith.cmpi slt, %i, %c100 : index
+      loop.guard %in {
+        %a = memref.load %A[%i] : memref<100xf32>
+        ...
+      }
+    }
+  }
+  func.return
+}
+```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import IndexType, IntAttr, MemRefType, StringAttr, i1
+from xdsl.ir import Block, Dialect, Operation, Region, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import IsTerminator, SingleBlockImplicitTerminator, ensure_terminator
+from xdsl.utils.exceptions import VerifyException
+
+LOOP_KINDS = ("serial", "parallel", "vectorized", "unrolled")
+BUFFER_SCOPES = ("global", "local", "shared")
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """Ends a loop or guard body (implicit in the custom syntax)."""
+
+    name = "loop.yield"
+    traits = traits_def(IsTerminator())
+    assembly_format = "attr-dict"
+
+    def __init__(self):
+        super().__init__()
+
+
+@irdl_op_definition
+class ForOp(IRDLOperation):
+    """`loop.for %i = 0 to 64 parallel { ... }`: `%i` takes each value in [lb, ub)."""
+
+    name = "loop.for"
+    lb = prop_def(IntAttr)
+    ub = prop_def(IntAttr)
+    kind = prop_def(StringAttr)
+    body = region_def("single_block")
+    traits = traits_def(SingleBlockImplicitTerminator(YieldOp))
+
+    def __init__(
+        self,
+        lb: int,
+        ub: int,
+        kind: str = "serial",
+        body: Region | None = None,
+        var_name: str | None = None,
+    ):
+        if body is None:
+            body = Region(Block([YieldOp()], arg_types=[IndexType()]))
+        super().__init__(
+            properties={
+                "lb": IntAttr(lb),
+                "ub": IntAttr(ub),
+                "kind": StringAttr(kind),
+            },
+            regions=[body],
+        )
+        if var_name is not None:
+            self.var.name_hint = var_name
+
+    @property
+    def var(self) -> SSAValue:
+        return self.body.block.args[0]
+
+    @property
+    def extent(self) -> int:
+        return self.ub.data - self.lb.data
+
+    def verify_(self) -> None:
+        if self.kind.data not in LOOP_KINDS:
+            raise VerifyException(
+                f"loop.for kind must be one of {', '.join(LOOP_KINDS)}, "
+                f"not '{self.kind.data}'."
+            )
+        if self.ub.data < self.lb.data:
+            raise VerifyException(
+                f"loop.for has an upper bound {self.ub.data} below its lower "
+                f"bound {self.lb.data}."
+            )
+        block = self.body.block
+        if len(block.args) != 1 or not isinstance(block.args[0].type, IndexType):
+            raise VerifyException("loop.for body takes one index argument.")
+
+    def print(self, printer: Printer):
+        printer.print_string(" ")
+        printer.print_ssa_value(self.var)
+        printer.print_string(f" = {self.lb.data} to {self.ub.data}")
+        if self.kind.data != "serial":
+            printer.print_string(f" {self.kind.data}")
+        printer.print_string(" ")
+        printer.print_region(
+            self.body, print_entry_block_args=False, print_block_terminators=False
+        )
+        printer.print_op_attributes(self.attributes)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ForOp:
+        var = parser.parse_argument(expect_type=False)
+        parser.parse_punctuation("=")
+        lb = parser.parse_integer()
+        parser.parse_keyword("to")
+        ub = parser.parse_integer()
+        kind = parser.parse_optional_identifier() or "serial"
+        body = parser.parse_region([var.resolve(IndexType())])
+        op = cls(lb, ub, kind, body)
+        op.attributes |= parser.parse_optional_attr_dict()
+        ensure_terminator(op, SingleBlockImplicitTerminator(YieldOp))
+        return op
+
+
+@irdl_op_definition
+class GuardOp(IRDLOperation):
+    """`loop.guard %cond { ... }`: the body runs only where `%cond` (i1) holds."""
+
+    name = "loop.guard"
+    cond = operand_def(i1)
+    body = region_def("single_block")
+    traits = traits_def(SingleBlockImplicitTerminator(YieldOp))
+
+    def __init__(self, cond: SSAValue | Operation, body: Region | None = None):
+        if body is None:
+            body = Region(Block([YieldOp()]))
+        super().__init__(operands=[cond], regions=[body])
+
+    def print(self, printer: Printer):
+        printer.print_string(" ")
+        printer.print_ssa_value(self.cond)
+        printer.print_string(" ")
+        printer.print_region(self.body, print_block_terminators=False)
+        printer.print_op_attributes(self.attributes)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> GuardOp:
+        cond = parser.parse_operand()
+        body = parser.parse_region()
+        op = cls(cond, body)
+        op.attributes |= parser.parse_optional_attr_dict()
+        ensure_terminator(op, SingleBlockImplicitTerminator(YieldOp))
+        return op
+
+
+@irdl_op_definition
+class AllocOp(IRDLOperation):
+    """A named buffer in a scope: `%CL = loop.alloc "C.local" local : memref<8x8xf32>`.
+
+    It lives until the end of the enclosing block. The backend puts "local"
+    buffers on the stack of the thread that runs the block, "global" ones on the heap.
+    """
+
+    name = "loop.alloc"
+    buffer_name = prop_def(StringAttr, prop_name="name")
+    scope = prop_def(StringAttr)
+    buffer = result_def(MemRefType)
+
+    def __init__(self, name: str, scope: str, memref_type: MemRefType):
+        super().__init__(
+            properties={"name": StringAttr(name), "scope": StringAttr(scope)},
+            result_types=[memref_type],
+        )
+
+    def verify_(self) -> None:
+        if self.scope.data not in BUFFER_SCOPES:
+            raise VerifyException(
+                f"loop.alloc scope must be one of {', '.join(BUFFER_SCOPES)}, "
+                f"not '{self.scope.data}'."
+            )
+        mtype = self.buffer.type
+        assert isinstance(mtype, MemRefType)
+        if any(d <= 0 for d in mtype.get_shape()):
+            raise VerifyException("loop.alloc needs a static shape with positive extents.")
+
+    def print(self, printer: Printer):
+        printer.print_string(" ")
+        printer.print_string_literal(self.buffer_name.data)
+        printer.print_string(f" {self.scope.data}")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.buffer.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> AllocOp:
+        name = parser.parse_str_literal()
+        scope = parser.parse_identifier()
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        op = cls(name, scope, parser.parse_type())
+        op.attributes |= attrs
+        return op
+
+
+def make_for(
+    lb: int, ub: int, kind: str, var_name: str | None, ops: Sequence[Operation]
+) -> ForOp:
+    loop = ForOp(lb, ub, kind, var_name=var_name)
+    loop.body.block.insert_ops_before(list(ops), loop.body.block.last_op)
+    return loop
+
+
+LOOP = Dialect("loop", [ForOp, GuardOp, AllocOp, YieldOp], [])

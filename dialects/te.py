@@ -1,0 +1,402 @@
+"""The `te` dialect: tensor expressions, what is computed and nothing about how.
+
+A te function is a `func.func` whose arguments are the input tensors (TVM's
+placeholders) and whose results are tensors defined by `te.compute`. A compute maps
+the indices of one output element to its value; its body is scalar code in `arith`
+and `math`, reads of other tensors with `te.read`, lazy conditionals with `scf.if`
+(so padding never reads out of bounds), and at most one reduction, `te.reduce`,
+whose value the body yields directly (as in TVM, a reduction is the whole body).
+
+```mlir
+func.func @matmul(%A: tensor<64x32xf32>, %B: tensor<32x64xf32>) -> tensor<64x64xf32> {
+  %C = te.compute "C" (%i: "i", %j: "j") -> tensor<64x64xf32> {
+    %s = te.reduce sum (%k: "k" = 0 to 32) -> f32 {
+      %a = te.read %A[%i, %k] : tensor<64x32xf32>
+      %b = te.read %B[%k, %j] : tensor<32x64xf32>
+      %m = arith.mulf %a, %b : f32
+      te.yield %m : f32
+    }
+    te.yield %s : f32
+  }
+  func.return %C : tensor<64x64xf32>
+}
+```
+
+Axis names are part of the IR (not SSA name hints): schedules and the loop IR
+refer to them, so they must survive printing and parsing unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    IndexType,
+    IntAttr,
+    StringAttr,
+    TensorType,
+)
+from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.parser import Parser, UnresolvedOperand
+from xdsl.printer import Printer
+from xdsl.traits import HasParent, IsTerminator, Pure
+from xdsl.utils.exceptions import VerifyException
+
+REDUCE_KINDS = ("sum", "max", "min", "prod")
+
+
+def _parse_named_axes(parser: Parser, with_bounds: bool):
+    """`(%i: "i", %j: "j")` or, with bounds, `(%k: "k" = 0 to 32, ...)`."""
+
+    def parse_one():
+        arg = parser.parse_argument(expect_type=False)
+        parser.parse_punctuation(":")
+        name = parser.parse_str_literal()
+        bounds = None
+        if with_bounds:
+            parser.parse_punctuation("=")
+            lo = parser.parse_integer()
+            parser.parse_keyword("to")
+            hi = parser.parse_integer()
+            bounds = (lo, hi)
+        return arg, name, bounds
+
+    return parser.parse_comma_separated_list(Parser.Delimiter.PAREN, parse_one)
+
+
+def _print_named_axes(printer: Printer, args, names, bounds=None):
+    printer.print_string("(")
+    for n, (arg, name) in enumerate(zip(args, names)):
+        if n:
+            printer.print_string(", ")
+        printer.print_ssa_value(arg)
+        printer.print_string(": ")
+        printer.print_string_literal(name)
+        if bounds is not None:
+            lo, hi = bounds[n]
+            printer.print_string(f" = {lo} to {hi}")
+    printer.print_string(")")
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """Ends a `te.compute` or `te.reduce` body with the element it computes.
+
+    `te.yield %v : f32`
+    """
+
+    name = "te.yield"
+    value = operand_def()
+    traits = traits_def(IsTerminator())
+    assembly_format = "$value attr-dict `:` type($value)"
+
+    def __init__(self, value: SSAValue | Operation):
+        super().__init__(operands=[value])
+
+
+@irdl_op_definition
+class ComputeOp(IRDLOperation):
+    """A tensor defined element by element: `te.compute "C" (%i: "i") -> tensor<8xf32> {...}`.
+
+    The body's block arguments are the output indices (one `index` per dimension,
+    named by `axis_names`); it ends with `te.yield` of one element of the result's
+    element type.
+    """
+
+    name = "te.compute"
+    tensor_name = prop_def(StringAttr, prop_name="name")
+    axis_names = prop_def(ArrayAttr[StringAttr])
+    result = result_def(TensorType)
+    body = region_def("single_block")
+    traits = traits_def(Pure())
+
+    def __init__(
+        self,
+        name: str,
+        axis_names: Sequence[str],
+        result_type: TensorType,
+        body: Region,
+    ):
+        super().__init__(
+            properties={
+                "name": StringAttr(name),
+                "axis_names": ArrayAttr([StringAttr(a) for a in axis_names]),
+            },
+            result_types=[result_type],
+            regions=[body],
+        )
+
+    @property
+    def names(self) -> list[str]:
+        return [a.data for a in self.axis_names.data]
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self.result.type.get_shape())
+
+    @property
+    def yielded(self) -> SSAValue:
+        term = self.body.block.last_op
+        assert isinstance(term, YieldOp)
+        return term.value
+
+    @property
+    def reduce(self) -> ReduceOp | None:
+        owner = self.yielded.owner
+        return owner if isinstance(owner, ReduceOp) else None
+
+    def verify_(self) -> None:
+        rtype = self.result.type
+        assert isinstance(rtype, TensorType)
+        rank = len(rtype.get_shape())
+        block = self.body.block
+        if len(block.args) != rank:
+            raise VerifyException(
+                f"te.compute '{self.tensor_name.data}' has {len(block.args)} index "
+                f"arguments but its result has rank {rank}."
+            )
+        if len(self.axis_names.data) != rank:
+            raise VerifyException(
+                f"te.compute '{self.tensor_name.data}' names {len(self.axis_names.data)} "
+                f"axes but its result has rank {rank}."
+            )
+        if any(d <= 0 for d in rtype.get_shape()):
+            raise VerifyException(
+                f"te.compute '{self.tensor_name.data}' needs a static shape with "
+                "positive extents."
+            )
+        for arg in block.args:
+            if not isinstance(arg.type, IndexType):
+                raise VerifyException("te.compute index arguments must be of type index.")
+        if not isinstance(block.last_op, YieldOp):
+            raise VerifyException("te.compute body must end with te.yield.")
+        if block.last_op.value.type != rtype.get_element_type():
+            raise VerifyException(
+                f"te.compute '{self.tensor_name.data}' yields "
+                f"{block.last_op.value.type} but its result holds "
+                f"{rtype.get_element_type()}."
+            )
+        _check_unique_axis_names(self)
+        for op in self.body.walk():
+            if isinstance(op, ReduceOp) and op is not self.reduce:
+                raise VerifyException(
+                    f"te.reduce in te.compute '{self.tensor_name.data}' must be the "
+                    "value the body yields (a reduction is the whole body, as in TVM); "
+                    "compute the rest in a second te.compute."
+                )
+
+    def print(self, printer: Printer):
+        printer.print_string(" ")
+        printer.print_string_literal(self.tensor_name.data)
+        printer.print_string(" ")
+        _print_named_axes(printer, self.body.block.args, self.names)
+        printer.print_string(" -> ")
+        printer.print_attribute(self.result.type)
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=False)
+        printer.print_op_attributes(self.attributes)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ComputeOp:
+        name = parser.parse_str_literal()
+        axes = _parse_named_axes(parser, with_bounds=False)
+        parser.parse_punctuation("->")
+        rtype = parser.parse_type()
+        args = [arg.resolve(IndexType()) for arg, _, _ in axes]
+        body = parser.parse_region(args)
+        op = cls(name, [n for _, n, _ in axes], rtype, body)
+        op.attributes |= parser.parse_optional_attr_dict()
+        return op
+
+
+def _check_unique_axis_names(compute: ComputeOp):
+    names = list(compute.names)
+    if compute.reduce is not None:
+        names += compute.reduce.names
+    seen = set()
+    for n in names:
+        if n in seen:
+            raise VerifyException(
+                f"te.compute '{compute.tensor_name.data}' uses the axis name '{n}' twice."
+            )
+        seen.add(n)
+
+
+@irdl_op_definition
+class ReduceOp(IRDLOperation):
+    """A reduction over named axes: `te.reduce sum (%k: "k" = 0 to 32) -> f32 {...}`.
+
+    `kind` is sum, max, min or prod; the body's block arguments are the reduce
+    axes, each iterating over `[lo, hi)`; the body yields the term to combine.
+    """
+
+    name = "te.reduce"
+    kind = prop_def(StringAttr)
+    axis_names = prop_def(ArrayAttr[StringAttr])
+    lower = prop_def(ArrayAttr[IntAttr])
+    upper = prop_def(ArrayAttr[IntAttr])
+    result = result_def()
+    body = region_def("single_block")
+    traits = traits_def(HasParent(ComputeOp), Pure())
+
+    def __init__(
+        self,
+        kind: str,
+        axis_names: Sequence[str],
+        bounds: Sequence[tuple[int, int]],
+        result_type: Attribute,
+        body: Region,
+    ):
+        super().__init__(
+            properties={
+                "kind": StringAttr(kind),
+                "axis_names": ArrayAttr([StringAttr(a) for a in axis_names]),
+                "lower": ArrayAttr([IntAttr(lo) for lo, _ in bounds]),
+                "upper": ArrayAttr([IntAttr(hi) for _, hi in bounds]),
+            },
+            result_types=[result_type],
+            regions=[body],
+        )
+
+    @property
+    def names(self) -> list[str]:
+        return [a.data for a in self.axis_names.data]
+
+    @property
+    def bounds(self) -> list[tuple[int, int]]:
+        return [
+            (lo.data, hi.data) for lo, hi in zip(self.lower.data, self.upper.data)
+        ]
+
+    @property
+    def yielded(self) -> SSAValue:
+        term = self.body.block.last_op
+        assert isinstance(term, YieldOp)
+        return term.value
+
+    def verify_(self) -> None:
+        if self.kind.data not in REDUCE_KINDS:
+            raise VerifyException(
+                f"te.reduce kind must be one of {', '.join(REDUCE_KINDS)}, "
+                f"not '{self.kind.data}'."
+            )
+        block = self.body.block
+        n = len(block.args)
+        if n == 0 or len(self.axis_names.data) != n or len(self.lower.data) != n:
+            raise VerifyException(
+                "te.reduce needs one named, bounded index argument per reduce axis."
+            )
+        for name, (lo, hi) in zip(self.names, self.bounds):
+            if hi <= lo:
+                raise VerifyException(
+                    f"te.reduce axis '{name}' has an empty range [{lo}, {hi})."
+                )
+        if not isinstance(block.last_op, YieldOp):
+            raise VerifyException("te.reduce body must end with te.yield.")
+        if block.last_op.value.type != self.result.type:
+            raise VerifyException(
+                f"te.reduce yields {block.last_op.value.type} but its result is "
+                f"{self.result.type}."
+            )
+
+    def print(self, printer: Printer):
+        printer.print_string(f" {self.kind.data} ")
+        _print_named_axes(printer, self.body.block.args, self.names, self.bounds)
+        printer.print_string(" -> ")
+        printer.print_attribute(self.result.type)
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=False)
+        printer.print_op_attributes(self.attributes)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ReduceOp:
+        kind = parser.parse_identifier()
+        axes = _parse_named_axes(parser, with_bounds=True)
+        parser.parse_punctuation("->")
+        rtype = parser.parse_type()
+        args = [arg.resolve(IndexType()) for arg, _, _ in axes]
+        body = parser.parse_region(args)
+        op = cls(kind, [n for _, n, _ in axes], [b for _, _, b in axes], rtype, body)
+        op.attributes |= parser.parse_optional_attr_dict()
+        return op
+
+
+@irdl_op_definition
+class ReadOp(IRDLOperation):
+    """One element of a tensor: `%a = te.read %A[%i, %k] : tensor<64x32xf32>`.
+
+    Indices outside the tensor are undefined behaviour, as in TVM; guard them with
+    `scf.if` (which is lazy) rather than `arith.select` (which is not).
+    """
+
+    name = "te.read"
+    tensor = operand_def(TensorType)
+    indices = var_operand_def(IndexType)
+    result = result_def()
+    traits = traits_def(Pure())
+
+    def __init__(self, tensor: SSAValue, indices: Sequence[SSAValue]):
+        assert isinstance(tensor.type, TensorType)
+        super().__init__(
+            operands=[tensor, indices],
+            result_types=[tensor.type.get_element_type()],
+        )
+
+    def verify_(self) -> None:
+        ttype = self.tensor.type
+        assert isinstance(ttype, TensorType)
+        if len(self.indices) != len(ttype.get_shape()):
+            raise VerifyException(
+                f"te.read of a rank-{len(ttype.get_shape())} tensor takes "
+                f"{len(ttype.get_shape())} indices, not {len(self.indices)}."
+            )
+        if self.result.type != ttype.get_element_type():
+            raise VerifyException("te.read result must be the tensor's element type.")
+
+    def print(self, printer: Printer):
+        printer.print_string(" ")
+        printer.print_ssa_value(self.tensor)
+        printer.print_string("[")
+        printer.print_list(self.indices, printer.print_ssa_value)
+        printer.print_string("]")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.tensor.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ReadOp:
+        tensor: UnresolvedOperand = parser.parse_unresolved_operand()
+        indices = parser.parse_comma_separated_list(
+            Parser.Delimiter.SQUARE, parser.parse_unresolved_operand
+        )
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        ttype = parser.parse_type()
+        t = parser.resolve_operand(tensor, ttype)
+        idx = [parser.resolve_operand(i, IndexType()) for i in indices]
+        op = cls(t, idx)
+        op.attributes |= attrs
+        return op
+
+
+def compute_ops(func_op: Operation) -> list[ComputeOp]:
+    """The te.compute ops of a function, in program (= dependence) order."""
+    return [op for op in func_op.walk() if isinstance(op, ComputeOp)]
+
+
+def new_block(n_index_args: int) -> Block:
+    return Block(arg_types=[IndexType()] * n_index_args)
+
+
+TE = Dialect("te", [ComputeOp, ReduceOp, ReadOp, YieldOp], [])

@@ -1,0 +1,58 @@
+"""Every dialect and pass of tilecraft, registered lazily with xDSL's universe.
+
+`tilecraft-opt` (and plain `xdsl-opt`) find these through the `xdsl.universe`
+entry point; a module is imported only when its dialect or pass is first used.
+"""
+
+from collections.abc import Callable
+
+from xdsl.ir import Dialect
+from xdsl.passes import ModulePass
+from xdsl.universe import Universe
+
+
+def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
+    def te():
+        from tilecraft.dialects.te import TE
+
+        return TE
+
+    def sched():
+        from tilecraft.dialects.sched import SCHED
+
+        return SCHED
+
+    def loop():
+        from tilecraft.dialects.loop import LOOP
+
+        return LOOP
+
+    return {"te": te, "sched": sched, "loop": loop}
+
+
+def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    def convert_te_to_loop():
+        from tilecraft.lowering.convert_te_to_loop import ConvertTeToLoopPass
+
+        return ConvertTeToLoopPass
+
+    def convert_loop_to_llvm():
+        from tilecraft.lowering.convert_loop_to_llvm import ConvertLoopToLlvmPass
+
+        return ConvertLoopToLlvmPass
+
+    def te_inline():
+        from tilecraft.transforms.te_inline import TeInlinePass
+
+        return TeInlinePass
+
+    return {
+        "convert-te-to-loop": convert_te_to_loop,
+        "convert-loop-to-llvm": convert_loop_to_llvm,
+        "te-inline": te_inline,
+    }
+
+
+TILECRAFT_UNIVERSE = Universe(
+    all_dialects=get_all_dialects(), all_passes=get_all_passes()
+)

@@ -1,0 +1,119 @@
+"""`tilecraft-opt`: read IR, run a pass pipeline, print IR (xdsl-opt with diagnostics).
+
+On top of xDSL's driver it parses with op locations, verifies op by op so an error
+names `file:line:col` of the op at fault, lists every dialect and pass in `--help`,
+and turns every user error (bad IR, bad schedule, unknown pass, bad pass option)
+into one line on stderr and exit code 1 instead of a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import traceback
+from collections.abc import Sequence
+from typing import IO
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import PassPipeline
+from xdsl.utils.exceptions import DiagnosticException, ParseError
+from xdsl.xdsl_opt_main import xDSLOptMain
+
+from tilecraft.registry import get_all_dialects, get_all_passes
+from tilecraft.utils.diagnostics import LocatedParser, verify_module
+
+
+class UsageError(Exception):
+    """A bad command line (unknown pass, bad option); printed without a traceback."""
+
+
+class TilecraftOptMain(xDSLOptMain):
+    def __init__(self, args: Sequence[str] | None = None):
+        self._line_offset = 0
+        super().__init__(description="tilecraft modular optimizer driver", args=args)
+
+    def register_all_arguments(self, arg_parser: argparse.ArgumentParser):
+        super().register_all_arguments(arg_parser)
+        arg_parser.add_argument(
+            "--traceback",
+            action="store_true",
+            help="on an internal error, print the Python traceback",
+        )
+        arg_parser.formatter_class = argparse.RawDescriptionHelpFormatter
+        arg_parser.epilog = (
+            "tilecraft dialects: "
+            + ", ".join(sorted(get_all_dialects()))
+            + "\ntilecraft passes:\n  "
+            + "\n  ".join(sorted(get_all_passes()))
+            + "\n(xDSL's own dialects and passes are available too.)"
+        )
+
+    def register_all_frontends(self):
+        def parse_mlir(io: IO[bytes]):
+            parser = LocatedParser(
+                self.ctx,
+                io.read(),
+                self.get_input_name(),
+                line_offset=self._line_offset,
+            )
+            return parser.parse_module(not self.args.no_implicit_module)
+
+        self.available_frontends["mlir"] = parse_mlir
+
+    def parse_chunk(self, chunk, file_extension, start_offset=0):
+        self._line_offset = start_offset
+        return super().parse_chunk(chunk, file_extension, start_offset)
+
+    def setup_pipeline(self):
+        def callback(previous_pass, module: ModuleOp, next_pass) -> None:
+            if not self.args.disable_verify:
+                verify_module(module)
+            if previous_pass and next_pass and self.args.print_between_passes:
+                print(f"// IR after {previous_pass.name}:")
+                print(module)
+                print()
+
+        try:
+            self.pipeline = PassPipeline.parse_spec(
+                self.available_passes, self.args.passes, callback
+            )
+        except Exception as e:  # xDSL raises bare ValueErrors for bad specs
+            raise UsageError(f"bad pass pipeline '{self.args.passes}': {e}") from e
+
+    def apply_passes(self, prog: ModuleOp):
+        if not self.args.disable_verify:
+            verify_module(prog)
+        super().apply_passes(prog)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--traceback" in args
+    try:
+        TilecraftOptMain(args=args).run()
+    except UsageError as e:
+        print(f"tilecraft-opt: error: {e}", file=sys.stderr)
+        return 1
+    except ParseError as e:
+        print(str(e), file=sys.stderr)
+        return 1
+    except DiagnosticException as e:
+        print(str(e).rstrip(), file=sys.stderr)
+        return 1
+    except FileNotFoundError as e:
+        print(f"tilecraft-opt: error: {e.strerror}: '{e.filename}'", file=sys.stderr)
+        return 1
+    except Exception as e:
+        if debug:
+            traceback.print_exc()
+        print(
+            f"tilecraft-opt: internal error: {type(e).__name__}: {e} "
+            "(rerun with --traceback and report it)",
+            file=sys.stderr,
+        )
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
