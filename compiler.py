@@ -1,0 +1,52 @@
+"""The compile pipeline as Python functions: parse, lower te to loops, build with LLVM.
+
+Tools (`tilecraft-run`, `tilecraft-translate`) and the Python API (`tilecraft.lower`,
+`tilecraft.build`) all go through these, so every entry point runs the same passes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.universe import Universe
+
+from tilecraft.utils.diagnostics import LocatedParser, verify_module
+
+
+def make_context() -> Context:
+    """A context with xDSL's dialects and tilecraft's registered (lazily)."""
+    ctx = Context()
+    for name, factory in Universe.get_multiverse().all_dialects.items():
+        ctx.register_dialect(name, factory)
+    return ctx
+
+
+def parse_text(text: str, file_name: str = "<string>") -> ModuleOp:
+    """Parse and verify IR text; errors raise `ParseError` or `OpError` (file:line:col)."""
+    module = LocatedParser(make_context(), text, file_name).parse_module()
+    verify_module(module)
+    return module
+
+
+def parse_file(path: str | Path) -> ModuleOp:
+    return parse_text(Path(path).read_text(), str(path))
+
+
+def has_te(module: ModuleOp) -> bool:
+    from tilecraft.dialects.te import ComputeOp
+
+    return any(isinstance(op, ComputeOp) for op in module.walk())
+
+
+def lower_to_loops(module: ModuleOp) -> ModuleOp:
+    """te + sched → loop, in place (te-inline, then convert-te-to-loop); returns `module`."""
+    from tilecraft.lowering.convert_te_to_loop import ConvertTeToLoopPass
+    from tilecraft.transforms.te_inline import TeInlinePass
+
+    ctx = make_context()
+    for p in (TeInlinePass(), ConvertTeToLoopPass()):
+        p.apply(ctx, module)
+        verify_module(module)
+    return module
