@@ -41,6 +41,7 @@ from xdsl.ir import Block, Dialect, Operation, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
+    lazy_traits_def,
     operand_def,
     prop_def,
     region_def,
@@ -49,7 +50,7 @@ from xdsl.irdl import (
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.traits import IsTerminator, SingleBlockImplicitTerminator, ensure_terminator
+from xdsl.traits import HasParent, IsTerminator, SingleBlockImplicitTerminator, ensure_terminator
 from xdsl.utils.exceptions import VerifyException
 
 LOOP_KINDS = ("serial", "parallel", "vectorized", "unrolled")
@@ -61,7 +62,7 @@ class YieldOp(IRDLOperation):
     """Ends a loop or guard body (implicit in the custom syntax)."""
 
     name = "loop.yield"
-    traits = traits_def(IsTerminator())
+    traits = lazy_traits_def(lambda: (IsTerminator(), HasParent(ForOp, GuardOp)))
     assembly_format = "attr-dict"
 
     def __init__(self):

@@ -41,6 +41,7 @@ from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
+    lazy_traits_def,
     operand_def,
     prop_def,
     region_def,
@@ -98,7 +99,7 @@ class YieldOp(IRDLOperation):
 
     name = "te.yield"
     value = operand_def()
-    traits = traits_def(IsTerminator())
+    traits = lazy_traits_def(lambda: (IsTerminator(), HasParent(ComputeOp, ReduceOp)))
     assembly_format = "$value attr-dict `:` type($value)"
 
     def __init__(self, value: SSAValue | Operation):
@@ -293,7 +294,10 @@ class ReduceOp(IRDLOperation):
             )
         block = self.body.block
         n = len(block.args)
-        if n == 0 or len(self.axis_names.data) != n or len(self.lower.data) != n:
+        if n == 0 or any(
+            len(names) != n
+            for names in (self.axis_names.data, self.lower.data, self.upper.data)
+        ):
             raise VerifyException(
                 "te.reduce needs one named, bounded index argument per reduce axis."
             )
@@ -382,7 +386,10 @@ class ReadOp(IRDLOperation):
         )
         attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
+        type_pos = parser.pos
         ttype = parser.parse_type()
+        if not isinstance(ttype, TensorType):
+            parser.raise_error(f"te.read expects a tensor type, not {ttype}", type_pos)
         t = parser.resolve_operand(tensor, ttype)
         idx = [parser.resolve_operand(i, IndexType()) for i in indices]
         op = cls(t, idx)
