@@ -1,4 +1,474 @@
+"""Replaying a `sched.schedule`: stages, their axes and how each loop is formed.
+
+The schedule ops are interpreted in order, as TVM's Python calls are, building one
+`Stage` per tensor (input, te.compute, cache copy). A stage keeps its root axes
+(one per output dimension, then one per reduce axis), the relations that derive
+new axes from old ones (`Split`, `Fuse`), the current order of its leaf axes,
+annotations (parallel, vectorized, unrolled) and where it is computed (at the
+root of the function, inlined, or at a leaf axis of a consumer).
+
+The replay is the schedule's verifier: every primitive checks its operands against
+the state (an axis that is not a leaf any more, a reduce axis being vectorized,
+a compute_at into a stage that does not read the producer, ...) and raises an
+`OpError` at the op at fault. `convert-te-to-loop` lowers from the same state.
+
+Extents are not fixed here: a stage computed at a consumer's loop covers only the
+region that loop reads, known once bounds are inferred (see convert-te-to-loop),
+so relations keep their factors and extents are derived from the root extents.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xdsl.dialects import func
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from tilecraft.dialects import sched, te
+from tilecraft.utils.diagnostics import OpError
+
+MAX_UNROLL = 512
+
+
+@dataclass(eq=False)
+class IterVar:
+    name: str
+    kind: str  # "spatial" or "reduce"
+    stage: Stage
+    annotation: str = "serial"
+    annotation_op: Operation | None = None
+    valid: bool = True
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+@dataclass(eq=False)
+class Split:
+    parent: IterVar
+    outer: IterVar
+    inner: IterVar
+    factor: int | None
+    nparts: int | None
+
+
+@dataclass(eq=False)
+class Fuse:
+    parents: list[IterVar]
+    fused: IterVar
+
+
+@dataclass(eq=False)
+class Stage:
+    """One tensor's computation. `kind` is "input", "compute" (a te.compute body,
+    also the stage a cache_write creates) or "copy" (reads `source` element by element:
+    a cache_read, or the original stage after a cache_write)."""
+
+    name: str
+    kind: str
+    shape: tuple[int, ...]
+    element_type: Attribute
+    root: list[IterVar] = field(default_factory=list)
+    compute: te.ComputeOp | None = None
+    source: Stage | None = None
+    reads: dict[SSAValue, Stage] = field(default_factory=dict)
+    relations: list[Split | Fuse] = field(default_factory=list)
+    leaves: list[IterVar] = field(default_factory=list)
+    attach: str = "root"  # "root", "inline" or "at"
+    attach_stage: Stage | None = None
+    attach_axis: IterVar | None = None
+    attach_op: Operation | None = None
+    scope: str = "global"
+    tensor: SSAValue | None = None
+    is_output: bool = False
+
+    def __repr__(self) -> str:
+        return f"Stage({self.name})"
+
+    @property
+    def reduce_root(self) -> list[IterVar]:
+        return [v for v in self.root if v.kind == "reduce"]
+
+    @property
+    def spatial_root(self) -> list[IterVar]:
+        return [v for v in self.root if v.kind == "spatial"]
+
+    def inputs(self) -> list[Stage]:
+        """The stages this stage reads, each once, in a stable order."""
+        seen: list[Stage] = []
+        candidates = list(self.reads.values()) + ([self.source] if self.source else [])
+        for s in candidates:
+            if s not in seen:
+                seen.append(s)
+        return seen
+
+    def root_bounds(self) -> list[tuple[int, int]]:
+        """[lo, hi) of each root axis over the whole tensor (reduce axes: their range)."""
+        out = [(0, n) for n in self.shape]
+        if self.kind == "compute" and self.compute is not None and self.compute.reduce:
+            out += self.compute.reduce.bounds
+        return out
+
+    def _make_root(self, names: list[str], reduce_names: list[str] = ()):
+        self.root = [IterVar(n, "spatial", self) for n in names] + [
+            IterVar(n, "reduce", self) for n in reduce_names
+        ]
+        self.leaves = list(self.root)
+        self.relations = []
+
+
 class ScheduleState:
+    """The stages of one te function after its schedule has been applied."""
+
+    def __init__(self, func_op: func.FuncOp):
+        self.func_op = func_op
+        self.stages: list[Stage] = []
+        self.stage_of: dict[SSAValue, Stage] = {}
+        self._handles: dict[SSAValue, Stage | IterVar] = {}
+        names = _arg_names(func_op)
+        for arg, name in zip(func_op.body.block.args, names):
+            if not hasattr(arg.type, "get_shape"):
+                continue
+            stage = Stage(name, "input", tuple(arg.type.get_shape()), arg.type.get_element_type())
+            stage.tensor = arg
+            self._add(stage)
+        for c in te.compute_ops(func_op):
+            stage = Stage(
+                c.tensor_name.data, "compute", c.shape, c.result.type.get_element_type()
+            )
+            stage.compute = c
+            stage.tensor = c.result
+            reduce_names = c.reduce.names if c.reduce else []
+            stage._make_root(c.names, reduce_names)
+            for read in c.body.walk():
+                if isinstance(read, te.ReadOp):
+                    producer = self.stage_of.get(read.tensor)
+                    if producer is None:
+                        raise OpError(read, "te.read of a tensor that is neither an argument nor a te.compute result.")
+                    stage.reads[read.tensor] = producer
+            self._add(stage)
+        ret = func_op.body.block.last_op
+        if isinstance(ret, func.ReturnOp):
+            for v in ret.arguments:
+                if v in self.stage_of:
+                    self.stage_of[v].is_output = True
+
+    def _add(self, stage: Stage):
+        self.stages.append(stage)
+        if stage.tensor is not None:
+            self.stage_of[stage.tensor] = stage
+
+    # -- replay -------------------------------------------------------------
+
     @staticmethod
-    def replay(op):
-        return None
+    def replay(schedule: sched.ScheduleOp | None, func_op: func.FuncOp | None = None) -> ScheduleState:
+        """The state after every op of `schedule`; raises OpError at the first bad op."""
+        if func_op is None:
+            func_op = schedule.parent_op()
+            if not isinstance(func_op, func.FuncOp):
+                raise OpError(schedule, "sched.schedule must be inside the te function it schedules (a func.func).")
+        state = ScheduleState(func_op)
+        if schedule is not None:
+            for op in schedule.body.block.ops:
+                state._apply(op)
+        state._check_final(schedule)
+        return state
+
+    def _stage(self, op: Operation, value: SSAValue) -> Stage:
+        s = self._handles.get(value)
+        assert isinstance(s, Stage), "sched verifier guarantees stage handles"
+        if s.attach == "inline":
+            raise OpError(op, f"stage '{s.name}' is inlined (sched.compute_inline): it has no loops to schedule.")
+        return s
+
+    def _axis(self, op: Operation, value: SSAValue) -> IterVar:
+        v = self._handles.get(value)
+        assert isinstance(v, IterVar)
+        if not v.valid:
+            raise OpError(
+                op,
+                f"axis '{v.name}' of stage '{v.stage.name}' was replaced by sched.cache_write; "
+                "take the stage's axes again after the cache_write.",
+            )
+        return v
+
+    def _leaf(self, op: Operation, value: SSAValue) -> IterVar:
+        v = self._axis(op, value)
+        if v not in v.stage.leaves:
+            raise OpError(
+                op,
+                f"axis '{v.name}' of stage '{v.stage.name}' was already split or fused; "
+                "use the axes that replaced it.",
+            )
+        return v
+
+    def _apply(self, op: Operation):
+        match op:
+            case sched.StageOp():
+                stage = self.stage_of.get(op.tensor)
+                if stage is None:
+                    raise OpError(op, "sched.stage needs a function argument or a te.compute result.")
+                self._handles[op.stage] = stage
+            case sched.AxisOp():
+                stage = self._stage(op, op.stage)
+                name = op.axis_name.data
+                match = [v for v in stage.root if v.name == name]
+                if not match:
+                    known = ", ".join(v.name for v in stage.root) or "none"
+                    raise OpError(op, f"stage '{stage.name}' has no axis '{name}' (its axes: {known}).")
+                self._handles[op.axis] = match[0]
+            case sched.SplitOp():
+                v = self._leaf(op, op.axis)
+                self._no_annotation(op, v)
+                factor = op.factor.data if op.factor else None
+                nparts = op.nparts.data if op.nparts else None
+                outer, inner = self._split(v, factor, nparts)
+                self._handles[op.outer], self._handles[op.inner] = outer, inner
+            case sched.TileOp():
+                x, y = self._leaf(op, op.x), self._leaf(op, op.y)
+                if x.stage is not y.stage or x is y:
+                    raise OpError(op, "sched.tile takes two different axes of one stage.")
+                fx, fy = (f.data for f in op.factors.data)
+                xo, xi = self._split(x, fx, None)
+                yo, yi = self._split(y, fy, None)
+                self._reorder(op, [xo, yo, xi, yi])
+                for res, v in zip(op.results, (xo, yo, xi, yi)):
+                    self._handles[res] = v
+            case sched.ReorderOp():
+                self._reorder(op, [self._leaf(op, a) for a in op.axes])
+            case sched.FuseOp():
+                axes = [self._leaf(op, a) for a in op.axes]
+                self._handles[op.fused] = self._fuse(op, axes)
+            case sched.ComputeAtOp():
+                self._compute_at(op, self._stage(op, op.stage), self._leaf(op, op.axis))
+            case sched.ComputeInlineOp():
+                self._compute_inline(op, self._stage(op, op.stage))
+            case sched.CacheReadOp():
+                readers = [self._stage(op, r) for r in op.readers]
+                self._handles[op.cache] = self._cache_read(op, self._stage(op, op.stage), op.scope.data, readers)
+            case sched.CacheWriteOp():
+                self._handles[op.cache] = self._cache_write(op, self._stage(op, op.stage), op.scope.data)
+            case sched.VectorizeOp():
+                self._annotate(op, self._leaf(op, op.axis), "vectorized")
+            case sched.ParallelOp():
+                self._annotate(op, self._leaf(op, op.axis), "parallel")
+            case sched.UnrollOp():
+                self._annotate(op, self._leaf(op, op.axis), "unrolled")
+            case _:
+                raise OpError(op, f"'{op.name}' is not a schedule primitive.")
+
+    # -- primitives ---------------------------------------------------------
+
+    def _split(self, v: IterVar, factor: int | None, nparts: int | None):
+        s = v.stage
+        outer = IterVar(f"{v.name}.outer", v.kind, s)
+        inner = IterVar(f"{v.name}.inner", v.kind, s)
+        s.relations.append(Split(v, outer, inner, factor, nparts))
+        pos = s.leaves.index(v)
+        s.leaves[pos : pos + 1] = [outer, inner]
+        return outer, inner
+
+    def _reorder(self, op: Operation, axes: list[IterVar]):
+        stage = axes[0].stage
+        if any(a.stage is not stage for a in axes):
+            raise OpError(op, "sched.reorder takes axes of one stage.")
+        positions = sorted(stage.leaves.index(a) for a in axes)
+        for pos, a in zip(positions, axes):
+            stage.leaves[pos] = a
+
+    def _fuse(self, op: Operation, axes: list[IterVar]) -> IterVar:
+        stage = axes[0].stage
+        if any(a.stage is not stage for a in axes):
+            raise OpError(op, "sched.fuse takes axes of one stage.")
+        kinds = {a.kind for a in axes}
+        if len(kinds) > 1:
+            raise OpError(op, "sched.fuse cannot fuse a reduce axis with a spatial axis.")
+        pos = [stage.leaves.index(a) for a in axes]
+        if pos != list(range(pos[0], pos[0] + len(axes))):
+            raise OpError(
+                op,
+                "sched.fuse takes adjacent axes, outermost first "
+                f"(the current order is {', '.join(v.name for v in stage.leaves)}).",
+            )
+        for a in axes:
+            self._no_annotation(op, a)
+        fused = IterVar(".".join(a.name for a in axes) + ".fused", axes[0].kind, stage)
+        stage.relations.append(Fuse(list(axes), fused))
+        stage.leaves[pos[0] : pos[-1] + 1] = [fused]
+        return fused
+
+    def _no_annotation(self, op: Operation, v: IterVar):
+        if v.annotation != "serial":
+            raise OpError(op, f"axis '{v.name}' is already {v.annotation}; split or fuse before annotating.")
+
+    def _annotate(self, op: Operation, v: IterVar, kind: str):
+        if v.annotation != "serial" and v.annotation != kind:
+            raise OpError(op, f"axis '{v.name}' is already {v.annotation}.")
+        if kind in ("vectorized", "parallel") and v.kind == "reduce":
+            what = "vectorize" if kind == "vectorized" else "parallelize"
+            raise OpError(
+                op,
+                f"cannot {what} reduce axis '{v.name}' of stage '{v.stage.name}': its "
+                "iterations accumulate into the same element; "
+                + ("vectorize a spatial axis instead." if kind == "vectorized" else "parallelize a spatial axis instead."),
+            )
+        v.annotation = kind
+        v.annotation_op = op
+
+    def _compute_at(self, op: Operation, producer: Stage, axis: IterVar):
+        consumer = axis.stage
+        if producer.kind == "input":
+            raise OpError(op, f"'{producer.name}' is an input; only computed stages can be computed at a loop.")
+        if producer.is_output:
+            raise OpError(op, f"'{producer.name}' is a function result; it must be computed at the root.")
+        if consumer is producer:
+            raise OpError(op, f"cannot compute stage '{producer.name}' inside its own loop '{axis.name}'.")
+        if producer not in consumer.inputs():
+            raise OpError(
+                op,
+                f"loop '{axis.name}' of stage '{consumer.name}' does not enclose a consumer of "
+                f"'{producer.name}': '{consumer.name}' does not read it.",
+            )
+        others = [s for s in self.stages if s is not consumer and producer in s.inputs() and s.attach != "inline"]
+        if others:
+            raise OpError(
+                op,
+                f"'{producer.name}' is also read by '{others[0].name}', outside loop '{axis.name}' "
+                f"of '{consumer.name}'; compute it at the root or give each reader its own cache_read.",
+            )
+        s = consumer
+        while s.attach == "at":
+            if s.attach_stage is producer:
+                raise OpError(op, f"computing '{producer.name}' at '{axis.name}' would nest it inside itself.")
+            s = s.attach_stage
+        producer.attach, producer.attach_stage, producer.attach_axis = "at", consumer, axis
+        producer.attach_op = op
+
+    def _compute_inline(self, op: Operation, stage: Stage):
+        if stage.kind != "compute" or stage.compute is None:
+            raise OpError(op, f"only a te.compute can be inlined, and '{stage.name}' is not one.")
+        if stage.is_output:
+            raise OpError(op, f"'{stage.name}' is a function result and cannot be inlined.")
+        if stage.compute.reduce is not None:
+            raise OpError(op, f"'{stage.name}' is a reduction and cannot be inlined.")
+        if stage.relations or any(v.annotation != "serial" for v in stage.root):
+            raise OpError(op, f"'{stage.name}' has loop transformations; an inlined stage has no loops.")
+        stage.attach = "inline"
+        stage.attach_op = op
+
+    def _cache_read(self, op: Operation, source: Stage, scope: str, readers: list[Stage]) -> Stage:
+        names = (
+            [v.name for v in source.spatial_root]
+            if source.root
+            else [f"ax{d}" for d in range(len(source.shape))]
+        )
+        cache = Stage(f"{source.name}.{scope}", "copy", source.shape, source.element_type)
+        cache.source = source
+        cache.scope = scope
+        cache._make_root(names)
+        for r in readers:
+            if source not in r.inputs():
+                raise OpError(op, f"stage '{r.name}' does not read '{source.name}'.")
+            for key, s in r.reads.items():
+                if s is source:
+                    r.reads[key] = cache
+            if r.source is source:
+                r.source = cache
+        self._insert_before(cache, min(self.stages.index(r) for r in readers))
+        return cache
+
+    def _cache_write(self, op: Operation, stage: Stage, scope: str) -> Stage:
+        if stage.kind != "compute":
+            raise OpError(op, f"sched.cache_write needs a computed stage; '{stage.name}' is not one.")
+        if stage.relations or stage.attach != "root" or any(v.annotation != "serial" for v in stage.root):
+            raise OpError(
+                op,
+                f"stage '{stage.name}' is already scheduled; apply sched.cache_write before "
+                "splitting, annotating or attaching it.",
+            )
+        cache = Stage(f"{stage.name}.{scope}", "compute", stage.shape, stage.element_type)
+        cache.compute, cache.reads, cache.scope = stage.compute, stage.reads, scope
+        cache._make_root([v.name for v in stage.spatial_root], [v.name for v in stage.reduce_root])
+        for v in stage.root:
+            v.valid = False
+        stage.kind, stage.compute, stage.reads, stage.source = "copy", None, {}, cache
+        stage._make_root([v.name for v in stage.spatial_root])
+        self._insert_before(cache, self.stages.index(stage))
+        return cache
+
+    def _insert_before(self, new: Stage, index: int):
+        self.stages.insert(index, new)
+
+    # -- whole-schedule checks ---------------------------------------------
+
+    def _check_final(self, schedule: Operation | None):
+        for s in self.stages:
+            for v in s.leaves:
+                if v.annotation == "vectorized":
+                    if v is not s.leaves[-1]:
+                        raise OpError(
+                            v.annotation_op,
+                            f"vectorized axis '{v.name}' of stage '{s.name}' must be its innermost "
+                            f"loop (the order is {', '.join(x.name for x in s.leaves)}).",
+                        )
+                    inside = [p for p in self.stages if p.attach == "at" and p.attach_axis is v]
+                    if inside:
+                        raise OpError(
+                            v.annotation_op,
+                            f"vectorized axis '{v.name}' cannot hold stage '{inside[0].name}' "
+                            "(sched.compute_at); attach it one loop further out.",
+                        )
+
+    def topological_order(self) -> list[Stage]:
+        """Every stage after the stages it reads (inputs included)."""
+        order: list[Stage] = []
+
+        def visit(s: Stage):
+            if s in order:
+                return
+            for p in s.inputs():
+                visit(p)
+            order.append(s)
+
+        for s in self.stages:
+            visit(s)
+        return order
+
+
+def _arg_names(func_op: func.FuncOp) -> list[str]:
+    names = []
+    arg_attrs = func_op.arg_attrs.data if func_op.arg_attrs else None
+    for n, arg in enumerate(func_op.body.block.args):
+        name = None
+        if arg_attrs is not None and n < len(arg_attrs):
+            attr = arg_attrs[n].data.get("tc.name")
+            if attr is not None:
+                name = attr.data
+        names.append(name or arg.name_hint or f"arg{n}")
+    return names
+
+
+def find_schedule(func_op: func.FuncOp) -> sched.ScheduleOp | None:
+    for op in func_op.body.block.ops:
+        if isinstance(op, sched.ScheduleOp):
+            return op
+    return None
+
+
+def leaf_extents(stage: Stage, root_extents: list[int]) -> dict[IterVar, int]:
+    """Extent of every axis of `stage` (root, intermediate and leaf) given the extents
+    of its root axes."""
+    ext: dict[IterVar, int] = dict(zip(stage.root, root_extents))
+    for rel in stage.relations:
+        if isinstance(rel, Split):
+            e = ext[rel.parent]
+            if rel.factor is not None:
+                ext[rel.outer], ext[rel.inner] = -(-e // rel.factor), rel.factor
+            else:
+                ext[rel.outer], ext[rel.inner] = rel.nparts, -(-e // rel.nparts)
+        else:
+            total = 1
+            for p in rel.parents:
+                total *= ext[p]
+            ext[rel.fused] = total
+    return ext

@@ -1,0 +1,131 @@
+"""Bound inference: which part of a producer a consumer's loop body reads.
+
+A stage computed at loop `X` of a consumer (sched.compute_at) must produce,
+on each iteration of `X`, every element that the consumer reads while the loops
+inside `X` run. Index expressions of the consumer's reads are followed
+symbolically (`analysis.expr`) from the te body through the schedule's relations
+down to the consumer's loop variables; loops enclosing `X` are fixed, the others
+range over their extents. The result per producer dimension is a box
+`[min, min + extent)` with `min` an expression in the enclosing loop variables and
+`extent` a constant — the producer's loop extents and buffer shape. A read this
+analysis cannot follow (a data-dependent index) gives the whole dimension.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IntegerAttr
+from xdsl.ir import SSAValue
+
+from tilecraft.analysis.expr import Expr, NonAffine, split_range
+from tilecraft.analysis.schedule import IterVar, Stage
+from tilecraft.dialects import te
+
+Access = tuple[Expr | None, ...]
+
+
+def index_expr(value: SSAValue, env: dict[SSAValue, Expr | None]) -> Expr | None:
+    """`value` as an expression in the atoms `env` binds (memoized in `env`), or None."""
+    if value in env:
+        return env[value]
+    op = value.owner
+    result: Expr | None = None
+    try:
+        match op:
+            case arith.ConstantOp() if isinstance(op.value, IntegerAttr):
+                result = Expr(const=op.value.value.data)
+            case arith.AddiOp():
+                a, b = index_expr(op.lhs, env), index_expr(op.rhs, env)
+                result = None if a is None or b is None else a + b
+            case arith.SubiOp():
+                a, b = index_expr(op.lhs, env), index_expr(op.rhs, env)
+                result = None if a is None or b is None else a - b
+            case arith.MuliOp():
+                a, b = index_expr(op.lhs, env), index_expr(op.rhs, env)
+                result = None if a is None or b is None else a * b
+            case arith.FloorDivSIOp() | arith.RemSIOp():
+                a, b = index_expr(op.lhs, env), index_expr(op.rhs, env)
+                if a is not None and b is not None and b.is_const and b.const > 0:
+                    result = a.floordiv(b.const) if isinstance(op, arith.FloorDivSIOp) else a.mod(b.const)
+            case _:
+                result = None
+    except NonAffine:
+        result = None
+    env[value] = result
+    return result
+
+
+def stage_accesses(consumer: Stage, producer: Stage) -> list[Access]:
+    """The index tuples with which `consumer` reads `producer`, as expressions in
+    the consumer's root axes (None where an index cannot be followed)."""
+    if consumer.kind == "copy":
+        if consumer.source is producer:
+            return [tuple(Expr.var(v) for v in consumer.spatial_root)]
+        return []
+    compute = consumer.compute
+    assert compute is not None
+    env: dict[SSAValue, Expr | None] = {
+        arg: Expr.var(v) for arg, v in zip(compute.body.block.args, consumer.spatial_root)
+    }
+    if compute.reduce is not None:
+        for arg, v in zip(compute.reduce.body.block.args, consumer.reduce_root):
+            env[arg] = Expr.var(v)
+    accesses: list[Access] = []
+    for op in compute.body.walk():
+        if isinstance(op, te.ReadOp) and consumer.reads.get(op.tensor) is producer:
+            accesses.append(tuple(index_expr(i, env) for i in op.indices))
+    return accesses
+
+
+def infer_region(
+    producer: Stage,
+    consumer: Stage,
+    root_values: dict[IterVar, Expr],
+    free: set[Hashable],
+    extents: dict[Hashable, int],
+) -> tuple[list[Expr], list[int]]:
+    """The box of `producer` that `consumer` reads while the `free` loops run.
+
+    `root_values` gives each consumer root axis as an expression in loop variables;
+    `extents` gives each loop variable's extent."""
+
+    def atom_range(a):
+        return (0, extents[a] - 1)
+
+    boxes: list[list[tuple[Expr, int] | None]] = []
+    for access in stage_accesses(consumer, producer):
+        box = []
+        for e in access:
+            if e is None:
+                box.append(None)
+                continue
+            value = e.substitute(lambda a: root_values.get(a))
+            box.append(split_range(value, lambda a: a in free, atom_range))
+        boxes.append(box)
+    mins: list[Expr] = []
+    sizes: list[int] = []
+    for d, n in enumerate(producer.shape):
+        dim = [b[d] for b in boxes]
+        lo_hi = _union(dim)
+        if lo_hi is None or lo_hi[1] >= n:
+            mins.append(Expr())
+            sizes.append(n)
+        else:
+            mins.append(lo_hi[0])
+            sizes.append(lo_hi[1])
+    return mins, sizes
+
+
+def _union(ranges: list[tuple[Expr, int] | None]) -> tuple[Expr, int] | None:
+    if not ranges or any(r is None for r in ranges):
+        return None
+    base = ranges[0][0]
+    lo, hi = 0, 0
+    for m, ext in ranges:
+        diff = m - base
+        if not diff.is_const:
+            return None
+        lo, hi = min(lo, diff.const), max(hi, diff.const + ext)
+    return base + lo, hi - lo
