@@ -158,7 +158,8 @@ class SplitOp(IRDLOperation):
     def verify_(self) -> None:
         if (self.factor is None) == (self.nparts is None):
             raise VerifyException("sched.split takes exactly one of a factor or nparts.")
-        value = (self.factor or self.nparts).data
+        # Not `factor or nparts`: IntAttr(0) is falsy.
+        value = (self.factor if self.factor is not None else self.nparts).data
         if value <= 0:
             what = "factor" if self.factor is not None else "nparts"
             raise VerifyException(f"sched.split {what} must be positive, not {value}.")

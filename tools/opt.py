@@ -16,7 +16,7 @@ from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import PassPipeline
-from xdsl.utils.exceptions import DiagnosticException, ParseError
+from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from tilecraft.registry import get_all_dialects, get_all_passes
@@ -77,8 +77,16 @@ class TilecraftOptMain(xDSLOptMain):
             self.pipeline = PassPipeline.parse_spec(
                 self.available_passes, self.args.passes, callback
             )
-        except Exception as e:  # xDSL raises bare ValueErrors for bad specs
+        # xDSL raises bare ValueErrors for bad specs, and an ArgSpecParseError
+        # (a BaseException) for malformed ones.
+        except (Exception, ArgSpecParseError) as e:
             raise UsageError(f"bad pass pipeline '{self.args.passes}': {e}") from e
+
+    def prepare_input(self):
+        try:
+            return super().prepare_input()
+        except ValueError as e:  # "Unrecognized file extension 'txt'"
+            raise UsageError(f"{e}; pass -f mlir to read it as IR") from e
 
     def apply_passes(self, prog: ModuleOp):
         if not self.args.disable_verify:
@@ -95,13 +103,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"tilecraft-opt: error: {e}", file=sys.stderr)
         return 1
     except ParseError as e:
-        print(str(e), file=sys.stderr)
+        # `file:line:col: error: message`, then the line with the token marked.
+        location, _, context = str(e).partition("\n")
+        print(f"{location}: error: {e.msg}\n{context}".rstrip(), file=sys.stderr)
         return 1
     except DiagnosticException as e:
         print(str(e).rstrip(), file=sys.stderr)
         return 1
-    except FileNotFoundError as e:
+    except OSError as e:  # a missing or unreadable file, a directory, ...
         print(f"tilecraft-opt: error: {e.strerror}: '{e.filename}'", file=sys.stderr)
+        return 1
+    except UnicodeDecodeError as e:
+        print(
+            f"tilecraft-opt: error: the input is not UTF-8 text ({e.reason} at byte "
+            f"{e.start})",
+            file=sys.stderr,
+        )
         return 1
     except Exception as e:
         if debug:

@@ -34,7 +34,12 @@ class LocatedParser(Parser):
 
     def parse_operation(self) -> Operation:
         start = self._current_token.span
-        op = super().parse_operation()
+        try:
+            op = super().parse_operation()
+        except VerifyException as e:
+            # A declarative assembly format checks operand types while it parses
+            # and raises a VerifyException that knows no location: give it one.
+            self.raise_error(str(e), start)
         if isinstance(op.location, UnknownLoc):
             line, col = _line_col(start.input.content, start.start)
             op.location = FileLineColLoc(
