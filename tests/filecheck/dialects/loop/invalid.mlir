@@ -1,0 +1,120 @@
+// One case per loop verifier error: the message and the file:line:col of the op.
+// RUN: tilecraft-opt %s --split-input-file --verify-diagnostics --parsing-diagnostics 2>&1 | filecheck %s
+
+func.func @kind() {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'loop.for' op: loop.for kind must be one of serial, parallel, vectorized, unrolled, not 'pipelined'.
+  loop.for %i = 0 to 8 pipelined {
+  }
+  func.return
+}
+
+// -----
+
+// An empty range (lb == ub) is fine; a reversed one is not.
+func.func @reversed() {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'loop.for' op: loop.for has an upper bound 2 below its lower bound 4.
+  loop.for %i = 4 to 2 {
+  }
+  func.return
+}
+
+// -----
+
+func.func @no_induction_variable() {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'loop.for' op: loop.for body takes one index argument.
+  "loop.for"() <{lb = #builtin.int<0>, ub = #builtin.int<4>, kind = "serial"}> ({
+    "loop.yield"() : () -> ()
+  }) : () -> ()
+  func.return
+}
+
+// -----
+
+func.func @induction_variable_type() {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'loop.for' op: loop.for body takes one index argument.
+  "loop.for"() <{lb = #builtin.int<0>, ub = #builtin.int<4>, kind = "serial"}> ({
+  ^bb0(%i: i64):
+    "loop.yield"() : () -> ()
+  }) : () -> ()
+  func.return
+}
+
+// -----
+
+func.func @alloc_scope() {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'loop.alloc' op: loop.alloc scope must be one of global, local, shared, not 'stack'.
+  %B = loop.alloc "B" stack : memref<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @alloc_dynamic() {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'loop.alloc' op: loop.alloc needs a static shape with positive extents.
+  %B = loop.alloc "B" global : memref<?x4xf32>
+  func.return
+}
+
+// -----
+
+func.func @alloc_empty() {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'loop.alloc' op: loop.alloc needs a static shape with positive extents.
+  %B = loop.alloc "B" local : memref<4x0xf32>
+  func.return
+}
+
+// -----
+
+func.func @alloc_tensor() {
+  // CHECK: invalid.mlir:[[# @LINE + 2]]:3: error: 'loop.alloc' op: result 'buffer' at position 0 does not verify:
+  // CHECK-NEXT: tensor<4xf32> should be of base attribute memref
+  %B = loop.alloc "B" local : tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @guard_condition(%c: index) {
+  // CHECK: invalid.mlir:[[# @LINE + 2]]:3: error: 'loop.guard' op: operand 'cond' at position 0 does not verify:
+  // CHECK-NEXT: Expected attribute i1 but got index
+  loop.guard %c {
+  }
+  func.return
+}
+
+// -----
+
+func.func @yield_outside() {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'loop.yield' op: 'loop.yield' expects parent op to be one of 'loop.for', 'loop.guard'
+  loop.yield
+}
+
+// -----
+
+// Syntax errors (--parsing-diagnostics) point at the token.
+func.func @dynamic_bound(%n: index) {
+  // CHECK: invalid.mlir:[[# @LINE + 2]]:22
+  // CHECK: Expected integer literal
+  loop.for %i = 0 to %n {
+  }
+  func.return
+}
+
+// -----
+
+func.func @quoted_kind() {
+  // CHECK: invalid.mlir:[[# @LINE + 2]]:24
+  // CHECK: Expected region!
+  loop.for %i = 0 to 8 "parallel" {
+  }
+  func.return
+}
+
+// -----
+
+func.func @alloc_without_name() {
+  // CHECK: invalid.mlir:[[# @LINE + 2]]:19
+  // CHECK: string literal expected
+  %B = loop.alloc local : memref<4xf32>
+  func.return
+}
