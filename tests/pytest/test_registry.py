@@ -1,0 +1,68 @@
+"""The registries stay honest: every key loads, names what it loads, and every
+pass has a FileCheck test named after it (tests/filecheck/**/<pass-name>.mlir)."""
+
+from pathlib import Path
+
+import pytest
+from xdsl.dialects import get_all_dialects as xdsl_dialects
+from xdsl.ir import Dialect
+from xdsl.passes import ModulePass
+from xdsl.universe import Universe
+
+from tilecraft.registry import TILECRAFT_UNIVERSE, get_all_dialects, get_all_passes
+
+FILECHECK_DIR = Path(__file__).resolve().parents[1] / "filecheck"
+
+PASSES = sorted(get_all_passes())
+DIALECTS = sorted(get_all_dialects())
+
+
+def filecheck_tests() -> set[str]:
+    # Inputs/ holds files tests read, Output/ lit's temporaries: neither are tests.
+    return {
+        path.stem
+        for path in FILECHECK_DIR.rglob("*.mlir")
+        if not {"Inputs", "Output"} & set(path.relative_to(FILECHECK_DIR).parts)
+    }
+
+
+@pytest.mark.parametrize("name", PASSES)
+def test_pass_loads_and_is_named_after_its_key(name: str):
+    # An ImportError here means the registry names a module that does not exist.
+    pass_class = get_all_passes()[name]()
+    assert isinstance(pass_class, type) and issubclass(pass_class, ModulePass)
+    assert pass_class.name == name
+
+
+@pytest.mark.parametrize("name", PASSES)
+def test_pass_has_a_filecheck_test(name: str):
+    assert name in filecheck_tests(), (
+        f"pass '{name}' has no FileCheck test: add tests/filecheck/<dir>/{name}.mlir"
+    )
+
+
+@pytest.mark.parametrize("name", DIALECTS)
+def test_dialect_is_named_after_its_key(name: str):
+    dialect = get_all_dialects()[name]()
+    assert isinstance(dialect, Dialect)
+    assert dialect.name == name
+    for op in dialect.operations:
+        assert op.name.startswith(f"{name}."), op.name
+    for attr in dialect.attributes:
+        assert attr.name.startswith(f"{name}."), attr.name
+
+
+def test_dialect_names_are_not_xdsls():
+    assert not set(xdsl_dialects()) & set(DIALECTS)
+
+
+def test_registered_with_xdsl():
+    """`xdsl-opt` and `tilecraft-opt` find tilecraft through the entry point."""
+    multiverse = Universe.get_multiverse()
+    assert set(DIALECTS) <= set(multiverse.all_dialects)
+    assert set(PASSES) <= set(multiverse.all_passes)
+
+
+def test_universe_is_the_registry():
+    assert set(TILECRAFT_UNIVERSE.all_passes) == set(PASSES)
+    assert set(TILECRAFT_UNIVERSE.all_dialects) == set(DIALECTS)
