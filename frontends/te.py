@@ -45,7 +45,8 @@ Design:
   made them, so a schedule the verifier rejects is reported at the user's line.
 - Axis naming convention shared with `tilecraft.analysis.schedule`: a compute's
   axes are named after its lambda parameters and reduce axes (suffixed `_1`, `_2`
-  when two would clash); a `cache_read` stage has axes `ax0, ax1, ...`; after
+  when two would clash); a `cache_read` stage has the spatial axis names of the
+  stage it copies (`ax0, ax1, ...` for a placeholder); after
   `cache_write`, the cache stage has the compute's axis names and the original
   stage (now the copy) has fresh axes with the same spatial names. Because the
   axes are fresh, re-fetch them with `s[C].op.axis` after `cache_write`.
@@ -1061,7 +1062,9 @@ class Schedule:
             raise ValueError("cache_read needs at least one reader")
         src = self[tensor]
         reader_stages = [self[r] for r in readers]
-        axes = tuple(IterVar(f"ax{d}", (0, n)) for d, n in enumerate(tensor.shape))
+        # The copy's axes are named like the source's spatial axes (ax0, ... for inputs).
+        names = [src.root_names[id(a)] for a in src.op.axis] or [f"ax{d}" for d in range(tensor.ndim)]
+        axes = tuple(IterVar(n, (0, d)) for n, d in zip(names, tensor.shape))
         cache = CacheTensor(tensor.shape, tensor.dtype, StageOp(f"{tensor.name}.{scope}", axes), scope)
         cache_stage = self._add_cache_stage(cache)
 
