@@ -86,6 +86,14 @@ class Stage:
         return f"Stage({self.name})"
 
     @property
+    def loop_order(self) -> list[IterVar]:
+        """The leaves in the order loops are emitted: the vectorized axis, if any, is
+        sunk to the innermost position (legal: spatial loops of one stage can be
+        interchanged), which is what vectorizing it with loops inside means."""
+        vec = [v for v in self.leaves if v.annotation == "vectorized"]
+        return [v for v in self.leaves if v.annotation != "vectorized"] + vec
+
+    @property
     def reduce_root(self) -> list[IterVar]:
         return [v for v in self.root if v.kind == "reduce"]
 
@@ -403,21 +411,21 @@ class ScheduleState:
 
     def _check_final(self, schedule: Operation | None):
         for s in self.stages:
-            for v in s.leaves:
-                if v.annotation == "vectorized":
-                    if v is not s.leaves[-1]:
-                        raise OpError(
-                            v.annotation_op,
-                            f"vectorized axis '{v.name}' of stage '{s.name}' must be its innermost "
-                            f"loop (the order is {', '.join(x.name for x in s.leaves)}).",
-                        )
-                    inside = [p for p in self.stages if p.attach == "at" and p.attach_axis is v]
-                    if inside:
-                        raise OpError(
-                            v.annotation_op,
-                            f"vectorized axis '{v.name}' cannot hold stage '{inside[0].name}' "
-                            "(sched.compute_at); attach it one loop further out.",
-                        )
+            vectorized = [v for v in s.leaves if v.annotation == "vectorized"]
+            if len(vectorized) > 1:
+                raise OpError(
+                    vectorized[1].annotation_op,
+                    f"stage '{s.name}' already has vectorized axis '{vectorized[0].name}'; "
+                    "vectorize one axis per stage (fuse them first).",
+                )
+            for v in vectorized:
+                inside = [p for p in self.stages if p.attach == "at" and p.attach_axis is v]
+                if inside:
+                    raise OpError(
+                        v.annotation_op,
+                        f"vectorized axis '{v.name}' cannot hold stage '{inside[0].name}' "
+                        "(sched.compute_at); attach it one loop further out.",
+                    )
 
     def topological_order(self) -> list[Stage]:
         """Every stage after the stages it reads (inputs included)."""

@@ -170,12 +170,13 @@ class FunctionLowering:
         local = _local_values(s, ext)
         self.root_values[s] = {r: mins[k] + local[r] for k, r in enumerate(s.root)}
         guards = self._guards(s, ext, local)
-        reduce_pos = next((n for n, v in enumerate(s.leaves) if v.kind == "reduce"), None)
+        order = s.loop_order
+        reduce_pos = next((n for n, v in enumerate(order) if v.kind == "reduce"), None)
         if reduce_pos is None:
             body = lambda c, e: self._emit_assign(s, c, e, guards)  # noqa: E731
-            self._emit_loops(s, s.leaves, ext, cur, env, True, body)
+            self._emit_loops(s, order, ext, cur, env, True, body)
             return
-        common, rest = s.leaves[:reduce_pos], s.leaves[reduce_pos:]
+        common, rest = order[:reduce_pos], order[reduce_pos:]
         init_leaves = [v for v in rest if v.kind == "spatial"]
 
         def init_and_update(c: Cursor, e: Env):
@@ -211,8 +212,8 @@ class FunctionLowering:
         self._emit_loops(s, leaves[1:], ext, inner, inner_env, attach, body)
 
     def _emit_attached(self, p: Stage, consumer: Stage, axis: IterVar, cur: Cursor, env: Env):
-        pos = consumer.leaves.index(axis)
-        free = set(consumer.leaves[pos + 1 :])
+        order = consumer.loop_order
+        free = set(order[order.index(axis) + 1 :])
         mins, sizes = infer_region(
             p, consumer, self.root_values[consumer], free, self.extents
         )

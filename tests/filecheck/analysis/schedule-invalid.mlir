@@ -76,7 +76,7 @@ func.func @f(%A: tensor<8x8xf32>) -> tensor<8x8xf32> {
 
 // -----
 
-// A vectorized axis must be the innermost loop of its stage.
+// One vectorized axis per stage.
 func.func @f(%A: tensor<8x8xf32>) -> tensor<8x8xf32> {
   %C = te.compute "C" (%i: "i", %j: "j") -> tensor<8x8xf32> {
     %a = te.read %A[%i, %j] : tensor<8x8xf32>
@@ -85,8 +85,10 @@ func.func @f(%A: tensor<8x8xf32>) -> tensor<8x8xf32> {
   sched.schedule {
     %s = sched.stage %C : tensor<8x8xf32>
     %i = sched.axis %s "i"
-    // CHECK: schedule-invalid.mlir:[[# @LINE + 1]]:5: error: vectorized axis 'i' of stage 'C' must be its innermost loop (the order is i, j).
+    %j = sched.axis %s "j"
     sched.vectorize %i
+    // CHECK: schedule-invalid.mlir:[[# @LINE + 1]]:5: error: stage 'C' already has vectorized axis 'i'; vectorize one axis per stage (fuse them first).
+    sched.vectorize %j
   }
   func.return %C : tensor<8x8xf32>
 }

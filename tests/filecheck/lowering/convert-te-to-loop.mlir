@@ -368,3 +368,29 @@ func.func @pad(%A: tensor<4xf32>) -> tensor<6xf32> {
 // CHECK-NEXT:        scf.yield %[[A]] : f32
 // CHECK-NEXT:      } else {
 // CHECK:           memref.store %[[V]], %C[%[[I]]] : memref<6xf32>
+
+// -----
+
+// A vectorized axis with loops inside it is sunk to the innermost position (its
+// iterations are independent), as vectorizing it means: here j runs inside k.
+func.func @vec_outer(%A: tensor<4x8xf32>) -> tensor<8xf32> {
+  %C = te.compute "C" (%j: "j") -> tensor<8xf32> {
+    %s = te.reduce sum (%k: "k" = 0 to 4) -> f32 {
+      %a = te.read %A[%k, %j] : tensor<4x8xf32>
+      te.yield %a : f32
+    }
+    te.yield %s : f32
+  }
+  sched.schedule {
+    %s = sched.stage %C : tensor<8xf32>
+    %j = sched.axis %s "j"
+    sched.vectorize %j
+  }
+  func.return %C : tensor<8xf32>
+}
+
+// CHECK-LABEL: func.func @vec_outer
+// CHECK:         loop.for %{{.*}} = 0 to 8 vectorized {
+// CHECK:         loop.for %[[K:.*]] = 0 to 4 {
+// CHECK-NEXT:      loop.for %[[J:.*]] = 0 to 8 vectorized {
+// CHECK-NEXT:        memref.load %A[%[[K]], %[[J]]]
