@@ -331,7 +331,8 @@ class Reduce(Expr):
 
 
 def _walk(expr: Expr):
-    """Every node of an expression, each shared node once."""
+    """Every node of an expression, each shared node once, in source order (pre-order,
+    left to right)."""
     seen: set[int] = set()
     stack = [expr]
     while stack:
@@ -339,7 +340,7 @@ def _walk(expr: Expr):
         if id(e) not in seen:
             seen.add(id(e))
             yield e
-            stack.extend(e.children())
+            stack.extend(reversed(e.children()))
 
 
 _SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "floordiv": "//",
