@@ -175,7 +175,7 @@ class SplitOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> SplitOp:
-        axis = parser.parse_operand()
+        axis = parser.resolve_operand(parser.parse_unresolved_operand(), AxisType())
         if parser.parse_optional_keyword("by"):
             op = cls(axis, factor=parser.parse_integer())
         else:
@@ -224,9 +224,9 @@ class TileOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> TileOp:
-        x = parser.parse_operand()
+        x = parser.resolve_operand(parser.parse_unresolved_operand(), AxisType())
         parser.parse_punctuation(",")
-        y = parser.parse_operand()
+        y = parser.resolve_operand(parser.parse_unresolved_operand(), AxisType())
         parser.parse_keyword("by")
         fx = parser.parse_integer()
         parser.parse_punctuation(",")
@@ -359,7 +359,7 @@ class CacheReadOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> CacheReadOp:
-        stage = parser.parse_operand()
+        stage = parser.resolve_operand(parser.parse_unresolved_operand(), StageType())
         scope = parser.parse_str_literal()
         parser.parse_keyword("for")
         op = cls(stage, scope, _parse_operands(parser, StageType()))

@@ -1,0 +1,290 @@
+"""`tilecraft-run`: compile one function of an IR file with LLVM and run it on arrays.
+
+    tilecraft-run matmul.mlir --entry matmul --input a.npy --input b.npy --output c.npy
+    tilecraft-run matmul.mlir --entry matmul --seed 1 --check
+
+The file holds a te function (with its schedule, lowered to loops here) or a
+loop-level function. The compiled function takes its inputs first and its outputs
+after, all as arrays: inputs come from `.npy` files (or are random, from `--seed`),
+outputs start zeroed and are printed or saved with `--output`.
+
+For a te function, the inputs are its arguments and the outputs its results. A
+loop-level function only has buffers: the arguments that `--input` fills are its
+inputs, the rest its outputs.
+
+`--check` evaluates the te function with the numpy reference evaluator on the same
+inputs and compares, so a schedule that changes the result is caught.
+
+Bad input (IR, arrays, command line) gives one error on stderr and exit code 1; a
+bug in tilecraft gives a one-line internal error and exit code 2 (`--traceback`
+prints the Python traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import traceback
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.exceptions import DiagnosticException, ParseError, PassFailedException
+
+PROG = "tilecraft-run"
+
+
+class UserError(Exception):
+    """A mistake in the command line or the input files; printed without a traceback."""
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    rtol: float
+    atol: float
+
+
+# Like np.testing.assert_allclose: |actual - expected| <= atol + rtol * |expected|.
+TOLERANCES = {
+    np.dtype(np.float16): Tolerance(rtol=1e-2, atol=1e-3),
+    np.dtype(np.float32): Tolerance(rtol=1e-4, atol=1e-5),
+    np.dtype(np.float64): Tolerance(rtol=1e-9, atol=1e-12),
+}
+EXACT = Tolerance(rtol=0.0, atol=0.0)
+
+
+@dataclass(frozen=True)
+class Argument:
+    name: str
+    shape: tuple[int, ...]
+    dtype: np.dtype
+
+    def describe(self) -> str:
+        return f"{self.shape} {self.dtype}"
+
+
+# -- the command line ---------------------------------------------------------
+
+
+def make_arg_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Compile a function of an IR file with LLVM and run it on arrays.",
+    )
+    parser.add_argument("file", help="IR file (.mlir) with te or loop functions")
+    parser.add_argument("--entry", required=True, help="the function to run")
+    parser.add_argument(
+        "--input",
+        action="append",
+        default=[],
+        metavar="FILE.npy",
+        help="an input array, once per input in argument order (default: random)",
+    )
+    parser.add_argument(
+        "--output",
+        action="append",
+        default=[],
+        metavar="FILE.npy",
+        help="save an output array, once per output (default: print a summary)",
+    )
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="compare the outputs with the numpy reference evaluation of the te function",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, help="seed of the random inputs (default 0)"
+    )
+    parser.add_argument(
+        "--traceback",
+        action="store_true",
+        help="on an internal error, print the Python traceback",
+    )
+    return parser
+
+
+# -- arrays -----------------------------------------------------------------
+
+
+def random_array(arg: Argument, rng: np.random.Generator) -> np.ndarray:
+    if arg.dtype == np.bool_:
+        return rng.integers(0, 2, size=arg.shape).astype(np.bool_)
+    if np.issubdtype(arg.dtype, np.integer):
+        return rng.integers(-8, 8, size=arg.shape).astype(arg.dtype)
+    return rng.standard_normal(size=arg.shape).astype(arg.dtype)
+
+
+def load_input(path: str, arg: Argument) -> np.ndarray:
+    where = f"input file '{path}' for argument '{arg.name}'"
+    try:
+        array = np.load(path, allow_pickle=False)
+    except (OSError, ValueError, EOFError) as e:
+        raise UserError(f"cannot read {where}: {e}") from e
+    if not isinstance(array, np.ndarray):
+        raise UserError(f"{where} holds several arrays (.npz); give one .npy per input")
+    if array.shape != arg.shape or array.dtype != arg.dtype:
+        raise UserError(
+            f"{where} holds a {array.shape} {array.dtype} array; "
+            f"'{arg.name}' is {arg.describe()}"
+        )
+    return np.ascontiguousarray(array)
+
+
+def summarize(name: str, array: np.ndarray, count: int = 8) -> str:
+    flat = array.ravel()
+    head = np.array2string(flat[:count], precision=6, separator=", ")
+    more = f" ... ({flat.size} values)" if flat.size > count else ""
+    return f"{name}: {array.shape} {array.dtype} {head}{more}"
+
+
+def compare(name: str, actual: np.ndarray, expected: np.ndarray) -> tuple[bool, str]:
+    """Whether `actual` matches `expected` within the dtype's tolerance, and a report."""
+    tol = TOLERANCES.get(actual.dtype, EXACT)
+    if actual.shape != expected.shape:
+        return False, f"{name}: shape {actual.shape}, the reference has {expected.shape}"
+    a = actual.astype(np.float64) if actual.dtype != np.bool_ else actual.astype(np.int8)
+    e = expected.astype(np.float64) if expected.dtype != np.bool_ else expected.astype(np.int8)
+    with np.errstate(invalid="ignore"):
+        err = np.abs(a - e)
+        bad = ~(err <= tol.atol + tol.rtol * np.abs(e))
+    # NaN where the reference has NaN too is a match.
+    bad &= ~(np.isnan(a) & np.isnan(e))
+    finite = err[np.isfinite(err)]
+    max_err = float(finite.max()) if finite.size else 0.0
+    if not bad.any():
+        return True, f"{name}: max abs err {max_err:.3g}"
+    first = tuple(int(i) for i in np.argwhere(bad)[0])
+    return False, (
+        f"{name}: {int(bad.sum())} of {bad.size} elements differ "
+        f"(rtol {tol.rtol:g}, atol {tol.atol:g}); max abs err {max_err:.3g}; "
+        f"first at {first}: got {actual[first]!r}, expected {expected[first]!r}"
+    )
+
+
+# -- the program ----------------------------------------------------------------
+
+
+def functions(module: ModuleOp) -> dict[str, func.FuncOp]:
+    return {
+        op.sym_name.data: op
+        for op in module.ops
+        if isinstance(op, func.FuncOp) and not op.is_declaration
+    }
+
+
+def find_entry(module: ModuleOp, entry: str) -> func.FuncOp:
+    found = functions(module)
+    if entry not in found:
+        listed = ", ".join(f"@{n}" for n in found) or "none"
+        raise UserError(f"no function @{entry} in the file (its functions: {listed})")
+    return found[entry]
+
+
+def run(args: argparse.Namespace) -> int:
+    from tilecraft import compiler
+
+    module = compiler.parse_file(args.file)
+    entry = find_entry(module, args.entry)
+    reference_func = None
+    if compiler.has_te(module):
+        if args.check:
+            # Lowering rewrites the module in place: keep the te function.
+            reference_func = entry.clone()
+        n_inputs = len(entry.body.block.args)
+        compiler.lower_to_loops(module)
+    elif args.check:
+        raise UserError("--check needs a te function; the file holds loop-level IR")
+    else:
+        n_inputs = len(args.input)
+
+    from tilecraft.backends.llvm import compile_loop_module
+
+    compiled = compile_loop_module(module)[args.entry]
+    arguments = [
+        Argument(name, tuple(shape), np.dtype(dtype))
+        for name, (shape, dtype) in zip(compiled.arg_names, compiled.arg_types)
+    ]
+    inputs_args, output_args = arguments[:n_inputs], arguments[n_inputs:]
+
+    if args.input and len(args.input) != len(inputs_args):
+        names = ", ".join(a.name for a in inputs_args)
+        raise UserError(
+            f"@{args.entry} takes {len(inputs_args)} inputs ({names}), "
+            f"got {len(args.input)} --input files"
+        )
+    if args.output and len(args.output) != len(output_args):
+        names = ", ".join(a.name for a in output_args)
+        raise UserError(
+            f"@{args.entry} has {len(output_args)} outputs ({names}), "
+            f"got {len(args.output)} --output files"
+        )
+
+    if args.input:
+        inputs = [load_input(path, a) for path, a in zip(args.input, inputs_args)]
+    else:
+        rng = np.random.default_rng(args.seed)
+        inputs = [random_array(a, rng) for a in inputs_args]
+    outputs = [np.zeros(a.shape, a.dtype) for a in output_args]
+
+    compiled(*inputs, *outputs)
+
+    for path, array in zip(args.output, outputs):
+        try:
+            np.save(path, array)
+        except OSError as e:
+            raise UserError(f"cannot write output file '{path}': {e.strerror}") from e
+    if not args.output:
+        for a, array in zip(output_args, outputs):
+            print(summarize(a.name, array))
+
+    if reference_func is None:
+        return 0
+    from tilecraft.backends.reference import evaluate
+
+    expected = evaluate(reference_func, inputs)
+    reports = [compare(a.name, x, e) for a, x, e in zip(output_args, outputs, expected)]
+    if all(ok for ok, _ in reports):
+        details = "; ".join(text for _, text in reports)
+        print(f"check: OK ({details})")
+        return 0
+    print("check: MISMATCH", file=sys.stderr)
+    for ok, text in reports:
+        print(f"  {'ok' if ok else 'WRONG'} {text}", file=sys.stderr)
+    return 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = make_arg_parser()
+    args = parser.parse_args(argv)
+    try:
+        return run(args)
+    except UserError as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+    except ParseError as e:
+        location, _, context = str(e).partition("\n")
+        print(f"{location}: error: {e.msg}\n{context}".rstrip(), file=sys.stderr)
+    except PassFailedException as e:  # a DiagnosticException without a location
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+    except DiagnosticException as e:  # verifier and pass errors, located at the op
+        print(str(e).rstrip(), file=sys.stderr)
+    except OSError as e:
+        print(f"{PROG}: error: {e.strerror}: '{e.filename}'", file=sys.stderr)
+    except UnicodeDecodeError as e:
+        print(f"{PROG}: error: the input is not UTF-8 text ({e.reason})", file=sys.stderr)
+    except Exception as e:
+        if args.traceback:
+            traceback.print_exc()
+        print(
+            f"{PROG}: internal error: {type(e).__name__}: {e} "
+            "(rerun with --traceback and report it)",
+            file=sys.stderr,
+        )
+        return 2
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
