@@ -81,34 +81,36 @@ def stage_accesses(consumer: Stage, producer: Stage) -> list[Access]:
 
 def infer_region(
     producer: Stage,
-    consumer: Stage,
-    root_values: dict[IterVar, Expr],
-    free: set[Hashable],
+    requests: list[tuple[Stage, set[Hashable]]],
+    root_values: dict[Stage, dict[IterVar, Expr]],
     extents: dict[Hashable, int],
 ) -> tuple[list[Expr], list[int]]:
-    """The box of `producer` that `consumer` reads while the `free` loops run.
+    """The box of `producer` that its readers need while the loops in their `free`
+    sets run (the loops inside the attach point).
 
-    `root_values` gives each consumer root axis as an expression in loop variables;
-    `extents` gives each loop variable's extent."""
+    `requests` pairs each reader with its free loop variables; `root_values` gives
+    every stage's root axes as expressions in loop variables; `extents` gives each
+    loop variable's extent."""
 
     def atom_range(a):
         return (0, extents[a] - 1)
 
     boxes: list[list[tuple[Expr, int] | None]] = []
-    for access in stage_accesses(consumer, producer):
-        box = []
-        for e in access:
-            if e is None:
-                box.append(None)
-                continue
-            value = e.substitute(lambda a: root_values.get(a))
-            box.append(split_range(value, lambda a: a in free, atom_range))
-        boxes.append(box)
+    for reader, free in requests:
+        values = root_values[reader]
+        for access in stage_accesses(reader, producer):
+            box = []
+            for e in access:
+                if e is None:
+                    box.append(None)
+                    continue
+                value = e.substitute(lambda a: values.get(a))
+                box.append(split_range(value, lambda a: a in free, atom_range))
+            boxes.append(box)
     mins: list[Expr] = []
     sizes: list[int] = []
     for d, n in enumerate(producer.shape):
-        dim = [b[d] for b in boxes]
-        lo_hi = _union(dim)
+        lo_hi = _union([b[d] for b in boxes])
         if lo_hi is None or lo_hi[1] >= n:
             mins.append(Expr())
             sizes.append(n)

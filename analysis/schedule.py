@@ -331,19 +331,6 @@ class ScheduleState:
             raise OpError(op, f"'{producer.name}' is a function result; it must be computed at the root.")
         if consumer is producer:
             raise OpError(op, f"cannot compute stage '{producer.name}' inside its own loop '{axis.name}'.")
-        if producer not in consumer.inputs():
-            raise OpError(
-                op,
-                f"loop '{axis.name}' of stage '{consumer.name}' does not enclose a consumer of "
-                f"'{producer.name}': '{consumer.name}' does not read it.",
-            )
-        others = [s for s in self.stages if s is not consumer and producer in s.inputs() and s.attach != "inline"]
-        if others:
-            raise OpError(
-                op,
-                f"'{producer.name}' is also read by '{others[0].name}', outside loop '{axis.name}' "
-                f"of '{consumer.name}'; compute it at the root or give each reader its own cache_read.",
-            )
         s = consumer
         while s.attach == "at":
             if s.attach_stage is producer:
@@ -409,7 +396,40 @@ class ScheduleState:
 
     # -- whole-schedule checks ---------------------------------------------
 
+    def readers(self, producer: Stage) -> list[Stage]:
+        return [s for s in self.stages if producer in s.inputs() and s.attach != "inline"]
+
+    def encloses(self, consumer: Stage, axis: IterVar, reader: Stage) -> bool:
+        """Whether `reader` runs inside loop `axis` of `consumer` (or is `consumer`)."""
+        s = reader
+        while s is not consumer:
+            if s.attach != "at":
+                return False
+            if s.attach_stage is consumer:
+                order = consumer.loop_order
+                return order.index(s.attach_axis) >= order.index(axis)
+            s = s.attach_stage
+        return True
+
     def _check_final(self, schedule: Operation | None):
+        for p in self.stages:
+            if p.attach != "at":
+                continue
+            c, axis = p.attach_stage, p.attach_axis
+            readers = self.readers(p)
+            if not any(r is c or self.encloses(c, axis, r) for r in readers):
+                raise OpError(
+                    p.attach_op,
+                    f"loop '{axis.name}' of stage '{c.name}' does not enclose a consumer of "
+                    f"'{p.name}': neither '{c.name}' nor a stage computed inside that loop reads it.",
+                )
+            outside = [r for r in readers if not self.encloses(c, axis, r)]
+            if outside:
+                raise OpError(
+                    p.attach_op,
+                    f"'{p.name}' is also read by '{outside[0].name}', outside loop '{axis.name}' "
+                    f"of '{c.name}'; compute it at the root or give each reader its own cache_read.",
+                )
         for s in self.stages:
             vectorized = [v for v in s.leaves if v.annotation == "vectorized"]
             if len(vectorized) > 1:

@@ -107,7 +107,53 @@ class FunctionLowering:
         self.buffers: dict[Stage, Buffer] = {}
         self.extents: dict[object, int] = {}
         self.root_values: dict[Stage, dict[IterVar, Expr]] = {}
+        self.regions: dict[Stage, tuple[list[Expr], list[int]]] = {}
+        self.leaf_ext: dict[Stage, dict[IterVar, int]] = {}
         self._sym: dict[SSAValue, Expr | None] = {}
+        self._infer_domains()
+
+    # -- bound inference ----------------------------------------------------------
+
+    def _infer_domains(self):
+        """Region, loop extents and root index expressions of every stage, consumers
+        first (TVM's InferBound): a stage's region depends on its readers' loops."""
+        for s in reversed(self.state.topological_order()):
+            if s.kind == "input" or s.attach == "inline":
+                continue
+            if s.attach == "at":
+                mins, sizes = infer_region(s, self._requests(s), self.root_values, self.extents)
+            else:
+                mins, sizes = [Expr()] * len(s.shape), list(s.shape)
+            self.regions[s] = (mins, sizes)
+            root_mins = list(mins) + [Expr(const=lo) for lo, _ in s.root_bounds()[len(s.shape) :]]
+            root_ext = list(sizes) + [hi - lo for lo, hi in s.root_bounds()[len(s.shape) :]]
+            ext = leaf_extents(s, root_ext)
+            for v in s.leaves:
+                if v.annotation == "unrolled" and ext[v] > MAX_UNROLL:
+                    raise OpError(
+                        v.annotation_op,
+                        f"convert-te-to-loop: axis '{v.name}' has extent {ext[v]}; unrolling more "
+                        f"than {MAX_UNROLL} iterations is refused — split it first.",
+                    )
+            self.leaf_ext[s] = ext
+            self.extents.update(ext)
+            local = _local_values(s, ext)
+            self.root_values[s] = {r: root_mins[k] + local[r] for k, r in enumerate(s.root)}
+
+    def _requests(self, p: Stage) -> list[tuple[Stage, set]]:
+        """Each reader of `p` with the loops that run inside `p`'s attach point."""
+        consumer, axis = p.attach_stage, p.attach_axis
+        order = consumer.loop_order
+        after = set(order[order.index(axis) + 1 :])
+        requests = []
+        for reader in self.state.readers(p):
+            free = set(after)
+            s = reader
+            while s is not consumer:
+                free |= set(s.leaves)
+                s = s.attach_stage
+            requests.append((reader, free))
+        return requests
 
     # -- the function ---------------------------------------------------------
 
@@ -142,10 +188,7 @@ class FunctionLowering:
                 self.buffers[s] = Buffer(alloc.buffer, [Expr()] * len(s.shape))
         for s in order:
             if s.kind != "input" and s.attach == "root":
-                lo_hi = s.root_bounds()
-                self._emit_stage(
-                    s, [Expr(const=lo) for lo, _ in lo_hi], [hi - lo for lo, hi in lo_hi], cur, {}
-                )
+                self._emit_stage(s, cur, {})
         block.add_op(func.ReturnOp())
         _erase_unused_arith(block)
         arg_attrs = ArrayAttr(
@@ -157,18 +200,9 @@ class FunctionLowering:
 
     # -- one stage ------------------------------------------------------------
 
-    def _emit_stage(self, s: Stage, mins: list[Expr], root_ext: list[int], cur: Cursor, env: Env):
-        ext = leaf_extents(s, root_ext)
-        for v in s.leaves:
-            self.extents[v] = ext[v]
-            if v.annotation == "unrolled" and ext[v] > MAX_UNROLL:
-                raise OpError(
-                    v.annotation_op,
-                    f"convert-te-to-loop: axis '{v.name}' has extent {ext[v]}; unrolling more "
-                    f"than {MAX_UNROLL} iterations is refused — split it first.",
-                )
+    def _emit_stage(self, s: Stage, cur: Cursor, env: Env):
+        ext = self.leaf_ext[s]
         local = _local_values(s, ext)
-        self.root_values[s] = {r: mins[k] + local[r] for k, r in enumerate(s.root)}
         guards = self._guards(s, ext, local)
         order = s.loop_order
         reduce_pos = next((n for n, v in enumerate(order) if v.kind == "reduce"), None)
@@ -208,25 +242,16 @@ class FunctionLowering:
         if attach:
             for p in self.state.topological_order():
                 if p.attach == "at" and p.attach_axis is v:
-                    self._emit_attached(p, s, v, inner, inner_env)
+                    self._emit_attached(p, inner, inner_env)
         self._emit_loops(s, leaves[1:], ext, inner, inner_env, attach, body)
 
-    def _emit_attached(self, p: Stage, consumer: Stage, axis: IterVar, cur: Cursor, env: Env):
-        order = consumer.loop_order
-        free = set(order[order.index(axis) + 1 :])
-        mins, sizes = infer_region(
-            p, consumer, self.root_values[consumer], free, self.extents
-        )
+    def _emit_attached(self, p: Stage, cur: Cursor, env: Env):
+        mins, sizes = self.regions[p]
         alloc = loop.AllocOp(p.name, p.scope, MemRefType(p.element_type, sizes))
         alloc.buffer.name_hint = p.name
         cur.insert(alloc)
         self.buffers[p] = Buffer(alloc.buffer, mins)
-        root_mins = list(mins)
-        root_ext = list(sizes)
-        for lo, hi in p.root_bounds()[len(p.shape) :]:
-            root_mins.append(Expr(const=lo))
-            root_ext.append(hi - lo)
-        self._emit_stage(p, root_mins, root_ext, cur, env)
+        self._emit_stage(p, cur, env)
 
     def _guards(self, s: Stage, ext: dict[IterVar, int], local: dict[IterVar, Expr]) -> list[Guard]:
         def rng(a):

@@ -151,7 +151,7 @@ func.func @f(%A: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
     %sb = sched.stage %B : tensor<8xf32>
     %sd = sched.stage %D : tensor<8xf32>
     %i = sched.axis %sd "i"
-    // CHECK: schedule-invalid.mlir:[[# @LINE + 1]]:5: error: loop 'i' of stage 'D' does not enclose a consumer of 'B': 'D' does not read it.
+    // CHECK: schedule-invalid.mlir:[[# @LINE + 1]]:5: error: loop 'i' of stage 'D' does not enclose a consumer of 'B': neither 'D' nor a stage computed inside that loop reads it.
     sched.compute_at %sb, %i
   }
   func.return %C, %D : tensor<8xf32>, tensor<8xf32>

@@ -394,3 +394,41 @@ func.func @vec_outer(%A: tensor<4x8xf32>) -> tensor<8xf32> {
 // CHECK:         loop.for %[[K:.*]] = 0 to 4 {
 // CHECK-NEXT:      loop.for %[[J:.*]] = 0 to 8 vectorized {
 // CHECK-NEXT:        memref.load %A[%[[K]], %[[J]]]
+
+// -----
+
+// compute_at a stage at a loop that encloses its reader's attach point: B is
+// packed once per j.outer (all of k, a 16-wide column block) for every i.outer
+// tile of C.local inside.
+func.func @pack(%A: tensor<64x32xf32>, %B: tensor<32x64xf32>) -> tensor<64x64xf32> {
+  %C = te.compute "C" (%i: "i", %j: "j") -> tensor<64x64xf32> {
+    %s = te.reduce sum (%k: "k" = 0 to 32) -> f32 {
+      %a = te.read %A[%i, %k] : tensor<64x32xf32>
+      %b = te.read %B[%k, %j] : tensor<32x64xf32>
+      %m = arith.mulf %a, %b : f32
+      te.yield %m : f32
+    }
+    te.yield %s : f32
+  }
+  sched.schedule {
+    %s = sched.stage %C : tensor<64x64xf32>
+    %CL = sched.cache_write %s "local"
+    %sb = sched.stage %B : tensor<32x64xf32>
+    %BB = sched.cache_read %sb "global" for %CL
+    %i = sched.axis %s "i"
+    %j = sched.axis %s "j"
+    %io, %jo, %ii, %ji = sched.tile %i, %j by 8, 16
+    sched.reorder %jo, %io
+    sched.compute_at %CL, %io
+    sched.compute_at %BB, %jo
+    sched.parallel %jo
+  }
+  func.return %C : tensor<64x64xf32>
+}
+
+// CHECK-LABEL: func.func @pack
+// CHECK:         loop.for %[[JO:.*]] = 0 to 4 parallel {
+// CHECK-NEXT:      %[[BB:.*]] = loop.alloc "B.global" global : memref<32x16xf32>
+// CHECK:           loop.for %[[IO:.*]] = 0 to 8 {
+// CHECK-NEXT:        %[[CL:.*]] = loop.alloc "C.local" local : memref<8x16xf32>
+// CHECK:               memref.load %[[BB]][%{{.*}}, %{{.*}}] : memref<32x16xf32>
