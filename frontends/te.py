@@ -768,12 +768,14 @@ def _lambda_names(fcompute, rank: int) -> list[str]:
     params = list(inspect.signature(fcompute).parameters.values())
     if params and params[0].kind is inspect.Parameter.VAR_POSITIONAL:
         return [f"{params[0].name}{d}" for d in range(rank)]
-    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    if len(positional) != rank or len(positional) != len(params):
+    # Parameters with defaults are not indices (`lambda i, f=f: ...` binds a value).
+    indices = [p for p in params if p.default is p.empty and p.kind is not p.KEYWORD_ONLY]
+    if len(indices) != rank:
         raise ValueError(
             f"te.compute of a rank-{rank} shape needs a function of {rank} indices, "
-            f"but it takes {len(params)} parameters"
+            f"but it takes {len(indices)}"
         )
+    positional = indices
     return [p.name for p in positional]
 
 
