@@ -1,0 +1,286 @@
+"""`FunctionBuilder`: appends `llvm`-dialect ops to one `llvm.func`, the way
+llvmlite's `IRBuilder` appends instructions.
+
+`convert-loop-to-llvm` writes each function in one forward sweep over the loop IR
+instead of rewriting it with patterns: a loop becomes blocks and branches, a
+vectorized loop's body is written once per vector, an unrolled loop's body once
+per iteration. A builder with an insertion block keeps that sweep linear.
+
+Every function starts with a *prologue* block that holds only constants and
+`llvm.alloca`s and branches to the first real block. Constants are created there
+once per (type, value) and reused everywhere (the prologue dominates the whole
+function), and "local" buffers are allocated there so LLVM's SROA/mem2reg can turn
+them into SSA values. Integer arithmetic on known constants is folded here in
+Python: unrolled loops produce many constant indices, and folding them keeps the
+IR small, which keeps both xDSL and LLVM fast.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    DenseArrayBase,
+    DenseIntOrFPElementsAttr,
+    FloatAttr,
+    IndexType,
+    IntAttr,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    VectorType,
+    i1,
+    i32,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+
+from tilecraft.backends.llvm import llvmx
+
+NSW = llvm.OverflowAttr([llvm.OverflowFlag.NO_SIGNED_WRAP])
+PTR = llvm.LLVMPointerType()
+
+
+def scalar_type(t: Attribute) -> Attribute:
+    """The LLVM type of a loop-level value: index is i64, a memref is a pointer."""
+    if isinstance(t, IndexType):
+        return i64
+    if isinstance(t, MemRefType):
+        return PTR
+    return t
+
+
+def lanes_type(t: Attribute, width: int | None) -> Attribute:
+    """`t` as a scalar (width None) or as a vector of `width` lanes."""
+    t = scalar_type(t)
+    return t if width is None else VectorType(t, [width])
+
+
+def element_of(t: Attribute) -> Attribute:
+    return t.element_type if isinstance(t, VectorType) else t
+
+
+def width_of(t: Attribute) -> int | None:
+    return t.get_shape()[0] if isinstance(t, VectorType) else None
+
+
+class FunctionBuilder:
+    """Appends ops to the current block of one `llvm.func` (see the module docstring)."""
+
+    def __init__(self, func: llvm.FuncOp):
+        self.func = func
+        inputs = func.function_type.inputs.data
+        self.prologue = Block(arg_types=inputs)
+        func.body.add_block(self.prologue)
+        first = Block()
+        self.prologue.add_op(llvm.BrOp(first))
+        self.block = first
+        func.body.add_block(first)
+        # Python values of the constants made here, for folding.
+        self.known: dict[SSAValue, int | float] = {}
+        self._constants: dict[tuple[Attribute, object], SSAValue] = {}
+        # Splats of non-constant scalars, valid only in the block that made them.
+        self._splats: dict[tuple[SSAValue, int], SSAValue] = {}
+
+    @property
+    def args(self) -> Sequence[SSAValue]:
+        return self.prologue.args
+
+    # Blocks -----------------------------------------------------------------
+
+    def start(self, block: Block) -> None:
+        """Append `block` to the function and insert into it from now on."""
+        self.func.body.add_block(block)
+        self.block = block
+        self._splats = {}
+
+    def resume(self, block: Block) -> None:
+        """Insert at the end of `block` again (already in the function)."""
+        self.block = block
+        self._splats = {}
+
+    def add(self, op: Operation) -> SSAValue:
+        self.block.add_op(op)
+        return op.results[0] if op.results else None  # type: ignore[return-value]
+
+    def hoist(self, op: Operation) -> SSAValue:
+        """Put `op` in the prologue (constants, allocas)."""
+        self.prologue.insert_op_before(op, self.prologue.last_op)  # type: ignore[arg-type]
+        return op.results[0]
+
+    def br(self, dest: Block, *args: SSAValue) -> None:
+        self.add(llvm.BrOp(dest, *args))
+
+    def cond_br(
+        self,
+        cond: SSAValue,
+        then: Block,
+        then_args: Sequence[SSAValue],
+        other: Block,
+        other_args: Sequence[SSAValue] = (),
+    ) -> None:
+        self.add(llvm.CondBrOp(cond, then, then_args, other, other_args))
+
+    # Constants --------------------------------------------------------------
+
+    def const(self, value: int | float | bool, t: Attribute) -> SSAValue:
+        """A scalar or splat-vector constant of LLVM type `t`, made once per function."""
+        if isinstance(value, bool):
+            value = int(value)
+        key = (t, value)
+        if key not in self._constants:
+            elem = element_of(t)
+            if isinstance(elem, AnyFloat):
+                value = float(value)
+                attr = FloatAttr(value, elem)
+            else:
+                assert isinstance(elem, IntegerType)
+                value = _wrap(int(value), elem.width.data)
+                attr = IntegerAttr(value, elem)
+            if isinstance(t, VectorType):
+                attr = DenseIntOrFPElementsAttr.from_list(t, [value] * width_of(t))
+            result = self.hoist(llvm.ConstantOp(attr, t))
+            self.known[result] = value
+            self._constants[key] = result
+        return self._constants[key]
+
+    def index(self, value: int) -> SSAValue:
+        return self.const(value, i64)
+
+    def const_vector(self, values: Sequence[int | float], t: VectorType) -> SSAValue:
+        key = (t, tuple(values))
+        if key not in self._constants:
+            attr = DenseIntOrFPElementsAttr.from_list(t, list(values))
+            self._constants[key] = self.hoist(llvm.ConstantOp(attr, t))
+        return self._constants[key]
+
+    def undef(self, t: Attribute) -> SSAValue:
+        key = (t, "undef")
+        if key not in self._constants:
+            self._constants[key] = self.hoist(llvm.UndefOp(t))
+        return self._constants[key]
+
+    def iota(self, width: int, step: int = 1) -> SSAValue:
+        """<0, step, 2*step, ...> as a vector of i64."""
+        return self.const_vector([i * step for i in range(width)], VectorType(i64, [width]))
+
+    def splat(self, value: SSAValue, width: int) -> SSAValue:
+        """`value` in every lane of a `width`-lane vector."""
+        vector_type = VectorType(value.type, [width])
+        if value in self.known:
+            return self.const(self.known[value], vector_type)
+        key = (value, width)
+        if key not in self._splats:
+            undef = self.undef(vector_type)
+            one = self.add(llvm.InsertElementOp(undef, value, self.const(0, i32)))
+            mask = DenseArrayBase.from_list(i32, [0] * width)
+            self._splats[key] = self.add(llvm.ShuffleVectorOp(one, one, mask, vector_type))
+        return self._splats[key]
+
+    def extract(self, vector: SSAValue, lane: int) -> SSAValue:
+        return self.add(llvmx.ExtractElementOp(vector, self.const(lane, i64)))
+
+    # Integer arithmetic with folding ----------------------------------------
+
+    def iadd(self, a: SSAValue, b: SSAValue, nsw: bool = False) -> SSAValue:
+        if a in self.known and b in self.known:
+            return self.const(self.known[a] + self.known[b], a.type)
+        if self.known.get(b) == 0:
+            return a
+        if self.known.get(a) == 0:
+            return b
+        return self.add(llvm.AddOp(a, b, overflow=NSW) if nsw else llvm.AddOp(a, b))
+
+    def isub(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        if a in self.known and b in self.known:
+            return self.const(self.known[a] - self.known[b], a.type)
+        if self.known.get(b) == 0:
+            return a
+        return self.add(llvm.SubOp(a, b))
+
+    def imul(self, a: SSAValue, b: SSAValue, nsw: bool = False) -> SSAValue:
+        if a in self.known and b in self.known:
+            return self.const(self.known[a] * self.known[b], a.type)
+        for x, y in ((a, b), (b, a)):
+            if self.known.get(y) == 1:
+                return x
+            if self.known.get(y) == 0:
+                return y
+        return self.add(llvm.MulOp(a, b, overflow=NSW) if nsw else llvm.MulOp(a, b))
+
+    def icmp(self, predicate: str, a: SSAValue, b: SSAValue) -> SSAValue:
+        flag = llvm.ICmpPredicateFlag(predicate).to_int()
+        return self.add(llvm.ICmpOp(a, b, IntegerAttr(flag, i64)))
+
+    def select(self, cond: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
+        if isinstance(cond.type, VectorType):
+            return self.add(llvmx.SelectOp(cond, a, b))
+        return self.add(llvm.SelectOp(cond, a, b))
+
+    def linear(self, terms: Sequence[tuple[SSAValue, int]], offset: int) -> SSAValue:
+        """`offset + sum(value * coefficient)` in i64, for addresses (hence nsw)."""
+        total: SSAValue | None = None
+        for value, coefficient in terms:
+            if value in self.known:
+                offset += self.known[value] * coefficient  # type: ignore[operator]
+                continue
+            term = self.imul(value, self.index(coefficient), nsw=True)
+            total = term if total is None else self.iadd(total, term, nsw=True)
+        if total is None:
+            return self.index(offset)
+        return self.iadd(total, self.index(offset), nsw=True)
+
+    def gep(self, ptr: SSAValue, offset: SSAValue, elem_type: Attribute) -> SSAValue:
+        """`ptr + offset` elements of `elem_type` (an inbounds GEP, LLVM's favourite)."""
+        if offset in self.known:
+            constant = self.known[offset]
+            if constant == 0:
+                return ptr
+            if -(2**31) < constant < 2**31:  # fits GEP's constant index field
+                return self.add(llvm.GEPOp(ptr, [constant], elem_type, inbounds=True))
+        return self.add(
+            llvm.GEPOp(
+                ptr, [llvm.GEP_USE_SSA_VAL], elem_type, ssa_indices=[offset], inbounds=True
+            )
+        )
+
+    def alloca(self, elem_type: Attribute, count: int, alignment: int) -> SSAValue:
+        """`count` elements on the stack, in the prologue so LLVM can promote them."""
+        array = llvm.LLVMArrayType(IntAttr(count), elem_type)
+        return self.hoist(llvm.AllocaOp(self.const(1, i64), array, alignment=alignment))
+
+    def call(
+        self, callee: str, args: Sequence[SSAValue], result: Attribute | None = None
+    ) -> SSAValue | None:
+        return self.add(llvm.CallOp(callee, *args, return_type=result))
+
+    def intrinsic(self, name: str, args: Sequence[SSAValue], result: Attribute | None) -> SSAValue:
+        """Call LLVM intrinsic `name` (fully mangled, e.g. `llvm.smax.v8i32`)."""
+        return self.add(llvm.CallIntrinsicOp(name, list(args), [] if result is None else [result]))
+
+
+def mangle(t: Attribute) -> str:
+    """The type suffix of an overloaded intrinsic: f32, i64, v16f32."""
+    width = width_of(t)
+    elem = element_of(t)
+    if isinstance(elem, IntegerType):
+        name = f"i{elem.width.data}"
+    elif isinstance(elem, llvm.LLVMPointerType):
+        name = "p0"
+    else:
+        name = {32: "f32", 64: "f64", 16: "f16"}[elem.bitwidth]  # type: ignore[attr-defined]
+    return name if width is None else f"v{width}{name}"
+
+
+def _wrap(value: int, bits: int) -> int:
+    """`value` as a signed `bits`-wide integer (how LLVM constants are printed)."""
+    if bits == 1:
+        return value & 1
+    value &= (1 << bits) - 1
+    return value - (1 << bits) if value >= 1 << (bits - 1) else value
+
+
+def i1_vector(width: int) -> VectorType:
+    return VectorType(i1, [width])

@@ -1,0 +1,79 @@
+"""From a loop-level (or llvm-level) module to an optimized LLVM module.
+
+The steps every entry point shares (JIT, `.ll`, `.s`, `.o`, `.so`):
+
+1. `convert-loop-to-llvm` on a clone (the caller's module stays as it was),
+   unless the module is already made of `llvm.func`s;
+2. translation to llvmlite IR (`translate.py`) for the host's triple and data
+   layout, plus the parallel runtime if a parallel loop needs it (`runtime.py`);
+3. parsing and O3 for the host CPU (`target.py`).
+
+`CompileTimes` records how long each step took: xDSL is Python and the slow
+part, LLVM is C++; keeping both visible keeps them honest.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import llvmlite.binding as llvm_binding
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+
+from tilecraft.backends.llvm.runtime import add_parallel_runtime
+from tilecraft.backends.llvm.target import parse_and_optimize, triple_and_layout
+from tilecraft.backends.llvm.translate import translate_module
+
+
+@dataclass
+class CompileTimes:
+    """Seconds spent in each step of the last compilation."""
+
+    lower: float = 0.0
+    translate: float = 0.0
+    llvm: float = 0.0
+    steps: dict[str, float] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        return (
+            f"convert-loop-to-llvm {self.lower * 1e3:.1f} ms, "
+            f"translate {self.translate * 1e3:.1f} ms, LLVM {self.llvm * 1e3:.1f} ms"
+        )
+
+
+def lower_to_llvm_dialect(module: ModuleOp, reassociate: bool = True) -> ModuleOp:
+    """A clone of `module` in the llvm dialect (lowered if it holds loop-level functions)."""
+    from tilecraft.lowering.convert_loop_to_llvm import ConvertLoopToLlvmPass
+
+    clone = module.clone()
+    if any(isinstance(op, func.FuncOp) for op in clone.ops):
+        ConvertLoopToLlvmPass(reassociate=reassociate).apply(Context(), clone)
+    return clone
+
+
+def build_llvm_module(
+    module: ModuleOp,
+    runtime: str,
+    threads: int | None = None,
+    optimize: bool = True,
+    times: CompileTimes | None = None,
+) -> llvm_binding.ModuleRef:
+    """Lower, translate and optimize `module`; `runtime` is "gomp" or "pthread"."""
+    times = times if times is not None else CompileTimes()
+    start = time.perf_counter()
+    lowered = lower_to_llvm_dialect(module)
+    times.lower = time.perf_counter() - start
+
+    start = time.perf_counter()
+    triple, layout = triple_and_layout()
+    ir_module = translate_module(lowered, triple, layout)
+    add_parallel_runtime(ir_module, runtime, threads)
+    text = str(ir_module)
+    times.translate = time.perf_counter() - start
+
+    start = time.perf_counter()
+    result = parse_and_optimize(text, optimize)
+    times.llvm = time.perf_counter() - start
+    return result

@@ -1,0 +1,281 @@
+"""`arith` and `math` ops to LLVM instructions, on scalars and on vectors alike.
+
+Each handler receives operands that are all scalars or all `<W x T>` vectors (the
+caller broadcasts uniform operands in a vector context) and the LLVM result
+type, and returns one LLVM value. LLVM instructions and intrinsics are
+overloaded on vector types, so most handlers do not care which they get.
+
+Float arithmetic carries the fast-math flags the pass was given (`contract`, so
+`a * b + c` becomes an FMA, and `reassoc` by default, so LLVM may vectorize
+reductions). Ops without a single LLVM counterpart are expanded here:
+`floordivsi`/`ceildivsi` (from sdiv and srem), `rsqrt` (1 / sqrt), and `erf`
+(for f32 a polynomial that vectorizes; for f64 a call of libm's `erf` per lane).
+Integer division in a masked vector context divides inactive lanes by one, so a
+lane the guard turned off cannot trap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects import arith, llvm, math
+from xdsl.dialects.builtin import Float64Type, IntegerType, VectorType, i1, i64
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from tilecraft.backends.llvm import llvmx
+from tilecraft.backends.llvm.builder import FunctionBuilder, element_of, mangle, width_of
+from tilecraft.backends.llvm.llvmx import FCMP_PREDICATES
+
+
+@dataclass
+class OpLowering:
+    """What a handler needs besides its operands."""
+
+    b: FunctionBuilder
+    fastmath: llvm.FastMathAttr
+    mask: SSAValue | None  # active lanes, in a masked vector context
+    declare: Callable[[str, Sequence[Attribute], Attribute | None], None]
+
+
+Handler = Callable[[OpLowering, Operation, list[SSAValue], Attribute], SSAValue]
+
+
+def _binary(op_class: type[Operation]) -> Handler:
+    return lambda lw, op, args, rt: lw.b.add(op_class(args[0], args[1]))
+
+
+def _float_binary(op_class: type[Operation]) -> Handler:
+    return lambda lw, op, args, rt: lw.b.add(op_class(args[0], args[1], lw.fastmath))
+
+
+def _cast(op_class: type[Operation]) -> Handler:
+    return lambda lw, op, args, rt: lw.b.add(op_class(args[0], rt))
+
+
+def _unary_intrinsic_op(op_class: type[Operation]) -> Handler:
+    return lambda lw, op, args, rt: lw.b.add(op_class(args[0]))
+
+
+def _intrinsic(name: str) -> Handler:
+    """A call of the overloaded intrinsic `llvm.<name>.<type>`."""
+    return lambda lw, op, args, rt: lw.b.intrinsic(f"llvm.{name}.{mangle(rt)}", args, rt)
+
+
+def _safe_divisor(lw: OpLowering, divisor: SSAValue) -> SSAValue:
+    if lw.mask is None:
+        return divisor
+    return lw.b.select(lw.mask, divisor, lw.b.const(1, divisor.type))
+
+
+def _division(op_class: type[Operation]) -> Handler:
+    def lower(lw: OpLowering, op: Operation, args: list[SSAValue], rt: Attribute) -> SSAValue:
+        return lw.b.add(op_class(args[0], _safe_divisor(lw, args[1])))
+
+    return lower
+
+
+def _rounding_division(lw: OpLowering, op: Operation, args: list[SSAValue], rt: Attribute) -> SSAValue:
+    """floordivsi/ceildivsi: the quotient rounded down/up instead of toward zero."""
+    b = lw.b
+    a, d = args[0], _safe_divisor(lw, args[1])
+    quotient = b.add(llvm.SDivOp(a, d))
+    remainder = b.add(llvm.SRemOp(a, d))
+    zero = b.const(0, rt)
+    inexact = b.icmp("ne", remainder, zero)
+    # The exact quotient is negative when remainder and divisor differ in sign.
+    signs = b.add(llvm.XOrOp(remainder, d))
+    if isinstance(op, arith.FloorDivSIOp):
+        adjust = b.add(llvm.AndOp(inexact, b.icmp("slt", signs, zero)))
+        return b.select(adjust, b.isub(quotient, b.const(1, rt)), quotient)
+    adjust = b.add(llvm.AndOp(inexact, b.icmp("sge", signs, zero)))
+    return b.select(adjust, b.iadd(quotient, b.const(1, rt)), quotient)
+
+
+def _cmpi(lw: OpLowering, op: Operation, args: list[SSAValue], rt: Attribute) -> SSAValue:
+    assert isinstance(op, arith.CmpiOp)
+    # arith and llvm number the integer predicates the same way.
+    predicate = list(llvm.ICmpPredicateFlag)[op.predicate.value.data].value
+    return lw.b.icmp(predicate, args[0], args[1])
+
+
+def _cmpf(lw: OpLowering, op: Operation, args: list[SSAValue], rt: Attribute) -> SSAValue:
+    assert isinstance(op, arith.CmpfOp)
+    predicate = FCMP_PREDICATES[op.predicate.value.data]
+    if isinstance(rt, VectorType):  # xDSL's llvm.fcmp takes scalars only
+        return lw.b.add(llvmx.FCmpOp(predicate, args[0], args[1]))
+    if predicate in ("false", "true"):
+        predicate = "_" + predicate
+    return lw.b.add(llvm.FCmpOp(args[0], args[1], predicate))
+
+
+def _select(lw: OpLowering, op: Operation, args: list[SSAValue], rt: Attribute) -> SSAValue:
+    return lw.b.select(args[0], args[1], args[2])
+
+
+def _int_resize(signed: bool) -> Handler:
+    """index_cast/extsi/extui/trunci: extend or truncate to the result's width."""
+
+    def lower(lw: OpLowering, op: Operation, args: list[SSAValue], rt: Attribute) -> SSAValue:
+        source = element_of(args[0].type)
+        target = element_of(rt)
+        assert isinstance(source, IntegerType) and isinstance(target, IntegerType)
+        if source.width.data == target.width.data:
+            return args[0]
+        if source.width.data > target.width.data:
+            return lw.b.add(llvm.TruncOp(args[0], rt))
+        if signed:
+            return lw.b.add(llvm.SExtOp(args[0], rt))
+        return lw.b.add(llvm.ZExtOp(args[0], rt))
+
+    return lower
+
+
+def _negf(lw: OpLowering, op: Operation, args: list[SSAValue], rt: Attribute) -> SSAValue:
+    return lw.b.add(llvm.FNegOp(args[0], lw.fastmath))
+
+
+def _rsqrt(lw: OpLowering, op: Operation, args: list[SSAValue], rt: Attribute) -> SSAValue:
+    root = lw.b.add(llvm.FSqrtOp(args[0]))
+    return lw.b.add(llvm.FDivOp(lw.b.const(1.0, rt), root, lw.fastmath))
+
+
+def _fma(lw: OpLowering, op: Operation, args: list[SSAValue], rt: Attribute) -> SSAValue:
+    return lw.b.add(llvm.FMAOp(args[0], args[1], args[2]))
+
+
+def _erf(lw: OpLowering, op: Operation, args: list[SSAValue], rt: Attribute) -> SSAValue:
+    if isinstance(element_of(rt), Float64Type):
+        return _libm_per_lane(lw, "erf", args[0], rt)
+    return _erf_f32(lw, args[0], rt)
+
+
+def _erf_f32(lw: OpLowering, x: SSAValue, rt: Attribute) -> SSAValue:
+    """erf for f32 from arithmetic only, so it vectorizes; |error| < 2e-7.
+
+    Small |x| uses the Taylor series (relative accuracy near 0); larger |x| uses
+    the classic Chebyshev fit of erfc: t * exp(-z^2 + P(t)), t = 1 / (1 + z/2).
+    """
+    b = lw.b
+
+    def c(value: float) -> SSAValue:
+        return b.const(value, rt)
+
+    def mul(p: SSAValue, q: SSAValue) -> SSAValue:
+        return b.add(llvm.FMulOp(p, q, lw.fastmath))
+
+    def add(p: SSAValue, q: SSAValue) -> SSAValue:
+        return b.add(llvm.FAddOp(p, q, lw.fastmath))
+
+    def horner(t: SSAValue, coefficients: Sequence[float]) -> SSAValue:
+        acc = c(coefficients[-1])
+        for coefficient in reversed(coefficients[:-1]):
+            acc = add(mul(acc, t), c(coefficient))
+        return acc
+
+    x2 = mul(x, x)
+    # 2/sqrt(pi) * (x - x^3/3 + x^5/10 - x^7/42 + x^9/216 - x^11/1320)
+    two_over_sqrt_pi = 1.1283791670955126
+    series = [1.0, -1 / 3, 1 / 10, -1 / 42, 1 / 216, -1 / 1320]
+    small = mul(mul(x, horner(x2, series)), c(two_over_sqrt_pi))
+
+    z = b.add(llvm.FAbsOp(x, rt))
+    t = b.add(llvm.FDivOp(c(1.0), add(c(1.0), mul(c(0.5), z)), lw.fastmath))
+    chebyshev = [
+        -1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806,
+        0.27886807, -1.13520398, 1.48851587, -0.82215223, 0.17087277,
+    ]  # fmt: skip
+    exponent = b.add(llvm.FSubOp(horner(t, chebyshev), x2, lw.fastmath))
+    erfc = mul(t, b.add(llvm.FExpOp(exponent)))
+    large = b.add(llvm.FCopySignOp(b.add(llvm.FSubOp(c(1.0), erfc, lw.fastmath)), x))
+    is_small = _cmpf_raw(b, "olt", z, c(0.5))
+    return b.select(is_small, small, large)
+
+
+def _cmpf_raw(b: FunctionBuilder, predicate: str, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+    if isinstance(lhs.type, VectorType):
+        return b.add(llvmx.FCmpOp(predicate, lhs, rhs))
+    return b.add(llvm.FCmpOp(lhs, rhs, predicate))
+
+
+def _libm_per_lane(lw: OpLowering, name: str, x: SSAValue, rt: Attribute) -> SSAValue:
+    """Call libm's scalar `name` (f64) once per lane."""
+    elem = element_of(rt)
+    lw.declare(name, [elem], elem)
+    width = width_of(rt)
+    if width is None:
+        return lw.b.call(name, [x], elem)  # type: ignore[return-value]
+    result = lw.b.undef(rt)
+    for lane in range(width):
+        value = lw.b.call(name, [lw.b.extract(x, lane)], elem)
+        result = lw.b.add(llvm.InsertElementOp(result, value, lw.b.const(lane, i64)))
+    return result
+
+
+HANDLERS: dict[type[Operation], Handler] = {
+    arith.AddiOp: lambda lw, op, args, rt: lw.b.iadd(args[0], args[1]),
+    arith.SubiOp: lambda lw, op, args, rt: lw.b.isub(args[0], args[1]),
+    arith.MuliOp: lambda lw, op, args, rt: lw.b.imul(args[0], args[1]),
+    arith.DivSIOp: _division(llvm.SDivOp),
+    arith.DivUIOp: _division(llvm.UDivOp),
+    arith.RemSIOp: _division(llvm.SRemOp),
+    arith.RemUIOp: _division(llvm.URemOp),
+    arith.FloorDivSIOp: _rounding_division,
+    arith.CeilDivSIOp: _rounding_division,
+    arith.MaxSIOp: _intrinsic("smax"),
+    arith.MinSIOp: _intrinsic("smin"),
+    arith.MaxUIOp: _intrinsic("umax"),
+    arith.MinUIOp: _intrinsic("umin"),
+    arith.AndIOp: _binary(llvm.AndOp),
+    arith.OrIOp: _binary(llvm.OrOp),
+    arith.XOrIOp: _binary(llvm.XOrOp),
+    arith.ShLIOp: _binary(llvm.ShlOp),
+    arith.ShRSIOp: _binary(llvm.AShrOp),
+    arith.ShRUIOp: _binary(llvm.LShrOp),
+    arith.CmpiOp: _cmpi,
+    arith.CmpfOp: _cmpf,
+    arith.SelectOp: _select,
+    arith.AddfOp: _float_binary(llvm.FAddOp),
+    arith.SubfOp: _float_binary(llvm.FSubOp),
+    arith.MulfOp: _float_binary(llvm.FMulOp),
+    arith.DivfOp: _float_binary(llvm.FDivOp),
+    arith.NegfOp: _negf,
+    arith.MaximumfOp: _intrinsic("maximum"),
+    arith.MinimumfOp: _intrinsic("minimum"),
+    arith.MaxnumfOp: _intrinsic("maxnum"),
+    arith.MinnumfOp: _intrinsic("minnum"),
+    arith.SIToFPOp: _cast(llvm.SIToFPOp),
+    arith.UIToFPOp: _cast(llvmx.UIToFPOp),
+    arith.FPToSIOp: _cast(llvmx.FPToSIOp),
+    arith.FPToUIOp: _cast(llvmx.FPToUIOp),
+    arith.ExtFOp: _cast(llvm.FPExtOp),
+    arith.TruncFOp: _cast(llvm.FPTruncOp),
+    arith.ExtSIOp: _int_resize(signed=True),
+    arith.ExtUIOp: _int_resize(signed=False),
+    arith.TruncIOp: _int_resize(signed=True),
+    arith.IndexCastOp: _int_resize(signed=True),
+    math.ExpOp: _unary_intrinsic_op(llvm.FExpOp),
+    math.Exp2Op: _unary_intrinsic_op(llvm.FExp2Op),
+    math.LogOp: _unary_intrinsic_op(llvm.FLogOp),
+    math.Log2Op: _unary_intrinsic_op(llvm.FLog2Op),
+    math.Log10Op: _intrinsic("log10"),
+    math.SqrtOp: _unary_intrinsic_op(llvm.FSqrtOp),
+    math.RsqrtOp: _rsqrt,
+    math.TanhOp: _intrinsic("tanh"),
+    math.ErfOp: _erf,
+    math.AbsFOp: lambda lw, op, args, rt: lw.b.add(llvm.FAbsOp(args[0], rt)),
+    # The second operand says whether abs(INT_MIN) is poison: it is not.
+    math.AbsIOp: lambda lw, op, args, rt: lw.b.intrinsic(
+        f"llvm.abs.{mangle(rt)}", [args[0], lw.b.const(0, i1)], rt
+    ),
+    math.PowFOp: lambda lw, op, args, rt: lw.b.add(llvm.FPowOp(args[0], args[1])),
+    math.FmaOp: _fma,
+    math.FloorOp: _unary_intrinsic_op(llvm.FFloorOp),
+    math.CeilOp: _unary_intrinsic_op(llvm.FCeilOp),
+    math.RoundOp: _intrinsic("round"),
+    math.RoundEvenOp: _intrinsic("roundeven"),
+    math.TruncOp: _intrinsic("trunc"),
+    math.SinOp: _unary_intrinsic_op(llvm.FSinOp),
+    math.CosOp: _unary_intrinsic_op(llvm.FCosOp),
+    math.CopySignOp: lambda lw, op, args, rt: lw.b.add(llvm.FCopySignOp(args[0], args[1])),
+}

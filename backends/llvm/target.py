@@ -1,0 +1,76 @@
+"""The host as an LLVM target, and LLVM's O3 pipeline for it.
+
+Code is generated for the CPU this process runs on (`get_host_cpu_name()` and
+its exact feature list): without them LLVM assumes a baseline x86-64 and emits
+SSE2. One more feature matters: LLVM tunes server Intel CPUs to *prefer*
+256-bit vectors (`prefer-256-bit`), which splits every 512-bit operation of our
+explicitly vectorized loops into two ymm halves. Our kernels are long-running
+dense loops, where zmm registers pay off, so the preference is turned off
+(`-prefer-256-bit`) when the CPU has AVX-512.
+
+Optimization uses LLVM's new pass manager at O3 with loop and SLP vectorization
+on (the default pipeline of `create_pipeline_tuning_options(speed_level=3)`).
+`llvm.initialize()` must not be called with llvmlite 0.50 (it raises); native
+target and asm printer initialization is enough and happens once.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import llvmlite.binding as llvm
+
+
+@functools.cache
+def _initialize() -> None:
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+
+
+def host_features() -> str:
+    features = llvm.get_host_cpu_features()
+    flat = features.flatten()
+    if features.get("avx512f"):
+        flat += ",-prefer-256-bit"
+    return flat
+
+
+def create_host_target_machine(jit: bool = False) -> llvm.TargetMachine:
+    """A target machine for this CPU. Position-independent, so objects link into a
+    .so. An MCJIT engine takes ownership of its machine, so each JIT gets a new one."""
+    _initialize()
+    target = llvm.Target.from_triple(llvm.get_process_triple())
+    return target.create_target_machine(
+        cpu=llvm.get_host_cpu_name(),
+        features=host_features(),
+        opt=3,
+        reloc="pic",
+        codemodel="jitdefault" if jit else "default",
+        jit=jit,
+    )
+
+
+@functools.cache
+def host_target_machine() -> llvm.TargetMachine:
+    """The shared target machine for optimizing and emitting code."""
+    return create_host_target_machine()
+
+
+def triple_and_layout() -> tuple[str, str]:
+    machine = host_target_machine()
+    return machine.triple, str(machine.target_data)
+
+
+def parse_and_optimize(text: str, optimize: bool = True) -> llvm.ModuleRef:
+    """Parse LLVM IR text, verify it, and run O3 for the host on it."""
+    machine = host_target_machine()
+    module = llvm.parse_assembly(text)
+    module.verify()
+    if optimize:
+        options = llvm.create_pipeline_tuning_options(speed_level=3)
+        options.loop_vectorization = True
+        options.slp_vectorization = True
+        options.loop_unrolling = True
+        builder = llvm.create_pass_builder(machine, options)
+        builder.getModulePassManager().run(module, builder)
+    return module

@@ -1,0 +1,205 @@
+"""xDSL's `llvm` dialect (plus `llvmx`) to an llvmlite IR module.
+
+xDSL ships a translator, `xdsl.backend.llvm.convert.convert_module`, but it stops
+at ops it does not know (our `llvmx` ops) and drops function linkage and
+function attributes (every outlined parallel task would be an exported symbol,
+and nothing would be `nounwind`). So this module drives the translation itself
+and reuses xDSL's per-op translator `convert_op` for every op of the `llvm`
+dialect:
+
+- functions are declared here, with linkage (`internal` for the outlined
+  tasks), `nounwind`/`noinline` and the argument attributes (`noalias`, `nonnull`,
+  `align`, `dereferenceable`, `noundef`);
+- block arguments become phi nodes, filled in by the branches (as in xDSL);
+- `llvmx` ops are translated by the handlers below, as are `llvm.getelementptr`
+  and `llvm.alloca` (xDSL's versions produce llvmlite *typed* pointers, through
+  which llvmlite refuses to store a vector or a pointer); all other ops go to
+  xDSL's `convert_op`.
+
+Masked loads/stores/gathers/scatters are emitted in the form with an explicit
+`i32` alignment operand, which LLVM 22 still reads (and upgrades to an `align`
+attribute) when the module text is parsed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from llvmlite import ir
+from xdsl.backend.llvm.convert_op import convert_op
+from xdsl.backend.llvm.convert_type import convert_type
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.ir import Block, Operation, SSAValue
+
+from tilecraft.backends.llvm import llvmx
+from tilecraft.backends.llvm.builder import mangle
+
+_ARG_FLAGS = {
+    "llvm.noalias": "noalias",
+    "llvm.nonnull": "nonnull",
+    "llvm.noundef": "noundef",
+    "llvm.readonly": "readonly",
+}
+_ARG_INTS = {
+    "llvm.align": "align",
+    "llvm.dereferenceable": "dereferenceable",
+}
+
+
+class TranslationError(Exception):
+    """The llvm-dialect module holds something this translator cannot express."""
+
+
+def translate_module(module: ModuleOp, triple: str = "", data_layout: str = "") -> ir.Module:
+    """Translate a module of `llvm.func`s to llvmlite IR."""
+    result = ir.Module()
+    if triple:
+        result.triple = triple
+    if data_layout:
+        result.data_layout = data_layout
+    functions = []
+    for op in module.ops:
+        if not isinstance(op, llvm.FuncOp):
+            raise TranslationError(f"cannot translate '{op.name}' at module level; run convert-loop-to-llvm first")
+        functions.append(op)
+    for op in functions:
+        _declare(op, result)
+    for op in functions:
+        if op.body.blocks:
+            _define(op, result.get_global(op.sym_name.data))
+    return result
+
+
+def _declare(op: llvm.FuncOp, module: ir.Module) -> None:
+    ftype = convert_type(op.function_type)
+    function = ir.Function(module, ftype, name=op.sym_name.data)
+    linkage = op.linkage.linkage.data
+    if op.body.blocks and linkage != "external":
+        function.linkage = linkage
+    if op.no_unwind is not None:
+        function.attributes.add("nounwind")
+    if op.no_inline is not None:
+        function.attributes.add("noinline")
+    if op.arg_attrs is None:
+        return
+    for argument, attrs in zip(function.args, op.arg_attrs.data):
+        for key, value in attrs.data.items():
+            if key in _ARG_FLAGS:
+                argument.add_attribute(_ARG_FLAGS[key])
+            elif key in _ARG_INTS and isinstance(value, IntegerAttr):
+                setattr(argument.attributes, _ARG_INTS[key], value.value.data)
+
+
+def _define(op: llvm.FuncOp, function: ir.Function) -> None:
+    blocks: dict[Block, ir.Block] = {}
+    values: dict[SSAValue, ir.Value] = {}
+    for block in op.body.blocks:
+        blocks[block] = function.append_basic_block()
+    values.update(zip(op.body.blocks.first.args, function.args))  # type: ignore[union-attr]
+    for block in list(op.body.blocks)[1:]:
+        builder = ir.IRBuilder(blocks[block])
+        for arg in block.args:
+            values[arg] = builder.phi(convert_type(arg.type))
+    for block in op.body.blocks:
+        builder = ir.IRBuilder(blocks[block])
+        for inner in block.ops:
+            handler = _HANDLERS.get(type(inner))
+            if handler is not None:
+                result = handler(inner, builder, values)
+                if inner.results:
+                    values[inner.results[0]] = result
+            else:
+                try:
+                    convert_op(inner, builder, values, blocks)
+                except NotImplementedError as e:
+                    raise TranslationError(f"cannot translate '{inner.name}': {e}") from None
+
+
+def _intrinsic(builder: ir.IRBuilder, name: str, result: ir.Type, args: list[ir.Value]) -> ir.Value:
+    module = builder.module
+    try:
+        function = module.get_global(name)
+    except KeyError:
+        function = ir.Function(module, ir.FunctionType(result, [a.type for a in args]), name=name)
+    return builder.call(function, args)
+
+
+def _vector_gep(builder: ir.IRBuilder, op: llvmx.MaskedGatherOp | llvmx.MaskedScatterOp, values: dict) -> ir.Value:
+    """`getelementptr T, ptr %base, <W x i64> %offsets`: a vector of pointers."""
+    offsets = values[op.offsets]
+    pointers = builder.gep(values[op.base], [offsets], inbounds=True, source_etype=convert_type(op.elem_type))
+    pointers.type = ir.VectorType(ir.PointerType(), offsets.type.count)  # llvmlite assumes a scalar
+    return pointers
+
+
+def _align(op: llvmx._MaskedMemoryOp) -> ir.Constant:
+    return ir.Constant(ir.IntType(32), op.alignment.value.data)
+
+
+def _masked_load(op: llvmx.MaskedLoadOp, builder: ir.IRBuilder, values: dict) -> ir.Value:
+    result = convert_type(op.res.type)
+    name = f"llvm.masked.load.{mangle(op.res.type)}.p0"
+    return _intrinsic(builder, name, result, [values[op.ptr], _align(op), values[op.mask], values[op.passthru]])
+
+
+def _masked_store(op: llvmx.MaskedStoreOp, builder: ir.IRBuilder, values: dict) -> None:
+    name = f"llvm.masked.store.{mangle(op.value.type)}.p0"
+    _intrinsic(builder, name, ir.VoidType(), [values[op.value], values[op.ptr], _align(op), values[op.mask]])
+
+
+def _masked_gather(op: llvmx.MaskedGatherOp, builder: ir.IRBuilder, values: dict) -> ir.Value:
+    t = op.res.type
+    name = f"llvm.masked.gather.{mangle(t)}.v{t.get_shape()[0]}p0"
+    pointers = _vector_gep(builder, op, values)
+    return _intrinsic(builder, name, convert_type(t), [pointers, _align(op), values[op.mask], values[op.passthru]])
+
+
+def _masked_scatter(op: llvmx.MaskedScatterOp, builder: ir.IRBuilder, values: dict) -> None:
+    t = op.value.type
+    name = f"llvm.masked.scatter.{mangle(t)}.v{t.get_shape()[0]}p0"
+    pointers = _vector_gep(builder, op, values)
+    _intrinsic(builder, name, ir.VoidType(), [values[op.value], pointers, _align(op), values[op.mask]])
+
+
+def _gep(op: llvm.GEPOp, builder: ir.IRBuilder, values: dict) -> ir.Value:
+    # xDSL's translator casts the base to a typed pointer, so the result is typed
+    # too and llvmlite then refuses to store anything but that type through it.
+    dynamic = iter(op.ssa_indices)
+    indices = [
+        values[next(dynamic)] if i == llvm.GEP_USE_SSA_VAL else ir.Constant(ir.IntType(32), i)
+        for i in op.rawConstantIndices.iter_values()
+    ]
+    return builder.gep(values[op.ptr], indices, inbounds=op.inbounds is not None, source_etype=convert_type(op.elem_type))
+
+
+def _alloca(op: llvm.AllocaOp, builder: ir.IRBuilder, values: dict) -> ir.Value:
+    instruction = builder.alloca(convert_type(op.elem_type), size=values[op.size])
+    instruction.type = ir.PointerType()  # opaque, for the same reason as in _gep
+    if op.alignment is not None:
+        instruction.align = op.alignment.value.data
+    return instruction
+
+
+def _fcmp(op: llvmx.FCmpOp, builder: ir.IRBuilder, values: dict) -> ir.Value:
+    instruction = ir.instructions.FCMPInstr(builder.block, op.predicate.data, values[op.lhs], values[op.rhs])
+    builder._insert(instruction)  # llvmlite's fcmp helpers take only a subset of predicates
+    return instruction
+
+
+# Ops translated here rather than by xDSL's convert_op: all of llvmx, and two of
+# llvm whose xDSL translation does not suit opaque pointers.
+_HANDLERS: dict[type[Operation], Callable[[Operation, ir.IRBuilder, dict], ir.Value | None]] = {
+    llvm.GEPOp: _gep,
+    llvm.AllocaOp: _alloca,
+    llvmx.FPToSIOp: lambda op, b, v: b.fptosi(v[op.arg], convert_type(op.res.type)),
+    llvmx.FPToUIOp: lambda op, b, v: b.fptoui(v[op.arg], convert_type(op.res.type)),
+    llvmx.UIToFPOp: lambda op, b, v: b.uitofp(v[op.arg], convert_type(op.res.type)),
+    llvmx.FCmpOp: _fcmp,
+    llvmx.SelectOp: lambda op, b, v: b.select(v[op.cond], v[op.lhs], v[op.rhs]),
+    llvmx.ExtractElementOp: lambda op, b, v: b.extract_element(v[op.vector], v[op.index]),
+    llvmx.MaskedLoadOp: _masked_load,
+    llvmx.MaskedStoreOp: _masked_store,
+    llvmx.MaskedGatherOp: _masked_gather,
+    llvmx.MaskedScatterOp: _masked_scatter,
+}  # type: ignore[dict-item]
