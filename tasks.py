@@ -103,7 +103,15 @@ def task_test(python: Path) -> int:
         lit_xml = Path(tmp) / "lit.xml"
 
         pytest_rc = run(
-            [python, "-m", "pytest", "tests/pytest", f"--junitxml={pytest_xml}"]
+            [
+                python,
+                "-m",
+                "pytest",
+                "tests/pytest",
+                # A test module that fails to import still lets the others run.
+                "--continue-on-collection-errors",
+                f"--junitxml={pytest_xml}",
+            ]
         )
         pytest_counts = junit_counts(pytest_xml) or Counts()
         if pytest_rc not in (0, 5) and pytest_counts.failed == 0:
