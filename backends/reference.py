@@ -69,7 +69,8 @@ def numpy_dtype(t: Attribute) -> np.dtype:
             return np.dtype(np.bool_)
         if width in (8, 16, 32, 64):
             return np.dtype(f"int{width}")
-    for ftype, dtype in ((Float16Type, np.float16), (Float32Type, np.float32), (Float64Type, np.float64)):
+    floats = ((Float16Type, np.float16), (Float32Type, np.float32), (Float64Type, np.float64))
+    for ftype, dtype in floats:
         if isinstance(t, ftype):
             return np.dtype(dtype)
     raise ValueError(f"the reference evaluator has no numpy dtype for {t}")

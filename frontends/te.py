@@ -72,7 +72,6 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntAttr,
     IntegerAttr,
-    IntegerType,
     ModuleOp,
     StringAttr,
     TensorType,
@@ -595,7 +594,7 @@ def _reduction(kind: str, expr, axis, where) -> Reduce:
         raise ValueError(f"te.{kind} needs at least one reduce axis")
     for a in axes:
         if not (isinstance(a, IterVar) and a.kind == "reduce"):
-            hint = f"; for an elementwise {kind}imum use te.{kind}imum(a, b)" if kind != "sum" else ""
+            hint = f"; for two values use te.{kind}imum(a, b)" if kind != "sum" else ""
             raise ValueError(
                 f"te.{kind} reduces over axes made by te.reduce_axis, not {a!r}{hint}"
             )
@@ -696,7 +695,8 @@ class Tensor:
                 f"tensor {self.name} has rank {len(self.shape)} but is indexed with "
                 f"{len(flat)} indices"
             )
-        return Read(self, tuple(_index(x, n, self.name) for x, n in zip(flat, self.shape)), self.dtype)
+        checked = tuple(_index(x, n, self.name) for x, n in zip(flat, self.shape))
+        return Read(self, checked, self.dtype)
 
     def __call__(self, *indices) -> Expr:
         return self[indices]
@@ -706,12 +706,12 @@ class Tensor:
 
 
 def _index(x, extent: int, tensor: str) -> Expr:
-    if isinstance(x, bool) or not isinstance(x, (int, Expr)):
-        raise ValueError(f"index of {tensor} must be an integer expression, not {x!r}")
-    if isinstance(x, int):
+    if _is_integral(x):
         if not 0 <= x < extent:
             raise ValueError(f"constant index {x} is out of bounds [0, {extent}) of {tensor}")
-        return Const(x, INDEX)
+        return Const(int(x), INDEX)
+    if not isinstance(x, Expr):
+        raise ValueError(f"index of {tensor} must be an integer expression, not {x!r}")
     _no_reduce(x)
     if x.dtype == INDEX:
         return x
@@ -749,6 +749,8 @@ def compute(shape, fcompute: Callable[..., Expr], name: str = "compute") -> Tens
     if isinstance(body, (tuple, list)):
         raise ValueError("te.compute with several outputs is not supported")
     body = _default_literal(body)
+    if body.dtype == INDEX:  # `lambda i: i`: a tensor of int32, as TVM's index vars
+        body = cast(body, "int32")
     reduce_axes = body.axes if isinstance(body, Reduce) else ()
     _check_free_axes(name, body, axes, reduce_axes)
     axis_names: dict[int, str] = {}
@@ -813,7 +815,7 @@ def _caller_location() -> FileLineColLoc | None:
 
 
 @dataclass(eq=False)
-class StageOp:
+class StageView:
     """What `s[T].op` gives for a stage whose axes are not the compute's own
     (a cache stage, or a stage after cache_write)."""
 
@@ -828,7 +830,7 @@ class CacheTensor:
 
     shape: tuple[int, ...]
     dtype: str
-    op: StageOp
+    op: StageView
     scope: str
 
     @property
@@ -838,6 +840,12 @@ class CacheTensor:
     @property
     def ndim(self) -> int:
         return len(self.shape)
+
+    def __getitem__(self, key):
+        raise ValueError(
+            f"{self.name} is a cache stage, only for scheduling; computes read the "
+            "original tensor and the schedule redirects the reads"
+        )
 
 
 # A step emits one schedule op through an `_ScheduleEmitter`.
@@ -850,7 +858,7 @@ class Stage:
 
     schedule: Schedule
     tensor: Tensor | CacheTensor
-    op: ComputeOp | PlaceholderOp | StageOp
+    op: ComputeOp | PlaceholderOp | StageView
     root_names: dict[int, str]  # id(root IterVar) -> name in sched.axis
     leaf_iter_vars: list[IterVar] = field(default_factory=list)
     _retired: dict[int, str] = field(default_factory=dict)  # id -> why it is gone
@@ -875,9 +883,6 @@ class Stage:
         self._touched = True
         self.schedule._steps.append((step, _caller_location()))
 
-    def _derive(self, name: str, extent: int, kind: str) -> IterVar:
-        return IterVar(name, (0, extent), kind)
-
     # --- primitives ---------------------------------------------------------------
 
     def split(self, axis: IterVar, factor: int | None = None, nparts: int | None = None):
@@ -888,10 +893,13 @@ class Stage:
         value = factor if factor is not None else nparts
         if not isinstance(value, int) or value <= 0:
             raise ValueError(f"split factor/nparts must be a positive int, not {value!r}")
-        ext = axis.extent
-        inner_ext = factor if factor is not None else -(-ext // nparts)
-        outer = self._derive(f"{axis.name}.outer", -(-ext // inner_ext), axis.kind)
-        inner = self._derive(f"{axis.name}.inner", inner_ext, axis.kind)
+        ext = axis.extent  # a split that does not divide it gets a guarded tail
+        if factor is not None:
+            outer_ext, inner_ext = -(-ext // factor), factor
+        else:
+            outer_ext, inner_ext = nparts, -(-ext // nparts)
+        outer = IterVar(f"{axis.name}.outer", (0, outer_ext), axis.kind)
+        inner = IterVar(f"{axis.name}.inner", (0, inner_ext), axis.kind)
         self.leaf_iter_vars[pos : pos + 1] = [outer, inner]
         self._retired[id(axis)] = "was already split; use the axes split returned"
 
@@ -906,13 +914,15 @@ class Stage:
     def tile(self, x: IterVar, y: IterVar, x_factor: int, y_factor: int):
         """Split x and y and order the four (xo, yo, xi, yi); returns them."""
         px, py = self._leaf(x), self._leaf(y)
+        if x is y:
+            raise ValueError("tile takes two different axes")
         for f in (x_factor, y_factor):
             if not isinstance(f, int) or f <= 0:
                 raise ValueError(f"tile factors must be positive ints, not {f!r}")
-        xo = self._derive(f"{x.name}.outer", -(-x.extent // x_factor), x.kind)
-        xi = self._derive(f"{x.name}.inner", x_factor, x.kind)
-        yo = self._derive(f"{y.name}.outer", -(-y.extent // y_factor), y.kind)
-        yi = self._derive(f"{y.name}.inner", y_factor, y.kind)
+        xo = IterVar(f"{x.name}.outer", (0, -(-x.extent // x_factor)), x.kind)
+        xi = IterVar(f"{x.name}.inner", (0, x_factor), x.kind)
+        yo = IterVar(f"{y.name}.outer", (0, -(-y.extent // y_factor)), y.kind)
+        yi = IterVar(f"{y.name}.inner", (0, y_factor), y.kind)
         # As TVM: split both, then put the four in the places they occupy, in order.
         leaves = self.leaf_iter_vars
         leaves[px : px + 1] = [xo, xi]
@@ -961,9 +971,9 @@ class Stage:
         kinds = {a.kind for a in axes}
         if len(kinds) != 1:
             raise ValueError("fuse cannot mix spatial and reduce axes")
-        fused = self._derive(
+        fused = IterVar(
             ".".join(a.name for a in axes) + ".fused",
-            math.prod(a.extent for a in axes),
+            (0, math.prod(a.extent for a in axes)),
             axes[0].kind,
         )
         self.leaf_iter_vars[positions[0] : positions[-1] + 1] = [fused]
@@ -1066,16 +1076,18 @@ class Schedule:
         src = self[tensor]
         reader_stages = [self[r] for r in readers]
         # The copy's axes are named like the source's spatial axes (ax0, ... for inputs).
-        names = [src.root_names[id(a)] for a in src.op.axis] or [f"ax{d}" for d in range(tensor.ndim)]
+        names = [src.root_names[id(a)] for a in src.op.axis]
+        names = names or [f"ax{d}" for d in range(tensor.ndim)]
         axes = tuple(IterVar(n, (0, d)) for n, d in zip(names, tensor.shape))
-        cache = CacheTensor(tensor.shape, tensor.dtype, StageOp(f"{tensor.name}.{scope}", axes), scope)
+        view = StageView(f"{tensor.name}.{scope}", axes)
+        cache = CacheTensor(tensor.shape, tensor.dtype, view, scope)
         cache_stage = self._add_cache_stage(cache)
 
         def step(e: _ScheduleEmitter):
-            op = e.add(sched_ir.CacheReadOp(e.stage(src), scope, [e.stage(r) for r in reader_stages]))
+            readers = [e.stage(r) for r in reader_stages]
+            op = e.add(sched_ir.CacheReadOp(e.stage(src), scope, readers))
             e.bind_stage(cache_stage, op.cache)
 
-        src._touched = True
         src._record(step)
         return cache
 
@@ -1096,10 +1108,11 @@ class Schedule:
         names = op.axis_names
         fresh = tuple(IterVar(names[id(a)], a.dom, a.kind) for a in op.axis)
         fresh_red = tuple(IterVar(names[id(a)], a.dom, a.kind) for a in op.reduce_axis)
-        cache = CacheTensor(tensor.shape, tensor.dtype, StageOp(f"{tensor.name}.{scope}", fresh, fresh_red), scope)
+        view = StageView(f"{tensor.name}.{scope}", fresh, fresh_red)
+        cache = CacheTensor(tensor.shape, tensor.dtype, view, scope)
         cache_stage = self._add_cache_stage(cache)
         # The original stage becomes the copy out of the cache, with fresh axes.
-        stage.op = StageOp(tensor.name, tuple(IterVar(a.name, a.dom) for a in fresh))
+        stage.op = StageView(tensor.name, tuple(IterVar(a.name, a.dom) for a in fresh))
         stage.root_names = _root_names(stage.op)
         for a in stage.leaf_iter_vars:
             stage._retired[id(a)] = (
@@ -1242,7 +1255,8 @@ class _BodyEmitter:
         return Region(block)
 
     def emit(self, e: Expr) -> SSAValue:
-        key: object = id(e) if not isinstance(e, Const) else ("const", type(e.value), e.value, e.dtype)
+        # Equal constants are shared too; 1, 1.0 and True stay apart.
+        key: object = ("const", type(e.value), e.value, e.dtype) if isinstance(e, Const) else id(e)
         for scope in reversed(self.scopes):
             if key in scope:
                 return scope[key]
@@ -1406,7 +1420,9 @@ def build_module(s: Schedule | None, args: Sequence[Tensor], name: str = "main")
     input_ids = {id(t) for t in inputs}
     for t in order:
         if isinstance(t.op, PlaceholderOp) and id(t) not in input_ids:
-            raise ValueError(f"placeholder {t.name} is read by the computation but not listed in args")
+            raise ValueError(
+                f"placeholder {t.name} is read by the computation but not listed in args"
+            )
     computes = [t for t in order if isinstance(t.op, ComputeOp)]
     names = _unique_names(inputs + computes)
 

@@ -426,7 +426,7 @@ def test_reduction_must_be_the_whole_body():
         te.compute((1,), lambda z: te.sum(te.sum(A[k2, k], axis=k), axis=k2))
     with pytest.raises(ValueError, match="uses reduce axis 'k' outside a reduction"):
         te.compute((4,), lambda i: A[i, k])
-    with pytest.raises(ValueError, match="te.max reduces over axes made by te.reduce_axis.*te.maximum"):
+    with pytest.raises(ValueError, match=r"te.max reduces over axes made by te.reduce_axis.*te.maximum\(a, b\)"):
         te.compute((4,), lambda i: te.max(A[i, 0], A[i, 1]))
 
 
