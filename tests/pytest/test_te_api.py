@@ -536,3 +536,100 @@ def test_build_rejects_unknown_target():
     A, B, C = matmul()
     with pytest.raises(ValueError, match="unknown target"):
         tc.build(te.create_schedule(C), [A, B, C], target="cuda")
+
+
+# --- built code vs the reference evaluator ---------------------------------------------
+
+
+def check_built(s, args, inputs, rtol=1e-5, atol=1e-5):
+    """Build `args` with schedule `s`, run it, and compare with the reference."""
+    f = _build_or_skip(s, args)
+    expected = evaluate_module(te.build_module(s, args), "main", inputs)
+    outputs = [np.zeros(e.shape, e.dtype) for e in expected]
+    arrays, it_in, it_out = [], iter(inputs), iter(outputs)
+    for t in args:
+        arrays.append(next(it_in) if isinstance(t.op, te.PlaceholderOp) else next(it_out))
+    f(*arrays)
+    for got, want in zip(outputs, expected):
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=atol)
+
+
+def softmax(M, N):
+    X = te.placeholder((M, N), "float32", name="X")
+    k1 = te.reduce_axis((0, N), name="k")
+    mx = te.compute((M,), lambda i: te.max(X[i, k1], axis=k1), name="mx")
+    e = te.compute((M, N), lambda i, j: te.exp(X[i, j] - mx[i]), name="e")
+    k2 = te.reduce_axis((0, N), name="k")
+    total = te.compute((M,), lambda i: te.sum(e[i, k2], axis=k2), name="total")
+    out = te.compute((M, N), lambda i, j: e[i, j] / total[i], name="out")
+    return X, mx, e, total, out
+
+
+def test_build_softmax_compute_at():
+    X, mx, e, total, out = softmax(9, 37)
+    s = te.create_schedule(out)
+    i, j = out.op.axis
+    for stage in (mx, e, total):
+        s[stage].compute_at(s[out], i)
+    jo, ji = s[out].split(j, factor=8)
+    s[out].vectorize(ji)
+    s[out].parallel(i)
+    x = np.random.default_rng(2).standard_normal((9, 37)).astype(np.float32)
+    check_built(s, [X, out], [x])
+
+
+def test_build_conv2d_with_padding_inlined():
+    N, C, H, W, F, K, pad = 1, 3, 10, 9, 4, 3, 1
+    X = te.placeholder((N, C, H, W), "float32", name="X")
+    Wt = te.placeholder((F, C, K, K), "float32", name="W")
+    P = te.compute(
+        (N, C, H + 2 * pad, W + 2 * pad),
+        lambda n, c, h, w: te.if_then_else(
+            te.all(h >= pad, h < H + pad, w >= pad, w < W + pad), X[n, c, h - pad, w - pad], 0.0
+        ),
+        name="P",
+    )
+    rc, ry, rx = te.reduce_axis((0, C), "rc"), te.reduce_axis((0, K), "ry"), te.reduce_axis((0, K), "rx")
+    Y = te.compute(
+        (N, F, H, W),
+        lambda n, f, y, x: te.sum(P[n, rc, y + ry, x + rx] * Wt[f, rc, ry, rx], axis=[rc, ry, rx]),
+        name="Y",
+    )
+    s = te.create_schedule(Y)
+    s[P].compute_inline()
+    n, f, y, x = Y.op.axis
+    xo, xi = s[Y].split(x, factor=4)
+    s[Y].parallel(f)
+    rng = np.random.default_rng(3)
+    x_in = rng.standard_normal((N, C, H, W)).astype(np.float32)
+    w_in = rng.standard_normal((F, C, K, K)).astype(np.float32)
+    check_built(s, [X, Wt, Y], [x_in, w_in])
+
+
+def test_build_cache_read_and_write():
+    A, B, C = matmul(M=40, K=24, N=36)
+    s = te.create_schedule(C)
+    CL = s.cache_write(C, "local")
+    AA = s.cache_read(A, "local", [CL])
+    io, jo, ii, ji = s[C].tile(s[C].op.axis[0], s[C].op.axis[1], 8, 8)
+    s[CL].compute_at(s[C], jo)
+    s[AA].compute_at(s[CL], CL.op.reduce_axis[0])
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((40, 24)).astype(np.float32)
+    b = rng.standard_normal((24, 36)).astype(np.float32)
+    check_built(s, [A, B, C], [a, b], rtol=1e-4, atol=1e-4)
+
+
+def test_build_integer_program():
+    X = te.placeholder((50,), "int8", name="X")
+    Y = te.compute(
+        (50,),
+        lambda i: (X[i].astype("int32") * 3 // 2 % 7 + i)
+        + te.if_then_else(X[i] > 0, 1, -1),
+        name="Y",
+    )
+    s = te.create_schedule(Y)
+    o, n = s[Y].split(Y.op.axis[0], factor=8)
+    s[Y].vectorize(n)
+    x = np.random.default_rng(5).integers(-128, 128, 50).astype(np.int8)
+    check_built(s, [X, Y], [x])
