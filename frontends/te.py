@@ -14,6 +14,7 @@ s[C].vectorize(ii)
 ```
 
 ```mlir
+// (SSA names simplified: the printer renames %i in the schedule to %i_1)
 func.func @main(%A: tensor<64x32xf32> {tc.name = "A"}, %B: ...) -> tensor<64x64xf32> {
   %C = te.compute "C" (%i: "i", %j: "j") -> tensor<64x64xf32> {
     %s = te.reduce sum (%k: "k" = 0 to 32) -> f32 { ... }
@@ -50,6 +51,10 @@ Design:
   `cache_write`, the cache stage has the compute's axis names and the original
   stage (now the copy) has fresh axes with the same spatial names. Because the
   axes are fresh, re-fetch them with `s[C].op.axis` after `cache_write`.
+
+The module reads top to bottom: dtypes, expressions (nodes, then the functions
+that build them with their type rules, then reductions), tensors and `compute`,
+schedules, and IR generation (`build_module`).
 """
 
 from __future__ import annotations

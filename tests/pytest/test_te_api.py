@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tilecraft as tc
 from tilecraft import te
@@ -633,3 +635,30 @@ def test_build_integer_program():
     s[Y].vectorize(n)
     x = np.random.default_rng(5).integers(-128, 128, 50).astype(np.int8)
     check_built(s, [X, Y], [x])
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    shape=st.tuples(st.integers(1, 20), st.integers(1, 20), st.integers(1, 20)),
+    factors=st.tuples(*[st.one_of(st.none(), st.integers(1, 9))] * 3),
+    order_seed=st.randoms(use_true_random=False),
+    parallel=st.booleans(),
+    vectorize=st.booleans(),
+)
+def test_random_matmul_schedules_compute_the_same(shape, factors, order_seed, parallel, vectorize):
+    M, N, K = shape
+    A, B, C = matmul(M, K, N)
+    s = te.create_schedule(C)
+    leaves = []
+    for axis, factor in zip((*C.op.axis, *C.op.reduce_axis), factors):
+        leaves += list(s[C].split(axis, factor=factor)) if factor else [axis]
+    order_seed.shuffle(leaves)
+    s[C].reorder(*leaves)
+    if parallel and leaves[0].kind == "spatial":
+        s[C].parallel(leaves[0])
+    if vectorize and leaves[-1].kind == "spatial" and leaves[-1] is not leaves[0]:
+        s[C].vectorize(leaves[-1])
+    rng = np.random.default_rng(6)
+    a = rng.standard_normal((M, K)).astype(np.float32)
+    b = rng.standard_normal((K, N)).astype(np.float32)
+    check_built(s, [A, B, C], [a, b], rtol=1e-4, atol=1e-4)
