@@ -34,6 +34,8 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import DiagnosticException, ParseError, PassFailedException
 
+from tilecraft.dialects.te import ComputeOp
+
 PROG = "tilecraft-run"
 
 
@@ -69,8 +71,15 @@ class Argument:
 # -- the command line ---------------------------------------------------------
 
 
+class ArgumentParser(argparse.ArgumentParser):
+    def error(self, message: str):
+        """A bad command line is a user error: exit code 1 (argparse uses 2)."""
+        self.print_usage(sys.stderr)
+        self.exit(1, f"{self.prog}: error: {message}\n")
+
+
 def make_arg_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog=PROG,
         description="Compile a function of an IR file with LLVM and run it on arrays.",
     )
@@ -188,17 +197,15 @@ def run(args: argparse.Namespace) -> int:
 
     module = compiler.parse_file(args.file)
     entry = find_entry(module, args.entry)
-    reference_func = None
+    entry_is_te = any(isinstance(op, ComputeOp) for op in entry.walk())
+    if args.check and not entry_is_te:
+        raise UserError(f"--check needs a te function; @{args.entry} is loop-level IR")
+    # A te function's arguments are its inputs; a loop function's are the --input ones.
+    n_inputs = len(entry.body.block.args) if entry_is_te else len(args.input)
+    # Lowering rewrites the module in place: keep the te function for --check.
+    reference_func = entry.clone() if args.check else None
     if compiler.has_te(module):
-        if args.check:
-            # Lowering rewrites the module in place: keep the te function.
-            reference_func = entry.clone()
-        n_inputs = len(entry.body.block.args)
         compiler.lower_to_loops(module)
-    elif args.check:
-        raise UserError("--check needs a te function; the file holds loop-level IR")
-    else:
-        n_inputs = len(args.input)
 
     from tilecraft.backends.llvm import compile_loop_module
 

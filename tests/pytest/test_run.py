@@ -188,3 +188,12 @@ def test_internal_error_is_one_line(backend, capsys):
     assert err.strip() == (
         "tilecraft-run: internal error: RuntimeError: boom (rerun with --traceback and report it)"
     )
+
+
+def test_bad_command_line_exits_1(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        run.main([RUN_MLIR])  # no --entry
+    assert exit_info.value.code == 1
+    assert "tilecraft-run: error: the following arguments are required: --entry" in (
+        capsys.readouterr().err
+    )

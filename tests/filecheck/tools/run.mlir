@@ -46,7 +46,7 @@
 // CHECK-VERIFY: verify-error.mlir:4:5: error: 'te.reduce' op: te.reduce axis 'k' has an empty range [4, 0).
 
 // RUN: not tilecraft-run %S/Inputs/loops.mlir --entry copy --check 2>&1 | filecheck %s --check-prefix=CHECK-LOOPS
-// CHECK-LOOPS: tilecraft-run: error: --check needs a te function; the file holds loop-level IR
+// CHECK-LOOPS: tilecraft-run: error: --check needs a te function; @copy is loop-level IR
 
 // A loop-level function: the buffers given with --input are its inputs.
 // RUN: tilecraft-run %S/Inputs/loops.mlir --entry copy --input %t.a.npy | filecheck %s --check-prefix=CHECK-COPY
