@@ -102,12 +102,14 @@ class Stage:
         return [v for v in self.root if v.kind == "spatial"]
 
     def inputs(self) -> list[Stage]:
-        """The stages this stage reads, each once, in a stable order."""
+        """The stages this stage reads, each once, in a stable order; reads of an
+        inlined stage count as reads of what it reads (it has no buffer)."""
         seen: list[Stage] = []
         candidates = list(self.reads.values()) + ([self.source] if self.source else [])
         for s in candidates:
-            if s not in seen:
-                seen.append(s)
+            for t in s.inputs() if s.attach == "inline" else [s]:
+                if t not in seen:
+                    seen.append(t)
         return seen
 
     def root_bounds(self) -> list[tuple[int, int]]:

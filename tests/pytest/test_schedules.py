@@ -109,7 +109,8 @@ MATMUL_SCHEDULES = {
 @pytest.mark.parametrize("shape", [(16, 32, 8), (13, 17, 11), (1, 1, 1), (7, 33, 29)])
 def test_matmul_schedules(name, shape):
     m, n, k = shape
-    text = matmul_text(m, n, k, MATMUL_SCHEDULES[name].format(m=m, n=n, k=k))
+    schedule = MATMUL_SCHEDULES[name].replace("{m}", str(m)).replace("{n}", str(n)).replace("{k}", str(k))
+    text = matmul_text(m, n, k, schedule)
     a, b = rand(m, k, seed=1), rand(k, n, seed=2)
     (c,) = check(text, [a, b], rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
