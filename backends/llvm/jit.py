@@ -179,13 +179,12 @@ def compile_loop_module(module: ModuleOp, *, num_threads: int | None = None, run
     `num_threads` (default `os.cpu_count()`) is how many threads a parallel loop
     uses; `runtime` is "gomp" (the default when libgomp is found) or "pthread".
     """
-    signatures = {
-        op.sym_name.data: signature_of(op) for op in module.ops if isinstance(op, func.FuncOp) and op.body.blocks
-    }
     times = CompileTimes()
     llvm_module = build_llvm_module(
         module, runtime or default_flavour(), num_threads or os.cpu_count(), times=times
     )
+    # After lowering, which has rejected functions that are not memrefs in, nothing out.
+    signatures = {op.sym_name.data: signature_of(op) for op in module.ops if isinstance(op, func.FuncOp)}
     engine = llvm_binding.create_mcjit_compiler(llvm_module, create_host_target_machine(jit=True))
     engine.finalize_object()
     return JitModule(engine, llvm_module, signatures, times)

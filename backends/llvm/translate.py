@@ -13,7 +13,9 @@ dialect:
 - block arguments become phi nodes, filled in by the branches (as in xDSL);
 - `llvmx` ops are translated by the handlers below, as are `llvm.getelementptr`
   and `llvm.alloca` (xDSL's versions produce llvmlite *typed* pointers, through
-  which llvmlite refuses to store a vector or a pointer); all other ops go to
+  which llvmlite refuses to store a vector or a pointer), and the math
+  intrinsics (xDSL declares `llvm.exp` etc. without the type suffix, so a module
+  using two vector widths gets one wrong declaration); all other ops go to
   xDSL's `convert_op`.
 
 Masked loads/stores/gathers/scatters are emitted in the form with an explicit
@@ -181,17 +183,44 @@ def _alloca(op: llvm.AllocaOp, builder: ir.IRBuilder, values: dict) -> ir.Value:
     return instruction
 
 
+# Overloaded intrinsics xDSL's translator declares without the type suffix, so
+# one declaration would serve (wrongly) every vector width in the module.
+_INTRINSIC_OPS: dict[type[Operation], str] = {
+    llvm.FAbsOp: "llvm.fabs",
+    llvm.FExpOp: "llvm.exp",
+    llvm.FExp2Op: "llvm.exp2",
+    llvm.FLogOp: "llvm.log",
+    llvm.FLog2Op: "llvm.log2",
+    llvm.FSqrtOp: "llvm.sqrt",
+    llvm.FCeilOp: "llvm.ceil",
+    llvm.FFloorOp: "llvm.floor",
+    llvm.FSinOp: "llvm.sin",
+    llvm.FCosOp: "llvm.cos",
+    llvm.FPowOp: "llvm.pow",
+    llvm.FCopySignOp: "llvm.copysign",
+    llvm.VectorFMaxOp: "llvm.maxnum",
+    llvm.VectorFMinOp: "llvm.minnum",
+}
+
+
+def _intrinsic_op(op: Operation, builder: ir.IRBuilder, values: dict) -> ir.Value:
+    result = op.results[0].type
+    name = f"{_INTRINSIC_OPS[type(op)]}.{mangle(result)}"
+    return _intrinsic(builder, name, convert_type(result), [values[v] for v in op.operands])
+
+
 def _fcmp(op: llvmx.FCmpOp, builder: ir.IRBuilder, values: dict) -> ir.Value:
     instruction = ir.instructions.FCMPInstr(builder.block, op.predicate.data, values[op.lhs], values[op.rhs])
     builder._insert(instruction)  # llvmlite's fcmp helpers take only a subset of predicates
     return instruction
 
 
-# Ops translated here rather than by xDSL's convert_op: all of llvmx, and two of
-# llvm whose xDSL translation does not suit opaque pointers.
+# Ops translated here rather than by xDSL's convert_op: all of llvmx, and those
+# of llvm whose xDSL translation is wrong for us (see above).
 _HANDLERS: dict[type[Operation], Callable[[Operation, ir.IRBuilder, dict], ir.Value | None]] = {
     llvm.GEPOp: _gep,
     llvm.AllocaOp: _alloca,
+    **{op: _intrinsic_op for op in _INTRINSIC_OPS},
     llvmx.FPToSIOp: lambda op, b, v: b.fptosi(v[op.arg], convert_type(op.res.type)),
     llvmx.FPToUIOp: lambda op, b, v: b.fptoui(v[op.arg], convert_type(op.res.type)),
     llvmx.UIToFPOp: lambda op, b, v: b.uitofp(v[op.arg], convert_type(op.res.type)),

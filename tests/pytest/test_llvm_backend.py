@@ -1,0 +1,781 @@
+"""The LLVM backend against numpy: hand-written loop IR, compiled and run in-process.
+
+Each test writes a small loop-level function, compiles it with
+`compile_loop_module`, runs it on random arrays and compares with numpy. Between
+them they cover every loop kind (and their mixtures), guards and `scf.if` with
+uniform and lane-varying conditions (branches vs masks), contiguous, strided
+and gathered vector access, local and global buffers, every supported element
+type, the arith and math ops, the two parallel runtimes, argument checking, and
+ahead-of-time emission. No timings are asserted here (see bench/).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+
+import numpy as np
+import pytest
+
+from tilecraft.backends.llvm import (
+    compile_loop_module,
+    emit_assembly,
+    emit_llvm_ir,
+    emit_object,
+    emit_shared_library,
+)
+from tilecraft.compiler import parse_text
+from tilecraft.utils.diagnostics import OpError
+
+RNG = np.random.default_rng(1234)
+KINDS = ["serial", "parallel", "vectorized", "unrolled"]
+
+
+def build(text: str, **options):
+    return compile_loop_module(parse_text(text), **options)
+
+
+def single(text: str, **options):
+    jit = build(text, **options)
+    (name,) = jit.functions
+    return jit[name]
+
+
+def rand(shape, dtype=np.float32, low=-2.0, high=2.0):
+    if np.issubdtype(dtype, np.integer):
+        return RNG.integers(int(low), int(high), size=shape).astype(dtype)
+    return RNG.uniform(low, high, size=shape).astype(dtype)
+
+
+def unary_kernel(body: str, n: int, kind: str, t: str = "f32", rt: str | None = None) -> str:
+    """B[i] = %r for i in a loop of the given kind, where `body` computes %r from %a."""
+    rt = rt or t
+    return f"""
+func.func @f(%A: memref<{n}x{t}>, %B: memref<{n}x{rt}>) {{
+  loop.for %i = 0 to {n} {kind} {{
+    %a = memref.load %A[%i] : memref<{n}x{t}>
+    {body}
+    memref.store %r, %B[%i] : memref<{n}x{rt}>
+  }}
+  func.return
+}}"""
+
+
+def binary_kernel(body: str, n: int, kind: str, t: str = "f32", rt: str | None = None) -> str:
+    """C[i] = %r, where `body` computes %r from %a = A[i] and %b = B[i]."""
+    rt = rt or t
+    return f"""
+func.func @f(%A: memref<{n}x{t}>, %B: memref<{n}x{t}>, %C: memref<{n}x{rt}>) {{
+  loop.for %i = 0 to {n} {kind} {{
+    %a = memref.load %A[%i] : memref<{n}x{t}>
+    %b = memref.load %B[%i] : memref<{n}x{t}>
+    {body}
+    memref.store %r, %C[%i] : memref<{n}x{rt}>
+  }}
+  func.return
+}}"""
+
+
+# Loop kinds ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("n", [1, 7, 64, 100])
+def test_add_every_loop_kind(kind, n):
+    f = single(binary_kernel("%r = arith.addf %a, %b : f32", n, kind))
+    a, b, c = rand(n), rand(n), np.zeros(n, np.float32)
+    f(a, b, c)
+    np.testing.assert_array_equal(c, a + b)
+
+
+def test_empty_loop_does_nothing():
+    f = single(
+        """
+func.func @f(%A: memref<4xf32>) {
+  loop.for %i = 0 to 0 vectorized {
+    %z = arith.constant 1.0 : f32
+    memref.store %z, %A[%i] : memref<4xf32>
+  }
+  func.return
+}"""
+    )
+    a = np.zeros(4, np.float32)
+    f(a)
+    assert not a.any()
+
+
+@pytest.mark.parametrize("outer", KINDS)
+@pytest.mark.parametrize("inner", KINDS)
+def test_nested_kinds_2d(outer, inner):
+    """C = A * 2 + B^T over a 2-D loop nest, with a nonzero lower bound inside."""
+    f = single(
+        f"""
+func.func @f(%A: memref<6x40xf32>, %B: memref<40x6xf32>, %C: memref<6x40xf32>) {{
+  loop.for %i = 0 to 6 {outer} {{
+    loop.for %j = 0 to 40 {inner} {{
+      %a = memref.load %A[%i, %j] : memref<6x40xf32>
+      %b = memref.load %B[%j, %i] : memref<40x6xf32>
+      %two = arith.constant 2.0 : f32
+      %m = arith.mulf %a, %two : f32
+      %s = arith.addf %m, %b : f32
+      memref.store %s, %C[%i, %j] : memref<6x40xf32>
+    }}
+  }}
+  func.return
+}}"""
+    )
+    a, b, c = rand((6, 40)), rand((40, 6)), np.zeros((6, 40), np.float32)
+    f(a, b, c)
+    np.testing.assert_allclose(c, a * 2 + b.T, rtol=1e-6, atol=1e-6)
+
+
+def test_nested_parallel_loops_and_captured_values():
+    """An inner parallel loop inside a parallel one runs serially; the outer serial
+    loop's variable and an outside constant are captured by the parallel body."""
+    f = single(
+        """
+func.func @f(%A: memref<3x8x16xf32>, %B: memref<3x8x16xf32>) {
+  %scale = arith.constant 3.0 : f32
+  loop.for %r = 0 to 3 {
+    %rf = arith.index_cast %r : index to i32
+    %rs = arith.sitofp %rf : i32 to f32
+    loop.for %i = 0 to 8 parallel {
+      loop.for %j = 0 to 16 parallel {
+        %a = memref.load %A[%r, %i, %j] : memref<3x8x16xf32>
+        %m = arith.mulf %a, %scale : f32
+        %s = arith.addf %m, %rs : f32
+        memref.store %s, %B[%r, %i, %j] : memref<3x8x16xf32>
+      }
+    }
+  }
+  func.return
+}"""
+    )
+    a, b = rand((3, 8, 16)), np.zeros((3, 8, 16), np.float32)
+    f(a, b)
+    np.testing.assert_allclose(b, a * 3 + np.arange(3, dtype=np.float32)[:, None, None], rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("runtime", ["gomp", "pthread"])
+@pytest.mark.parametrize("threads", [1, 2, 3, 7])
+def test_parallel_runtimes_cover_every_iteration(runtime, threads):
+    f = single(unary_kernel("%r = arith.negf %a : f32", 37, "parallel"), runtime=runtime, num_threads=threads)
+    a, b = rand(37), np.zeros(37, np.float32)
+    f(a, b)
+    np.testing.assert_array_equal(b, -a)
+
+
+# Vectorization ----------------------------------------------------------------
+
+
+def test_vectorized_tail_guard_masks_lanes():
+    """A split of 100 into 7 x 16 with a guard: the last vector is masked."""
+    f = single(
+        """
+func.func @f(%A: memref<100xf32>, %B: memref<100xf32>) {
+  loop.for %io = 0 to 7 parallel {
+    loop.for %ii = 0 to 16 vectorized {
+      %c16 = arith.constant 16 : index
+      %t = arith.muli %io, %c16 : index
+      %i = arith.addi %t, %ii : index
+      %c100 = arith.constant 100 : index
+      %in = arith.cmpi slt, %i, %c100 : index
+      loop.guard %in {
+        %a = memref.load %A[%i] : memref<100xf32>
+        %b = arith.mulf %a, %a : f32
+        memref.store %b, %B[%i] : memref<100xf32>
+      }
+    }
+  }
+  func.return
+}"""
+    )
+    a, b = rand(100), np.zeros(100, np.float32)
+    f(a, b)
+    np.testing.assert_array_equal(b, a * a)
+
+
+def test_vectorized_gather_scatter_and_strides():
+    """Transposed (stride 8), strided (stride 2) and computed (i*i % 13) accesses."""
+    f = single(
+        """
+func.func @f(%A: memref<8x8xf32>, %S: memref<16xf32>, %G: memref<13xf32>, %T: memref<8x8xf32>, %E: memref<8xf32>, %Q: memref<8xf32>) {
+  loop.for %i = 0 to 8 {
+    loop.for %j = 0 to 8 vectorized {
+      %a = memref.load %A[%j, %i] : memref<8x8xf32>
+      memref.store %a, %T[%i, %j] : memref<8x8xf32>
+    }
+  }
+  loop.for %j = 0 to 8 vectorized {
+    %c2 = arith.constant 2 : index
+    %k = arith.muli %j, %c2 : index
+    %s = memref.load %S[%k] : memref<16xf32>
+    memref.store %s, %E[%j] : memref<8xf32>
+    %sq = arith.muli %j, %j : index
+    %c13 = arith.constant 13 : index
+    %m = arith.remsi %sq, %c13 : index
+    %g = memref.load %G[%m] : memref<13xf32>
+    memref.store %g, %Q[%j] : memref<8xf32>
+  }
+  func.return
+}"""
+    )
+    a, s, g = rand((8, 8)), rand(16), rand(13)
+    t, e, q = np.zeros((8, 8), np.float32), np.zeros(8, np.float32), np.zeros(8, np.float32)
+    f(a, s, g, t, e, q)
+    np.testing.assert_array_equal(t, a.T)
+    np.testing.assert_array_equal(e, s[::2])
+    np.testing.assert_array_equal(q, g[(np.arange(8) ** 2) % 13])
+
+
+def test_vectorized_scatter_to_computed_addresses():
+    f = single(
+        """
+func.func @f(%A: memref<8xf32>, %B: memref<16xf32>) {
+  loop.for %j = 0 to 8 vectorized {
+    %a = memref.load %A[%j] : memref<8xf32>
+    %c15 = arith.constant 15 : index
+    %k = arith.subi %c15, %j : index
+    %c2 = arith.constant 2 : index
+    %r = arith.remsi %k, %c2 : index
+    %kk = arith.subi %k, %r : index
+    memref.store %a, %B[%k] : memref<16xf32>
+  }
+  func.return
+}"""
+    )
+    a, b = rand(8), np.zeros(16, np.float32)
+    f(a, b)
+    np.testing.assert_array_equal(b[15 - np.arange(8)], a)
+
+
+def test_vectorized_scf_if_varying_and_uniform_conditions():
+    """A lane-varying scf.if (leaky relu) and a uniform one (row parity) with results."""
+    f = single(
+        """
+func.func @f(%A: memref<4x50xf32>, %B: memref<4x50xf32>) {
+  loop.for %i = 0 to 4 {
+    %c2 = arith.constant 2 : index
+    %p = arith.remsi %i, %c2 : index
+    %c0 = arith.constant 0 : index
+    %even = arith.cmpi eq, %p, %c0 : index
+    loop.for %j = 0 to 50 vectorized {
+      %a = memref.load %A[%i, %j] : memref<4x50xf32>
+      %z = arith.constant 0.0 : f32
+      %pos = arith.cmpf ogt, %a, %z : f32
+      %r = scf.if %pos -> (f32) {
+        scf.yield %a : f32
+      } else {
+        %k = arith.constant 0.1 : f32
+        %s = arith.mulf %a, %k : f32
+        scf.yield %s : f32
+      }
+      %o = scf.if %even -> (f32) {
+        scf.yield %r : f32
+      } else {
+        %n = arith.negf %r : f32
+        scf.yield %n : f32
+      }
+      memref.store %o, %B[%i, %j] : memref<4x50xf32>
+    }
+  }
+  func.return
+}"""
+    )
+    a, b = rand((4, 50)), np.zeros((4, 50), np.float32)
+    f(a, b)
+    leaky = np.where(a > 0, a, a * np.float32(0.1))
+    expected = np.where((np.arange(4) % 2 == 0)[:, None], leaky, -leaky)
+    np.testing.assert_allclose(b, expected, rtol=1e-6)
+
+
+def test_vectorized_masked_division_never_divides_by_zero_lanes():
+    """Integer division under a guard that excludes zero divisors (masked lanes must not trap)."""
+    f = single(
+        """
+func.func @f(%A: memref<32xi32>, %D: memref<32xi32>, %Q: memref<32xi32>) {
+  loop.for %i = 0 to 32 vectorized {
+    %d = memref.load %D[%i] : memref<32xi32>
+    %z = arith.constant 0 : i32
+    %ok = arith.cmpi ne, %d, %z : i32
+    loop.guard %ok {
+      %a = memref.load %A[%i] : memref<32xi32>
+      %q = arith.divsi %a, %d : i32
+      memref.store %q, %Q[%i] : memref<32xi32>
+    }
+  }
+  func.return
+}"""
+    )
+    a = rand(32, np.int32, -100, 100)
+    d = rand(32, np.int32, -3, 4)
+    q = np.full(32, 7, np.int32)
+    f(a, d, q)
+    nz = d != 0
+    np.testing.assert_array_equal(q[nz], (np.abs(a[nz]) // np.abs(d[nz])) * np.sign(a[nz]) * np.sign(d[nz]))
+    np.testing.assert_array_equal(q[~nz], 7)
+
+
+def test_vectorized_reduction_into_one_address_falls_back_to_serial():
+    """Every lane would store to S[i]: the loop runs serially and still sums right."""
+    f = single(
+        """
+func.func @f(%A: memref<4x96xf32>, %S: memref<4xf32>) {
+  loop.for %i = 0 to 4 parallel {
+    %z = arith.constant 0.0 : f32
+    memref.store %z, %S[%i] : memref<4xf32>
+    loop.for %k = 0 to 96 vectorized {
+      %s = memref.load %S[%i] : memref<4xf32>
+      %a = memref.load %A[%i, %k] : memref<4x96xf32>
+      %t = arith.addf %s, %a : f32
+      memref.store %t, %S[%i] : memref<4xf32>
+    }
+  }
+  func.return
+}"""
+    )
+    a, s = rand((4, 96)), np.zeros(4, np.float32)
+    f(a, s)
+    np.testing.assert_allclose(s, a.sum(axis=1), rtol=1e-5)
+
+
+def test_vectorized_loop_with_inner_serial_loop():
+    """A vectorized loop around a serial one (the inner variable is uniform)."""
+    f = single(
+        """
+func.func @f(%A: memref<5x24xf32>, %S: memref<24xf32>) {
+  loop.for %j = 0 to 24 vectorized {
+    %z = arith.constant 0.0 : f32
+    memref.store %z, %S[%j] : memref<24xf32>
+    loop.for %k = 0 to 5 {
+      %s = memref.load %S[%j] : memref<24xf32>
+      %a = memref.load %A[%k, %j] : memref<5x24xf32>
+      %t = arith.addf %s, %a : f32
+      memref.store %t, %S[%j] : memref<24xf32>
+    }
+  }
+  func.return
+}"""
+    )
+    a, s = rand((5, 24)), np.zeros(24, np.float32)
+    f(a, s)
+    np.testing.assert_allclose(s, a.sum(axis=0), rtol=1e-5)
+
+
+# Buffers ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("scope", ["local", "global"])
+def test_register_tiled_matmul_with_buffers(scope):
+    f = single(register_tiled_matmul(24, 48, 20, mr=6, nr=16, scope=scope))
+    a, b, c = rand((24, 20)), rand((20, 48)), np.zeros((24, 48), np.float32)
+    f(a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_large_local_buffer_goes_to_the_heap():
+    """A 'local' buffer too big for a thread's stack (1 MiB) still works."""
+    f = single(
+        """
+func.func @f(%A: memref<262144xf32>, %B: memref<262144xf32>) {
+  loop.for %p = 0 to 2 parallel {
+    %T = loop.alloc "T" local : memref<262144xf32>
+    loop.for %i = 0 to 262144 vectorized {
+      %a = memref.load %A[%i] : memref<262144xf32>
+      memref.store %a, %T[%i] : memref<262144xf32>
+    }
+    %c0 = arith.constant 0 : index
+    %first = arith.cmpi eq, %p, %c0 : index
+    loop.guard %first {
+      loop.for %i = 0 to 262144 vectorized {
+        %t = memref.load %T[%i] : memref<262144xf32>
+        memref.store %t, %B[%i] : memref<262144xf32>
+      }
+    }
+  }
+  func.return
+}"""
+    )
+    a, b = rand(262144), np.zeros(262144, np.float32)
+    f(a, b)
+    np.testing.assert_array_equal(a, b)
+
+
+def test_zero_dimensional_memref():
+    f = single(
+        """
+func.func @f(%A: memref<10xf64>, %S: memref<f64>) {
+  %z = arith.constant 0.0 : f64
+  memref.store %z, %S[] : memref<f64>
+  loop.for %i = 0 to 10 {
+    %s = memref.load %S[] : memref<f64>
+    %a = memref.load %A[%i] : memref<10xf64>
+    %t = arith.addf %s, %a : f64
+    memref.store %t, %S[] : memref<f64>
+  }
+  func.return
+}"""
+    )
+    a, s = rand(10, np.float64), np.zeros((), np.float64)
+    f(a, s)
+    assert s == pytest.approx(a.sum())
+
+
+# Element types and ops ------------------------------------------------------------
+
+FLOAT_UNARY = {
+    "math.exp %a : {t}": np.exp,
+    "math.log %x : {t}": lambda a: np.log(np.abs(a) + 0.5),
+    "math.sqrt %x : {t}": lambda a: np.sqrt(np.abs(a) + 0.5),
+    "math.rsqrt %x : {t}": lambda a: 1 / np.sqrt(np.abs(a) + 0.5),
+    "math.tanh %a : {t}": np.tanh,
+    "math.erf %a : {t}": np.vectorize(math.erf),
+    "math.absf %a : {t}": np.abs,
+    "math.floor %a : {t}": np.floor,
+    "math.ceil %a : {t}": np.ceil,
+    "math.sin %a : {t}": np.sin,
+    "math.cos %a : {t}": np.cos,
+    "arith.negf %a : {t}": np.negative,
+}
+
+
+@pytest.mark.parametrize("kind", ["serial", "vectorized"])
+@pytest.mark.parametrize("t", ["f32", "f64"])
+@pytest.mark.parametrize("op", list(FLOAT_UNARY))
+def test_float_unary_ops(op, t, kind):
+    n = 67
+    body = f"""%half = arith.constant 0.5 : {t}
+    %abs = math.absf %a : {t}
+    %x = arith.addf %abs, %half : {t}
+    %r = {op.format(t=t)}"""
+    f = single(unary_kernel(body, n, kind, t))
+    dtype = np.float32 if t == "f32" else np.float64
+    a = rand(n, dtype, -3, 3)
+    a[:4] = [0.0, -0.25, 1e-4, 0.49]  # erf's small-argument branch
+    b = np.zeros(n, dtype)
+    f(a, b)
+    expected = FLOAT_UNARY[op](a.astype(np.float64)).astype(dtype)
+    tol = 2e-6 if t == "f32" else 1e-12
+    np.testing.assert_allclose(b, expected, rtol=tol, atol=tol)
+
+
+FLOAT_BINARY = {
+    "arith.addf %a, %b : {t}": np.add,
+    "arith.subf %a, %b : {t}": np.subtract,
+    "arith.mulf %a, %b : {t}": np.multiply,
+    "arith.divf %a, %b : {t}": np.divide,
+    "arith.maximumf %a, %b : {t}": np.maximum,
+    "arith.minimumf %a, %b : {t}": np.minimum,
+    "math.powf %x, %b : {t}": lambda a, b: np.power(np.abs(a) + 0.5, b),
+}
+
+
+@pytest.mark.parametrize("kind", ["serial", "vectorized"])
+@pytest.mark.parametrize("t", ["f32", "f64"])
+@pytest.mark.parametrize("op", list(FLOAT_BINARY))
+def test_float_binary_ops(op, t, kind):
+    n = 40
+    body = f"""%half = arith.constant 0.5 : {t}
+    %abs = math.absf %a : {t}
+    %x = arith.addf %abs, %half : {t}
+    %r = {op.format(t=t)}"""
+    text = binary_kernel(body, n, kind, t)
+    f = single(text)
+    dtype = np.float32 if t == "f32" else np.float64
+    a, b, c = rand(n, dtype), rand(n, dtype), np.zeros(n, dtype)
+    a[0], b[1] = np.nan, np.nan  # maximumf/minimumf propagate NaN like numpy
+    f(a, b, c)
+    with np.errstate(invalid="ignore"):
+        expected = FLOAT_BINARY[op](a, b)
+    np.testing.assert_allclose(c, expected, rtol=1e-6, equal_nan=True)
+
+
+def test_fma_and_cmpf_select():
+    f = single(
+        """
+func.func @f(%A: memref<33xf32>, %B: memref<33xf32>, %C: memref<33xf32>) {
+  loop.for %i = 0 to 33 vectorized {
+    %a = memref.load %A[%i] : memref<33xf32>
+    %b = memref.load %B[%i] : memref<33xf32>
+    %f = math.fma %a, %b, %a : f32
+    %lt = arith.cmpf olt, %a, %b : f32
+    %s = arith.select %lt, %f, %b : f32
+    memref.store %s, %C[%i] : memref<33xf32>
+  }
+  func.return
+}"""
+    )
+    a, b, c = rand(33), rand(33), np.zeros(33, np.float32)
+    f(a, b, c)
+    np.testing.assert_allclose(c, np.where(a < b, a * b + a, b), rtol=1e-6)
+
+
+INT_BINARY = {
+    "arith.addi %a, %b : {t}": np.add,
+    "arith.subi %a, %b : {t}": np.subtract,
+    "arith.muli %a, %b : {t}": np.multiply,
+    "arith.divsi %a, %b : {t}": lambda a, b: np.fix(a / b).astype(a.dtype),
+    "arith.remsi %a, %b : {t}": np.fmod,
+    "arith.floordivsi %a, %b : {t}": np.floor_divide,
+    "arith.ceildivsi %a, %b : {t}": lambda a, b: -np.floor_divide(-a, b),
+    "arith.maxsi %a, %b : {t}": np.maximum,
+    "arith.minsi %a, %b : {t}": np.minimum,
+    "arith.andi %a, %b : {t}": np.bitwise_and,
+    "arith.ori %a, %b : {t}": np.bitwise_or,
+    "arith.xori %a, %b : {t}": np.bitwise_xor,
+}
+
+
+@pytest.mark.parametrize("kind", ["serial", "vectorized"])
+@pytest.mark.parametrize("t", ["i8", "i32", "i64"])
+@pytest.mark.parametrize("op", list(INT_BINARY))
+def test_int_binary_ops(op, t, kind):
+    n = 70
+    f = single(binary_kernel("%r = " + op.format(t=t), n, kind, t))
+    dtype = {"i8": np.int8, "i32": np.int32, "i64": np.int64}[t]
+    a = rand(n, dtype, -10, 11)
+    b = rand(n, dtype, 1, 6) * np.where(RNG.random(n) < 0.5, -1, 1).astype(dtype)  # no zero divisors
+    c = np.zeros(n, dtype)
+    f(a, b, c)
+    np.testing.assert_array_equal(c, INT_BINARY[op](a, b).astype(dtype))
+
+
+@pytest.mark.parametrize("kind", ["serial", "vectorized"])
+def test_casts(kind):
+    f = single(
+        f"""
+func.func @f(%A: memref<50xf32>, %I: memref<50xi32>, %F: memref<50xf64>, %J: memref<50xi64>, %U: memref<50xi8>, %G: memref<50xf32>) {{
+  loop.for %i = 0 to 50 {kind} {{
+    %a = memref.load %A[%i] : memref<50xf32>
+    %si = arith.fptosi %a : f32 to i32
+    memref.store %si, %I[%i] : memref<50xi32>
+    %d = arith.extf %a : f32 to f64
+    memref.store %d, %F[%i] : memref<50xf64>
+    %l = arith.extsi %si : i32 to i64
+    %ii = arith.index_cast %i : index to i64
+    %sum = arith.addi %l, %ii : i64
+    memref.store %sum, %J[%i] : memref<50xi64>
+    %absa = math.absf %a : f32
+    %ui = arith.fptoui %absa : f32 to i32
+    %t8 = arith.trunci %ui : i32 to i8
+    memref.store %t8, %U[%i] : memref<50xi8>
+    %z8 = arith.extui %t8 : i8 to i32
+    %uf = arith.uitofp %z8 : i32 to f32
+    %sf = arith.sitofp %si : i32 to f32
+    %back = arith.truncf %d : f64 to f32
+    %g0 = arith.addf %uf, %sf : f32
+    %g = arith.addf %g0, %back : f32
+    memref.store %g, %G[%i] : memref<50xf32>
+  }}
+  func.return
+}}"""
+    )
+    a = rand(50, np.float32, -100, 100)
+    outs = [np.zeros(50, d) for d in (np.int32, np.float64, np.int64, np.int8, np.float32)]
+    f(a, *outs)
+    si = np.trunc(a).astype(np.int32)
+    u8 = np.trunc(np.abs(a)).astype(np.int32).astype(np.int8)
+    np.testing.assert_array_equal(outs[0], si)
+    np.testing.assert_array_equal(outs[1], a.astype(np.float64))
+    np.testing.assert_array_equal(outs[2], si.astype(np.int64) + np.arange(50))
+    np.testing.assert_array_equal(outs[3], u8)
+    expected = u8.view(np.uint8).astype(np.float32) + si.astype(np.float32) + a
+    np.testing.assert_allclose(outs[4], expected, rtol=1e-6)
+
+
+@pytest.mark.parametrize("kind", ["serial", "vectorized"])
+def test_bool_buffers(kind):
+    """i1 buffers are numpy bools (one byte each), read and written."""
+    f = single(
+        f"""
+func.func @f(%A: memref<45xf32>, %M: memref<45xi1>, %O: memref<45xi1>, %B: memref<45xf32>) {{
+  loop.for %i = 0 to 45 {kind} {{
+    %a = memref.load %A[%i] : memref<45xf32>
+    %m = memref.load %M[%i] : memref<45xi1>
+    %z = arith.constant 0.0 : f32
+    %pos = arith.cmpf oge, %a, %z : f32
+    %both = arith.andi %pos, %m : i1
+    memref.store %both, %O[%i] : memref<45xi1>
+    %b = arith.select %m, %a, %z : f32
+    memref.store %b, %B[%i] : memref<45xf32>
+  }}
+  func.return
+}}"""
+    )
+    a, m = rand(45), RNG.random(45) < 0.5
+    o, b = np.zeros(45, bool), np.zeros(45, np.float32)
+    f(a, m, o, b)
+    np.testing.assert_array_equal(o, (a >= 0) & m)
+    np.testing.assert_array_equal(b, np.where(m, a, 0))
+
+
+def test_several_functions_in_one_module():
+    jit = build(unary_kernel("%r = arith.negf %a : f32", 8, "serial") + unary_kernel("%r = arith.addf %a, %a : f32", 8, "vectorized").replace("@f", "@g"))
+    assert sorted(jit.functions) == ["f", "g"]
+    a, b = rand(8), np.zeros(8, np.float32)
+    jit["g"](a, b)
+    np.testing.assert_array_equal(b, a + a)
+
+
+# Argument checking ------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def matmul():
+    return single(
+        """
+func.func @mm(%A: memref<4x3xf32> {tc.name = "A"}, %B: memref<3x5xf32> {tc.name = "B"}, %C: memref<4x5xf32>) {
+  loop.for %i = 0 to 4 {
+    loop.for %j = 0 to 5 vectorized {
+      %z = arith.constant 0.0 : f32
+      memref.store %z, %C[%i, %j] : memref<4x5xf32>
+      loop.for %k = 0 to 3 {
+        %a = memref.load %A[%i, %k] : memref<4x3xf32>
+        %b = memref.load %B[%k, %j] : memref<3x5xf32>
+        %c = memref.load %C[%i, %j] : memref<4x5xf32>
+        %m = arith.mulf %a, %b : f32
+        %s = arith.addf %c, %m : f32
+        memref.store %s, %C[%i, %j] : memref<4x5xf32>
+      }
+    }
+  }
+  func.return
+}"""
+    )
+
+
+def test_signature(matmul):
+    assert matmul.name == "mm"
+    assert matmul.arg_names == ["A", "B", "arg2"]
+    assert matmul.arg_types == [((4, 3), np.float32), ((3, 5), np.float32), ((4, 5), np.float32)]
+    a, b, c = rand((4, 3)), rand((3, 5)), np.zeros((4, 5), np.float32)
+    matmul(a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda a, b, c: (a, b), r"mm\(\) takes 3 arrays \(A, B, arg2\), got 2"),
+        (lambda a, b, c: (a.tolist(), b, c), r"argument 'A' \(#1\) must be a numpy array, got list"),
+        (lambda a, b, c: (a, np.zeros((3, 6), np.float32), c), r"argument 'B' \(#2\) has shape \(3, 6\), expected \(3, 5\)"),
+        (lambda a, b, c: (a, b.astype(np.float64), c), r"argument 'B' \(#2\) has dtype float64, expected float32"),
+        (lambda a, b, c: (np.asfortranarray(a), b, c), r"argument 'A' \(#1\) is not C-contiguous"),
+        (lambda a, b, c: (a, b, np.zeros((5, 4), np.float32).T), r"argument 'arg2' \(#3\) is not C-contiguous"),
+        (lambda a, b, c: (a, b, _readonly(c)), r"argument 'arg2' \(#3\) is an output but is not writeable"),
+        (lambda a, b, c: (a, b, _misaligned((4, 5))), r"argument 'arg2' \(#3\) is not aligned"),
+    ],
+)
+def test_bad_arguments_are_rejected(matmul, make, message):
+    a, b, c = rand((4, 3)), rand((3, 5)), np.zeros((4, 5), np.float32)
+    with pytest.raises(ValueError, match=message):
+        matmul(*make(a, b, c))
+
+
+def test_output_overlapping_an_input_is_rejected():
+    f = single(unary_kernel("%r = arith.negf %a : f32", 8, "serial"))
+    buffer = np.zeros(16, np.float32)
+    with pytest.raises(ValueError, match=r"argument 'arg1' \(#2\) is an output and overlaps argument 'arg0' \(#1\)"):
+        f(buffer[:8], buffer[4:12])
+    f(buffer[:8], buffer[8:])  # adjacent is fine
+
+
+def test_unknown_function_name(matmul):
+    jit = build(unary_kernel("%r = arith.negf %a : f32", 8, "serial"))
+    with pytest.raises(KeyError, match="no function 'g'"):
+        jit["g"]
+
+
+def _readonly(array):
+    array.flags.writeable = False
+    return array
+
+
+def _misaligned(shape):
+    raw = np.zeros(int(np.prod(shape)) * 4 + 1, np.uint8)
+    return raw[1:].view(np.float32).reshape(shape)
+
+
+# Errors ----------------------------------------------------------------------------
+
+
+def test_unsupported_op_names_the_op():
+    text = """
+func.func @f(%A: memref<4xf32>) {
+  loop.for %i = 0 to 4 {
+    %a = memref.load %A[%i] : memref<4xf32>
+    %b = math.atan %a : f32
+    memref.store %b, %A[%i] : memref<4xf32>
+  }
+  func.return
+}"""
+    with pytest.raises(OpError, match=r"k.mlir:5:5: error: convert-loop-to-llvm: 'math.atan' is not supported"):
+        compile_loop_module(parse_text(text, "k.mlir"))
+
+
+def test_non_memref_argument_is_rejected():
+    text = "func.func @f(%x: f32) {\n  func.return\n}"
+    with pytest.raises(OpError, match="only statically shaped memrefs are supported"):
+        compile_loop_module(parse_text(text))
+
+
+# Ahead of time ---------------------------------------------------------------------
+
+
+def test_emitters_and_shared_library(tmp_path):
+    text = register_tiled_matmul(12, 32, 8, mr=6, nr=16, scope="local")
+    module = parse_text(text)
+    assert "define void @matmul(ptr noalias nonnull align 4 dereferenceable(384)" in emit_llvm_ir(module)
+    assert "vfmadd" in emit_assembly(module)
+    assert emit_object(module)[:4] == b"\x7fELF"
+    library = tmp_path / "libmm.so"
+    emit_shared_library(module, library)
+    native = ctypes.CDLL(str(library))
+    a, b, c = rand((12, 8)), rand((8, 32)), np.zeros((12, 32), np.float32)
+    native.matmul(*(x.ctypes.data_as(ctypes.c_void_p) for x in (a, b, c)))
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-5)
+
+
+def register_tiled_matmul(m: int, n: int, k: int, mr: int, nr: int, scope: str) -> str:
+    """C = A @ B with an mr x nr accumulator tile in a buffer, rows in parallel."""
+    return f"""
+func.func @matmul(%A: memref<{m}x{k}xf32> {{tc.name = "A"}}, %B: memref<{k}x{n}xf32> {{tc.name = "B"}}, %C: memref<{m}x{n}xf32> {{tc.name = "C"}}) {{
+  loop.for %io = 0 to {m // mr} parallel {{
+    loop.for %jo = 0 to {n // nr} {{
+      %acc = loop.alloc "C.local" {scope} : memref<{mr}x{nr}xf32>
+      loop.for %ii = 0 to {mr} unrolled {{
+        loop.for %ji = 0 to {nr} vectorized {{
+          %z = arith.constant 0.0 : f32
+          memref.store %z, %acc[%ii, %ji] : memref<{mr}x{nr}xf32>
+        }}
+      }}
+      %cmr = arith.constant {mr} : index
+      %cnr = arith.constant {nr} : index
+      %i0 = arith.muli %io, %cmr : index
+      %j0 = arith.muli %jo, %cnr : index
+      loop.for %kk = 0 to {k} {{
+        loop.for %ii = 0 to {mr} unrolled {{
+          loop.for %ji = 0 to {nr} vectorized {{
+            %i = arith.addi %i0, %ii : index
+            %j = arith.addi %j0, %ji : index
+            %a = memref.load %A[%i, %kk] : memref<{m}x{k}xf32>
+            %b = memref.load %B[%kk, %j] : memref<{k}x{n}xf32>
+            %c = memref.load %acc[%ii, %ji] : memref<{mr}x{nr}xf32>
+            %p = arith.mulf %a, %b : f32
+            %s = arith.addf %c, %p : f32
+            memref.store %s, %acc[%ii, %ji] : memref<{mr}x{nr}xf32>
+          }}
+        }}
+      }}
+      loop.for %ii = 0 to {mr} unrolled {{
+        loop.for %ji = 0 to {nr} vectorized {{
+          %i = arith.addi %i0, %ii : index
+          %j = arith.addi %j0, %ji : index
+          %c = memref.load %acc[%ii, %ji] : memref<{mr}x{nr}xf32>
+          memref.store %c, %C[%i, %j] : memref<{m}x{n}xf32>
+        }}
+      }}
+    }}
+  }}
+  func.return
+}}"""
