@@ -174,7 +174,7 @@ class GuardOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> GuardOp:
-        cond = parser.parse_operand()
+        cond = parser.resolve_operand(parser.parse_unresolved_operand(), i1)
         body = parser.parse_region()
         op = cls(cond, body)
         op.attributes |= parser.parse_optional_attr_dict()

@@ -74,11 +74,23 @@ func.func @alloc_tensor() {
 
 // -----
 
+// The condition is parsed as an i1, like scf.if's.
 func.func @guard_condition(%c: index) {
-  // CHECK: invalid.mlir:[[# @LINE + 2]]:3: error: 'loop.guard' op: operand 'cond' at position 0 does not verify:
-  // CHECK-NEXT: Expected attribute i1 but got index
+  // CHECK: invalid.mlir:[[# @LINE + 2]]:14
+  // CHECK: operand is used with type i1, but has been previously used or defined with type index
   loop.guard %c {
   }
+  func.return
+}
+
+// -----
+
+func.func @guard_condition_generic(%c: index) {
+  // CHECK: invalid.mlir:[[# @LINE + 2]]:3: error: 'loop.guard' op: operand 'cond' at position 0 does not verify:
+  // CHECK-NEXT: Expected attribute i1 but got index
+  "loop.guard"(%c) ({
+    "loop.yield"() : () -> ()
+  }) : (index) -> ()
   func.return
 }
 
