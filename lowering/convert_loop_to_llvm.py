@@ -161,6 +161,7 @@ class ModuleLowering:
         lowering = FunctionLowering(self, function, op.sym_name.data, in_parallel=False)
         lowering.values.update(zip(op.body.block.args, lowering.b.args))
         lowering.run_block(op.body.block)
+        lowering.b.finish()
 
 
 class FunctionLowering:

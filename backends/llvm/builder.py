@@ -17,7 +17,7 @@ IR small, which keeps both xDSL and LLVM fast.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import (
@@ -81,8 +81,10 @@ class FunctionBuilder:
         # Python values of the constants made here, for folding.
         self.known: dict[SSAValue, int | float] = {}
         self._constants: dict[tuple[Attribute, object], SSAValue] = {}
-        # Splats of non-constant scalars, valid only in the block that made them.
-        self._splats: dict[tuple[SSAValue, int], SSAValue] = {}
+        # Pure values already computed in the current block (splats, index
+        # arithmetic, addresses), so an unrolled or vectorized body does not
+        # compute them again; valid only in the block that made them.
+        self._local: dict[tuple, SSAValue] = {}
 
     @property
     def args(self) -> Sequence[SSAValue]:
@@ -94,12 +96,12 @@ class FunctionBuilder:
         """Append `block` to the function and insert into it from now on."""
         self.func.body.add_block(block)
         self.block = block
-        self._splats = {}
+        self._local = {}
 
     def resume(self, block: Block) -> None:
         """Insert at the end of `block` again (already in the function)."""
         self.block = block
-        self._splats = {}
+        self._local = {}
 
     def add(self, op: Operation) -> SSAValue:
         self.block.add_op(op)
@@ -171,13 +173,25 @@ class FunctionBuilder:
         vector_type = VectorType(value.type, [width])
         if value in self.known:
             return self.const(self.known[value], vector_type)
-        key = (value, width)
-        if key not in self._splats:
+        key = ("splat", value, width)
+        if key not in self._local:
             undef = self.undef(vector_type)
             one = self.add(llvm.InsertElementOp(undef, value, self.const(0, i32)))
             mask = DenseArrayBase.from_list(i32, [0] * width)
-            self._splats[key] = self.add(llvm.ShuffleVectorOp(one, one, mask, vector_type))
-        return self._splats[key]
+            self._local[key] = self.add(llvm.ShuffleVectorOp(one, one, mask, vector_type))
+        return self._local[key]
+
+    def pure(self, key: tuple, make: Callable[[], Operation]) -> SSAValue:
+        """The value of pure op `make()`, reused if this block already computed `key`."""
+        if key not in self._local:
+            self._local[key] = self.add(make())
+        return self._local[key]
+
+    def finish(self) -> None:
+        """Drop prologue constants nothing ended up using (folding leaves some)."""
+        for op in reversed(list(self.prologue.ops)):
+            if isinstance(op, llvm.ConstantOp | llvm.UndefOp) and not op.results[0].uses:
+                self.prologue.erase_op(op)
 
     def extract(self, vector: SSAValue, lane: int) -> SSAValue:
         return self.add(llvmx.ExtractElementOp(vector, self.const(lane, i64)))
@@ -191,14 +205,14 @@ class FunctionBuilder:
             return a
         if self.known.get(a) == 0:
             return b
-        return self.add(llvm.AddOp(a, b, overflow=NSW) if nsw else llvm.AddOp(a, b))
+        return self.pure(("add", a, b, nsw), lambda: llvm.AddOp(a, b, overflow=NSW) if nsw else llvm.AddOp(a, b))
 
     def isub(self, a: SSAValue, b: SSAValue) -> SSAValue:
         if a in self.known and b in self.known:
             return self.const(self.known[a] - self.known[b], a.type)
         if self.known.get(b) == 0:
             return a
-        return self.add(llvm.SubOp(a, b))
+        return self.pure(("sub", a, b), lambda: llvm.SubOp(a, b))
 
     def imul(self, a: SSAValue, b: SSAValue, nsw: bool = False) -> SSAValue:
         if a in self.known and b in self.known:
@@ -208,7 +222,7 @@ class FunctionBuilder:
                 return x
             if self.known.get(y) == 0:
                 return y
-        return self.add(llvm.MulOp(a, b, overflow=NSW) if nsw else llvm.MulOp(a, b))
+        return self.pure(("mul", a, b, nsw), lambda: llvm.MulOp(a, b, overflow=NSW) if nsw else llvm.MulOp(a, b))
 
     def icmp(self, predicate: str, a: SSAValue, b: SSAValue) -> SSAValue:
         flag = llvm.ICmpPredicateFlag(predicate).to_int()
@@ -239,11 +253,15 @@ class FunctionBuilder:
             if constant == 0:
                 return ptr
             if -(2**31) < constant < 2**31:  # fits GEP's constant index field
-                return self.add(llvm.GEPOp(ptr, [constant], elem_type, inbounds=True))
-        return self.add(
-            llvm.GEPOp(
+                return self.pure(
+                    ("gep", ptr, constant, elem_type),
+                    lambda: llvm.GEPOp(ptr, [constant], elem_type, inbounds=True),
+                )
+        return self.pure(
+            ("gep", ptr, offset, elem_type),
+            lambda: llvm.GEPOp(
                 ptr, [llvm.GEP_USE_SSA_VAL], elem_type, ssa_indices=[offset], inbounds=True
-            )
+            ),
         )
 
     def alloca(self, elem_type: Attribute, count: int, alignment: int) -> SSAValue:

@@ -78,6 +78,7 @@ def outline_parallel_loop(outer: FunctionLowering, loop: ForOp, name: str) -> No
     begin, end = body.b.args[-2], body.b.args[-1]
     body.lower_serial(loop, begin, end, maybe_empty=True)
     body.b.add(llvm.ReturnOp())
+    body.b.finish()
 
     # The task: unpack the context, compute this thread's share, call the body.
     context_type = llvm.LLVMStructType.from_type_list(types)
@@ -99,6 +100,7 @@ def outline_parallel_loop(outer: FunctionLowering, loop: ForOp, name: str) -> No
     next_thread = task.iadd(thread64, task.index(1), nsw=True)
     task.call(body_function.sym_name.data, [*unpacked, share_start(thread64), share_start(next_thread)])
     task.add(llvm.ReturnOp())
+    task.finish()
 
     # The launch, where the loop was.
     module.declare(PARALLEL_LAUNCH, [PTR, PTR], None)

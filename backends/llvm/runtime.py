@@ -147,6 +147,7 @@ def _define_pthread_launch(module: ir.Module, launch: ir.Function, threads: int)
 
     thread_main = ir.Function(module, ir.FunctionType(_PTR, [_PTR]), "tilecraft_thread_main")
     thread_main.linkage = "internal"
+    thread_main.attributes.add("nounwind")
     builder = ir.IRBuilder(thread_main.append_basic_block())
     fields = [
         builder.load(builder.gep(thread_main.args[0], [_I32(0), _I32(i)], source_etype=record), typ=t)

@@ -1,0 +1,39 @@
+// RUN: tilecraft-opt %s --split-input-file -p convert-loop-to-llvm --verify-diagnostics 2>&1 | filecheck %s
+
+// An op the backend has no lowering for is named, with where it is.
+func.func @unsupported_op(%A: memref<4xf32>) {
+  loop.for %i = 0 to 4 vectorized {
+    %a = memref.load %A[%i] : memref<4xf32>
+    // CHECK: convert-loop-to-llvm-invalid.mlir:[[# @LINE + 1]]:5: error: convert-loop-to-llvm: 'math.atan' is not supported; lower it to loop, memref, scf.if, arith or math ops first.
+    %b = math.atan %a : f32
+    memref.store %b, %A[%i] : memref<4xf32>
+  }
+  func.return
+}
+
+// -----
+
+// Kernels take buffers only.
+// CHECK: convert-loop-to-llvm-invalid.mlir:[[# @LINE + 1]]:1: error: convert-loop-to-llvm: argument #2 of 'scalar_argument' has type f32; only statically shaped memrefs are supported.
+func.func @scalar_argument(%A: memref<4xf32>, %x: f32) {
+  func.return
+}
+
+// -----
+
+// Results are written to output buffers, not returned.
+// CHECK: convert-loop-to-llvm-invalid.mlir:[[# @LINE + 1]]:1: error: convert-loop-to-llvm: functions return nothing; write results to output memref arguments.
+func.func @returns_value(%A: memref<4xf32>) -> f32 {
+  %c0 = arith.constant 0 : index
+  %a = memref.load %A[%c0] : memref<4xf32>
+  func.return %a : f32
+}
+
+// -----
+
+// Vector constants do not occur in loop IR.
+func.func @vector_constant(%A: memref<4xf32>) {
+  // CHECK: convert-loop-to-llvm-invalid.mlir:[[# @LINE + 1]]:3: error: convert-loop-to-llvm: only scalar constants are supported, not dense<1.000000e+00> : vector<4xf32>.
+  %v = arith.constant dense<1.0> : vector<4xf32>
+  func.return
+}
