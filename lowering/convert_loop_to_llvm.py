@@ -58,29 +58,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from math import prod
 
-from xdsl.context import Context
-from xdsl.dialects import arith, func, llvm, memref, scf
-from xdsl.dialects.builtin import (
-    ArrayAttr,
-    DictionaryAttr,
-    FloatAttr,
-    IndexType,
-    IntegerAttr,
-    MemRefType,
-    ModuleOp,
-    StringAttr,
-    UnitAttr,
-    i32,
-    i64,
-)
-from xdsl.ir import Attribute, Block, Operation, SSAValue
-from xdsl.passes import ModulePass
-from xdsl.traits import IsTerminator
-
-from tilecraft.backends.llvm.builder import PTR, FunctionBuilder, i1_vector, lanes_type, scalar_type
+from tilecraft.backends.llvm.builder import PTR, FunctionBuilder, lanes_type, scalar_type
 from tilecraft.backends.llvm.memory import element_bytes, lower_load, lower_store, memory_type
 from tilecraft.backends.llvm.ops import HANDLERS, OpLowering
-from tilecraft.backends.llvm.runtime import PARALLEL_LAUNCH
 from tilecraft.backends.llvm.vectorize import (
     Affine,
     Lanes,
@@ -94,6 +74,22 @@ from tilecraft.backends.llvm.vectorize import (
 )
 from tilecraft.dialects.loop import AllocOp, ForOp, GuardOp
 from tilecraft.utils.diagnostics import OpError
+from xdsl.context import Context
+from xdsl.dialects import arith, func, llvm, memref, scf
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    UnitAttr,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.traits import IsTerminator
 
 PASS = "convert-loop-to-llvm"
 # "local" buffers larger than this go to the heap: worker threads have small stacks.
@@ -138,14 +134,24 @@ class ModuleLowering:
 
     def lower_function(self, op: func.FuncOp) -> None:
         if not op.body.blocks:
-            raise OpError(op, f"{PASS}: function declarations are not supported; give '{op.sym_name.data}' a body.")
+            raise OpError(
+                op,
+                f"{PASS}: function declarations are not supported; "
+                f"give '{op.sym_name.data}' a body.",
+            )
         if op.function_type.outputs.data:
-            raise OpError(op, f"{PASS}: functions return nothing; write results to output memref arguments.")
+            raise OpError(
+                op, f"{PASS}: functions return nothing; write results to output memref arguments."
+            )
         inputs: list[Attribute] = []
         attrs: list[dict[str, Attribute]] = []
         for i, t in enumerate(op.function_type.inputs.data):
             if not isinstance(t, MemRefType) or any(d < 0 for d in t.get_shape()):
-                raise OpError(op, f"{PASS}: argument #{i + 1} of '{op.sym_name.data}' has type {t}; only statically shaped memrefs are supported.")
+                raise OpError(
+                    op,
+                    f"{PASS}: argument #{i + 1} of '{op.sym_name.data}' has type {t}; "
+                    "only statically shaped memrefs are supported.",
+                )
             size = element_bytes(t.element_type)
             arg = {
                 "llvm.noalias": UnitAttr(),
@@ -214,16 +220,22 @@ class FunctionLowering:
             self.lower_alloc(op)
         elif isinstance(op, memref.LoadOp):
             indices = [self.get(i) for i in op.indices]
-            self.values[op.res] = lower_load(self.b, op, self.get(op.memref), indices, self.lanes)  # type: ignore[arg-type]
+            ref = self.get(op.memref)
+            self.values[op.res] = lower_load(self.b, op, ref, indices, self.lanes)  # type: ignore[arg-type]
         elif isinstance(op, memref.StoreOp):
             indices = [self.get(i) for i in op.indices]
-            lower_store(self.b, op, self.get(op.value), self.get(op.memref), indices, self.lanes)  # type: ignore[arg-type]
+            ref = self.get(op.memref)
+            lower_store(self.b, op, self.get(op.value), ref, indices, self.lanes)  # type: ignore[arg-type]
         elif isinstance(op, arith.ConstantOp):
             self.lower_constant(op)
         elif type(op) in HANDLERS:
             self.lower_compute(op)
         else:
-            raise OpError(op, f"{PASS}: '{op.name}' is not supported; lower it to loop, memref, scf.if, arith or math ops first.")
+            raise OpError(
+                op,
+                f"{PASS}: '{op.name}' is not supported; "
+                "lower it to loop, memref, scf.if, arith or math ops first.",
+            )
 
     def lower_constant(self, op: arith.ConstantOp) -> None:
         value = op.value
@@ -245,12 +257,20 @@ class FunctionLowering:
         llvm_args = [self.vector(a) for a in args] if vector else args
         mask = self.lanes.mask if vector else None  # type: ignore[union-attr]
         lowering = OpLowering(self.b, self.module.fastmath, mask, self.module.declare)
-        value = HANDLERS[type(op)](lowering, op, llvm_args, lanes_type(result.type, width))  # type: ignore[arg-type]
+        result_type = lanes_type(result.type, width)
+        value = HANDLERS[type(op)](lowering, op, llvm_args, result_type)  # type: ignore[arg-type]
         self.values[result] = Vec(value) if vector else value
 
     # Loops ------------------------------------------------------------------
 
-    def counted_loop(self, lb: SSAValue, ub: SSAValue, step: int, body: Callable[[SSAValue], None], maybe_empty: bool) -> None:
+    def counted_loop(
+        self,
+        lb: SSAValue,
+        ub: SSAValue,
+        step: int,
+        body: Callable[[SSAValue], None],
+        maybe_empty: bool,
+    ) -> None:
         """`for (iv = lb; iv < ub; iv += step) body(iv)`, bottom-tested."""
         b = self.b
         header = Block(arg_types=[i64])
@@ -320,7 +340,9 @@ class FunctionLowering:
     def lower_if(self, op: scf.IfOp) -> None:
         cond = self.get(op.cond)
         then_region = lambda: self.run_block(op.true_region.block)  # noqa: E731
-        else_region = (lambda: self.run_block(op.false_region.block)) if op.false_region.blocks else None
+        else_region = (
+            (lambda: self.run_block(op.false_region.block)) if op.false_region.blocks else None
+        )
         if is_uniform(cond):
             results = self._branch(cond, then_region, else_region)  # type: ignore[arg-type]
         else:
@@ -328,7 +350,10 @@ class FunctionLowering:
             taken = self._masked(mask, then_region)
             not_taken = self.b.add(llvm.XOrOp(mask, self.b.const(1, mask.type)))
             other = self._masked(not_taken, else_region) if else_region else []
-            results = [Vec(self.b.select(mask, self.vector(t), self.vector(e))) for t, e in zip(taken, other)]
+            results = [
+                Vec(self.b.select(mask, self.vector(t), self.vector(e)))
+                for t, e in zip(taken, other)
+            ]
         self.values.update(zip(op.results, results))
 
     def _masked(self, cond: SSAValue, body: Callable[[], list[Lowered]]) -> list[Lowered]:
@@ -341,7 +366,12 @@ class FunctionLowering:
         lanes.mask = outer
         return results
 
-    def _branch(self, cond: SSAValue, then: Callable[[], list[Lowered]], other: Callable[[], list[Lowered]] | None) -> list[Lowered]:
+    def _branch(
+        self,
+        cond: SSAValue,
+        then: Callable[[], list[Lowered]],
+        other: Callable[[], list[Lowered]] | None,
+    ) -> list[Lowered]:
         """if/else on a uniform condition; returns the values of the merge block."""
         b = self.b
         if cond in b.known:  # a guard folded to a constant: no branch at all
@@ -379,7 +409,9 @@ class FunctionLowering:
             return
         self.module.declare("aligned_alloc", [i64, i64], PTR)
         rounded = -(-size // BUFFER_ALIGNMENT) * BUFFER_ALIGNMENT  # aligned_alloc wants a multiple
-        pointer = self.b.call("aligned_alloc", [self.b.index(BUFFER_ALIGNMENT), self.b.index(rounded)], PTR)
+        pointer = self.b.call(
+            "aligned_alloc", [self.b.index(BUFFER_ALIGNMENT), self.b.index(rounded)], PTR
+        )
         self.values[op.buffer] = pointer  # type: ignore[assignment]
         self._heap_buffers[-1].append(pointer)  # type: ignore[arg-type]
 
@@ -405,7 +437,11 @@ def lower_module(module: ModuleOp, fastmath: llvm.FastMathAttr) -> list[llvm.Fun
     lowering = ModuleLowering(fastmath)
     for op in module.ops:
         if not isinstance(op, func.FuncOp):
-            raise OpError(op, f"{PASS}: expected only func.func at module level, found '{op.name}'; lower it to loops first.")
+            raise OpError(
+                op,
+                f"{PASS}: expected only func.func at module level, found '{op.name}'; "
+                "lower it to loops first.",
+            )
         lowering.lower_function(op)
     return lowering.functions
 

@@ -17,7 +17,6 @@ import argparse
 import sys
 import traceback
 from collections.abc import Sequence
-from pathlib import Path
 
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
@@ -27,14 +26,28 @@ EMITTERS = ("llvm-ir", "asm", "obj", "shared-lib")
 def _arguments() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tilecraft-translate",
-        description="Translate loop- or te-level IR to LLVM IR, assembly, an object file or a shared library for the host CPU.",
+        description="Translate loop- or te-level IR to LLVM IR, assembly, an object file "
+        "or a shared library for the host CPU.",
     )
     parser.add_argument("input", help="input IR file ('-' for stdin)")
-    parser.add_argument("--emit", choices=EMITTERS, default="llvm-ir", help="what to produce (default: llvm-ir)")
-    parser.add_argument("-o", "--output", help="output file (default: stdout; required for shared-lib)")
-    parser.add_argument("--no-opt", action="store_true", help="with --emit=llvm-ir: print the IR before LLVM's O3")
-    parser.add_argument("--num-threads", type=int, default=None, help="threads for parallel loops (default: all CPUs)")
-    parser.add_argument("--traceback", action="store_true", help="on an internal error, print the Python traceback")
+    parser.add_argument(
+        "--emit", choices=EMITTERS, default="llvm-ir", help="what to produce (default: llvm-ir)"
+    )
+    parser.add_argument(
+        "-o", "--output", help="output file (default: stdout; required for shared-lib)"
+    )
+    parser.add_argument(
+        "--no-opt", action="store_true", help="with --emit=llvm-ir: print the IR before LLVM's O3"
+    )
+    parser.add_argument(
+        "--num-threads",
+        type=int,
+        default=None,
+        help="threads for parallel loops (default: all CPUs)",
+    )
+    parser.add_argument(
+        "--traceback", action="store_true", help="on an internal error, print the Python traceback"
+    )
     return parser
 
 

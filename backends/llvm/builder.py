@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from tilecraft.backends.llvm import llvmx
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import (
     AnyFloat,
@@ -36,8 +37,6 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
-
-from tilecraft.backends.llvm import llvmx
 
 NSW = llvm.OverflowAttr([llvm.OverflowFlag.NO_SIGNED_WRAP])
 PTR = llvm.LLVMPointerType()
@@ -205,7 +204,9 @@ class FunctionBuilder:
             return a
         if self.known.get(a) == 0:
             return b
-        return self.pure(("add", a, b, nsw), lambda: llvm.AddOp(a, b, overflow=NSW) if nsw else llvm.AddOp(a, b))
+        return self.pure(
+            ("add", a, b, nsw), lambda: llvm.AddOp(a, b, overflow=NSW) if nsw else llvm.AddOp(a, b)
+        )
 
     def isub(self, a: SSAValue, b: SSAValue) -> SSAValue:
         if a in self.known and b in self.known:
@@ -222,7 +223,9 @@ class FunctionBuilder:
                 return x
             if self.known.get(y) == 0:
                 return y
-        return self.pure(("mul", a, b, nsw), lambda: llvm.MulOp(a, b, overflow=NSW) if nsw else llvm.MulOp(a, b))
+        return self.pure(
+            ("mul", a, b, nsw), lambda: llvm.MulOp(a, b, overflow=NSW) if nsw else llvm.MulOp(a, b)
+        )
 
     def icmp(self, predicate: str, a: SSAValue, b: SSAValue) -> SSAValue:
         flag = llvm.ICmpPredicateFlag(predicate).to_int()

@@ -18,13 +18,12 @@ import time
 from dataclasses import dataclass, field
 
 import llvmlite.binding as llvm_binding
-from xdsl.context import Context
-from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
-
 from tilecraft.backends.llvm.runtime import add_parallel_runtime
 from tilecraft.backends.llvm.target import parse_and_optimize, triple_and_layout
 from tilecraft.backends.llvm.translate import translate_module
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
 
 
 @dataclass

@@ -12,10 +12,9 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from xdsl.dialects.builtin import ModuleOp
-
 from tilecraft.backends.llvm.compile import build_llvm_module
 from tilecraft.backends.llvm.target import host_target_machine
+from xdsl.dialects.builtin import ModuleOp
 
 AOT_RUNTIME = "pthread"
 
@@ -48,7 +47,9 @@ def emit_shared_library(module: ModuleOp, path: str | Path, num_threads: int | N
         elif ld := shutil.which("ld") or shutil.which("ld.lld"):
             command = [ld, "-shared", "-o", str(path), str(obj)]
         else:
-            raise LinkError("linking a shared library needs a C compiler (cc) or a linker (ld) on PATH")
+            raise LinkError(
+                "linking a shared library needs a C compiler (cc) or a linker (ld) on PATH"
+            )
         done = subprocess.run(command, capture_output=True, text=True)
         if done.returncode != 0:
             raise LinkError(f"'{' '.join(command)}' failed: {done.stderr.strip()}")

@@ -24,13 +24,19 @@ from math import prod
 
 import llvmlite.binding as llvm_binding
 import numpy as np
-from xdsl.dialects import func, memref
-from xdsl.dialects.builtin import AnyFloat, IntegerType, MemRefType, ModuleOp, Signedness, StringAttr
-from xdsl.ir import Attribute
-
 from tilecraft.backends.llvm.compile import CompileTimes, build_llvm_module
 from tilecraft.backends.llvm.runtime import default_flavour
 from tilecraft.backends.llvm.target import create_host_target_machine
+from xdsl.dialects import func, memref
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    Signedness,
+    StringAttr,
+)
+from xdsl.ir import Attribute
 
 
 def numpy_dtype(element: Attribute) -> np.dtype:
@@ -67,7 +73,9 @@ def signature_of(function: func.FuncOp) -> list[ArgSpec]:
             attr = function.arg_attrs.data[i].data.get("tc.name")
             if isinstance(attr, StringAttr):
                 name = attr.data
-        specs.append(ArgSpec(name, tuple(t.get_shape()), numpy_dtype(t.element_type), arg in written))
+        specs.append(
+            ArgSpec(name, tuple(t.get_shape()), numpy_dtype(t.element_type), arg in written)
+        )
     return specs
 
 
@@ -143,7 +151,13 @@ class CompiledFunction:
 class JitModule:
     """The functions of one compiled module, by name."""
 
-    def __init__(self, engine: llvm_binding.ExecutionEngine, llvm_module: llvm_binding.ModuleRef, signatures: dict[str, list[ArgSpec]], times: CompileTimes):
+    def __init__(
+        self,
+        engine: llvm_binding.ExecutionEngine,
+        llvm_module: llvm_binding.ModuleRef,
+        signatures: dict[str, list[ArgSpec]],
+        times: CompileTimes,
+    ):
         self._engine = engine
         self.llvm_module = llvm_module
         self.times = times
@@ -156,7 +170,9 @@ class JitModule:
         try:
             return self.functions[name]
         except KeyError:
-            raise KeyError(f"no function '{name}' in this module (it has: {', '.join(self.functions)})") from None
+            raise KeyError(
+                f"no function '{name}' in this module (it has: {', '.join(self.functions)})"
+            ) from None
 
     def __contains__(self, name: object) -> bool:
         return name in self.functions
@@ -173,7 +189,9 @@ class JitModule:
         return str(self.llvm_module)
 
 
-def compile_loop_module(module: ModuleOp, *, num_threads: int | None = None, runtime: str | None = None) -> JitModule:
+def compile_loop_module(
+    module: ModuleOp, *, num_threads: int | None = None, runtime: str | None = None
+) -> JitModule:
     """JIT-compile every function of a loop-level module for this CPU.
 
     `num_threads` (default `os.cpu_count()`) is how many threads a parallel loop
@@ -184,7 +202,9 @@ def compile_loop_module(module: ModuleOp, *, num_threads: int | None = None, run
         module, runtime or default_flavour(), num_threads or os.cpu_count(), times=times
     )
     # After lowering, which has rejected functions that are not memrefs in, nothing out.
-    signatures = {op.sym_name.data: signature_of(op) for op in module.ops if isinstance(op, func.FuncOp)}
+    signatures = {
+        op.sym_name.data: signature_of(op) for op in module.ops if isinstance(op, func.FuncOp)
+    }
     engine = llvm_binding.create_mcjit_compiler(llvm_module, create_host_target_machine(jit=True))
     engine.finalize_object()
     return JitModule(engine, llvm_module, signatures, times)

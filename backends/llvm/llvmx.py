@@ -151,9 +151,7 @@ class SelectOp(IRDLOperation):
 
     def verify_(self) -> None:
         if _lanes(self.cond.type) != _lanes(self.lhs.type):
-            raise VerifyException(
-                "llvmx.select needs as many condition lanes as value lanes."
-            )
+            raise VerifyException("llvmx.select needs as many condition lanes as value lanes.")
 
 
 @irdl_op_definition
@@ -171,9 +169,7 @@ class ExtractElementOp(IRDLOperation):
 
     def __init__(self, vector: SSAValue, index: SSAValue):
         assert isinstance(vector.type, VectorType)
-        super().__init__(
-            operands=[vector, index], result_types=[vector.type.element_type]
-        )
+        super().__init__(operands=[vector, index], result_types=[vector.type.element_type])
 
 
 class _MaskedMemoryOp(IRDLOperation):
@@ -184,9 +180,7 @@ class _MaskedMemoryOp(IRDLOperation):
 
     def _check_mask(self, mask: SSAValue, value_type: Attribute) -> None:
         if _lanes(mask.type) != _lanes(value_type):
-            raise VerifyException(
-                f"{self.name} needs a mask with one lane per value lane."
-            )
+            raise VerifyException(f"{self.name} needs a mask with one lane per value lane.")
 
 
 @irdl_op_definition

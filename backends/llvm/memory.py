@@ -29,13 +29,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects import llvm, memref
-from xdsl.dialects.builtin import IntegerType, MemRefType, VectorType, i8, i64
-from xdsl.ir import Attribute, SSAValue
-
 from tilecraft.backends.llvm import llvmx
 from tilecraft.backends.llvm.builder import FunctionBuilder, i1_vector
 from tilecraft.backends.llvm.vectorize import Affine, Lanes, Lowered, Vec, materialize
+from xdsl.dialects import llvm, memref
+from xdsl.dialects.builtin import IntegerType, MemRefType, VectorType, i8, i64
+from xdsl.ir import Attribute, SSAValue
 
 
 def row_major_strides(shape: Sequence[int]) -> list[int]:
@@ -64,7 +63,14 @@ class Access:
     is not (then `lane_stride` is folded into it).
     """
 
-    def __init__(self, b: FunctionBuilder, ref: SSAValue, indices: Sequence[Lowered], mtype: MemRefType, lanes: Lanes | None):
+    def __init__(
+        self,
+        b: FunctionBuilder,
+        ref: SSAValue,
+        indices: Sequence[Lowered],
+        mtype: MemRefType,
+        lanes: Lanes | None,
+    ):
         self.b = b
         self.ref = ref
         self.element = mtype.element_type
@@ -109,7 +115,13 @@ class Access:
         return materialize(self.b, Affine(self.offset, self.lane_stride), width)
 
 
-def lower_load(b: FunctionBuilder, op: memref.LoadOp, ref: SSAValue, indices: Sequence[Lowered], lanes: Lanes | None) -> Lowered:
+def lower_load(
+    b: FunctionBuilder,
+    op: memref.LoadOp,
+    ref: SSAValue,
+    indices: Sequence[Lowered],
+    lanes: Lanes | None,
+) -> Lowered:
     mtype = op.memref.type
     assert isinstance(mtype, MemRefType)
     access = Access(b, ref, indices, mtype, lanes)
@@ -134,7 +146,14 @@ def lower_load(b: FunctionBuilder, op: memref.LoadOp, ref: SSAValue, indices: Se
     return Vec(_from_memory(b, value, access.element))
 
 
-def lower_store(b: FunctionBuilder, op: memref.StoreOp, value: Lowered, ref: SSAValue, indices: Sequence[Lowered], lanes: Lanes | None) -> None:
+def lower_store(
+    b: FunctionBuilder,
+    op: memref.StoreOp,
+    value: Lowered,
+    ref: SSAValue,
+    indices: Sequence[Lowered],
+    lanes: Lanes | None,
+) -> None:
     mtype = op.memref.type
     assert isinstance(mtype, MemRefType)
     access = Access(b, ref, indices, mtype, lanes)
@@ -161,12 +180,16 @@ def lower_store(b: FunctionBuilder, op: memref.StoreOp, value: Lowered, ref: SSA
 def _from_memory(b: FunctionBuilder, value: SSAValue, element: Attribute) -> SSAValue:
     if memory_type(element) == element:
         return value
-    result_type = i1_vector(value.type.get_shape()[0]) if isinstance(value.type, VectorType) else element
+    result_type = (
+        i1_vector(value.type.get_shape()[0]) if isinstance(value.type, VectorType) else element
+    )
     return b.add(llvm.TruncOp(value, result_type))
 
 
 def _to_memory(b: FunctionBuilder, value: SSAValue, element: Attribute) -> SSAValue:
     if memory_type(element) == element:
         return value
-    result_type = VectorType(i8, value.type.get_shape()) if isinstance(value.type, VectorType) else i8
+    result_type = (
+        VectorType(i8, value.type.get_shape()) if isinstance(value.type, VectorType) else i8
+    )
     return b.add(llvm.ZExtOp(value, result_type))

@@ -19,13 +19,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from xdsl.dialects import arith, llvm, math
-from xdsl.dialects.builtin import Float64Type, IntegerType, VectorType, i1, i64
-from xdsl.ir import Attribute, Operation, SSAValue
-
 from tilecraft.backends.llvm import llvmx
 from tilecraft.backends.llvm.builder import FunctionBuilder, element_of, mangle, width_of
 from tilecraft.backends.llvm.llvmx import FCMP_PREDICATES
+from xdsl.dialects import arith, llvm, math
+from xdsl.dialects.builtin import Float64Type, IntegerType, VectorType, i1, i64
+from xdsl.ir import Attribute, Operation, SSAValue
 
 
 @dataclass
@@ -75,7 +74,9 @@ def _division(op_class: type[Operation]) -> Handler:
     return lower
 
 
-def _rounding_division(lw: OpLowering, op: Operation, args: list[SSAValue], rt: Attribute) -> SSAValue:
+def _rounding_division(
+    lw: OpLowering, op: Operation, args: list[SSAValue], rt: Attribute
+) -> SSAValue:
     """floordivsi/ceildivsi: the quotient rounded down/up instead of toward zero."""
     b = lw.b
     a, d = args[0], _safe_divisor(lw, args[1])

@@ -28,13 +28,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from xdsl.dialects import llvm
-from xdsl.dialects.builtin import UnitAttr, i32, i64
-from xdsl.ir import Attribute, SSAValue
-
 from tilecraft.backends.llvm.builder import PTR, FunctionBuilder
 from tilecraft.backends.llvm.runtime import PARALLEL_LAUNCH
 from tilecraft.dialects.loop import ForOp
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import UnitAttr, i32, i64
+from xdsl.ir import Attribute, SSAValue
 
 if TYPE_CHECKING:
     from tilecraft.lowering.convert_loop_to_llvm import FunctionLowering
@@ -69,7 +68,9 @@ def outline_parallel_loop(outer: FunctionLowering, loop: ForOp, name: str) -> No
 
     # The body: captures as parameters, then the iteration range.
     arg_attrs = [{"llvm.noalias": UnitAttr()} if t == PTR else {} for t in types]
-    body_function = module.define(f"{name}_body", [*types, i64, i64], "internal", [*arg_attrs, {}, {}])
+    body_function = module.define(
+        f"{name}_body", [*types, i64, i64], "internal", [*arg_attrs, {}, {}]
+    )
     body = FunctionLowering(module, body_function, f"{name}_body", in_parallel=True)
     body.values.update(zip(passed, body.b.args))
     for value in constants:
@@ -98,7 +99,9 @@ def outline_parallel_loop(outer: FunctionLowering, loop: ForOp, name: str) -> No
         return task.iadd(start, task.index(loop.lb.data), nsw=True)
 
     next_thread = task.iadd(thread64, task.index(1), nsw=True)
-    task.call(body_function.sym_name.data, [*unpacked, share_start(thread64), share_start(next_thread)])
+    task.call(
+        body_function.sym_name.data, [*unpacked, share_start(thread64), share_start(next_thread)]
+    )
     task.add(llvm.ReturnOp())
     task.finish()
 

@@ -47,7 +47,9 @@ def libgomp_candidates() -> list[str]:
     name = ctypes.util.find_library("gomp")
     if name:
         found.append(name)
-    found += sorted(glob.glob("/usr/lib/*/libgomp.so.1")) + sorted(glob.glob("/usr/lib64/libgomp.so.1"))
+    found += sorted(glob.glob("/usr/lib/*/libgomp.so.1")) + sorted(
+        glob.glob("/usr/lib64/libgomp.so.1")
+    )
     site = Path(sysconfig.get_paths()["purelib"])
     found += sorted(str(p) for p in site.glob("xgboost_cpu.libs/libgomp*.so*"))
     found += sorted(str(p) for p in site.glob("xgboost.libs/libgomp*.so*"))
@@ -118,14 +120,18 @@ def _define_gomp_launch(module: ir.Module, launch: ir.Function, threads: int) ->
         module, "GOMP_parallel", ir.FunctionType(ir.VoidType(), [_PTR, _PTR, _I32, _I32])
     )
 
-    trampoline = ir.Function(module, ir.FunctionType(ir.VoidType(), [_PTR]), "tilecraft_gomp_trampoline")
+    trampoline = ir.Function(
+        module, ir.FunctionType(ir.VoidType(), [_PTR]), "tilecraft_gomp_trampoline"
+    )
     trampoline.linkage = "internal"
     trampoline.attributes.add("nounwind")
     builder = ir.IRBuilder(trampoline.append_basic_block())
     data = trampoline.args[0]
     task = builder.load(builder.gep(data, [_I32(0), _I32(0)], source_etype=pair), typ=_PTR)
     context = builder.load(builder.gep(data, [_I32(0), _I32(1)], source_etype=pair), typ=_PTR)
-    _call_task(builder, task, [context, builder.call(thread_num, []), builder.call(num_threads, [])])
+    _call_task(
+        builder, task, [context, builder.call(thread_num, []), builder.call(num_threads, [])]
+    )
     builder.ret_void()
 
     builder = ir.IRBuilder(launch.append_basic_block())
@@ -150,7 +156,9 @@ def _define_pthread_launch(module: ir.Module, launch: ir.Function, threads: int)
     thread_main.attributes.add("nounwind")
     builder = ir.IRBuilder(thread_main.append_basic_block())
     fields = [
-        builder.load(builder.gep(thread_main.args[0], [_I32(0), _I32(i)], source_etype=record), typ=t)
+        builder.load(
+            builder.gep(thread_main.args[0], [_I32(0), _I32(i)], source_etype=record), typ=t
+        )
         for i, t in enumerate([_PTR, _PTR, _I32, _I32])
     ]
     _call_task(builder, fields[0], fields[1:])

@@ -28,14 +28,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from llvmlite import ir
+from tilecraft.backends.llvm import llvmx
+from tilecraft.backends.llvm.builder import mangle
 from xdsl.backend.llvm.convert_op import convert_op
 from xdsl.backend.llvm.convert_type import convert_type
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
-
-from tilecraft.backends.llvm import llvmx
-from tilecraft.backends.llvm.builder import mangle
 
 _ARG_FLAGS = {
     "llvm.noalias": "noalias",
@@ -63,7 +62,9 @@ def translate_module(module: ModuleOp, triple: str = "", data_layout: str = "") 
     functions = []
     for op in module.ops:
         if not isinstance(op, llvm.FuncOp):
-            raise TranslationError(f"cannot translate '{op.name}' at module level; run convert-loop-to-llvm first")
+            raise TranslationError(
+                f"cannot translate '{op.name}' at module level; run convert-loop-to-llvm first"
+            )
         functions.append(op)
     for op in functions:
         _declare(op, result)
@@ -127,10 +128,14 @@ def _intrinsic(builder: ir.IRBuilder, name: str, result: ir.Type, args: list[ir.
     return builder.call(function, args)
 
 
-def _vector_gep(builder: ir.IRBuilder, op: llvmx.MaskedGatherOp | llvmx.MaskedScatterOp, values: dict) -> ir.Value:
+def _vector_gep(
+    builder: ir.IRBuilder, op: llvmx.MaskedGatherOp | llvmx.MaskedScatterOp, values: dict
+) -> ir.Value:
     """`getelementptr T, ptr %base, <W x i64> %offsets`: a vector of pointers."""
     offsets = values[op.offsets]
-    pointers = builder.gep(values[op.base], [offsets], inbounds=True, source_etype=convert_type(op.elem_type))
+    pointers = builder.gep(
+        values[op.base], [offsets], inbounds=True, source_etype=convert_type(op.elem_type)
+    )
     pointers.type = ir.VectorType(ir.PointerType(), offsets.type.count)  # llvmlite assumes a scalar
     return pointers
 
@@ -142,26 +147,37 @@ def _align(op: llvmx._MaskedMemoryOp) -> ir.Constant:
 def _masked_load(op: llvmx.MaskedLoadOp, builder: ir.IRBuilder, values: dict) -> ir.Value:
     result = convert_type(op.res.type)
     name = f"llvm.masked.load.{mangle(op.res.type)}.p0"
-    return _intrinsic(builder, name, result, [values[op.ptr], _align(op), values[op.mask], values[op.passthru]])
+    return _intrinsic(
+        builder, name, result, [values[op.ptr], _align(op), values[op.mask], values[op.passthru]]
+    )
 
 
 def _masked_store(op: llvmx.MaskedStoreOp, builder: ir.IRBuilder, values: dict) -> None:
     name = f"llvm.masked.store.{mangle(op.value.type)}.p0"
-    _intrinsic(builder, name, ir.VoidType(), [values[op.value], values[op.ptr], _align(op), values[op.mask]])
+    _intrinsic(
+        builder,
+        name,
+        ir.VoidType(),
+        [values[op.value], values[op.ptr], _align(op), values[op.mask]],
+    )
 
 
 def _masked_gather(op: llvmx.MaskedGatherOp, builder: ir.IRBuilder, values: dict) -> ir.Value:
     t = op.res.type
     name = f"llvm.masked.gather.{mangle(t)}.v{t.get_shape()[0]}p0"
     pointers = _vector_gep(builder, op, values)
-    return _intrinsic(builder, name, convert_type(t), [pointers, _align(op), values[op.mask], values[op.passthru]])
+    return _intrinsic(
+        builder, name, convert_type(t), [pointers, _align(op), values[op.mask], values[op.passthru]]
+    )
 
 
 def _masked_scatter(op: llvmx.MaskedScatterOp, builder: ir.IRBuilder, values: dict) -> None:
     t = op.value.type
     name = f"llvm.masked.scatter.{mangle(t)}.v{t.get_shape()[0]}p0"
     pointers = _vector_gep(builder, op, values)
-    _intrinsic(builder, name, ir.VoidType(), [values[op.value], pointers, _align(op), values[op.mask]])
+    _intrinsic(
+        builder, name, ir.VoidType(), [values[op.value], pointers, _align(op), values[op.mask]]
+    )
 
 
 def _gep(op: llvm.GEPOp, builder: ir.IRBuilder, values: dict) -> ir.Value:
@@ -172,7 +188,12 @@ def _gep(op: llvm.GEPOp, builder: ir.IRBuilder, values: dict) -> ir.Value:
         values[next(dynamic)] if i == llvm.GEP_USE_SSA_VAL else ir.Constant(ir.IntType(32), i)
         for i in op.rawConstantIndices.iter_values()
     ]
-    return builder.gep(values[op.ptr], indices, inbounds=op.inbounds is not None, source_etype=convert_type(op.elem_type))
+    return builder.gep(
+        values[op.ptr],
+        indices,
+        inbounds=op.inbounds is not None,
+        source_etype=convert_type(op.elem_type),
+    )
 
 
 def _alloca(op: llvm.AllocaOp, builder: ir.IRBuilder, values: dict) -> ir.Value:
@@ -210,7 +231,9 @@ def _intrinsic_op(op: Operation, builder: ir.IRBuilder, values: dict) -> ir.Valu
 
 
 def _fcmp(op: llvmx.FCmpOp, builder: ir.IRBuilder, values: dict) -> ir.Value:
-    instruction = ir.instructions.FCMPInstr(builder.block, op.predicate.data, values[op.lhs], values[op.rhs])
+    instruction = ir.instructions.FCMPInstr(
+        builder.block, op.predicate.data, values[op.lhs], values[op.rhs]
+    )
     builder._insert(instruction)  # llvmlite's fcmp helpers take only a subset of predicates
     return instruction
 

@@ -33,12 +33,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tilecraft.backends.llvm.builder import FunctionBuilder
+from tilecraft.dialects.loop import AllocOp, ForOp, GuardOp
 from xdsl.dialects import memref, scf
 from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Block, Operation, SSAValue
-
-from tilecraft.backends.llvm.builder import FunctionBuilder
-from tilecraft.dialects.loop import AllocOp, ForOp, GuardOp
 
 # Vectors wider than this many bytes are strip mined (4 x 512-bit registers).
 MAX_VECTOR_BYTES = 256

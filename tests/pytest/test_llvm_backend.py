@@ -16,7 +16,6 @@ import math
 
 import numpy as np
 import pytest
-
 from tilecraft.backends.llvm import (
     compile_loop_module,
     emit_assembly,
@@ -153,13 +152,19 @@ func.func @f(%A: memref<3x8x16xf32>, %B: memref<3x8x16xf32>) {
     )
     a, b = rand((3, 8, 16)), np.zeros((3, 8, 16), np.float32)
     f(a, b)
-    np.testing.assert_allclose(b, a * 3 + np.arange(3, dtype=np.float32)[:, None, None], rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(
+        b, a * 3 + np.arange(3, dtype=np.float32)[:, None, None], rtol=1e-6, atol=1e-6
+    )
 
 
 @pytest.mark.parametrize("runtime", ["gomp", "pthread"])
 @pytest.mark.parametrize("threads", [1, 2, 3, 7])
 def test_parallel_runtimes_cover_every_iteration(runtime, threads):
-    f = single(unary_kernel("%r = arith.negf %a : f32", 37, "parallel"), runtime=runtime, num_threads=threads)
+    f = single(
+        unary_kernel("%r = arith.negf %a : f32", 37, "parallel"),
+        runtime=runtime,
+        num_threads=threads,
+    )
     a, b = rand(37), np.zeros(37, np.float32)
     f(a, b)
     np.testing.assert_array_equal(b, -a)
@@ -312,7 +317,9 @@ func.func @f(%A: memref<32xi32>, %D: memref<32xi32>, %Q: memref<32xi32>) {
     q = np.full(32, 7, np.int32)
     f(a, d, q)
     nz = d != 0
-    np.testing.assert_array_equal(q[nz], (np.abs(a[nz]) // np.abs(d[nz])) * np.sign(a[nz]) * np.sign(d[nz]))
+    np.testing.assert_array_equal(
+        q[nz], (np.abs(a[nz]) // np.abs(d[nz])) * np.sign(a[nz]) * np.sign(d[nz])
+    )
     np.testing.assert_array_equal(q[~nz], 7)
 
 
@@ -534,7 +541,9 @@ def test_int_binary_ops(op, t, kind):
     f = single(binary_kernel("%r = " + op.format(t=t), n, kind, t))
     dtype = {"i8": np.int8, "i32": np.int32, "i64": np.int64}[t]
     a = rand(n, dtype, -10, 11)
-    b = rand(n, dtype, 1, 6) * np.where(RNG.random(n) < 0.5, -1, 1).astype(dtype)  # no zero divisors
+    b = rand(n, dtype, 1, 6) * np.where(RNG.random(n) < 0.5, -1, 1).astype(
+        dtype
+    )  # no zero divisors
     c = np.zeros(n, dtype)
     f(a, b, c)
     np.testing.assert_array_equal(c, INT_BINARY[op](a, b).astype(dtype))
@@ -610,7 +619,10 @@ func.func @f(%A: memref<45xf32>, %M: memref<45xi1>, %O: memref<45xi1>, %B: memre
 
 
 def test_several_functions_in_one_module():
-    jit = build(unary_kernel("%r = arith.negf %a : f32", 8, "serial") + unary_kernel("%r = arith.addf %a, %a : f32", 8, "vectorized").replace("@f", "@g"))
+    jit = build(
+        unary_kernel("%r = arith.negf %a : f32", 8, "serial")
+        + unary_kernel("%r = arith.addf %a, %a : f32", 8, "vectorized").replace("@f", "@g")
+    )
     assert sorted(jit.functions) == ["f", "g"]
     a, b = rand(8), np.zeros(8, np.float32)
     jit["g"](a, b)
@@ -657,12 +669,27 @@ def test_signature(matmul):
     "make, message",
     [
         (lambda a, b, c: (a, b), r"mm\(\) takes 3 arrays \(A, B, arg2\), got 2"),
-        (lambda a, b, c: (a.tolist(), b, c), r"argument 'A' \(#1\) must be a numpy array, got list"),
-        (lambda a, b, c: (a, np.zeros((3, 6), np.float32), c), r"argument 'B' \(#2\) has shape \(3, 6\), expected \(3, 5\)"),
-        (lambda a, b, c: (a, b.astype(np.float64), c), r"argument 'B' \(#2\) has dtype float64, expected float32"),
+        (
+            lambda a, b, c: (a.tolist(), b, c),
+            r"argument 'A' \(#1\) must be a numpy array, got list",
+        ),
+        (
+            lambda a, b, c: (a, np.zeros((3, 6), np.float32), c),
+            r"argument 'B' \(#2\) has shape \(3, 6\), expected \(3, 5\)",
+        ),
+        (
+            lambda a, b, c: (a, b.astype(np.float64), c),
+            r"argument 'B' \(#2\) has dtype float64, expected float32",
+        ),
         (lambda a, b, c: (np.asfortranarray(a), b, c), r"argument 'A' \(#1\) is not C-contiguous"),
-        (lambda a, b, c: (a, b, np.zeros((5, 4), np.float32).T), r"argument 'arg2' \(#3\) is not C-contiguous"),
-        (lambda a, b, c: (a, b, _readonly(c)), r"argument 'arg2' \(#3\) is an output but is not writeable"),
+        (
+            lambda a, b, c: (a, b, np.zeros((5, 4), np.float32).T),
+            r"argument 'arg2' \(#3\) is not C-contiguous",
+        ),
+        (
+            lambda a, b, c: (a, b, _readonly(c)),
+            r"argument 'arg2' \(#3\) is an output but is not writeable",
+        ),
         (lambda a, b, c: (a, b, _misaligned((4, 5))), r"argument 'arg2' \(#3\) is not aligned"),
     ],
 )
@@ -675,7 +702,9 @@ def test_bad_arguments_are_rejected(matmul, make, message):
 def test_output_overlapping_an_input_is_rejected():
     f = single(unary_kernel("%r = arith.negf %a : f32", 8, "serial"))
     buffer = np.zeros(16, np.float32)
-    with pytest.raises(ValueError, match=r"argument 'arg1' \(#2\) is an output and overlaps argument 'arg0' \(#1\)"):
+    with pytest.raises(
+        ValueError, match=r"argument 'arg1' \(#2\) is an output and overlaps argument 'arg0' \(#1\)"
+    ):
         f(buffer[:8], buffer[4:12])
     f(buffer[:8], buffer[8:])  # adjacent is fine
 
@@ -709,7 +738,9 @@ func.func @f(%A: memref<4xf32>) {
   }
   func.return
 }"""
-    with pytest.raises(OpError, match=r"k.mlir:5:5: error: convert-loop-to-llvm: 'math.atan' is not supported"):
+    with pytest.raises(
+        OpError, match=r"k.mlir:5:5: error: convert-loop-to-llvm: 'math.atan' is not supported"
+    ):
         compile_loop_module(parse_text(text, "k.mlir"))
 
 
@@ -725,7 +756,9 @@ def test_non_memref_argument_is_rejected():
 def test_emitters_and_shared_library(tmp_path):
     text = register_tiled_matmul(12, 32, 8, mr=6, nr=16, scope="local")
     module = parse_text(text)
-    assert "define void @matmul(ptr noalias nonnull align 4 dereferenceable(384)" in emit_llvm_ir(module)
+    assert "define void @matmul(ptr noalias nonnull align 4 dereferenceable(384)" in emit_llvm_ir(
+        module
+    )
     assert "vfmadd" in emit_assembly(module)
     assert emit_object(module)[:4] == b"\x7fELF"
     library = tmp_path / "libmm.so"
