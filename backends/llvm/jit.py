@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import ctypes
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import NoReturn
 from dataclasses import dataclass
 from math import prod
 
@@ -79,6 +80,25 @@ def signature_of(function: func.FuncOp) -> list[ArgSpec]:
     return specs
 
 
+def _find_data_address() -> Callable[[np.ndarray], int]:
+    """The fastest correct way to read an array's data pointer.
+
+    `array.ctypes.data` costs ~1.5 us, a tenth of a small kernel's call; reading
+    the `data` field of numpy's array struct (just after the object header)
+    costs ~0.3 us. The field's offset is found and verified here, once, against
+    `ctypes.data` on probe arrays; if it cannot be, the slow way is used.
+    """
+    probes = [np.zeros(3, np.float32), np.ones((2, 5), np.int8)[1:]]
+    for offset in (16, 24, 32, 40):
+        field = ctypes.c_size_t
+        if all(field.from_address(id(p) + offset).value == p.ctypes.data for p in probes):
+            return lambda array: field.from_address(id(array) + offset).value
+    return lambda array: array.ctypes.data
+
+
+_data_address = _find_data_address()
+
+
 def _describe(spec: ArgSpec, index: int) -> str:
     return f"argument '{spec.name}' (#{index + 1})"
 
@@ -91,6 +111,8 @@ class CompiledFunction:
         self.specs = tuple(specs)
         self._owner = owner  # keeps the machine code alive
         self._function = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * len(specs))(address)
+        self._outputs = [i for i, s in enumerate(specs) if s.output] if len(specs) > 1 else []
+        self._sizes = [nbytes(s) for s in specs]
 
     @property
     def arg_names(self) -> list[str]:
@@ -108,7 +130,11 @@ class CompiledFunction:
         self._function(*self.check(arrays))
 
     def check(self, arrays: Sequence[object]) -> list[int]:
-        """Validate `arrays` against the signature; their data addresses."""
+        """Validate `arrays` against the signature; their data addresses.
+
+        Written for speed (it runs on every call): one cheap test per array, and
+        the precise message only once something is wrong.
+        """
         if len(arrays) != len(self.specs):
             raise ValueError(
                 f"{self.name}() takes {len(self.specs)} arrays "
@@ -116,35 +142,44 @@ class CompiledFunction:
             )
         addresses = []
         for i, (array, spec) in enumerate(zip(arrays, self.specs)):
-            what = _describe(spec, i)
-            if not isinstance(array, np.ndarray):
-                raise ValueError(f"{what} must be a numpy array, got {type(array).__name__}")
-            if array.shape != spec.shape:
-                raise ValueError(f"{what} has shape {array.shape}, expected {spec.shape}")
-            if array.dtype != spec.dtype:
-                raise ValueError(f"{what} has dtype {array.dtype}, expected {spec.dtype}")
-            if not array.flags.c_contiguous:
-                raise ValueError(f"{what} is not C-contiguous; pass np.ascontiguousarray(...)")
-            if not array.flags.aligned:
-                raise ValueError(f"{what} is not aligned to its element size")
-            if spec.output and not array.flags.writeable:
-                raise ValueError(f"{what} is an output but is not writeable")
-            addresses.append(array.__array_interface__["data"][0])
-        self._check_overlap(arrays, addresses)  # type: ignore[arg-type]
+            if not isinstance(array, np.ndarray) or array.shape != spec.shape:
+                self._reject(array, spec, i)
+            flags = array.flags  # type: ignore[union-attr]
+            if (
+                array.dtype != spec.dtype  # type: ignore[union-attr]
+                or not (flags.c_contiguous and flags.aligned)
+                or (spec.output and not flags.writeable)
+            ):
+                self._reject(array, spec, i)
+            addresses.append(_data_address(array))  # type: ignore[arg-type]
+        if self._outputs:
+            self._check_overlap(addresses)
         return addresses
 
-    def _check_overlap(self, arrays: Sequence[np.ndarray], addresses: list[int]) -> None:
-        for i, spec in enumerate(self.specs):
-            if not spec.output:
-                continue
-            start, end = addresses[i], addresses[i] + arrays[i].nbytes
-            for j, other in enumerate(self.specs):
-                if j == i or arrays[j].nbytes == 0:
-                    continue
-                if addresses[j] < end and start < addresses[j] + arrays[j].nbytes:
+    @staticmethod
+    def _reject(array: object, spec: ArgSpec, index: int) -> NoReturn:
+        what = _describe(spec, index)
+        if not isinstance(array, np.ndarray):
+            raise ValueError(f"{what} must be a numpy array, got {type(array).__name__}")
+        if array.shape != spec.shape:
+            raise ValueError(f"{what} has shape {array.shape}, expected {spec.shape}")
+        if array.dtype != spec.dtype:
+            raise ValueError(f"{what} has dtype {array.dtype}, expected {spec.dtype}")
+        if not array.flags.c_contiguous:
+            raise ValueError(f"{what} is not C-contiguous; pass np.ascontiguousarray(...)")
+        if not array.flags.aligned:
+            raise ValueError(f"{what} is not aligned to its element size")
+        raise ValueError(f"{what} is an output but is not writeable")
+
+    def _check_overlap(self, addresses: list[int]) -> None:
+        sizes = self._sizes
+        for i in self._outputs:
+            start, end = addresses[i], addresses[i] + sizes[i]
+            for j, other in enumerate(addresses):
+                if j != i and sizes[j] and other < end and start < other + sizes[j]:
                     raise ValueError(
-                        f"{_describe(spec, i)} is an output and overlaps "
-                        f"{_describe(other, j)}; pass separate arrays"
+                        f"{_describe(self.specs[i], i)} is an output and overlaps "
+                        f"{_describe(self.specs[j], j)}; pass separate arrays"
                     )
 
 
