@@ -95,6 +95,8 @@ PASS = "convert-loop-to-llvm"
 # "local" buffers larger than this go to the heap: worker threads have small stacks.
 MAX_STACK_BYTES = 256 * 1024
 BUFFER_ALIGNMENT = 64
+# Small buffers get a stack slot per copy (SROA keeps them apart in registers).
+SHARED_SLOT_BYTES = 4096
 
 
 class ModuleLowering:
@@ -181,6 +183,7 @@ class FunctionLowering:
         self.values: dict[SSAValue, Lowered] = {}
         self.lanes: Lanes | None = None
         self._heap_buffers: list[list[SSAValue]] = []
+        self._stack_slots: dict[AllocOp, SSAValue] = {}
         self._outlined = 0
 
     # Values -----------------------------------------------------------------
@@ -405,7 +408,11 @@ class FunctionLowering:
         count = prod(mtype.get_shape())
         size = count * element_bytes(mtype.element_type)
         if op.scope.data != "global" and size <= MAX_STACK_BYTES:
-            self.values[op.buffer] = self.b.alloca(stored, count, BUFFER_ALIGNMENT)
+            # Copies of one alloc (an unrolled loop writes its body several times)
+            # share a stack slot once it is big: their lifetimes do not overlap.
+            if size <= SHARED_SLOT_BYTES or op not in self._stack_slots:
+                self._stack_slots[op] = self.b.alloca(stored, count, BUFFER_ALIGNMENT)
+            self.values[op.buffer] = self._stack_slots[op]
             return
         self.module.declare("aligned_alloc", [i64, i64], PTR)
         rounded = -(-size // BUFFER_ALIGNMENT) * BUFFER_ALIGNMENT  # aligned_alloc wants a multiple

@@ -8,8 +8,9 @@ overloaded on vector types, so most handlers do not care which they get.
 Float arithmetic carries the fast-math flags the pass was given (`contract`, so
 `a * b + c` becomes an FMA, and `reassoc` by default, so LLVM may vectorize
 reductions). Ops without a single LLVM counterpart are expanded here:
-`floordivsi`/`ceildivsi` (from sdiv and srem), `rsqrt` (1 / sqrt), and `erf`
-(for f32 a polynomial that vectorizes; for f64 a call of libm's `erf` per lane).
+`floordivsi`/`ceildivsi` (from sdiv and srem), `rsqrt` (1 / sqrt); f32 `exp`,
+`tanh` and `erf` are polynomials that stay vectors (`mathfuncs.py`), f64 `erf` is
+a call of libm's `erf` per lane.
 Integer division in a masked vector context divides inactive lanes by one, so a
 lane the guard turned off cannot trap.
 """
@@ -20,10 +21,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from tilecraft.backends.llvm import llvmx
-from tilecraft.backends.llvm.builder import FunctionBuilder, element_of, mangle, width_of
+from tilecraft.backends.llvm.builder import (
+    FunctionBuilder,
+    element_of,
+    mangle,
+    width_of,
+)
 from tilecraft.backends.llvm.llvmx import FCMP_PREDICATES
+from tilecraft.backends.llvm.mathfuncs import FloatMath, erf_f32, exp_f32, tanh_f32
 from xdsl.dialects import arith, llvm, math
-from xdsl.dialects.builtin import Float64Type, IntegerType, VectorType, i1, i64
+from xdsl.dialects.builtin import Float32Type, IntegerType, VectorType, i1, i64
 from xdsl.ir import Attribute, Operation, SSAValue
 
 
@@ -145,58 +152,15 @@ def _fma(lw: OpLowering, op: Operation, args: list[SSAValue], rt: Attribute) -> 
     return lw.b.add(llvm.FMAOp(args[0], args[1], args[2]))
 
 
-def _erf(lw: OpLowering, op: Operation, args: list[SSAValue], rt: Attribute) -> SSAValue:
-    if isinstance(element_of(rt), Float64Type):
-        return _libm_per_lane(lw, "erf", args[0], rt)
-    return _erf_f32(lw, args[0], rt)
+def _f32_or(libm: Handler, formula: Callable[[FloatMath, SSAValue], SSAValue]) -> Handler:
+    """`formula` (see mathfuncs.py) for f32, `libm` for other types."""
 
+    def lower(lw: OpLowering, op: Operation, args: list[SSAValue], rt: Attribute) -> SSAValue:
+        if isinstance(element_of(rt), Float32Type):
+            return formula(FloatMath(lw.b, rt), args[0])
+        return libm(lw, op, args, rt)
 
-def _erf_f32(lw: OpLowering, x: SSAValue, rt: Attribute) -> SSAValue:
-    """erf for f32 from arithmetic only, so it vectorizes; |error| < 2e-7.
-
-    Small |x| uses the Taylor series (relative accuracy near 0); larger |x| uses
-    the classic Chebyshev fit of erfc: t * exp(-z^2 + P(t)), t = 1 / (1 + z/2).
-    """
-    b = lw.b
-
-    def c(value: float) -> SSAValue:
-        return b.const(value, rt)
-
-    def mul(p: SSAValue, q: SSAValue) -> SSAValue:
-        return b.add(llvm.FMulOp(p, q, lw.fastmath))
-
-    def add(p: SSAValue, q: SSAValue) -> SSAValue:
-        return b.add(llvm.FAddOp(p, q, lw.fastmath))
-
-    def horner(t: SSAValue, coefficients: Sequence[float]) -> SSAValue:
-        acc = c(coefficients[-1])
-        for coefficient in reversed(coefficients[:-1]):
-            acc = add(mul(acc, t), c(coefficient))
-        return acc
-
-    x2 = mul(x, x)
-    # 2/sqrt(pi) * (x - x^3/3 + x^5/10 - x^7/42 + x^9/216 - x^11/1320)
-    two_over_sqrt_pi = 1.1283791670955126
-    series = [1.0, -1 / 3, 1 / 10, -1 / 42, 1 / 216, -1 / 1320]
-    small = mul(mul(x, horner(x2, series)), c(two_over_sqrt_pi))
-
-    z = b.add(llvm.FAbsOp(x, rt))
-    t = b.add(llvm.FDivOp(c(1.0), add(c(1.0), mul(c(0.5), z)), lw.fastmath))
-    chebyshev = [
-        -1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806,
-        0.27886807, -1.13520398, 1.48851587, -0.82215223, 0.17087277,
-    ]  # fmt: skip
-    exponent = b.add(llvm.FSubOp(horner(t, chebyshev), x2, lw.fastmath))
-    erfc = mul(t, b.add(llvm.FExpOp(exponent)))
-    large = b.add(llvm.FCopySignOp(b.add(llvm.FSubOp(c(1.0), erfc, lw.fastmath)), x))
-    is_small = _cmpf_raw(b, "olt", z, c(0.5))
-    return b.select(is_small, small, large)
-
-
-def _cmpf_raw(b: FunctionBuilder, predicate: str, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
-    if isinstance(lhs.type, VectorType):
-        return b.add(llvmx.FCmpOp(predicate, lhs, rhs))
-    return b.add(llvm.FCmpOp(lhs, rhs, predicate))
+    return lower
 
 
 def _libm_per_lane(lw: OpLowering, name: str, x: SSAValue, rt: Attribute) -> SSAValue:
@@ -255,15 +219,15 @@ HANDLERS: dict[type[Operation], Handler] = {
     arith.ExtUIOp: _int_resize(signed=False),
     arith.TruncIOp: _int_resize(signed=True),
     arith.IndexCastOp: _int_resize(signed=True),
-    math.ExpOp: _unary_intrinsic_op(llvm.FExpOp),
+    math.ExpOp: _f32_or(_unary_intrinsic_op(llvm.FExpOp), exp_f32),
     math.Exp2Op: _unary_intrinsic_op(llvm.FExp2Op),
     math.LogOp: _unary_intrinsic_op(llvm.FLogOp),
     math.Log2Op: _unary_intrinsic_op(llvm.FLog2Op),
     math.Log10Op: _intrinsic("log10"),
     math.SqrtOp: _unary_intrinsic_op(llvm.FSqrtOp),
     math.RsqrtOp: _rsqrt,
-    math.TanhOp: _intrinsic("tanh"),
-    math.ErfOp: _erf,
+    math.TanhOp: _f32_or(_intrinsic("tanh"), tanh_f32),
+    math.ErfOp: _f32_or(lambda lw, op, args, rt: _libm_per_lane(lw, "erf", args[0], rt), erf_f32),
     math.AbsFOp: lambda lw, op, args, rt: lw.b.add(llvm.FAbsOp(args[0], rt)),
     # The second operand says whether abs(INT_MIN) is poison: it is not.
     math.AbsIOp: lambda lw, op, args, rt: lw.b.intrinsic(

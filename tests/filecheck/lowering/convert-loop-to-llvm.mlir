@@ -397,31 +397,54 @@ func.func @int_ops(%A: memref<4xi32>, %B: memref<4xi32>) {
 // Math: LLVM intrinsics where xDSL has them, llvm.call_intrinsic otherwise,
 // rsqrt as 1/sqrt, and f64 erf from libm.
 
-func.func @math_ops(%A: memref<2xf32>, %D: memref<2xf64>) {
+func.func @math_ops(%A: memref<2xf64>) {
   loop.for %i = 0 to 2 {
-    %a = memref.load %A[%i] : memref<2xf32>
-    %e = math.exp %a : f32
-    %t = math.tanh %e : f32
-    %r = math.rsqrt %t : f32
-    %q = math.fma %r, %a, %e : f32
-    memref.store %q, %A[%i] : memref<2xf32>
-    %d = memref.load %D[%i] : memref<2xf64>
-    %erf = math.erf %d : f64
-    memref.store %erf, %D[%i] : memref<2xf64>
+    %a = memref.load %A[%i] : memref<2xf64>
+    %e = math.exp %a : f64
+    %t = math.tanh %e : f64
+    %r = math.rsqrt %t : f64
+    %q = math.fma %r, %a, %e : f64
+    %erf = math.erf %q : f64
+    memref.store %erf, %A[%i] : memref<2xf64>
   }
   func.return
 }
 
 // CHECK-LABEL: llvm.func @math_ops(
-// CHECK-DAG:     %[[ONE:.*]] = llvm.mlir.constant(1.000000e+00 : f32) : f32
-// CHECK:         %[[A:.*]] = llvm.load %{{.*}} -> f32
-// CHECK-NEXT:    %[[E:.*]] = llvm.intr.exp(%[[A]]) : (f32) -> f32
-// CHECK-NEXT:    %[[T:.*]] = llvm.call_intrinsic "llvm.tanh.f32"(%[[E]]) : (f32) -> f32
-// CHECK-NEXT:    %[[S:.*]] = llvm.intr.sqrt(%[[T]]) : (f32) -> f32
-// CHECK-NEXT:    %[[R:.*]] = llvm.fdiv %[[ONE]], %[[S]] {{.*}} : f32
-// CHECK-NEXT:    %[[Q:.*]] = llvm.intr.fma(%[[R]], %[[A]], %[[E]]) : (f32, f32, f32) -> f32
-// CHECK-NEXT:    llvm.store %[[Q]]
-// CHECK:         %[[D:.*]] = llvm.load %{{.*}} -> f64
-// CHECK-NEXT:    %[[ERF:.*]] = llvm.call @erf(%[[D]]) : (f64) -> f64
+// CHECK-DAG:     %[[ONE:.*]] = llvm.mlir.constant(1.000000e+00 : f64) : f64
+// CHECK:         %[[A:.*]] = llvm.load %{{.*}} -> f64
+// CHECK-NEXT:    %[[E:.*]] = llvm.intr.exp(%[[A]]) : (f64) -> f64
+// CHECK-NEXT:    %[[T:.*]] = llvm.call_intrinsic "llvm.tanh.f64"(%[[E]]) : (f64) -> f64
+// CHECK-NEXT:    %[[S:.*]] = llvm.intr.sqrt(%[[T]]) : (f64) -> f64
+// CHECK-NEXT:    %[[R:.*]] = llvm.fdiv %[[ONE]], %[[S]] {{.*}} : f64
+// CHECK-NEXT:    %[[Q:.*]] = llvm.intr.fma(%[[R]], %[[A]], %[[E]]) : (f64, f64, f64) -> f64
+// CHECK-NEXT:    %[[ERF:.*]] = llvm.call @erf(%[[Q]]) : (f64) -> f64
 // CHECK-NEXT:    llvm.store %[[ERF]]
 // CHECK:       llvm.func @erf(f64) -> f64
+
+// -----
+
+// f32 exp is a polynomial on vectors (LLVM would call expf once per lane):
+// n = floor(x log2e + 1/2), r = x - n ln2 in two steps, and 2^n put together
+// in the exponent bits (in two halves).
+
+func.func @exp_f32(%A: memref<16xf32>) {
+  loop.for %i = 0 to 16 vectorized {
+    %a = memref.load %A[%i] : memref<16xf32>
+    %e = math.exp %a : f32
+    memref.store %e, %A[%i] : memref<16xf32>
+  }
+  func.return
+}
+
+// CHECK-LABEL: llvm.func @exp_f32(
+// CHECK-DAG:     %[[LOG2E:.*]] = llvm.mlir.constant(dense<1.44269502> : vector<16xf32>) : vector<16xf32>
+// CHECK:         %[[X:.*]] = llvm.load %{{.*}} -> vector<16xf32>
+// CHECK:         %[[XL:.*]] = llvm.fmul %{{.*}}, %[[LOG2E]] {fastmathFlags = #llvm.fastmath<contract>} : vector<16xf32>
+// CHECK:         %[[N:.*]] = llvm.intr.floor(%{{.*}}) : (vector<16xf32>) -> vector<16xf32>
+// CHECK:         %[[NI:.*]] = llvmx.fptosi %[[N]] : vector<16xf32> to vector<16xi32>
+// CHECK:         llvm.shl %{{.*}} : vector<16xi32>
+// CHECK:         llvm.bitcast %{{.*}} : vector<16xi32> to vector<16xf32>
+// CHECK:         %[[NAN:.*]] = llvmx.fcmp "uno" %[[X]], %[[X]] : vector<16xf32> -> vector<16xi1>
+// CHECK-NEXT:    %[[E:.*]] = llvmx.select %[[NAN]], %[[X]], %{{.*}} : vector<16xi1>, vector<16xf32>
+// CHECK-NEXT:    llvm.store %[[E]]
