@@ -25,6 +25,10 @@ builder says directly and in linear time):
   from `aligned_alloc(64, ...)` and are freed at the end of their block;
 - `arith`/`math`: `backends/llvm/ops.py`; memory access: `backends/llvm/memory.py`.
 
+Float arithmetic carries the fast-math flags `contract` (so multiply-adds become
+FMAs) and, unless the option `reassociate=false` is given, `reassoc` (so LLVM may
+vectorize the reductions left in serial loops).
+
 Where xDSL's `llvm` dialect has no op for an instruction (vector fcmp/select,
 fptosi, masked and gather/scatter memory access), the small `llvmx` dialect in
 `backends/llvm/llvmx.py` says it.
@@ -42,8 +46,8 @@ func.func @scale(%A: memref<64xf32> {tc.name = "A"}, %B: memref<64xf32>) {
 becomes
 ```mlir
 llvm.func @scale(%A: !llvm.ptr {llvm.noalias, llvm.align = 4 : i64, ...}, %B: ...) {
-  llvm.br ^0
-^0:
+  llvm.br ^bb1        // from the prologue block, which holds constants and allocas
+^bb1:
   %a = llvm.load %A {alignment = 4 : i64} : !llvm.ptr -> vector<64xf32>
   %b = llvm.fmul %a, %a {fastmathFlags = #llvm.fastmath<reassoc,contract>} : vector<64xf32>
   llvm.store %b, %B {alignment = 4 : i64} : vector<64xf32>, !llvm.ptr
