@@ -87,6 +87,27 @@ def test_add_every_loop_kind(kind, n):
     np.testing.assert_array_equal(c, a + b)
 
 
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("lb, ub", [(3, 10), (5, 90)])
+def test_nonzero_lower_bound(kind, lb, ub):
+    f = single(
+        f"""
+func.func @f(%A: memref<100xf32>, %B: memref<100xf32>) {{
+  loop.for %i = {lb} to {ub} {kind} {{
+    %a = memref.load %A[%i] : memref<100xf32>
+    %r = arith.negf %a : f32
+    memref.store %r, %B[%i] : memref<100xf32>
+  }}
+  func.return
+}}"""
+    )
+    a, b = rand(100), np.zeros(100, np.float32)
+    f(a, b)
+    expected = np.zeros(100, np.float32)
+    expected[lb:ub] = -a[lb:ub]
+    np.testing.assert_array_equal(b, expected)
+
+
 def test_empty_loop_does_nothing():
     f = single(
         """
