@@ -27,7 +27,12 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
 
         return LOOP
 
-    return {"te": te, "sched": sched, "loop": loop}
+    def llvmx():
+        from tilecraft.backends.llvm.llvmx import LLVMX
+
+        return LLVMX
+
+    return {"te": te, "sched": sched, "loop": loop, "llvmx": llvmx}
 
 
 def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
