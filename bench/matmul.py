@@ -65,14 +65,22 @@ def hand_schedule(n: int, mr: int = 4, nr: int = 64, kc: int = 256):
     return s, [A, B, C]
 
 
-def timed(fn, repeat: int) -> float:
-    fn()  # warm-up (page faults, thread pool start)
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+def timed(fns: dict, repeat: int, rounds: int = 3) -> dict[str, float]:
+    """Median seconds per call of each function, measured in interleaved rounds.
+
+    Each round runs every function `repeat` times after a warm-up call, with a
+    pause between functions: OpenBLAS's and libgomp's idle threads spin for a
+    while after a call, and would otherwise steal the cores from the next one."""
+    samples: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            time.sleep(0.3)
+            fn()
+            for _ in range(repeat):
+                t0 = time.perf_counter()
+                fn()
+                samples[name].append(time.perf_counter() - t0)
+    return {name: statistics.median(ts) for name, ts in samples.items()}
 
 
 def build(make, n: int):
@@ -98,24 +106,29 @@ def main():
         c = np.zeros((n, n), np.float32)
         flops = 2.0 * n**3
         expected = a @ b
-        numpy_t = timed(lambda: np.matmul(a, b, out=c), args.repeat)
-        numpy_gflops = flops / numpy_t / 1e9
-        print(f"{n:>6} {'numpy':>8} {numpy_gflops:>9.1f} {1.0:>8.2f} {'-':>10}")
+        kernels = {"numpy": lambda: np.matmul(a, b, out=c)}
+        compile_s = {}
         for label, make in (("naive", naive_schedule), ("hand", hand_schedule)):
-            f, compile_s = build(make, n)
+            f, compile_s[label] = build(make, n)
             f(a, b, c)
             np.testing.assert_allclose(c, expected, rtol=1e-3, atol=1e-3 * n**0.5)
-            repeat = args.repeat if label == "hand" else max(1, min(args.repeat, int(2e8 / flops) + 1))
-            t = timed(lambda: f(a, b, c), repeat)
-            gflops = flops / t / 1e9
-            print(f"{n:>6} {label:>8} {gflops:>9.1f} {gflops / numpy_gflops:>8.2f} {compile_s:>10.2f}")
-            if label == "hand":
-                headline[n] = {
-                    "gflops": round(gflops, 1),
-                    "numpy_gflops": round(numpy_gflops, 1),
-                    "ratio_to_numpy": round(gflops / numpy_gflops, 3),
-                    "compile_s": round(compile_s, 2),
-                }
+            kernels[label] = lambda f=f: f(a, b, c)
+        slow = {"naive": kernels.pop("naive")}
+        times = timed(kernels, args.repeat)
+        # The naive loop nest takes seconds at n = 1024: time it less.
+        times.update(timed(slow, max(1, min(args.repeat, int(2e8 / flops))), rounds=1))
+        numpy_gflops = flops / times["numpy"] / 1e9
+        for label in ("numpy", "naive", "hand"):
+            gflops = flops / times[label] / 1e9
+            cs = f"{compile_s[label]:.2f}" if label in compile_s else "-"
+            print(f"{n:>6} {label:>8} {gflops:>9.1f} {gflops / numpy_gflops:>8.2f} {cs:>10}")
+        gflops = flops / times["hand"] / 1e9
+        headline[n] = {
+            "gflops": round(gflops, 1),
+            "numpy_gflops": round(numpy_gflops, 1),
+            "ratio_to_numpy": round(gflops / numpy_gflops, 3),
+            "compile_s": round(compile_s["hand"], 2),
+        }
     n = 1024 if 1024 in headline else max(headline)
     print(json.dumps({"bench": "matmul", "n": n, **headline[n]}))
 
