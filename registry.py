@@ -27,12 +27,17 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
 
         return LOOP
 
+    def graph():
+        from tilecraft.dialects.graph import GRAPH
+
+        return GRAPH
+
     def llvmx():
         from tilecraft.backends.llvm.llvmx import LLVMX
 
         return LLVMX
 
-    return {"te": te, "sched": sched, "loop": loop, "llvmx": llvmx}
+    return {"graph": graph, "te": te, "sched": sched, "loop": loop, "llvmx": llvmx}
 
 
 def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:

@@ -1,0 +1,949 @@
+"""The `graph` dialect: a model as a dataflow graph of tensor operators (Relay-like).
+
+Each op takes and returns ranked tensors; its attributes follow ONNX's meaning
+(NCHW convolutions, pads as [begin..., end...]). Every op
+
+- declares its fusion kind as a trait (`Injective`, `Broadcast`, `Reduction`,
+  `ComplexOutFusable`, `Opaque`), which is all `fuse-ops` looks at;
+- infers its result types from its operands (`infer`), which the verifier checks
+  and `infer-shapes` applies, so a shape error is reported at the op.
+
+```mlir
+func.func @main(%x: tensor<1x3x32x32xf32> {tc.name = "x"}) -> tensor<1x8x32x32xf32> {
+  %w = graph.weight "conv.weight" : tensor<8x3x3x3xf32>
+  %y = graph.conv2d %x, %w {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x3x32x32xf32>, tensor<8x3x3x3xf32>) -> tensor<1x8x32x32xf32>
+  %r = graph.relu %y : (tensor<1x8x32x32xf32>) -> tensor<1x8x32x32xf32>
+  func.return %r : tensor<1x8x32x32xf32>
+}
+```
+
+Weights do not bloat the text: `graph.weight "name"` refers to an array in a side
+file (a `.npz` named by the module's `graph.weights` attribute, or a store held in
+memory while compiling); small constants are inline `graph.constant`s.
+A fused group (`graph.fused`) holds its ops in an isolated region.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import ClassVar
+
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    ArrayAttr,
+    DenseArrayBase,
+    DenseIntOrFPElementsAttr,
+    FloatAttr,
+    IntegerAttr,
+    IntegerType,
+    StringAttr,
+    TensorType,
+    UnrankedTensorType,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    prop_def,
+    region_def,
+    traits_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import IsolatedFromAbove, IsTerminator, OpTrait, Pure
+from xdsl.utils.exceptions import VerifyException
+
+# -- fusion kinds ---------------------------------------------------------------
+
+
+class FusionKind(OpTrait):
+    """How an op may fuse (TVM's OpPatternKind); `RANK` orders them like TVM's enum."""
+
+    RANK: ClassVar[int] = 8
+
+
+class Injective(FusionKind):
+    """Each output element depends on one input element per input (elementwise,
+    reshape, transpose, pad, slice, gather...)."""
+
+    RANK = 2
+
+
+class Broadcast(FusionKind):
+    """Elementwise over operands broadcast to a common shape."""
+
+    RANK = 1
+
+
+class Reduction(FusionKind):
+    """Combines input elements along axes; takes injective producers."""
+
+    RANK = 3
+
+
+class ComplexOutFusable(FusionKind):
+    """An anchor (conv2d, dense, matmul, pooling) whose elementwise consumers fuse in."""
+
+    RANK = 4
+
+
+class Opaque(FusionKind):
+    """Runs alone (softmax, layer_norm, batch_norm before simplification)."""
+
+    RANK = 8
+
+
+def fusion_kind(op: Operation) -> type[FusionKind] | None:
+    for kind in (Broadcast, Injective, Reduction, ComplexOutFusable, Opaque):
+        if op.has_trait(kind):
+            return kind
+    return None
+
+
+# -- shapes ---------------------------------------------------------------------
+
+
+class ShapeError(Exception):
+    """A shape or attribute that does not fit the op; reported at the op."""
+
+
+def ranked(t: Attribute) -> TensorType:
+    if not isinstance(t, TensorType):
+        raise ShapeError(f"expected a ranked tensor, got {t}")
+    return t
+
+
+def shape_of(t: Attribute) -> tuple[int, ...]:
+    return tuple(ranked(t).get_shape())
+
+
+def tensor(shape: Sequence[int], element: Attribute) -> TensorType:
+    return TensorType(element, list(shape))
+
+
+def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
+    RANK = max(len(s) for s in shapes)
+    out = []
+    for d in range(rank):
+        dims = {s[len(s) - rank + d] for s in shapes if len(s) - rank + d >= 0}
+        dims.discard(1)
+        if len(dims) > 1:
+            raise ShapeError(f"shapes {' and '.join(str(tuple(s)) for s in shapes)} do not broadcast")
+        out.append(dims.pop() if dims else 1)
+    return tuple(out)
+
+
+def normalize_axis(axis: int, rank: int) -> int:
+    if not -rank <= axis < max(rank, 1):
+        raise ShapeError(f"axis {axis} is out of range for rank {rank}")
+    return axis % rank if rank else 0
+
+
+def pool_out(size: int, kernel: int, stride: int, pad_lo: int, pad_hi: int, dilation: int = 1, ceil: bool = False) -> int:
+    span = size + pad_lo + pad_hi - dilation * (kernel - 1) - 1
+    if span < 0:
+        raise ShapeError(f"window {kernel} (dilation {dilation}) does not fit input extent {size} with padding {pad_lo}+{pad_hi}")
+    return (-(-span // stride) if ceil else span // stride) + 1
+
+
+# -- the op base ----------------------------------------------------------------
+
+
+class GraphOp(IRDLOperation):
+    """Tensors in, tensors out; attributes in the attribute dictionary.
+
+    Subclasses set `name`, `traits`, `ARITY` (min, max operands) and `infer`."""
+
+    inputs = var_operand_def()
+    outputs = var_result_def()
+    assembly_format = "$inputs attr-dict `:` functional-type($inputs, $outputs)"
+    ARITY: ClassVar[tuple[int, int | None]] = (1, 1)
+
+    def __init__(
+        self,
+        inputs: Sequence[SSAValue],
+        attributes: dict[str, Attribute] | None = None,
+        result_types: Sequence[Attribute] | None = None,
+    ):
+        attributes = dict(attributes or {})
+        if result_types is None:
+            probe = type(self).__new__(type(self))
+            probe.attributes = attributes
+            result_types = type(self).infer(probe, [v.type for v in inputs])
+        super().__init__(operands=[list(inputs)], result_types=[list(result_types)], attributes=attributes)
+
+    # attribute helpers -----------------------------------------------------------
+    def ints(self, key: str, default: Sequence[int] | None = None) -> list[int]:
+        a = self.attributes.get(key)
+        if a is None:
+            if default is None:
+                raise ShapeError(f"missing attribute '{key}'")
+            return list(default)
+        if isinstance(a, DenseArrayBase):
+            return [int(v) for v in a.get_values()]
+        if isinstance(a, ArrayAttr):
+            return [int(v.value.data) for v in a.data]
+        raise ShapeError(f"attribute '{key}' must be an array of integers")
+
+    def int_attr(self, key: str, default: int | None = None) -> int:
+        a = self.attributes.get(key)
+        if a is None:
+            if default is None:
+                raise ShapeError(f"missing attribute '{key}'")
+            return default
+        if not isinstance(a, IntegerAttr):
+            raise ShapeError(f"attribute '{key}' must be an integer")
+        return a.value.data
+
+    def float_attr(self, key: str, default: float) -> float:
+        a = self.attributes.get(key)
+        if a is None:
+            return default
+        if isinstance(a, (FloatAttr, IntegerAttr)):
+            return float(a.value.data)
+        raise ShapeError(f"attribute '{key}' must be a number")
+
+    def str_attr(self, key: str, default: str) -> str:
+        a = self.attributes.get(key)
+        if a is None:
+            return default
+        if not isinstance(a, StringAttr):
+            raise ShapeError(f"attribute '{key}' must be a string")
+        return a.data
+
+    # shapes ---------------------------------------------------------------------
+    def infer(self, types: list[Attribute]) -> list[TensorType]:
+        raise NotImplementedError
+
+    def verify_(self) -> None:
+        lo, hi = self.ARITY
+        n = len(self.inputs)
+        if n < lo or (hi is not None and n > hi):
+            want = f"{lo}" if lo == hi else f"{lo} to {hi if hi is not None else 'any'}"
+            raise VerifyException(f"{self.name} takes {want} operands, not {n}.")
+        try:
+            inferred = self.infer([v.type for v in self.inputs])
+        except ShapeError as e:
+            raise VerifyException(f"{self.name}: {e}.") from None
+        if len(inferred) != len(self.outputs):
+            raise VerifyException(f"{self.name} has {len(self.outputs)} results but produces {len(inferred)}.")
+        for r, t in zip(self.outputs, inferred):
+            if isinstance(r.type, UnrankedTensorType):
+                continue  # not inferred yet (infer-shapes fills it in)
+            if r.type != t:
+                raise VerifyException(f"{self.name} result is {r.type} but its operands give {t}.")
+
+
+def _attrs(**kwargs) -> dict[str, Attribute]:
+    """Attribute dictionary from Python values (ints -> i64, lists -> array<i64>)."""
+    out: dict[str, Attribute] = {}
+    for k, v in kwargs.items():
+        if v is None:
+            continue
+        if isinstance(v, bool):
+            out[k] = IntegerAttr(int(v), i64)
+        elif isinstance(v, int):
+            out[k] = IntegerAttr(v, i64)
+        elif isinstance(v, float):
+            out[k] = FloatAttr(v, 32)
+        elif isinstance(v, str):
+            out[k] = StringAttr(v)
+        elif isinstance(v, (list, tuple)):
+            out[k] = DenseArrayBase.from_list(i64, [int(x) for x in v])
+        elif isinstance(v, Attribute):
+            out[k] = v
+        else:
+            raise TypeError(f"cannot make an attribute of {v!r}")
+    return out
+
+
+attrs = _attrs
+
+# -- elementwise ------------------------------------------------------------------
+
+
+class _Unary(GraphOp):
+    traits = traits_def(Pure(), Injective())
+
+    def infer(self, types):
+        return [ranked(types[0])]
+
+
+@irdl_op_definition
+class ReluOp(_Unary):
+    name = "graph.relu"
+
+
+@irdl_op_definition
+class SigmoidOp(_Unary):
+    name = "graph.sigmoid"
+
+
+@irdl_op_definition
+class TanhOp(_Unary):
+    name = "graph.tanh"
+
+
+@irdl_op_definition
+class ErfOp(_Unary):
+    name = "graph.erf"
+
+
+@irdl_op_definition
+class GeluOp(_Unary):
+    """x * Phi(x); `approximate` is "none" (erf) or "tanh"."""
+
+    name = "graph.gelu"
+
+
+@irdl_op_definition
+class ExpOp(_Unary):
+    name = "graph.exp"
+
+
+@irdl_op_definition
+class LogOp(_Unary):
+    name = "graph.log"
+
+
+@irdl_op_definition
+class SqrtOp(_Unary):
+    name = "graph.sqrt"
+
+
+@irdl_op_definition
+class NegOp(_Unary):
+    name = "graph.neg"
+
+
+@irdl_op_definition
+class AbsOp(_Unary):
+    name = "graph.abs"
+
+
+@irdl_op_definition
+class ClipOp(_Unary):
+    """min(max(x, `min`), `max`); a missing bound is unbounded."""
+
+    name = "graph.clip"
+
+
+@irdl_op_definition
+class CastOp(GraphOp):
+    """Element type conversion to the result's element type."""
+
+    name = "graph.cast"
+    traits = traits_def(Pure(), Injective())
+
+    def infer(self, types):
+        to = self.attributes.get("to")
+        if to is None:
+            raise ShapeError("graph.cast needs a 'to' type attribute")
+        return [tensor(shape_of(types[0]), to.type if hasattr(to, "type") else to)]
+
+
+class _Binary(GraphOp):
+    traits = traits_def(Pure(), Broadcast())
+    ARITY: ClassVar = (2, 2)
+
+    def infer(self, types):
+        a, b = ranked(types[0]), ranked(types[1])
+        if a.get_element_type() != b.get_element_type():
+            raise ShapeError(f"element types {a.get_element_type()} and {b.get_element_type()} differ")
+        return [tensor(broadcast_shapes(shape_of(a), shape_of(b)), a.get_element_type())]
+
+
+@irdl_op_definition
+class AddOp(_Binary):
+    name = "graph.add"
+
+
+@irdl_op_definition
+class SubOp(_Binary):
+    name = "graph.sub"
+
+
+@irdl_op_definition
+class MulOp(_Binary):
+    name = "graph.mul"
+
+
+@irdl_op_definition
+class DivOp(_Binary):
+    name = "graph.div"
+
+
+@irdl_op_definition
+class PowOp(_Binary):
+    name = "graph.pow"
+
+
+@irdl_op_definition
+class MaximumOp(_Binary):
+    name = "graph.maximum"
+
+
+@irdl_op_definition
+class MinimumOp(_Binary):
+    name = "graph.minimum"
+
+
+@irdl_op_definition
+class WhereOp(GraphOp):
+    """`where(cond, a, b)` elementwise with broadcasting; cond is i1."""
+
+    name = "graph.where"
+    traits = traits_def(Pure(), Broadcast())
+    ARITY: ClassVar = (3, 3)
+
+    def infer(self, types):
+        c, a, b = (ranked(t) for t in types)
+        if a.get_element_type() != b.get_element_type():
+            raise ShapeError("both branches must have one element type")
+        return [tensor(broadcast_shapes(shape_of(c), shape_of(a), shape_of(b)), a.get_element_type())]
+
+
+# -- anchors: conv2d, dense, matmul, pooling ---------------------------------------
+
+
+@irdl_op_definition
+class Conv2dOp(GraphOp):
+    """2-D convolution, NCHW x OIHW (+ optional bias O): attributes `strides`,
+    `pads` [top, left, bottom, right], `dilations`, `groups`."""
+
+    name = "graph.conv2d"
+    traits = traits_def(Pure(), ComplexOutFusable())
+    ARITY: ClassVar = (2, 3)
+
+    def infer(self, types):
+        x, w = shape_of(types[0]), shape_of(types[1])
+        if len(x) != 4 or len(w) != 4:
+            raise ShapeError(f"conv2d takes NCHW input and OIHW weight, got ranks {len(x)} and {len(w)}")
+        n, c, h, wd = x
+        o, ci, kh, kw = w
+        groups = self.int_attr("groups", 1)
+        sh, sw = self.ints("strides", [1, 1])
+        dh, dw = self.ints("dilations", [1, 1])
+        pt, pl, pb, pr = self.ints("pads", [0, 0, 0, 0])
+        if c % groups or o % groups or ci * groups != c:
+            raise ShapeError(f"input channels {c} and weight {w} do not match groups={groups}")
+        if len(types) == 3 and shape_of(types[2]) != (o,):
+            raise ShapeError(f"bias must have shape ({o},), got {shape_of(types[2])}")
+        oh = pool_out(h, kh, sh, pt, pb, dh)
+        ow = pool_out(wd, kw, sw, pl, pr, dw)
+        return [tensor((n, o, oh, ow), ranked(types[0]).get_element_type())]
+
+
+@irdl_op_definition
+class DenseOp(GraphOp):
+    """x[..., K] @ w[N, K]^T (+ bias[N]) -> [..., N] (the weight is stored transposed,
+    as ONNX Gemm with transB and TVM's dense)."""
+
+    name = "graph.dense"
+    traits = traits_def(Pure(), ComplexOutFusable())
+    ARITY: ClassVar = (2, 3)
+
+    def infer(self, types):
+        x, w = shape_of(types[0]), shape_of(types[1])
+        if len(w) != 2 or not x or x[-1] != w[1]:
+            raise ShapeError(f"dense needs x[..., K] and w[N, K], got {x} and {w}")
+        if len(types) == 3 and shape_of(types[2]) != (w[0],):
+            raise ShapeError(f"bias must have shape ({w[0]},), got {shape_of(types[2])}")
+        return [tensor((*x[:-1], w[0]), ranked(types[0]).get_element_type())]
+
+
+@irdl_op_definition
+class MatmulOp(GraphOp):
+    """numpy's matmul on the last two axes, batch axes broadcast (batch_matmul)."""
+
+    name = "graph.matmul"
+    traits = traits_def(Pure(), ComplexOutFusable())
+    ARITY: ClassVar = (2, 2)
+
+    def infer(self, types):
+        a, b = shape_of(types[0]), shape_of(types[1])
+        if len(a) < 2 or len(b) < 2 or a[-1] != b[-2]:
+            raise ShapeError(f"matmul needs [..., M, K] and [..., K, N], got {a} and {b}")
+        batch = broadcast_shapes(a[:-2], b[:-2])
+        return [tensor((*batch, a[-2], b[-1]), ranked(types[0]).get_element_type())]
+
+
+class _Pool(GraphOp):
+    traits = traits_def(Pure(), ComplexOutFusable())
+
+    def infer(self, types):
+        x = shape_of(types[0])
+        if len(x) != 4:
+            raise ShapeError(f"pooling takes NCHW input, got rank {len(x)}")
+        kh, kw = self.ints("kernel")
+        sh, sw = self.ints("strides", [1, 1])
+        pt, pl, pb, pr = self.ints("pads", [0, 0, 0, 0])
+        ceil = bool(self.int_attr("ceil_mode", 0))
+        return [tensor((x[0], x[1], pool_out(x[2], kh, sh, pt, pb, 1, ceil), pool_out(x[3], kw, sw, pl, pr, 1, ceil)), ranked(types[0]).get_element_type())]
+
+
+@irdl_op_definition
+class MaxPool2dOp(_Pool):
+    name = "graph.max_pool2d"
+
+
+@irdl_op_definition
+class AvgPool2dOp(_Pool):
+    """Average pooling; `count_include_pad` as in ONNX."""
+
+    name = "graph.avg_pool2d"
+
+
+@irdl_op_definition
+class GlobalAvgPool2dOp(GraphOp):
+    name = "graph.global_avg_pool2d"
+    traits = traits_def(Pure(), Reduction())
+
+    def infer(self, types):
+        x = shape_of(types[0])
+        if len(x) != 4:
+            raise ShapeError(f"global pooling takes NCHW input, got rank {len(x)}")
+        return [tensor((x[0], x[1], 1, 1), ranked(types[0]).get_element_type())]
+
+
+# -- reductions and normalizations ----------------------------------------------------
+
+
+class _Reduce(GraphOp):
+    """Reduce over `axes` (all when absent), keeping them as 1s if `keepdims` (default 1)."""
+
+    traits = traits_def(Pure(), Reduction())
+
+    def reduce_axes(self, rank: int) -> list[int]:
+        axes = self.ints("axes", list(range(rank)))
+        return sorted({normalize_axis(a, rank) for a in axes})
+
+    def infer(self, types):
+        x = shape_of(types[0])
+        axes = self.reduce_axes(len(x))
+        keep = bool(self.int_attr("keepdims", 1))
+        shape = [1 if d in axes else n for d, n in enumerate(x)] if keep else [n for d, n in enumerate(x) if d not in axes]
+        return [tensor(shape, ranked(types[0]).get_element_type())]
+
+
+@irdl_op_definition
+class ReduceSumOp(_Reduce):
+    name = "graph.reduce_sum"
+
+
+@irdl_op_definition
+class ReduceMeanOp(_Reduce):
+    name = "graph.reduce_mean"
+
+
+@irdl_op_definition
+class ReduceMaxOp(_Reduce):
+    name = "graph.reduce_max"
+
+
+@irdl_op_definition
+class SoftmaxOp(GraphOp):
+    """softmax along `axis` (default -1)."""
+
+    name = "graph.softmax"
+    traits = traits_def(Pure(), Opaque())
+
+    def infer(self, types):
+        x = ranked(types[0])
+        normalize_axis(self.int_attr("axis", -1), len(x.get_shape()))
+        return [x]
+
+
+@irdl_op_definition
+class LayerNormOp(GraphOp):
+    """(x - mean) / sqrt(var + epsilon) * scale + bias over the last axes from `axis`."""
+
+    name = "graph.layer_norm"
+    traits = traits_def(Pure(), Opaque())
+    ARITY: ClassVar = (1, 3)
+
+    def infer(self, types):
+        x = shape_of(types[0])
+        axis = normalize_axis(self.int_attr("axis", -1), len(x))
+        norm = x[axis:]
+        for t in types[1:]:
+            if shape_of(t) != norm:
+                raise ShapeError(f"scale and bias must have shape {norm}, got {shape_of(t)}")
+        return [ranked(types[0])]
+
+
+@irdl_op_definition
+class BatchNormOp(GraphOp):
+    """Inference batch norm on NCHW: (x - mean[c]) / sqrt(var[c] + epsilon) * scale[c] + bias[c];
+    operands x, scale, bias, mean, var."""
+
+    name = "graph.batch_norm"
+    traits = traits_def(Pure(), Opaque())
+    ARITY: ClassVar = (5, 5)
+
+    def infer(self, types):
+        x = shape_of(types[0])
+        if len(x) < 2:
+            raise ShapeError("batch_norm needs a channel axis")
+        for t in types[1:]:
+            if shape_of(t) != (x[1],):
+                raise ShapeError(f"batch_norm parameters must have shape ({x[1]},), got {shape_of(t)}")
+        return [ranked(types[0])]
+
+
+# -- data movement ---------------------------------------------------------------------
+
+
+class _Injective(GraphOp):
+    traits = traits_def(Pure(), Injective())
+
+
+@irdl_op_definition
+class PadOp(_Injective):
+    """Constant padding: `pads` [begin_0.., end_0..], `value` (default 0)."""
+
+    name = "graph.pad"
+
+    def infer(self, types):
+        x = shape_of(types[0])
+        pads = self.ints("pads")
+        if len(pads) != 2 * len(x):
+            raise ShapeError(f"pads needs {2 * len(x)} values for rank {len(x)}, got {len(pads)}")
+        out = [n + pads[d] + pads[d + len(x)] for d, n in enumerate(x)]
+        if any(n <= 0 for n in out):
+            raise ShapeError(f"padding {pads} leaves an empty tensor")
+        return [tensor(out, ranked(types[0]).get_element_type())]
+
+
+@irdl_op_definition
+class ReshapeOp(_Injective):
+    """Row-major reshape to `shape` (one -1 allowed, 0 copies the input extent)."""
+
+    name = "graph.reshape"
+
+    def infer(self, types):
+        x = shape_of(types[0])
+        shape = self.ints("shape")
+        shape = [x[d] if s == 0 else s for d, s in enumerate(shape)]
+        total = math.prod(x)
+        if shape.count(-1) > 1:
+            raise ShapeError("reshape allows one -1")
+        if -1 in shape:
+            known = math.prod(s for s in shape if s != -1)
+            if known == 0 or total % known:
+                raise ShapeError(f"cannot reshape {x} to {shape}")
+            shape[shape.index(-1)] = total // known
+        if math.prod(shape) != total:
+            raise ShapeError(f"cannot reshape {x} ({total} elements) to {tuple(shape)}")
+        return [tensor(shape, ranked(types[0]).get_element_type())]
+
+
+@irdl_op_definition
+class FlattenOp(_Injective):
+    """To 2-D: dims before `axis` (default 1) and from it."""
+
+    name = "graph.flatten"
+
+    def infer(self, types):
+        x = shape_of(types[0])
+        axis = self.int_attr("axis", 1)
+        axis = axis + len(x) if axis < 0 else axis
+        if not 0 <= axis <= len(x):
+            raise ShapeError(f"flatten axis {axis} out of range for rank {len(x)}")
+        return [tensor((math.prod(x[:axis]), math.prod(x[axis:])), ranked(types[0]).get_element_type())]
+
+
+@irdl_op_definition
+class SqueezeOp(_Injective):
+    name = "graph.squeeze"
+
+    def infer(self, types):
+        x = shape_of(types[0])
+        axes = {normalize_axis(a, len(x)) for a in self.ints("axes", [d for d, n in enumerate(x) if n == 1])}
+        for a in axes:
+            if x[a] != 1:
+                raise ShapeError(f"cannot squeeze axis {a} of extent {x[a]}")
+        return [tensor([n for d, n in enumerate(x) if d not in axes], ranked(types[0]).get_element_type())]
+
+
+@irdl_op_definition
+class UnsqueezeOp(_Injective):
+    name = "graph.unsqueeze"
+
+    def infer(self, types):
+        x = list(shape_of(types[0]))
+        RANK = len(x) + len(self.ints("axes"))
+        for a in sorted(normalize_axis(a, rank) for a in self.ints("axes")):
+            x.insert(a, 1)
+        return [tensor(x, ranked(types[0]).get_element_type())]
+
+
+@irdl_op_definition
+class TransposeOp(_Injective):
+    """Permute axes by `perm` (default: reverse)."""
+
+    name = "graph.transpose"
+
+    def infer(self, types):
+        x = shape_of(types[0])
+        perm = self.ints("perm", list(reversed(range(len(x)))))
+        if sorted(perm) != list(range(len(x))):
+            raise ShapeError(f"perm {perm} is not a permutation of {len(x)} axes")
+        return [tensor([x[p] for p in perm], ranked(types[0]).get_element_type())]
+
+
+@irdl_op_definition
+class ConcatOp(_Injective):
+    name = "graph.concat"
+    ARITY: ClassVar = (1, None)
+
+    def infer(self, types):
+        shapes = [shape_of(t) for t in types]
+        axis = normalize_axis(self.int_attr("axis"), len(shapes[0]))
+        for s in shapes[1:]:
+            if len(s) != len(shapes[0]) or any(a != b for d, (a, b) in enumerate(zip(s, shapes[0])) if d != axis):
+                raise ShapeError(f"cannot concatenate {shapes[0]} and {s} along axis {axis}")
+        out = list(shapes[0])
+        out[axis] = sum(s[axis] for s in shapes)
+        return [tensor(out, ranked(types[0]).get_element_type())]
+
+
+@irdl_op_definition
+class SplitOp(_Injective):
+    """Split along `axis` into pieces of `sizes`."""
+
+    name = "graph.split"
+
+    def infer(self, types):
+        x = shape_of(types[0])
+        axis = normalize_axis(self.int_attr("axis", 0), len(x))
+        sizes = self.ints("sizes")
+        if sum(sizes) != x[axis]:
+            raise ShapeError(f"split sizes {sizes} do not add up to extent {x[axis]}")
+        return [tensor([s if d == axis else n for d, n in enumerate(x)], ranked(types[0]).get_element_type()) for s in sizes]
+
+
+@irdl_op_definition
+class SliceOp(_Injective):
+    """`starts`, `ends`, `axes`, `steps` as ONNX Slice (static)."""
+
+    name = "graph.slice"
+
+    def ranges(self, x: Sequence[int]) -> list[tuple[int, int, int]]:
+        starts, ends = self.ints("starts"), self.ints("ends")
+        axes = [normalize_axis(a, len(x)) for a in self.ints("axes", list(range(len(starts))))]
+        steps = self.ints("steps", [1] * len(starts))
+        out = [(0, n, 1) for n in x]
+        for a, s, e, st in zip(axes, starts, ends, steps):
+            if st == 0:
+                raise ShapeError("slice step cannot be 0")
+            s, e, _ = slice(s, e, st).indices(x[a])
+            out[a] = (s, e, st)
+        return out
+
+    def infer(self, types):
+        x = shape_of(types[0])
+        shape = [len(range(s, e, st)) for s, e, st in self.ranges(x)]
+        if any(n == 0 for n in shape):
+            raise ShapeError(f"slice of {x} is empty")
+        return [tensor(shape, ranked(types[0]).get_element_type())]
+
+
+@irdl_op_definition
+class GatherOp(_Injective):
+    """take(data, indices, axis): embeddings with integer ids."""
+
+    name = "graph.gather"
+    ARITY: ClassVar = (2, 2)
+
+    def infer(self, types):
+        x, idx = shape_of(types[0]), shape_of(types[1])
+        if not isinstance(ranked(types[1]).get_element_type(), IntegerType):
+            raise ShapeError("gather indices must be integers")
+        axis = normalize_axis(self.int_attr("axis", 0), len(x))
+        return [tensor((*x[:axis], *idx, *x[axis + 1 :]), ranked(types[0]).get_element_type())]
+
+
+@irdl_op_definition
+class LayoutTransformOp(_Injective):
+    """Between NCHW and blocked NCHW[x]c: `src` and `dst` layouts, e.g. "NCHW" -> "NCHW16c"."""
+
+    name = "graph.layout_transform"
+
+    def infer(self, types):
+        x = shape_of(types[0])
+        src, dst = self.str_attr("src", ""), self.str_attr("dst", "")
+        return [tensor(layout_shape(x, src, dst), ranked(types[0]).get_element_type())]
+
+
+def layout_block(layout: str) -> int:
+    """16 for "NCHW16c", 0 for "NCHW"."""
+    if layout == "NCHW":
+        return 0
+    if layout.startswith("NCHW") and layout.endswith("c") and layout[4:-1].isdigit():
+        return int(layout[4:-1])
+    raise ShapeError(f"unknown layout '{layout}' (NCHW or NCHW<x>c)")
+
+
+def layout_shape(shape: Sequence[int], src: str, dst: str) -> tuple[int, ...]:
+    bs, bd = layout_block(src), layout_block(dst)
+    if bs:
+        if len(shape) != 5 or shape[4] != bs:
+            raise ShapeError(f"{shape} is not in layout {src}")
+        n, co, h, w, _ = shape
+        c = co * bs
+    else:
+        if len(shape) != 4:
+            raise ShapeError(f"{shape} is not in layout {src}")
+        n, c, h, w = shape
+    if not bd:
+        return (n, c, h, w)
+    if c % bd:
+        raise ShapeError(f"{c} channels do not split into blocks of {bd}")
+    return (n, c // bd, h, w, bd)
+
+
+# -- values without operands ------------------------------------------------------------
+
+
+@irdl_op_definition
+class ConstantOp(IRDLOperation):
+    """A small inline constant: `%c = graph.constant dense<1.0> : tensor<4xf32>`."""
+
+    name = "graph.constant"
+    value = prop_def(DenseIntOrFPElementsAttr)
+    outputs = var_result_def()
+    traits = traits_def(Pure())
+
+    def __init__(self, value: DenseIntOrFPElementsAttr):
+        super().__init__(properties={"value": value}, result_types=[[value.type]])
+
+    def verify_(self) -> None:
+        if len(self.outputs) != 1 or self.outputs[0].type != self.value.type:
+            raise VerifyException("graph.constant has one result, of its value's type.")
+
+    def print(self, printer: Printer):
+        printer.print_string(" ")
+        printer.print_attribute(self.value)
+        printer.print_op_attributes(self.attributes)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ConstantOp:
+        value = parser.parse_attribute()
+        if not isinstance(value, DenseIntOrFPElementsAttr):
+            parser.raise_error("graph.constant takes a dense<...> : tensor<...> value")
+        op = cls(value)
+        op.attributes |= parser.parse_optional_attr_dict()
+        return op
+
+
+@irdl_op_definition
+class WeightOp(IRDLOperation):
+    """A named array from the weight store: `%w = graph.weight "fc.weight" : tensor<10x4xf32>`."""
+
+    name = "graph.weight"
+    weight_name = prop_def(StringAttr, prop_name="name")
+    outputs = var_result_def()
+    traits = traits_def(Pure())
+    assembly_format = "$name attr-dict `:` type($outputs)"
+
+    def __init__(self, name: str, result_type: TensorType):
+        super().__init__(properties={"name": StringAttr(name)}, result_types=[[result_type]])
+
+
+# -- fused groups ------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    name = "graph.yield"
+    values = var_operand_def()
+    traits = traits_def(IsTerminator())
+    assembly_format = "$values attr-dict `:` type($values)"
+
+    def __init__(self, values: Sequence[SSAValue]):
+        super().__init__(operands=[list(values)])
+
+
+@irdl_op_definition
+class FusedOp(IRDLOperation):
+    """A fused group, compiled as one kernel: its region's arguments are the group's
+    inputs, its yield the group's outputs.
+
+    ```mlir
+    %y = graph.fused "fused_conv2d_relu" (%x, %w) : (tensor<..>, tensor<..>) -> tensor<..> {
+    ^bb0(%a: tensor<..>, %b: tensor<..>):
+      ...
+      graph.yield %r : tensor<..>
+    }
+    ```"""
+
+    name = "graph.fused"
+    group_name = prop_def(StringAttr, prop_name="name")
+    inputs = var_operand_def()
+    outputs = var_result_def()
+    body = region_def("single_block")
+    traits = traits_def(IsolatedFromAbove())
+
+    def __init__(self, name: str, inputs: Sequence[SSAValue], result_types: Sequence[Attribute], body: Region):
+        super().__init__(
+            operands=[list(inputs)],
+            result_types=[list(result_types)],
+            properties={"name": StringAttr(name)},
+            regions=[body],
+        )
+
+    def verify_(self) -> None:
+        block = self.body.block
+        if [a.type for a in block.args] != [v.type for v in self.inputs]:
+            raise VerifyException("graph.fused region arguments must match its operands.")
+        term = block.last_op
+        if not isinstance(term, YieldOp) or [v.type for v in term.values] != [r.type for r in self.outputs]:
+            raise VerifyException("graph.fused must end with graph.yield of its result types.")
+
+    def print(self, printer: Printer):
+        printer.print_string(" ")
+        printer.print_string_literal(self.group_name.data)
+        printer.print_string(" (")
+        printer.print_list(self.inputs, printer.print_ssa_value)
+        printer.print_string(") : (")
+        printer.print_list([v.type for v in self.inputs], printer.print_attribute)
+        printer.print_string(") -> (")
+        printer.print_list([r.type for r in self.outputs], printer.print_attribute)
+        printer.print_string(") ")
+        printer.print_region(self.body, print_entry_block_args=True)
+        printer.print_op_attributes(self.attributes)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> FusedOp:
+        name = parser.parse_str_literal()
+        unresolved = parser.parse_comma_separated_list(Parser.Delimiter.PAREN, parser.parse_unresolved_operand)
+        parser.parse_punctuation(":")
+        in_types = parser.parse_comma_separated_list(Parser.Delimiter.PAREN, parser.parse_type)
+        parser.parse_punctuation("->")
+        out_types = parser.parse_comma_separated_list(Parser.Delimiter.PAREN, parser.parse_type)
+        inputs = [parser.resolve_operand(u, t) for u, t in zip(unresolved, in_types, strict=True)]
+        body = parser.parse_region()
+        op = cls(name, inputs, out_types, body)
+        op.attributes |= parser.parse_optional_attr_dict()
+        return op
+
+
+def new_block(types: Sequence[Attribute]) -> Block:
+    return Block(arg_types=list(types))
+
+
+GRAPH_OPS: list[type[Operation]] = [
+    ReluOp, SigmoidOp, TanhOp, ErfOp, GeluOp, ExpOp, LogOp, SqrtOp, NegOp, AbsOp, ClipOp, CastOp,
+    AddOp, SubOp, MulOp, DivOp, PowOp, MaximumOp, MinimumOp, WhereOp,
+    Conv2dOp, DenseOp, MatmulOp, MaxPool2dOp, AvgPool2dOp, GlobalAvgPool2dOp,
+    ReduceSumOp, ReduceMeanOp, ReduceMaxOp, SoftmaxOp, LayerNormOp, BatchNormOp,
+    PadOp, ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp, TransposeOp, ConcatOp, SplitOp, SliceOp, GatherOp,
+    LayoutTransformOp, ConstantOp, WeightOp, FusedOp, YieldOp,
+]  # fmt: skip
+
+GRAPH = Dialect("graph", GRAPH_OPS, [])
