@@ -26,6 +26,7 @@ A fused group (`graph.fused`) holds its ops in an isolated region.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from typing import ClassVar
 
@@ -412,30 +413,70 @@ class WhereOp(GraphOp):
 
 @irdl_op_definition
 class Conv2dOp(GraphOp):
-    """2-D convolution, NCHW x OIHW (+ optional bias O): attributes `strides`,
-    `pads` [top, left, bottom, right], `dilations`, `groups`."""
+    """2-D convolution with optional bias [O]: attributes `strides`, `pads`
+    [top, left, bottom, right], `dilations`, `groups`, and layouts:
+
+    - `data_layout` "NCHW" (default) or blocked "NCHW<b>c": input [N, C/b, H, W, b];
+    - `kernel_layout` "OIHW" (default) or "OIHW<i>i<o>o": weight [O/o, I/i, KH, KW, i, o];
+    - `out_layout` (default: `data_layout`) likewise for the output.
+
+    Blocked layouts (what alter-layout produces) take no bias operand."""
 
     name = "graph.conv2d"
     traits = traits_def(Pure(), ComplexOutFusable())
     ARITY: ClassVar = (2, 3)
 
+    def layouts(self) -> tuple[int, tuple[int, int], int]:
+        """(input block, (kernel in-block, kernel out-block), output block); 0 = unblocked."""
+        data = self.str_attr("data_layout", "NCHW")
+        kernel = self.str_attr("kernel_layout", "OIHW")
+        out = self.str_attr("out_layout", data)
+        kb = (0, 0)
+        if kernel != "OIHW":
+            m = re.fullmatch(r"OIHW(\d+)i(\d+)o", kernel)
+            if not m:
+                raise ShapeError(f"unknown kernel layout '{kernel}' (OIHW or OIHW<i>i<o>o)")
+            kb = (int(m.group(1)), int(m.group(2)))
+        return layout_block(data), kb, layout_block(out)
+
     def infer(self, types):
+        db, (kib, kob), ob = self.layouts()
         x, w = shape_of(types[0]), shape_of(types[1])
-        if len(x) != 4 or len(w) != 4:
-            raise ShapeError(f"conv2d takes NCHW input and OIHW weight, got ranks {len(x)} and {len(w)}")
-        n, c, h, wd = x
-        o, ci, kh, kw = w
+        if db:
+            if len(x) != 5 or x[4] != db:
+                raise ShapeError(f"input {x} is not in layout NCHW{db}c")
+            n, c, h, wd = x[0], x[1] * db, x[2], x[3]
+        elif len(x) != 4:
+            raise ShapeError(f"conv2d takes an NCHW input, got rank {len(x)}")
+        else:
+            n, c, h, wd = x
+        if kob:
+            if len(w) != 6 or w[4] != kib or w[5] != kob:
+                raise ShapeError(f"weight {w} is not in layout OIHW{kib}i{kob}o")
+            o, ci, kh, kw = w[0] * kob, w[1] * kib, w[2], w[3]
+        elif len(w) != 4:
+            raise ShapeError(f"conv2d takes an OIHW weight, got rank {len(w)}")
+        else:
+            o, ci, kh, kw = w
         groups = self.int_attr("groups", 1)
         sh, sw = self.ints("strides", [1, 1])
         dh, dw = self.ints("dilations", [1, 1])
         pt, pl, pb, pr = self.ints("pads", [0, 0, 0, 0])
         if c % groups or o % groups or ci * groups != c:
             raise ShapeError(f"input channels {c} and weight {w} do not match groups={groups}")
-        if len(types) == 3 and shape_of(types[2]) != (o,):
-            raise ShapeError(f"bias must have shape ({o},), got {shape_of(types[2])}")
+        if len(types) == 3:
+            if db or kob or ob:
+                raise ShapeError("a conv2d in blocked layouts takes no bias operand")
+            if shape_of(types[2]) != (o,):
+                raise ShapeError(f"bias must have shape ({o},), got {shape_of(types[2])}")
         oh = pool_out(h, kh, sh, pt, pb, dh)
         ow = pool_out(wd, kw, sw, pl, pr, dw)
-        return [tensor((n, o, oh, ow), ranked(types[0]).get_element_type())]
+        element = ranked(types[0]).get_element_type()
+        if ob:
+            if o % ob:
+                raise ShapeError(f"{o} output channels do not split into blocks of {ob}")
+            return [tensor((n, o // ob, oh, ow, ob), element)]
+        return [tensor((n, o, oh, ow), element)]
 
 
 @irdl_op_definition
