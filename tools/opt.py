@@ -21,6 +21,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from tilecraft.registry import get_all_dialects, get_all_passes
 from tilecraft.utils.diagnostics import LocatedParser, verify_module
+from tilecraft.utils.weights import WeightError, attach, store_of
 
 
 class UsageError(Exception):
@@ -34,6 +35,12 @@ class TilecraftOptMain(xDSLOptMain):
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser):
         super().register_all_arguments(arg_parser)
+        arg_parser.add_argument(
+            "--weights-out",
+            metavar="PATH",
+            help="where to save the weight store (.npz) when a pass changed it; "
+            "the printed IR then names that file",
+        )
         arg_parser.add_argument(
             "--traceback",
             action="store_true",
@@ -92,6 +99,23 @@ class TilecraftOptMain(xDSLOptMain):
         if not self.args.disable_verify:
             verify_module(prog)
         super().apply_passes(prog)
+        self._save_changed_weights(prog)
+
+    def _save_changed_weights(self, prog: ModuleOp):
+        """Passes that fold weights add arrays to the module's store; the printed IR
+        must name a file that holds them."""
+        try:
+            store = store_of(prog)
+        except WeightError as e:
+            raise UsageError(str(e)) from e
+        if store is None or not store.changed:
+            return
+        if self.args.weights_out is None:
+            raise UsageError(
+                "the passes changed the weight store; pass --weights-out PATH.npz "
+                "to save it (the output IR will name that file)"
+            )
+        attach(prog, store, self.args.weights_out)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -125,4 +125,4 @@ def test_not_utf8(tmp_path):
 def test_help_lists_tilecraft():
     result = opt("--help")
     assert result.returncode == 0
-    assert "tilecraft dialects: llvmx, loop, sched, te" in result.stdout
+    assert "tilecraft dialects: graph, llvmx, loop, sched, te" in result.stdout
