@@ -1,0 +1,395 @@
+"""A numpy evaluator of graph functions: the oracle graph passes and compiled models
+are checked against.
+
+It must be obviously right, so each op is a direct numpy formula of its ONNX
+meaning (NCHW; pads [begin..., end...]); the few that are not one line say how:
+
+- conv2d builds the im2col matrix from a strided window view of the padded input
+  (strides and dilations are slices of that view) and multiplies it per group;
+  blocked layouts (NCHW<b>c data, OIHW<i>i<o>o kernels) are converted to NCHW/OIHW
+  around that, exactly as `graph.layout_transform` does;
+- pooling pads explicitly (-inf for max, 0 for avg) plus, for `ceil_mode`, an
+  extra margin on the high side that no window counts; the average divides by the
+  window's count of input elements, or of input and explicit padding when
+  `count_include_pad` (onnxruntime's divisor);
+- float ops compute in the input's dtype (float32 stays float32), and every result
+  is cast to the op's result element type.
+
+`evaluate(func_op, store, inputs)` runs a function: weights come from `store`,
+inputs by position or by argument name (`tc.name`). `evaluate_op(op, arrays)`
+evaluates one op on given operand arrays (fold-constants uses it); a `graph.fused`
+evaluates its region. An op it does not know raises `EvaluationError` at the op.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+from xdsl.dialects import func
+from xdsl.dialects.builtin import Float32Type, StringAttr, TensorType, i64
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+
+from tilecraft.backends.reference import EvaluationError, numpy_dtype
+from tilecraft.dialects import graph
+from tilecraft.utils.weights import WeightStore
+
+try:  # scipy's erf is vectorized; math.erf per element is the exact fallback
+    from scipy.special import erf as _erf_vec
+except ImportError:  # pragma: no cover
+    _erf_vec = None
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    if _erf_vec is not None:
+        return _erf_vec(x).astype(x.dtype)
+    return np.frompyfunc(math.erf, 1, 1)(x).astype(x.dtype)
+
+
+# -- layouts ---------------------------------------------------------------------
+
+
+def to_layout(x: np.ndarray, src: str, dst: str) -> np.ndarray:
+    """Move an activation between NCHW and NCHW<b>c."""
+    bs, bd = graph.layout_block(src), graph.layout_block(dst)
+    if bs:  # [N, C/b, H, W, b] -> [N, C, H, W]
+        n, co, h, w, b = x.shape
+        x = x.transpose(0, 1, 4, 2, 3).reshape(n, co * b, h, w)
+    if bd:  # [N, C, H, W] -> [N, C/b, H, W, b]
+        n, c, h, w = x.shape
+        x = x.reshape(n, c // bd, bd, h, w).transpose(0, 1, 3, 4, 2)
+    return np.ascontiguousarray(x)
+
+
+def kernel_to_oihw(w: np.ndarray) -> np.ndarray:
+    """[O/o, I/i, KH, KW, i, o] -> [O, I, KH, KW]."""
+    oo, io, kh, kw, ib, ob = w.shape
+    return np.ascontiguousarray(w.transpose(0, 5, 1, 4, 2, 3).reshape(oo * ob, io * ib, kh, kw))
+
+
+def kernel_from_oihw(w: np.ndarray, ib: int, ob: int) -> np.ndarray:
+    """[O, I, KH, KW] -> [O/o, I/i, KH, KW, i, o] (what alter-layout stores)."""
+    o, i, kh, kw = w.shape
+    return np.ascontiguousarray(w.reshape(o // ob, ob, i // ib, ib, kh, kw).transpose(0, 2, 4, 5, 3, 1))
+
+
+# -- anchors ------------------------------------------------------------------------
+
+
+def conv2d_nchw(
+    x: np.ndarray,
+    w: np.ndarray,
+    strides: Sequence[int] = (1, 1),
+    pads: Sequence[int] = (0, 0, 0, 0),
+    dilations: Sequence[int] = (1, 1),
+    groups: int = 1,
+) -> np.ndarray:
+    n, c, _, _ = x.shape
+    o, cg, kh, kw = w.shape
+    (sh, sw), (dh, dw), (pt, pl, pb, pr) = strides, dilations, pads
+    xp = np.pad(x, ((0, 0), (0, 0), (pt, pb), (pl, pr)))
+    view = sliding_window_view(xp, (dh * (kh - 1) + 1, dw * (kw - 1) + 1), axis=(2, 3))
+    view = view[:, :, ::sh, ::sw, ::dh, ::dw]  # [N, C, OH, OW, KH, KW]
+    oh, ow = view.shape[2], view.shape[3]
+    og = o // groups
+    cols = view.reshape(n, groups, cg, oh, ow, kh, kw).transpose(0, 1, 3, 4, 2, 5, 6)
+    cols = cols.reshape(n, groups, oh * ow, cg * kh * kw)
+    wm = w.reshape(groups, og, cg * kh * kw).transpose(0, 2, 1)
+    out = np.matmul(cols, wm[None])  # [N, G, OH*OW, Og]
+    return np.ascontiguousarray(out.transpose(0, 1, 3, 2).reshape(n, o, oh, ow))
+
+
+def _conv2d(op: graph.Conv2dOp, x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None):
+    data = op.str_attr("data_layout", "NCHW")
+    kernel = op.str_attr("kernel_layout", "OIHW")
+    out_layout = op.str_attr("out_layout", data)
+    x = to_layout(x, data, "NCHW")
+    if kernel != "OIHW":
+        w = kernel_to_oihw(w)
+    y = conv2d_nchw(
+        x,
+        w,
+        op.ints("strides", [1, 1]),
+        op.ints("pads", [0, 0, 0, 0]),
+        op.ints("dilations", [1, 1]),
+        op.int_attr("groups", 1),
+    )
+    if b is not None:
+        y = y + b.reshape(1, -1, 1, 1)
+    return to_layout(y, "NCHW", out_layout)
+
+
+def _pool(op: graph.GraphOp, x: np.ndarray, kind: str) -> np.ndarray:
+    kh, kw = op.ints("kernel")
+    sh, sw = op.ints("strides", [1, 1])
+    pt, pl, pb, pr = op.ints("pads", [0, 0, 0, 0])
+    ceil = bool(op.int_attr("ceil_mode", 0))
+    _, _, h, w = x.shape
+    oh = graph.pool_out(h, kh, sh, pt, pb, 1, ceil)
+    ow = graph.pool_out(w, kw, sw, pl, pr, 1, ceil)
+    # ceil_mode's last windows may run past the explicit padding: an extra margin.
+    eh = max(0, (oh - 1) * sh + kh - (h + pt + pb))
+    ew = max(0, (ow - 1) * sw + kw - (w + pl + pr))
+    fill = -np.inf if kind == "max" else 0
+    xp = np.pad(x, ((0, 0), (0, 0), (pt, pb + eh), (pl, pr + ew)), constant_values=fill)
+    windows = sliding_window_view(xp, (kh, kw), axis=(2, 3))[:, :, ::sh, ::sw][:, :, :oh, :ow]
+    if kind == "max":
+        return windows.max(axis=(4, 5))
+    if op.int_attr("count_include_pad", 0):
+        mask = np.pad(np.ones((h + pt + pb, w + pl + pr), x.dtype), ((0, eh), (0, ew)))
+    else:
+        mask = np.pad(np.ones((h, w), x.dtype), ((pt, pb + eh), (pl, pr + ew)))
+    counts = sliding_window_view(mask, (kh, kw))[::sh, ::sw][:oh, :ow].sum(axis=(2, 3))
+    return windows.sum(axis=(4, 5)) / counts
+
+
+# -- normalizations -------------------------------------------------------------------
+
+
+def _softmax(x: np.ndarray, axis: int) -> np.ndarray:
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def _layer_norm(op: graph.LayerNormOp, x: np.ndarray, *params: np.ndarray) -> np.ndarray:
+    axis = graph.normalize_axis(op.int_attr("axis", -1), x.ndim)
+    axes = tuple(range(axis, x.ndim))
+    mean = x.mean(axis=axes, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=axes, keepdims=True)
+    y = (x - mean) / np.sqrt(var + x.dtype.type(op.float_attr("epsilon", 1e-5)))
+    if len(params) > 0:
+        y = y * params[0]
+    if len(params) > 1:
+        y = y + params[1]
+    return y
+
+
+def _batch_norm(op: graph.BatchNormOp, x, scale, bias, mean, var) -> np.ndarray:
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    eps = x.dtype.type(op.float_attr("epsilon", 1e-5))
+    inv = scale / np.sqrt(var + eps)
+    return (x - mean.reshape(shape)) * inv.reshape(shape) + bias.reshape(shape)
+
+
+def _gelu(op: graph.GeluOp, x: np.ndarray) -> np.ndarray:
+    approximate = op.str_attr("approximate", "none")
+    if approximate == "tanh":
+        k = x.dtype.type(math.sqrt(2 / math.pi))
+        return 0.5 * x * (1 + np.tanh(k * (x + x.dtype.type(0.044715) * x**3)))
+    if approximate != "none":
+        raise EvaluationError(op, f"graph.gelu: unknown approximate '{approximate}' (none or tanh)")
+    return 0.5 * x * (1 + _erf(x / x.dtype.type(math.sqrt(2))))
+
+
+def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if np.issubdtype(a.dtype, np.integer):  # ONNX integer Div truncates toward zero
+        return np.trunc(np.true_divide(a, b)).astype(a.dtype)
+    return a / b
+
+
+# -- data movement ---------------------------------------------------------------------
+
+
+def _inferred_shape(op: graph.GraphOp, arrays: Sequence[np.ndarray], n: int = 0) -> tuple[int, ...]:
+    """Result `n`'s shape as the op's own shape inference gives it for these operands."""
+    types = [TensorType(_element_type(op, a), list(a.shape)) for a in arrays]
+    return graph.shape_of(op.infer(types)[n])
+
+
+def _element_type(op: Operation, a: np.ndarray) -> Attribute:
+    # Only the shape matters to `infer` here, except for gather's integer indices.
+    return i64 if np.issubdtype(a.dtype, np.integer) else Float32Type()
+
+
+def _pad(op: graph.PadOp, x: np.ndarray) -> np.ndarray:
+    pads = op.ints("pads")
+    r = x.ndim
+    # Negative pads crop (ONNX allows them).
+    x = x[tuple(slice(max(0, -pads[d]), x.shape[d] - max(0, -pads[d + r])) for d in range(r))]
+    widths = [(max(0, pads[d]), max(0, pads[d + r])) for d in range(r)]
+    return np.pad(x, widths, constant_values=op.float_attr("value", 0.0))
+
+
+def _slice(op: graph.SliceOp, x: np.ndarray) -> np.ndarray:
+    return x[tuple(slice(s, e if e >= 0 else None, st) for s, e, st in op.ranges(x.shape))]
+
+
+def _split(op: graph.SplitOp, x: np.ndarray) -> list[np.ndarray]:
+    axis = graph.normalize_axis(op.int_attr("axis", 0), x.ndim)
+    return np.split(x, np.cumsum(op.ints("sizes"))[:-1], axis=axis)
+
+
+def _reduce(op: graph.GraphOp, x: np.ndarray, fn: Callable) -> np.ndarray:
+    axes = tuple(op.reduce_axes(x.ndim))
+    return fn(x, axis=axes, keepdims=bool(op.int_attr("keepdims", 1)))
+
+
+def _clip(op: graph.ClipOp, x: np.ndarray) -> np.ndarray:
+    lo = op.attributes.get("min")
+    hi = op.attributes.get("max")
+    if lo is not None:
+        x = np.maximum(x, x.dtype.type(op.float_attr("min", 0.0)))
+    if hi is not None:
+        x = np.minimum(x, x.dtype.type(op.float_attr("max", 0.0)))
+    return x
+
+
+# -- dispatch ------------------------------------------------------------------------------
+
+_UNARY: dict[type[Operation], Callable[[np.ndarray], np.ndarray]] = {
+    graph.ReluOp: lambda x: np.maximum(x, x.dtype.type(0)),
+    graph.SigmoidOp: lambda x: 1 / (1 + np.exp(-x)),
+    graph.TanhOp: np.tanh,
+    graph.ErfOp: _erf,
+    graph.ExpOp: np.exp,
+    graph.LogOp: np.log,
+    graph.SqrtOp: np.sqrt,
+    graph.NegOp: np.negative,
+    graph.AbsOp: np.abs,
+}
+
+_BINARY: dict[type[Operation], Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    graph.AddOp: np.add,
+    graph.SubOp: np.subtract,
+    graph.MulOp: np.multiply,
+    graph.DivOp: _div,
+    graph.PowOp: np.power,
+    graph.MaximumOp: np.maximum,
+    graph.MinimumOp: np.minimum,
+}
+
+# op(op, *operand arrays) -> one array or a list of arrays
+_OPS: dict[type[Operation], Callable[..., np.ndarray | list[np.ndarray]]] = {
+    graph.GeluOp: _gelu,
+    graph.ClipOp: _clip,
+    graph.CastOp: lambda op, x: x,  # the result cast below converts
+    graph.WhereOp: lambda op, c, a, b: np.where(c.astype(bool), a, b),
+    graph.Conv2dOp: _conv2d,
+    graph.DenseOp: lambda op, x, w, b=None: x @ w.T if b is None else x @ w.T + b,
+    graph.MatmulOp: lambda op, a, b: np.matmul(a, b),
+    graph.MaxPool2dOp: lambda op, x: _pool(op, x, "max"),
+    graph.AvgPool2dOp: lambda op, x: _pool(op, x, "avg"),
+    graph.GlobalAvgPool2dOp: lambda op, x: x.mean(axis=(2, 3), keepdims=True),
+    graph.ReduceSumOp: lambda op, x: _reduce(op, x, np.sum),
+    graph.ReduceMeanOp: lambda op, x: _reduce(op, x, np.mean),
+    graph.ReduceMaxOp: lambda op, x: _reduce(op, x, np.max),
+    graph.SoftmaxOp: lambda op, x: _softmax(x, op.int_attr("axis", -1)),
+    graph.LayerNormOp: _layer_norm,
+    graph.BatchNormOp: _batch_norm,
+    graph.PadOp: _pad,
+    graph.ReshapeOp: lambda op, x: x.reshape(_inferred_shape(op, [x])),
+    graph.FlattenOp: lambda op, x: x.reshape(_inferred_shape(op, [x])),
+    graph.SqueezeOp: lambda op, x: x.reshape(_inferred_shape(op, [x])),
+    graph.UnsqueezeOp: lambda op, x: x.reshape(_inferred_shape(op, [x])),
+    graph.TransposeOp: lambda op, x: x.transpose(op.ints("perm", list(reversed(range(x.ndim))))),
+    graph.ConcatOp: lambda op, *xs: np.concatenate(xs, axis=op.int_attr("axis")),
+    graph.SplitOp: _split,
+    graph.SliceOp: _slice,
+    graph.GatherOp: lambda op, x, i: np.take(x, i, axis=op.int_attr("axis", 0)),
+    graph.LayoutTransformOp: lambda op, x: to_layout(x, op.str_attr("src", ""), op.str_attr("dst", "")),
+}
+
+# Comparisons and broadcast_to (ONNX Equal/Less/Greater/Expand).
+for _name, _fn in {
+    "EqualOp": lambda op, a, b: np.equal(a, b),
+    "LessOp": lambda op, a, b: np.less(a, b),
+    "GreaterOp": lambda op, a, b: np.greater(a, b),
+    "BroadcastToOp": lambda op, x: np.broadcast_to(x, _inferred_shape(op, [x])).copy(),
+}.items():
+    if hasattr(graph, _name):
+        _OPS[getattr(graph, _name)] = _fn
+
+
+def constant_value(op: graph.ConstantOp) -> np.ndarray:
+    """The array a graph.constant holds."""
+    t = op.value.get_type()
+    assert isinstance(t, TensorType)
+    values = op.value.get_values()
+    return np.array(values, dtype=numpy_dtype(t)).reshape(tuple(t.get_shape()))
+
+
+def evaluate_op(op: Operation, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """The results of one graph op on these operand arrays (weights excluded: a
+    graph.weight needs the store, see `evaluate`)."""
+    if isinstance(op, graph.ConstantOp):
+        return [constant_value(op)]
+    if isinstance(op, graph.FusedOp):
+        return _run_block(op.body.block, dict(zip(op.body.block.args, arrays)), None)
+    with np.errstate(all="ignore"):  # IEEE inf/NaN are intended results
+        try:
+            if type(op) in _UNARY:
+                results = [_UNARY[type(op)](arrays[0])]
+            elif type(op) in _BINARY:
+                results = [_BINARY[type(op)](arrays[0], arrays[1])]
+            elif type(op) in _OPS:
+                out = _OPS[type(op)](op, *arrays)
+                results = list(out) if isinstance(out, list) else [out]
+            else:
+                raise EvaluationError(op, f"the graph evaluator cannot evaluate '{op.name}'")
+        except graph.ShapeError as e:
+            raise EvaluationError(op, f"{op.name}: {e}") from None
+    return [_as_result(op, n, np.asarray(r)) for n, r in enumerate(results)]
+
+
+def _as_result(op: Operation, n: int, r: np.ndarray) -> np.ndarray:
+    t = op.results[n].type
+    if isinstance(t, TensorType):
+        return r.astype(numpy_dtype(t), copy=False)
+    if isinstance(op, graph.CastOp):  # unranked result: the 'to' attribute says
+        return r.astype(numpy_dtype(op.infer([TensorType(_element_type(op, r), list(r.shape))])[0]))
+    return r
+
+
+def _run_block(block: Block, env: dict[SSAValue, np.ndarray], store: WeightStore | None) -> list[np.ndarray]:
+    for op in block.ops:
+        if isinstance(op, (func.ReturnOp, graph.YieldOp)):
+            return [env[v] for v in op.operands]
+        if isinstance(op, graph.WeightOp):
+            if store is None:
+                raise EvaluationError(op, "graph.weight needs a weight store to evaluate")
+            results = [np.asarray(store[op.weight_name.data])]
+        else:
+            results = evaluate_op(op, [env[v] for v in op.operands])
+        env.update(zip(op.results, results))
+    raise EvaluationError(block.parent_op(), "the block has no terminator")
+
+
+def _arg_name(func_op: func.FuncOp, n: int) -> str | None:
+    if func_op.arg_attrs is None:
+        return None
+    name = func_op.arg_attrs.data[n].data.get("tc.name")
+    return name.data if isinstance(name, StringAttr) else None
+
+
+def evaluate(
+    func_op: func.FuncOp,
+    store: WeightStore | None,
+    inputs: Sequence[np.ndarray] | Mapping[str, np.ndarray],
+) -> list[np.ndarray]:
+    """The results of a graph function for these inputs, given by position or by
+    argument name (`tc.name`, else `arg<n>`)."""
+    args = func_op.body.block.args
+    if isinstance(inputs, Mapping):
+        names = [_arg_name(func_op, n) or f"arg{n}" for n in range(len(args))]
+        missing = [name for name in names if name not in inputs]
+        if missing:
+            raise ValueError(f"@{func_op.sym_name.data}: missing input(s) {', '.join(missing)}")
+        inputs = [inputs[name] for name in names]
+    if len(inputs) != len(args):
+        raise ValueError(f"@{func_op.sym_name.data} takes {len(args)} inputs, got {len(inputs)}")
+    env: dict[SSAValue, np.ndarray] = {}
+    for n, (arg, x) in enumerate(zip(args, inputs)):
+        x = np.asarray(x)
+        t = arg.type
+        if isinstance(t, TensorType):
+            shape, dtype = tuple(t.get_shape()), numpy_dtype(t)
+            if x.shape != shape:
+                raise ValueError(f"input {n} of @{func_op.sym_name.data} must have shape {shape}, not {x.shape}")
+            x = x.astype(dtype, copy=False)
+        env[arg] = x
+    return [np.array(r, copy=True) for r in _run_block(func_op.body.block, env, store)]
+
+
+__all__ = ["EvaluationError", "constant_value", "evaluate", "evaluate_op", "kernel_from_oihw", "kernel_to_oihw", "to_layout"]
