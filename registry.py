@@ -56,7 +56,21 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return TeInlinePass
 
+    def graph_pass(module: str, cls: str) -> Callable[[], type[ModulePass]]:
+        # The graph-level passes of transforms/, one module each.
+        def load() -> type[ModulePass]:
+            from importlib import import_module
+
+            return getattr(import_module(f"tilecraft.transforms.{module}"), cls)
+
+        return load
+
+    graph_passes = {
+        "infer-shapes": graph_pass("infer_shapes", "InferShapesPass"),
+    }
+
     return {
+        **graph_passes,
         "convert-te-to-loop": convert_te_to_loop,
         "convert-loop-to-llvm": convert_loop_to_llvm,
         "te-inline": te_inline,
