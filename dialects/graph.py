@@ -41,6 +41,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     TensorType,
     UnrankedTensorType,
+    i1,
     i64,
 )
 from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
@@ -127,7 +128,7 @@ def tensor(shape: Sequence[int], element: Attribute) -> TensorType:
 
 
 def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
-    RANK = max(len(s) for s in shapes)
+    rank = max(len(s) for s in shapes)
     out = []
     for d in range(rank):
         dims = {s[len(s) - rank + d] for s in shapes if len(s) - rank + d >= 0}
@@ -148,7 +149,12 @@ def pool_out(size: int, kernel: int, stride: int, pad_lo: int, pad_hi: int, dila
     span = size + pad_lo + pad_hi - dilation * (kernel - 1) - 1
     if span < 0:
         raise ShapeError(f"window {kernel} (dilation {dilation}) does not fit input extent {size} with padding {pad_lo}+{pad_hi}")
-    return (-(-span // stride) if ceil else span // stride) + 1
+    out = (-(-span // stride) if ceil else span // stride) + 1
+    # With ceil_mode the last window must still start inside the input or the
+    # leading padding (ONNX and PyTorch agree); otherwise it covers only padding.
+    if ceil and (out - 1) * stride >= size + pad_lo:
+        out -= 1
+    return out
 
 
 # -- the op base ----------------------------------------------------------------
@@ -403,9 +409,47 @@ class WhereOp(GraphOp):
 
     def infer(self, types):
         c, a, b = (ranked(t) for t in types)
+        if c.get_element_type() != i1:
+            raise ShapeError(f"the condition must have element type i1, not {c.get_element_type()}")
         if a.get_element_type() != b.get_element_type():
             raise ShapeError("both branches must have one element type")
         return [tensor(broadcast_shapes(shape_of(c), shape_of(a), shape_of(b)), a.get_element_type())]
+
+
+class _Compare(_Binary):
+    """Elementwise comparison with broadcasting; the result is a mask of i1."""
+
+    def infer(self, types):
+        (out,) = super().infer(types)
+        return [tensor(shape_of(out), i1)]
+
+
+@irdl_op_definition
+class EqualOp(_Compare):
+    name = "graph.equal"
+
+
+@irdl_op_definition
+class LessOp(_Compare):
+    name = "graph.less"
+
+
+@irdl_op_definition
+class GreaterOp(_Compare):
+    name = "graph.greater"
+
+
+@irdl_op_definition
+class BroadcastToOp(GraphOp):
+    """Broadcast the input against `shape` (ONNX Expand: the result's shape is the
+    broadcast of both, so `shape` may have 1s where the input is larger)."""
+
+    name = "graph.broadcast_to"
+    traits = traits_def(Pure(), Broadcast())
+
+    def infer(self, types):
+        x = ranked(types[0])
+        return [tensor(broadcast_shapes(shape_of(x), self.ints("shape")), x.get_element_type())]
 
 
 # -- anchors: conv2d, dense, matmul, pooling ---------------------------------------
@@ -717,7 +761,7 @@ class UnsqueezeOp(_Injective):
 
     def infer(self, types):
         x = list(shape_of(types[0]))
-        RANK = len(x) + len(self.ints("axes"))
+        rank = len(x) + len(self.ints("axes"))
         for a in sorted(normalize_axis(a, rank) for a in self.ints("axes")):
             x.insert(a, 1)
         return [tensor(x, ranked(types[0]).get_element_type())]
@@ -981,6 +1025,7 @@ def new_block(types: Sequence[Attribute]) -> Block:
 GRAPH_OPS: list[type[Operation]] = [
     ReluOp, SigmoidOp, TanhOp, ErfOp, GeluOp, ExpOp, LogOp, SqrtOp, NegOp, AbsOp, ClipOp, CastOp,
     AddOp, SubOp, MulOp, DivOp, PowOp, MaximumOp, MinimumOp, WhereOp,
+    EqualOp, LessOp, GreaterOp, BroadcastToOp,
     Conv2dOp, DenseOp, MatmulOp, MaxPool2dOp, AvgPool2dOp, GlobalAvgPool2dOp,
     ReduceSumOp, ReduceMeanOp, ReduceMaxOp, SoftmaxOp, LayerNormOp, BatchNormOp,
     PadOp, ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp, TransposeOp, ConcatOp, SplitOp, SliceOp, GatherOp,

@@ -1,0 +1,143 @@
+"""Converters of elementwise ONNX operators: arithmetic, activations, comparisons.
+
+Most are one graph op. The rest are small compositions, chosen so that they stay
+elementwise (and so fuse): Reciprocal is `1 / x`, LeakyRelu `max(x, alpha * x)`,
+variadic Max/Min/Sum chains of binary ops. Dropout and Identity forward their input
+(inference only).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tilecraft.dialects import graph
+from tilecraft.frontends.onnx.importer import ONNX_TYPES, Node, converter, onnx_type_name
+
+UNARY: dict[str, type[graph.GraphOp]] = {
+    "Relu": graph.ReluOp,
+    "Sigmoid": graph.SigmoidOp,
+    "Tanh": graph.TanhOp,
+    "Erf": graph.ErfOp,
+    "Exp": graph.ExpOp,
+    "Log": graph.LogOp,
+    "Sqrt": graph.SqrtOp,
+    "Neg": graph.NegOp,
+    "Abs": graph.AbsOp,
+}
+
+BINARY: dict[str, type[graph.GraphOp]] = {
+    "Add": graph.AddOp,
+    "Sub": graph.SubOp,
+    "Mul": graph.MulOp,
+    "Div": graph.DivOp,
+    "Equal": graph.EqualOp,
+    "Less": graph.LessOp,
+    "Greater": graph.GreaterOp,
+}
+
+VARIADIC: dict[str, type[graph.GraphOp]] = {
+    "Max": graph.MaximumOp,
+    "Min": graph.MinimumOp,
+    "Sum": graph.AddOp,
+}
+
+
+@converter(*UNARY)
+def convert_unary(node: Node):
+    return [node.emit(UNARY[node.op_type], [node.input(0)])]
+
+
+@converter(*BINARY)
+def convert_binary(node: Node):
+    return [node.emit(BINARY[node.op_type], [node.input(0), node.input(1)])]
+
+
+@converter(*VARIADIC)
+def convert_variadic(node: Node):
+    values = node.inputs()
+    result = values[0]
+    for v in values[1:]:
+        result = node.emit(VARIADIC[node.op_type], [result, v])
+    return [result]
+
+
+@converter("Pow")
+def convert_pow(node: Node):
+    base = node.input(0)
+    if node.is_const(1):
+        # ONNX lets the exponent have another type (x ** 2 with an int64 2);
+        # graph.pow wants one element type, so a known exponent is converted.
+        exponent = node.const(1, "exponent")
+        dtype = next(n for t, n in ONNX_TYPES.values() if t == node.element_type(0))
+        return [node.emit(graph.PowOp, [base, node.constant(exponent.astype(dtype), "exponent")])]
+    return [node.emit(graph.PowOp, [base, node.input(1)])]
+
+
+@converter("Reciprocal")
+def convert_reciprocal(node: Node):
+    x = node.input(0)
+    return [node.emit(graph.DivOp, [node.scalar(1.0, x), x])]
+
+
+@converter("LeakyRelu")
+def convert_leaky_relu(node: Node):
+    x = node.input(0)
+    alpha = float(node.attr("alpha", 0.01))
+    scaled = node.emit(graph.MulOp, [x, node.scalar(alpha, x)])
+    if 0.0 <= alpha <= 1.0:  # then max(x, alpha x) picks x exactly where x > 0
+        return [node.emit(graph.MaximumOp, [x, scaled])]
+    positive = node.emit(graph.GreaterOp, [x, node.scalar(0.0, x)])
+    return [node.emit(graph.WhereOp, [positive, x, scaled])]
+
+
+@converter("Clip")
+def convert_clip(node: Node):
+    bounds = {}
+    for i, key in ((1, "min"), (2, "max")):
+        bound = node.optional_const(i, key)
+        if bound is not None:
+            bounds[key] = float(np.asarray(bound).reshape(-1)[0])
+    return [node.emit(graph.ClipOp, [node.input(0)], **bounds)]
+
+
+@converter("Gelu")
+def convert_gelu(node: Node):
+    approximate = node.attr("approximate", "none")
+    if approximate not in ("none", "tanh"):
+        raise node.error(f"unsupported approximate '{approximate}' (none or tanh)")
+    return [node.emit(graph.GeluOp, [node.input(0)], approximate=None if approximate == "none" else "tanh")]
+
+
+@converter("Where")
+def convert_where(node: Node):
+    return [node.emit(graph.WhereOp, [node.input(0), node.input(1), node.input(2)])]
+
+
+@converter("Cast")
+def convert_cast(node: Node):
+    to = node.attr("to")
+    node.ignore("saturate")  # only meaningful for float8 targets
+    if to not in ONNX_TYPES:
+        raise node.error(f"cast to {onnx_type_name(to)} is not supported (float32, int64, int32, bool)")
+    x = node.input(0)
+    element = ONNX_TYPES[to][0]
+    if node.element_type(0) == element:
+        return [x]
+    return [node.emit(graph.CastOp, [x], to=element)]
+
+
+@converter("Identity")
+def convert_identity(node: Node):
+    return [node.raw(0)]
+
+
+@converter("Dropout")
+def convert_dropout(node: Node):
+    node.ignore("seed")
+    if node.has_input(2):
+        training = node.const(2, "training_mode")
+        if bool(np.asarray(training).reshape(-1)[0]):
+            raise node.error("training_mode is true; tilecraft imports models for inference")
+    if len(node.proto.output) > 1 and node.proto.output[1]:
+        raise node.error("the mask output is not supported (inference only)")
+    return [node.raw(0)]

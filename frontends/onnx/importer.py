@@ -1,0 +1,386 @@
+"""The import driver: walks an ONNX graph in order and builds one `func.func @main`.
+
+Values. Every ONNX tensor name is bound to either an SSA value or a numpy array.
+Arrays are what the model knows before it runs: initializers, `Constant` nodes,
+`Shape` of a static tensor, and anything computed only from those (folded here with
+numpy, see `fold.py`). They become IR only when an op needs them as an operand
+(`Node.input`), so a shape that only feeds `Reshape` never shows up as a tensor, and
+the weight store holds only arrays the IR refers to. Arrays of at most
+`INLINE_LIMIT` elements are inline `graph.constant`s; larger ones are
+`graph.weight "name"` with the initializer's (or constant's) own name.
+
+Converters. One function per ONNX operator, registered with `@converter`, takes a
+`Node` and returns the node's outputs (SSA values or arrays). `Node` gives them what
+they need and keeps the error messages uniform: `node.const(i, "shape")` for inputs
+that must be known at import time, `node.attr(...)` which also records which
+attributes were understood: an attribute no converter read is an error rather than
+silently ignored, since dropping one would change what the model computes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DenseIntOrFPElementsAttr,
+    DictionaryAttr,
+    FunctionType,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+    f32,
+    i1,
+    i32,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Region, SSAValue
+
+from tilecraft.dialects import graph
+from tilecraft.utils.diagnostics import OpError, verify_module
+from tilecraft.utils.weights import WeightStore, attach
+
+MIN_OPSET = 13
+INLINE_LIMIT = 16  # elements; larger constants go to the weight store
+
+# ONNX element types tilecraft computes in: float32 activations, integer ids, masks.
+ONNX_TYPES: dict[int, tuple[Attribute, type]] = {
+    onnx.TensorProto.FLOAT: (f32, np.float32),
+    onnx.TensorProto.INT64: (i64, np.int64),
+    onnx.TensorProto.INT32: (i32, np.int32),
+    onnx.TensorProto.BOOL: (i1, np.bool_),
+}
+NUMPY_TYPES: dict[np.dtype, Attribute] = {np.dtype(n): t for t, n in ONNX_TYPES.values()}
+
+Value = SSAValue | np.ndarray
+Converter = Callable[["Node"], Sequence[Value]]
+CONVERTERS: dict[str, Converter] = {}
+
+
+class OnnxImportError(Exception):
+    """A model tilecraft cannot import; the message names the operator and node."""
+
+
+def converter(*op_types: str) -> Callable[[Converter], Converter]:
+    """Register a function as the converter of these ONNX operator types."""
+
+    def register(fn: Converter) -> Converter:
+        for t in op_types:
+            CONVERTERS[t] = fn
+        return fn
+
+    return register
+
+
+def name_value(value: SSAValue, onnx_name: str) -> None:
+    """Print the value under its ONNX name (made a valid SSA name), if it has none yet,
+    so the IR reads like the model."""
+    if value.name_hint is None and onnx_name:
+        name = re.sub(r"[^A-Za-z0-9_$.-]", "_", onnx_name)
+        value.name_hint = name if not name[0].isdigit() else f"v{name}"
+
+
+def onnx_type_name(elem_type: int) -> str:
+    return onnx.TensorProto.DataType.Name(elem_type).lower()
+
+
+class Node:
+    """One ONNX node being converted: its inputs, attributes, and a builder."""
+
+    def __init__(self, importer: Importer, proto: onnx.NodeProto, index: int):
+        self.importer = importer
+        self.proto = proto
+        self.op_type = proto.op_type
+        self.name = proto.name or (proto.output[0] if proto.output else f"#{index}")
+        self.attrs: dict[str, Any] = {a.name: helper.get_attribute_value(a) for a in proto.attribute}
+        self.read: set[str] = set()
+
+    # errors --------------------------------------------------------------------------
+    def error(self, message: str) -> OnnxImportError:
+        return OnnxImportError(f"ONNX operator '{self.op_type}' (node '{self.name}'): {message}")
+
+    # attributes ----------------------------------------------------------------------
+    def attr(self, key: str, default: Any = None) -> Any:
+        self.read.add(key)
+        value = self.attrs.get(key, default)
+        if isinstance(value, bytes):
+            return value.decode()
+        if isinstance(value, list):
+            return [v.decode() if isinstance(v, bytes) else v for v in value]
+        return value
+
+    def ignore(self, *keys: str) -> None:
+        """Attributes that do not change inference results (seeds, momentum...)."""
+        self.read.update(keys)
+
+    def unread_attributes(self) -> list[str]:
+        return [k for k in self.attrs if k not in self.read]
+
+    # inputs --------------------------------------------------------------------------
+    @property
+    def num_inputs(self) -> int:
+        return len(self.proto.input)
+
+    def has_input(self, i: int) -> bool:
+        return i < len(self.proto.input) and self.proto.input[i] != ""
+
+    def raw(self, i: int) -> Value:
+        """Input `i` as bound: an SSA value or a known array."""
+        return self.importer.lookup(self.proto.input[i])
+
+    def input(self, i: int) -> SSAValue:
+        """Input `i` as an SSA value (a known array becomes a constant or weight)."""
+        try:
+            return self.importer.value(self.proto.input[i])
+        except OnnxImportError as e:
+            raise self.error(str(e)) from None
+
+    def inputs(self) -> list[SSAValue]:
+        return [self.input(i) for i in range(self.num_inputs) if self.has_input(i)]
+
+    def const(self, i: int, what: str) -> np.ndarray:
+        """Input `i`, which tilecraft needs at import time (a shape, axes, pads...)."""
+        v = self.raw(i)
+        if not isinstance(v, np.ndarray):
+            raise self.error(
+                f"input {i} ({what}) must be a constant (an initializer or computed from "
+                "constants and shapes); tilecraft needs it at import time"
+            )
+        return v
+
+    def optional_const(self, i: int, what: str) -> np.ndarray | None:
+        return self.const(i, what) if self.has_input(i) else None
+
+    def is_const(self, i: int) -> bool:
+        return self.has_input(i) and isinstance(self.raw(i), np.ndarray)
+
+    def shape(self, i: int) -> tuple[int, ...]:
+        v = self.raw(i)
+        return tuple(v.shape) if isinstance(v, np.ndarray) else graph.shape_of(v.type)
+
+    def element_type(self, i: int) -> Attribute:
+        v = self.raw(i)
+        if isinstance(v, np.ndarray):
+            return self.importer.element_type_of(v)
+        return graph.ranked(v.type).get_element_type()
+
+    # building ------------------------------------------------------------------------
+    def emit_op(self, cls: type[graph.GraphOp], inputs: Sequence[SSAValue], **attributes: Any) -> graph.GraphOp:
+        try:
+            op = cls(inputs, graph.attrs(**attributes))
+        except graph.ShapeError as e:
+            raise self.error(f"{e} (while building {cls.name})") from None
+        self.importer.block.add_op(op)
+        return op
+
+    def emit(self, cls: type[graph.GraphOp], inputs: Sequence[SSAValue], **attributes: Any) -> SSAValue:
+        """Build a one-result graph op, inferring its type; returns the result."""
+        return self.emit_op(cls, inputs, **attributes).results[0]
+
+    def constant(self, array: np.ndarray, hint: str) -> SSAValue:
+        """A derived array (a transposed weight, a scalar) as a constant or weight."""
+        return self.importer.materialize(np.asarray(array), hint)
+
+    def scalar(self, value: float, like: SSAValue) -> SSAValue:
+        """A rank-0 constant of `like`'s element type (for x * alpha, 1 / x...)."""
+        element = graph.ranked(like.type).get_element_type()
+        dtype = next(n for t, n in ONNX_TYPES.values() if t == element)
+        return self.constant(np.array(value, dtype=dtype), "scalar")
+
+
+class Importer:
+    def __init__(self, model: onnx.ModelProto, input_shapes: dict[str, Sequence[int]]):
+        self.model = model
+        self.input_shapes = {k: tuple(int(d) for d in v) for k, v in input_shapes.items()}
+        self.env: dict[str, Value] = {}
+        self.materialized: dict[int, SSAValue] = {}  # id(array) -> its SSA value
+        self.keep_alive: list[np.ndarray] = []  # arrays whose ids key `materialized`
+        self.store = WeightStore()
+        self.block = Block()
+        self.opset = self.check_opset()
+
+    # opsets and signature ------------------------------------------------------------
+    def check_opset(self) -> int:
+        versions = {o.domain: o.version for o in self.model.opset_import}
+        version = versions.get("", versions.get("ai.onnx"))
+        if version is None:
+            raise OnnxImportError("the model imports no default ONNX opset")
+        if version < MIN_OPSET:
+            raise OnnxImportError(
+                f"ONNX opset {version} is not supported: tilecraft imports opset {MIN_OPSET} "
+                f"and later; convert the model first, e.g. with "
+                f"onnx.version_converter.convert_version(model, {MIN_OPSET})"
+            )
+        return version
+
+    def input_type(self, vi: onnx.ValueInfoProto) -> TensorType:
+        tt = vi.type.tensor_type
+        if not vi.type.HasField("tensor_type"):
+            raise OnnxImportError(f"graph input '{vi.name}' is not a tensor")
+        if tt.elem_type not in ONNX_TYPES:
+            raise OnnxImportError(
+                f"graph input '{vi.name}' has element type {onnx_type_name(tt.elem_type)}; "
+                "tilecraft supports float32, int64, int32 and bool"
+            )
+        dims = [d.dim_value if d.HasField("dim_value") else (d.dim_param or "?") for d in tt.shape.dim]
+        if vi.name in self.input_shapes:
+            fixed = self.input_shapes[vi.name]
+            if len(fixed) != len(dims) or any(isinstance(d, int) and d != f for d, f in zip(dims, fixed)):
+                raise OnnxImportError(
+                    f"the shape {fixed} given for input '{vi.name}' does not fit its declared "
+                    f"shape ({', '.join(map(str, dims))})"
+                )
+            dims = list(fixed)
+        if any(not isinstance(d, int) or d <= 0 for d in dims):
+            shown = ", ".join(map(str, dims))
+            example = ",".join(str(d) if isinstance(d, int) and d > 0 else "1" for d in dims)
+            raise OnnxImportError(
+                f"graph input '{vi.name}' has a dynamic shape ({shown}); tilecraft compiles "
+                f"static shapes: fix it with input_shapes={{'{vi.name}': ({example.replace(',', ', ')})}} "
+                f"or tilecraft-import --input-shape {vi.name}={example}"
+            )
+        return TensorType(ONNX_TYPES[tt.elem_type][0], dims)
+
+    # values ----------------------------------------------------------------------------
+    def lookup(self, name: str) -> Value:
+        if name not in self.env:
+            raise OnnxImportError(f"tensor '{name}' is used before it is defined")
+        return self.env[name]
+
+    def value(self, name: str) -> SSAValue:
+        v = self.lookup(name)
+        return self.materialize(v, name) if isinstance(v, np.ndarray) else v
+
+    def element_type_of(self, array: np.ndarray) -> Attribute:
+        if array.dtype == np.float64:  # numpy's default; ONNX models compute in float32
+            return f32
+        if array.dtype not in NUMPY_TYPES:
+            raise OnnxImportError(f"constant of element type {array.dtype} is not supported")
+        return NUMPY_TYPES[array.dtype]
+
+    def materialize(self, array: np.ndarray, hint: str) -> SSAValue:
+        """The SSA value of a known array: built once, inline if small."""
+        if id(array) in self.materialized:
+            return self.materialized[id(array)]
+        element = self.element_type_of(array)
+        if array.dtype == np.float64:
+            array = array.astype(np.float32)
+        type_ = TensorType(element, list(array.shape))
+        if array.size <= INLINE_LIMIT:
+            values = [int(v) for v in array.flat] if element != f32 else [float(v) for v in array.flat]
+            op = graph.ConstantOp(DenseIntOrFPElementsAttr.from_list(type_, values))
+        else:
+            op = graph.WeightOp(self.store.add(array, hint), type_)
+        self.block.add_op(op)
+        name_value(op.results[0], hint)
+        self.materialized[id(array)] = op.results[0]
+        self.keep_alive.append(array)
+        return op.results[0]
+
+    # the walk --------------------------------------------------------------------------
+    def run(self) -> ModuleOp:
+        g = self.model.graph
+        for init in g.initializer:
+            self.env[init.name] = self.initializer(init)
+        initializers = {i.name for i in g.initializer}
+        args = [vi for vi in g.input if vi.name not in initializers]
+        types = [self.input_type(vi) for vi in args]
+        for vi, t in zip(args, types):
+            self.env[vi.name] = self.block.insert_arg(t, len(self.block.args))
+            name_value(self.env[vi.name], vi.name)
+        for index, proto in enumerate(g.node):
+            self.convert(Node(self, proto, index))
+        results = []
+        for vo in g.output:
+            try:
+                results.append(self.value(vo.name))
+            except OnnxImportError as e:
+                raise OnnxImportError(f"graph output '{vo.name}': {e}") from None
+        self.block.add_op(func.ReturnOp(*results))
+        names = lambda vis: ArrayAttr([DictionaryAttr({"tc.name": StringAttr(v.name)}) for v in vis])  # noqa: E731
+        main = func.FuncOp(
+            "main",
+            FunctionType.from_lists(types, [r.type for r in results]),
+            Region(self.block),
+            arg_attrs=names(args),
+            res_attrs=names(g.output),
+        )
+        module = ModuleOp([main])
+        try:
+            verify_module(module)
+        except OpError as e:  # a converter bug rather than a model error; still no traceback
+            raise OnnxImportError(f"the imported IR does not verify: {e.message}") from None
+        attach(module, self.store)
+        return module
+
+    def initializer(self, init: onnx.TensorProto) -> np.ndarray:
+        if init.data_location == onnx.TensorProto.EXTERNAL and not init.raw_data:
+            raise OnnxImportError(
+                f"initializer '{init.name}' is stored in an external file that was not "
+                "loaded; pass the model's path so its external data is found"
+            )
+        return numpy_helper.to_array(init)
+
+    def convert(self, node: Node) -> None:
+        from tilecraft.frontends.onnx.fold import FOLDERS
+
+        proto = node.proto
+        if proto.domain not in ("", "ai.onnx"):
+            raise node.error(f"operators of domain '{proto.domain}' are not supported")
+        all_known = all(isinstance(self.lookup(n), np.ndarray) for n in proto.input if n)
+        if all_known and proto.input and proto.op_type in FOLDERS:
+            try:
+                outputs = FOLDERS[proto.op_type](node, [self.lookup(n) if n else None for n in proto.input])
+            except (ValueError, IndexError, TypeError) as e:  # numpy's complaint about bad operands
+                raise node.error(f"cannot evaluate it on its constant inputs: {e}") from None
+        elif proto.op_type in CONVERTERS:
+            outputs = CONVERTERS[proto.op_type](node)
+        else:
+            raise OnnxImportError(f"unsupported ONNX operator '{proto.op_type}' (node '{node.name}')")
+        unread = node.unread_attributes()
+        if unread:
+            raise node.error(f"unsupported attribute '{unread[0]}'")
+        if len(outputs) < len(proto.output) and any(proto.output[len(outputs) :]):
+            raise node.error(f"output {len(outputs)} ('{proto.output[len(outputs)]}') is not supported")
+        for name, value in zip(proto.output, outputs):
+            if name:
+                # numpy gives scalars (np.int64) for 0-d results; keep arrays only.
+                self.env[name] = np.asarray(value) if isinstance(value, np.generic) else value
+                if isinstance(value, SSAValue):
+                    name_value(value, name)
+
+
+def load_model(model_or_path: onnx.ModelProto | str | Path) -> onnx.ModelProto:
+    if isinstance(model_or_path, onnx.ModelProto):
+        return model_or_path
+    path = Path(model_or_path)
+    try:
+        return onnx.load(str(path))
+    except FileNotFoundError:
+        raise OnnxImportError(f"cannot read '{path}': no such file") from None
+    except IsADirectoryError:
+        raise OnnxImportError(f"cannot read '{path}': it is a directory") from None
+    except Exception as e:  # protobuf's DecodeError and friends
+        raise OnnxImportError(f"cannot read '{path}' as an ONNX model: {e}") from None
+
+
+def from_onnx(
+    model_or_path: onnx.ModelProto | str | Path,
+    input_shapes: dict[str, Sequence[int]] | None = None,
+) -> tuple[ModuleOp, WeightStore]:
+    """Import an ONNX model (opset 13+) as a graph-dialect module and its weights.
+
+    `input_shapes` fixes dynamic input dimensions, e.g. `{"x": (1, 3, 224, 224)}`.
+    The module holds `func.func @main`; the store is attached in memory
+    (`utils.weights.attach`). Raises `OnnxImportError` for anything unsupported."""
+    model = load_model(model_or_path)
+    importer = Importer(model, input_shapes or {})
+    module = importer.run()
+    return module, importer.store

@@ -1,0 +1,247 @@
+"""Converters of the neural-network ONNX operators: convolution, Gemm/MatMul,
+pooling, normalizations, softmax and reductions.
+
+Layout decisions made here, because they are cheap at import time and save the
+graph passes work:
+
+- `auto_pad` becomes explicit `pads` (the graph ops know only explicit padding);
+- Gemm and MatMul with a 2-D weight initializer become `graph.dense`, whose weight
+  is [N, K] (TVM's dense): the initializer is transposed once, in the store, and
+  Gemm's `alpha`/`beta` are folded into the weight and bias when those are known;
+- LayerNormalization's scale/bias are broadcast to the normalized shape if they
+  are constants of a smaller rank.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from xdsl.ir import SSAValue
+
+from tilecraft.dialects import graph
+from tilecraft.frontends.onnx.fold import axes_of
+from tilecraft.frontends.onnx.importer import Node, converter
+
+
+def window_pads(node: Node, spatial: Sequence[int], kernel: Sequence[int], strides, dilations) -> list[int]:
+    """Explicit [begin..., end...] pads for a convolution or pooling window."""
+    auto_pad = node.attr("auto_pad", "NOTSET")
+    rank = len(spatial)
+    if auto_pad == "NOTSET":
+        pads = [int(p) for p in node.attr("pads", [0] * 2 * rank)]
+        if len(pads) != 2 * rank:
+            raise node.error(f"pads needs {2 * rank} values, got {len(pads)}")
+        return pads
+    if auto_pad == "VALID":
+        node.ignore("pads")
+        return [0] * 2 * rank
+    if auto_pad not in ("SAME_UPPER", "SAME_LOWER"):
+        raise node.error(f"unsupported auto_pad '{auto_pad}'")
+    node.ignore("pads")
+    begin, end = [], []
+    for size, k, s, d in zip(spatial, kernel, strides, dilations):
+        out = -(-size // s)
+        total = max((out - 1) * s + (k - 1) * d + 1 - size, 0)
+        small, large = total // 2, total - total // 2
+        # SAME_UPPER puts the odd extra pad at the end, SAME_LOWER at the beginning.
+        begin.append(small if auto_pad == "SAME_UPPER" else large)
+        end.append(large if auto_pad == "SAME_UPPER" else small)
+    return begin + end
+
+
+def nondefault(**kw):
+    """Attributes without their default values: (value, default) pairs."""
+    return {k: v for k, (v, default) in kw.items() if list(v) != list(default)}
+
+
+@converter("Conv")
+def convert_conv(node: Node):
+    xs, ws = node.shape(0), node.shape(1)
+    if len(xs) != 4 or len(ws) != 4:
+        raise node.error(f"only 2-D convolutions are supported (NCHW input), got input shape {xs}")
+    kernel = [int(k) for k in node.attr("kernel_shape", ws[2:])]
+    if kernel != list(ws[2:]):
+        raise node.error(f"kernel_shape {kernel} does not match the weight's {list(ws[2:])}")
+    strides = [int(s) for s in node.attr("strides", [1, 1])]
+    dilations = [int(d) for d in node.attr("dilations", [1, 1])]
+    pads = window_pads(node, xs[2:], kernel, strides, dilations)
+    group = int(node.attr("group", 1))
+    attributes = nondefault(strides=(strides, [1, 1]), pads=(pads, [0] * 4), dilations=(dilations, [1, 1]))
+    if group != 1:
+        attributes["groups"] = group
+    inputs = [node.input(0), node.input(1)] + ([node.input(2)] if node.has_input(2) else [])
+    return [node.emit(graph.Conv2dOp, inputs, **attributes)]
+
+
+def dense(node: Node, x: SSAValue, weight_nk: np.ndarray, hint: str, bias: np.ndarray | None = None) -> SSAValue:
+    inputs = [x, node.constant(np.ascontiguousarray(weight_nk), hint)]
+    if bias is not None:
+        inputs.append(node.constant(bias, f"{hint}.bias"))
+    return node.emit(graph.DenseOp, inputs)
+
+
+@converter("Gemm")
+def convert_gemm(node: Node):
+    alpha, beta = float(node.attr("alpha", 1.0)), float(node.attr("beta", 1.0))
+    trans_a, trans_b = int(node.attr("transA", 0)), int(node.attr("transB", 0))
+    a = node.input(0)
+    if trans_a:
+        a = node.emit(graph.TransposeOp, [a], perm=[1, 0])
+    c = node.optional_const(2, "C") if node.is_const(2) else None
+    if node.is_const(1):
+        b = node.const(1, "B")
+        w = b if trans_b else b.T
+        if alpha != 1.0:
+            w = (w * np.float32(alpha)).astype(b.dtype)
+        n = w.shape[0]
+        bias = None
+        # C folds into dense's bias when it is one value per output column.
+        if c is not None and c.size in (1, n) and (c.ndim <= 1 or c.shape[-1] == c.size):
+            bias = np.broadcast_to((c * np.float32(beta)).astype(np.float32).reshape(-1), (n,)).copy()
+        hint = node.proto.input[1] + ("" if trans_b else ".T") + ("" if alpha == 1.0 else ".scaled")
+        y = dense(node, a, w, hint, bias)
+        if bias is not None or not node.has_input(2):
+            return [y]
+    else:
+        b = node.input(1)
+        if not trans_b:
+            b = node.emit(graph.TransposeOp, [b], perm=[1, 0])
+        y = node.emit(graph.DenseOp, [a, b])
+        if alpha != 1.0:
+            y = node.emit(graph.MulOp, [y, node.scalar(alpha, y)])
+        if not node.has_input(2):
+            return [y]
+    if c is not None:
+        cv = node.constant((c * np.float32(beta)).astype(c.dtype), node.proto.input[2])
+    else:
+        cv = node.input(2)
+        if beta != 1.0:
+            cv = node.emit(graph.MulOp, [cv, node.scalar(beta, cv)])
+    return [node.emit(graph.AddOp, [y, cv])]
+
+
+@converter("MatMul")
+def convert_matmul(node: Node):
+    a_shape, b_shape = node.shape(0), node.shape(1)
+    if node.is_const(1) and len(b_shape) == 2 and not node.is_const(0):
+        b = node.const(1, "B")
+        return [dense(node, node.input(0), b.T, node.proto.input[1] + ".T")]
+    a, b = node.input(0), node.input(1)
+    # numpy semantics for 1-D operands: promote to a matrix, drop the axis after.
+    if len(a_shape) == 1:
+        a = node.emit(graph.UnsqueezeOp, [a], axes=[0])
+    if len(b_shape) == 1:
+        b = node.emit(graph.UnsqueezeOp, [b], axes=[1])
+    y = node.emit(graph.MatmulOp, [a, b])
+    drop = ([-2] if len(a_shape) == 1 else []) + ([-1] if len(b_shape) == 1 else [])
+    if drop:
+        rank = len(graph.shape_of(y.type))
+        y = node.emit(graph.SqueezeOp, [y], axes=sorted(d % rank for d in drop))
+    return [y]
+
+
+def pool_attributes(node: Node, count_include_pad: bool) -> tuple[SSAValue, dict]:
+    xs = node.shape(0)
+    if len(xs) != 4:
+        raise node.error(f"only 2-D pooling is supported (NCHW input), got input shape {xs}")
+    kernel = [int(k) for k in node.attr("kernel_shape")]
+    strides = [int(s) for s in node.attr("strides", [1, 1])]
+    dilations = [int(d) for d in node.attr("dilations", [1, 1])]
+    if dilations != [1, 1]:
+        raise node.error(f"unsupported dilations {dilations} (pooling windows must be dense)")
+    if int(node.attr("storage_order", 0)) != 0:
+        raise node.error("unsupported storage_order 1")
+    pads = window_pads(node, xs[2:], kernel, strides, dilations)
+    attributes = {"kernel": kernel, **nondefault(strides=(strides, [1, 1]), pads=(pads, [0] * 4))}
+    if int(node.attr("ceil_mode", 0)):
+        attributes["ceil_mode"] = 1
+    if count_include_pad and int(node.attr("count_include_pad", 0)):
+        attributes["count_include_pad"] = 1
+    return node.input(0), attributes
+
+
+@converter("MaxPool")
+def convert_max_pool(node: Node):
+    x, attributes = pool_attributes(node, False)
+    return [node.emit(graph.MaxPool2dOp, [x], **attributes)]
+
+
+@converter("AveragePool")
+def convert_avg_pool(node: Node):
+    x, attributes = pool_attributes(node, True)
+    return [node.emit(graph.AvgPool2dOp, [x], **attributes)]
+
+
+@converter("GlobalAveragePool", "GlobalMaxPool")
+def convert_global_pool(node: Node):
+    rank = len(node.shape(0))
+    if rank < 3:
+        raise node.error("global pooling needs spatial axes")
+    if node.op_type == "GlobalAveragePool" and rank == 4:
+        return [node.emit(graph.GlobalAvgPool2dOp, [node.input(0)])]
+    cls = graph.ReduceMeanOp if node.op_type == "GlobalAveragePool" else graph.ReduceMaxOp
+    return [node.emit(cls, [node.input(0)], axes=list(range(2, rank)), keepdims=1)]
+
+
+@converter("Softmax")
+def convert_softmax(node: Node):
+    axis = int(node.attr("axis", -1))
+    return [node.emit(graph.SoftmaxOp, [node.input(0)], axis=axis)]
+
+
+@converter("LayerNormalization")
+def convert_layer_norm(node: Node):
+    if len(node.proto.output) > 1 and any(node.proto.output[1:]):
+        raise node.error("the Mean and InvStdDev outputs are not supported (inference only)")
+    node.ignore("stash_type")  # the precision of the statistics: float32 here anyway
+    xs = node.shape(0)
+    axis = int(node.attr("axis", -1)) % len(xs)
+    epsilon = float(node.attr("epsilon", 1e-5))
+    normalized = xs[axis:]
+    params = []
+    for i, what in ((1, "scale"), (2, "bias")):
+        if not node.has_input(i):
+            continue
+        if node.shape(i) != normalized:
+            if not node.is_const(i):
+                raise node.error(f"{what} of shape {node.shape(i)} must have the normalized shape {normalized}")
+            value = np.broadcast_to(node.const(i, what), normalized).copy()
+            params.append(node.constant(value, node.proto.input[i]))
+        else:
+            params.append(node.input(i))
+    if len(params) == 1 and node.has_input(2):  # bias without scale cannot happen in ONNX
+        raise node.error("bias without scale")
+    return [node.emit(graph.LayerNormOp, [node.input(0), *params], axis=axis, epsilon=epsilon)]
+
+
+@converter("BatchNormalization")
+def convert_batch_norm(node: Node):
+    node.ignore("momentum")  # only updates running statistics in training
+    if int(node.attr("training_mode", 0)):
+        raise node.error("training_mode=1 is not supported (inference only)")
+    if len(node.proto.output) > 1 and any(node.proto.output[1:]):
+        raise node.error("the running mean/variance outputs are not supported (inference only)")
+    epsilon = float(node.attr("epsilon", 1e-5))
+    return [node.emit(graph.BatchNormOp, [node.input(i) for i in range(5)], epsilon=epsilon)]
+
+
+REDUCTIONS = {
+    "ReduceSum": graph.ReduceSumOp,
+    "ReduceMean": graph.ReduceMeanOp,
+    "ReduceMax": graph.ReduceMaxOp,
+}
+
+
+@converter(*REDUCTIONS)
+def convert_reduce(node: Node):
+    rank = len(node.shape(0))
+    axes = axes_of(node, [None, node.optional_const(1, "axes")], 1)
+    keepdims = int(node.attr("keepdims", 1))
+    if not axes:
+        if int(node.attr("noop_with_empty_axes", 0)):
+            return [node.raw(0)]
+        axes = list(range(rank))
+    node.ignore("noop_with_empty_axes")
+    axes = sorted({a % rank for a in axes}) if rank else []
+    return [node.emit(REDUCTIONS[node.op_type], [node.input(0)], axes=axes, keepdims=keepdims)]

@@ -1,0 +1,221 @@
+"""Converters of data-movement ONNX operators and of constants.
+
+Operands that say *how* data moves (Reshape's shape, Slice's starts/ends, axes of
+Squeeze/Unsqueeze, Pad's pads, Split's sizes, Expand's shape) are inputs in opset
+13+, but tilecraft compiles static shapes, so they must be known at import time
+(`node.const`): an initializer, a Constant, or something `fold.py` computed from
+shapes. The graph ops get them as attributes, fully resolved (no 0 or -1 left in a
+reshape's shape). `Shape` and `Size` of a tensor are known for the same reason, and
+produce arrays rather than IR.
+
+Expand is `graph.broadcast_to` (an explicit broadcast op rather than `add` with
+zeros, so a pass or the evaluator sees the intent and no zeros tensor is stored).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from onnx import numpy_helper
+
+from tilecraft.dialects import graph
+from tilecraft.frontends.onnx.fold import axes_of
+from tilecraft.frontends.onnx.importer import Node, converter
+
+
+def ints(array: np.ndarray) -> list[int]:
+    return [int(v) for v in np.asarray(array).reshape(-1)]
+
+
+@converter("Reshape")
+def convert_reshape(node: Node):
+    shape = ints(node.const(1, "shape"))
+    if int(node.attr("allowzero", 0)) and 0 in shape:
+        raise node.error("allowzero=1 with a 0 extent (an empty tensor) is not supported")
+    xs = node.shape(0)
+    shape = [xs[d] if s == 0 else s for d, s in enumerate(shape)]
+    if -1 in shape and shape.count(-1) == 1:
+        known = math.prod(s for s in shape if s != -1)
+        if known and math.prod(xs) % known == 0:
+            shape[shape.index(-1)] = math.prod(xs) // known
+    if tuple(shape) == xs:
+        return [node.input(0)]
+    return [node.emit(graph.ReshapeOp, [node.input(0)], shape=shape)]
+
+
+@converter("Flatten")
+def convert_flatten(node: Node):
+    rank = len(node.shape(0))
+    axis = int(node.attr("axis", 1))
+    return [node.emit(graph.FlattenOp, [node.input(0)], axis=axis % (rank + 1) if rank else 0)]
+
+
+@converter("Squeeze")
+def convert_squeeze(node: Node):
+    xs = node.shape(0)
+    axes = axes_of(node, [None, node.optional_const(1, "axes")], 1)
+    if axes is None:
+        axes = [d for d, n in enumerate(xs) if n == 1]
+    return [node.emit(graph.SqueezeOp, [node.input(0)], axes=sorted(a % len(xs) for a in axes))]
+
+
+@converter("Unsqueeze")
+def convert_unsqueeze(node: Node):
+    axes = axes_of(node, [None, node.optional_const(1, "axes")], 1)
+    if not axes:
+        raise node.error("Unsqueeze needs axes")
+    rank = len(node.shape(0)) + len(axes)
+    return [node.emit(graph.UnsqueezeOp, [node.input(0)], axes=sorted(a % rank for a in axes))]
+
+
+@converter("Transpose")
+def convert_transpose(node: Node):
+    rank = len(node.shape(0))
+    perm = [int(p) for p in node.attr("perm", list(reversed(range(rank))))]
+    if perm == list(range(rank)):
+        return [node.input(0)]
+    return [node.emit(graph.TransposeOp, [node.input(0)], perm=perm)]
+
+
+@converter("Concat")
+def convert_concat(node: Node):
+    rank = len(node.shape(0))
+    axis = int(node.attr("axis")) % rank
+    return [node.emit(graph.ConcatOp, node.inputs(), axis=axis)]
+
+
+@converter("Split")
+def convert_split(node: Node):
+    xs = node.shape(0)
+    axis = int(node.attr("axis", 0)) % len(xs)
+    n = len(node.proto.output)
+    if node.has_input(1):
+        sizes = ints(node.const(1, "split"))
+    elif "split" in node.attrs:  # opset < 13 spelled it as an attribute
+        sizes = [int(s) for s in node.attr("split")]
+    else:
+        n = int(node.attr("num_outputs", n))
+        # ONNX: equal parts of ceil(extent / n), the last one smaller if need be.
+        part = -(-xs[axis] // n)
+        sizes = [min(part, xs[axis] - part * i) for i in range(n)]
+    if len(sizes) != len(node.proto.output) or sum(sizes) != xs[axis] or min(sizes) <= 0:
+        raise node.error(f"cannot split extent {xs[axis]} into {sizes} for {len(node.proto.output)} outputs")
+    op = node.emit_op(graph.SplitOp, [node.input(0)], axis=axis, sizes=sizes)
+    return list(op.results)
+
+
+@converter("Slice")
+def convert_slice(node: Node):
+    xs = node.shape(0)
+    starts, ends = ints(node.const(1, "starts")), ints(node.const(2, "ends"))
+    axes = node.optional_const(3, "axes")
+    axes = [a % len(xs) for a in ints(axes)] if axes is not None else list(range(len(starts)))
+    steps = node.optional_const(4, "steps")
+    steps = ints(steps) if steps is not None else [1] * len(starts)
+    # Resolve to in-range values like Python's slice (ONNX clamps the same way), so
+    # the IR does not carry INT64_MAX sentinels; a negative step keeps -1 as "before 0".
+    resolved = []
+    for a, s, e, st in zip(axes, starts, ends, steps):
+        if st == 0:
+            raise node.error("slice step cannot be 0")
+        s, e, st = slice(s, e, st).indices(xs[a])
+        if e < 0:  # "before index 0" for a negative step; -1 would mean the last element
+            e = -xs[a] - 1
+        resolved.append((a, s, e, st))
+    if all((s, e, st) == (0, xs[a], 1) for a, s, e, st in resolved):
+        return [node.input(0)]
+    attributes = {"starts": [r[1] for r in resolved], "ends": [r[2] for r in resolved], "axes": [r[0] for r in resolved]}
+    if any(r[3] != 1 for r in resolved):
+        attributes["steps"] = [r[3] for r in resolved]
+    return [node.emit(graph.SliceOp, [node.input(0)], **attributes)]
+
+
+@converter("Gather")
+def convert_gather(node: Node):
+    xs = node.shape(0)
+    axis = int(node.attr("axis", 0)) % len(xs)
+    if node.is_const(1):
+        # Known indices may be negative in ONNX; the graph op takes them in range.
+        idx = node.const(1, "indices").astype(np.int64)
+        idx = np.where(idx < 0, idx + xs[axis], idx)
+        indices = node.constant(idx, node.proto.input[1])
+    else:
+        indices = node.input(1)
+    return [node.emit(graph.GatherOp, [node.input(0), indices], axis=axis)]
+
+
+@converter("Expand")
+def convert_expand(node: Node):
+    shape = ints(node.const(1, "shape"))
+    try:
+        out = graph.broadcast_shapes(node.shape(0), shape)
+    except graph.ShapeError as e:
+        raise node.error(str(e)) from None
+    if tuple(out) == node.shape(0):
+        return [node.input(0)]
+    return [node.emit(graph.BroadcastToOp, [node.input(0)], shape=list(out))]
+
+
+@converter("Pad")
+def convert_pad(node: Node):
+    mode = node.attr("mode", "constant")
+    if mode != "constant":
+        raise node.error(f"unsupported mode '{mode}' (only constant padding)")
+    rank = len(node.shape(0))
+    pads = ints(node.const(1, "pads"))
+    value = node.optional_const(2, "constant_value")
+    axes = node.optional_const(3, "axes")
+    if axes is not None:  # opset 18: pads only for these axes
+        axes = [a % rank for a in ints(axes)]
+        full = [0] * (2 * rank)
+        for i, a in enumerate(axes):
+            full[a], full[a + rank] = pads[i], pads[i + len(axes)]
+        pads = full
+    if len(pads) != 2 * rank:
+        raise node.error(f"pads needs {2 * rank} values for rank {rank}, got {len(pads)}")
+    if not any(pads):
+        return [node.input(0)]
+    fill = float(np.asarray(value).reshape(-1)[0]) if value is not None and value.size else None
+    return [node.emit(graph.PadOp, [node.input(0)], pads=pads, value=fill or None)]
+
+
+@converter("Shape")
+def convert_shape(node: Node):
+    shape = np.array(node.shape(0), dtype=np.int64)
+    start, end = node.attr("start", 0), node.attr("end", None)
+    return [shape[start:end]]
+
+
+@converter("Size")
+def convert_size(node: Node):
+    return [np.array(math.prod(node.shape(0)), dtype=np.int64)]
+
+
+@converter("Constant")
+def convert_constant(node: Node):
+    (key,) = node.attrs  # ONNX allows exactly one
+    value = node.attr(key)
+    if key == "value":
+        return [numpy_helper.to_array(value)]
+    if key == "value_float":
+        return [np.array(value, dtype=np.float32)]
+    if key == "value_floats":
+        return [np.array(value, dtype=np.float32)]
+    if key in ("value_int", "value_ints"):
+        return [np.array(value, dtype=np.int64)]
+    raise node.error(f"unsupported attribute '{key}'")
+
+
+@converter("ConstantOfShape")
+def convert_constant_of_shape(node: Node):
+    shape = ints(node.const(0, "shape"))
+    value = node.attr("value")
+    fill = numpy_helper.to_array(value).reshape(-1) if value is not None else np.zeros(1, np.float32)
+    return [np.full(shape, fill[0], dtype=fill.dtype)]
+
+
+@converter("Range")
+def convert_range(node: Node):
+    start, limit, delta = (node.const(i, what).reshape(()) for i, what in enumerate(("start", "limit", "delta")))
+    return [np.arange(start, limit, delta, dtype=start.dtype)]
