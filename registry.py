@@ -68,6 +68,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     graph_passes = {
         "infer-shapes": graph_pass("infer_shapes", "InferShapesPass"),
         "fold-constants": graph_pass("fold_constants", "FoldConstantsPass"),
+        "simplify-inference": graph_pass("simplify_inference", "SimplifyInferencePass"),
     }
 
     return {

@@ -52,7 +52,15 @@ def constant_op(array: np.ndarray, t: TensorType) -> graph.ConstantOp:
     return graph.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, values.tolist()))
 
 
-def known_value(value: SSAValue, store: WeightStore | None) -> np.ndarray | None:
+def value_op(array: np.ndarray, t: TensorType, store: WeightStore | None, hint: str, max_inline: int = 16) -> Operation:
+    """An op that produces `array`: an inline graph.constant when it is small or
+    there is no store to hold it, else a new graph.weight named after `hint`."""
+    if array.size <= max_inline or store is None:
+        return constant_op(array, t)
+    return graph.WeightOp(store.add(array.astype(array.dtype, copy=False), hint), t)
+
+
+def known_value(value: SSAValue, store: WeightStore | None, pass_name: str = "fold-constants") -> np.ndarray | None:
     """The array `value` always holds, if it is a constant or a readable weight."""
     owner = value.owner
     if isinstance(owner, graph.ConstantOp):
@@ -61,7 +69,7 @@ def known_value(value: SSAValue, store: WeightStore | None) -> np.ndarray | None
         try:
             return store[owner.weight_name.data]
         except WeightError as e:
-            raise OpError(owner, f"fold-constants: {e}") from None
+            raise OpError(owner, f"{pass_name}: {e}") from None
     return None
 
 
@@ -90,13 +98,7 @@ def fold_op(op: graph.GraphOp, store: WeightStore | None, max_inline: int) -> bo
         values = evaluate_op(op, arrays)
     except EvaluationError as e:
         raise OpError(op, f"fold-constants: {e.message}") from None
-    new_ops: list[Operation] = []
-    for value, t, size in zip(values, results, sizes):
-        if size <= max_inline:
-            new_ops.append(constant_op(value, t))
-        else:
-            assert store is not None
-            new_ops.append(graph.WeightOp(store.add(value, _name_hint(op)), t))
+    new_ops = [value_op(value, t, store, _name_hint(op), max_inline) for value, t in zip(values, results)]
     producers = [v.owner for v in op.operands]
     Rewriter.replace_op(op, new_ops, [o.results[0] for o in new_ops])
     for p in producers:

@@ -14,6 +14,7 @@ from tilecraft.backends.graph_reference import evaluate
 from tilecraft.dialects import graph
 from tilecraft.transforms.fold_constants import FoldConstantsPass
 from tilecraft.transforms.infer_shapes import InferShapesPass
+from tilecraft.transforms.simplify_inference import SimplifyInferencePass
 from tilecraft.utils.diagnostics import LocatedParser, verify_module
 from tilecraft.utils.weights import WeightStore, attach, store_of
 
@@ -100,3 +101,87 @@ def test_fold_respects_max_inline_elements():
     module = check_pass(parse(text, {}), FoldConstantsPass(max_inline_elements=2))
     (w,) = ops_named(module, "graph.weight")
     np.testing.assert_allclose(store_of(module)[w.weight_name.data], np.exp([1, 2, 3, 4]), rtol=1e-6)
+
+
+# -- simplify-inference ----------------------------------------------------------------------
+
+
+def bn_weights(c: int = 8) -> dict[str, np.ndarray]:
+    return {"bn.s": rand(c), "bn.b": rand(c), "bn.m": rand(c), "bn.v": np.abs(rand(c)) + 0.1}
+
+
+def bn_text(producer: str, extra_result: bool = False) -> str:
+    params = "\n".join(f'  %{p} = graph.weight "bn.{p}" : tensor<8xf32>' for p in "sbmv")
+    results = "tensor<1x8x6x6xf32>, tensor<1x8x6x6xf32>" if extra_result else "tensor<1x8x6x6xf32>"
+    returns = "%z, %y : tensor<1x8x6x6xf32>, tensor<1x8x6x6xf32>" if extra_result else "%z : tensor<1x8x6x6xf32>"
+    return f"""
+func.func @main(%x: tensor<1x4x8x8xf32>) -> ({results}) {{
+  %w = graph.weight "conv.weight" : tensor<8x4x3x3xf32>
+  {producer}
+{params}
+  %z = graph.batch_norm %y, %s, %b, %m, %v {{epsilon = 1.0e-3 : f32}} : (tensor<1x8x6x6xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<1x8x6x6xf32>
+  func.return {returns}
+}}"""
+
+
+CONV = "%y = graph.conv2d %x, %w : (tensor<1x4x8x8xf32>, tensor<8x4x3x3xf32>) -> tensor<1x8x6x6xf32>"
+CONV_BIAS = (
+    '%c = graph.weight "conv.bias" : tensor<8xf32>\n'
+    "  %y = graph.conv2d %x, %w, %c : (tensor<1x4x8x8xf32>, tensor<8x4x3x3xf32>, tensor<8xf32>) -> tensor<1x8x6x6xf32>"
+)
+
+
+@pytest.mark.parametrize("producer", [CONV, CONV_BIAS])
+def test_batch_norm_folds_into_conv(producer):
+    weights = {"conv.weight": rand(8, 4, 3, 3), "conv.bias": rand(8), **bn_weights()}
+    module = check_pass(parse(bn_text(producer), weights), SimplifyInferencePass())
+    assert not ops_named(module, "graph.batch_norm") and not ops_named(module, "graph.mul")
+    (conv,) = ops_named(module, "graph.conv2d")
+    assert len(conv.inputs) == 3
+    assert store_of(module)["conv.weight.bn"].shape == (8, 4, 3, 3)
+
+
+def test_batch_norm_after_shared_conv_scales_and_shifts():
+    weights = {"conv.weight": rand(8, 4, 3, 3), **bn_weights()}
+    module = check_pass(parse(bn_text(CONV, extra_result=True), weights), SimplifyInferencePass())
+    assert len(ops_named(module, "graph.mul")) == 1 and len(ops_named(module, "graph.add")) == 1
+    (conv,) = ops_named(module, "graph.conv2d")
+    assert len(conv.inputs) == 2
+
+
+def test_batch_norm_with_argument_parameters_and_then_folded():
+    text = """
+    func.func @main(%x: tensor<2x8x3x3xf32>, %s: tensor<8xf32>, %b: tensor<8xf32>, %m: tensor<8xf32>, %v: tensor<8xf32>) -> tensor<2x8x3x3xf32> {
+      %z = graph.batch_norm %x, %s, %b, %m, %v : (tensor<2x8x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<2x8x3x3xf32>
+      func.return %z : tensor<2x8x3x3xf32>
+    }"""
+    module = parse(text)
+    f = main_func(module)
+    x, s, b, m = rand(2, 8, 3, 3), rand(8), rand(8), rand(8)
+    v = np.abs(rand(8)) + 0.1
+    (before,) = evaluate(f, None, [x, s, b, m, v])
+    SimplifyInferencePass().apply(context(), module)
+    verify_module(module)
+    (after,) = evaluate(f, None, [x, s, b, m, v])
+    np.testing.assert_allclose(after, before, rtol=1e-5, atol=1e-5)
+
+
+def test_dense_batch_norm_and_identities():
+    text = """
+    func.func @main(%x: tensor<5x16xf32>) -> tensor<5x8xf32> {
+      %w = graph.weight "fc.weight" : tensor<8x16xf32>
+      %r = graph.reshape %x {shape = array<i64: 5, 16>} : (tensor<5x16xf32>) -> tensor<5x16xf32>
+      %y = graph.dense %r, %w : (tensor<5x16xf32>, tensor<8x16xf32>) -> tensor<5x8xf32>
+      %s = graph.weight "bn.s" : tensor<8xf32>
+      %b = graph.weight "bn.b" : tensor<8xf32>
+      %m = graph.weight "bn.m" : tensor<8xf32>
+      %v = graph.weight "bn.v" : tensor<8xf32>
+      %z = graph.batch_norm %y, %s, %b, %m, %v : (tensor<5x8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<5x8xf32>
+      %one = graph.constant dense<1.0> : tensor<8xf32>
+      %o = graph.mul %z, %one : (tensor<5x8xf32>, tensor<8xf32>) -> tensor<5x8xf32>
+      func.return %o : tensor<5x8xf32>
+    }"""
+    module = check_pass(parse(text, {"fc.weight": rand(8, 16), **bn_weights()}), SimplifyInferencePass())
+    assert [op.name for op in main_func(module).body.block.ops] == [
+        "graph.weight", "graph.constant", "graph.dense", "func.return"
+    ]  # fmt: skip
