@@ -71,8 +71,14 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "simplify-inference": graph_pass("simplify_inference", "SimplifyInferencePass"),
     }
 
+    def convert_graph_to_te():
+        from tilecraft.lowering.convert_graph_to_te import ConvertGraphToTePass
+
+        return ConvertGraphToTePass
+
     return {
         **graph_passes,
+        "convert-graph-to-te": convert_graph_to_te,
         "convert-te-to-loop": convert_te_to_loop,
         "convert-loop-to-llvm": convert_loop_to_llvm,
         "te-inline": te_inline,
