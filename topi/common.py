@@ -1,0 +1,129 @@
+"""Helpers shared by the topi computes: dtypes, broadcasting, flat indices, tags.
+
+A topi function takes `te.Tensor`s and returns the `te.Tensor` it computes (or a
+tuple); it never schedules. What a schedule needs to know about the stages a
+compute made (that one must stay materialized, or that one is a row-wise
+reduction) is recorded as *tags* on the tensors (`tag`, `tags_of`), as TVM's
+`tag` strings do, in a weak side table so the te objects stay untouched.
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+from collections.abc import Sequence
+
+from tilecraft.frontends import te
+
+# Tags a compute may carry (read by topi/schedule.py):
+# - "keep": do not compute_inline this injective stage (it is expensive and read
+#   by several stages, like softmax's exp);
+# - "row": a reduction over the trailing `row` axes of its input.
+_TAGS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def tag(tensor: te.Tensor, **info) -> te.Tensor:
+    _TAGS.setdefault(tensor, {}).update(info)
+    return tensor
+
+
+def tags_of(tensor: te.Tensor) -> dict:
+    return _TAGS.get(tensor, {})
+
+
+def is_float(dtype: str) -> bool:
+    return dtype.startswith("float")
+
+
+def broadcast_shape(*shapes: Sequence[int]) -> tuple[int, ...]:
+    """numpy's broadcast of static shapes (raises ValueError when they do not)."""
+    rank = max(len(s) for s in shapes)
+    out = []
+    for d in range(rank):
+        dims = {s[len(s) - rank + d] for s in shapes if len(s) - rank + d >= 0}
+        dims.discard(1)
+        if len(dims) > 1:
+            raise ValueError(f"shapes {[tuple(s) for s in shapes]} do not broadcast")
+        out.append(dims.pop() if dims else 1)
+    return tuple(out)
+
+
+def broadcast_read(x: te.Tensor, index: Sequence[te.Expr], out_rank: int) -> te.Expr:
+    """`x` read at the output index `index` under numpy broadcasting: leading output
+    axes that `x` lacks are dropped, extents of 1 read index 0."""
+    skip = out_rank - len(x.shape)
+    idx = [0 if n == 1 else index[skip + d] for d, n in enumerate(x.shape)]
+    return x[tuple(idx)]
+
+
+def strides(shape: Sequence[int]) -> list[int]:
+    """Row-major element strides."""
+    out, step = [], 1
+    for n in reversed(shape):
+        out.append(step)
+        step *= n
+    return out[::-1]
+
+
+def flat_index(index: Sequence[te.Expr], shape: Sequence[int]) -> te.Expr | int:
+    """The row-major flat position of `index` in `shape` (extent-1 axes skipped)."""
+    flat = None
+    for i, n, st in zip(index, shape, strides(shape)):
+        if n == 1:
+            continue
+        term = i if st == 1 else i * st
+        flat = term if flat is None else flat + term
+    return flat if flat is not None else 0
+
+
+def unflatten(flat: te.Expr | int, shape: Sequence[int]) -> list[te.Expr | int]:
+    """The index in `shape` of the flat position `flat` (no modulo on the first axis,
+    no division by 1)."""
+    out = []
+    for d, (n, st) in enumerate(zip(shape, strides(shape))):
+        if n == 1:
+            out.append(0)
+            continue
+        v = flat if st == 1 else flat // st
+        if d > 0 and st * n < math.prod(shape):
+            v = v % n
+        out.append(v)
+    return out
+
+
+def reshape_read(x: te.Tensor, index: Sequence[te.Expr], out_shape: Sequence[int]) -> te.Expr:
+    """`x` (any shape with as many elements) read at `index` of a row-major reshape
+    to `out_shape`. Equal leading and trailing extents map straight through, so only
+    the axes that really change go through a flat index."""
+    xs, os_ = list(x.shape), list(out_shape)
+    head = 0
+    while head < min(len(xs), len(os_)) and xs[head] == os_[head]:
+        head += 1
+    tail = 0
+    while (
+        tail < min(len(xs), len(os_)) - head
+        and xs[len(xs) - 1 - tail] == os_[len(os_) - 1 - tail]
+    ):
+        tail += 1
+    mid_out = os_[head : len(os_) - tail]
+    mid_in = xs[head : len(xs) - tail]
+    flat = flat_index(index[head : len(os_) - tail], mid_out)
+    mid = unflatten(flat, mid_in) if mid_in else []
+    tail_idx = list(index[len(os_) - tail :]) if tail else []
+    return x[tuple(list(index[:head]) + mid + tail_idx)]
+
+
+def te_dtype(t) -> str:
+    """The te dtype of a tensor type's (or an element type's) elements."""
+    from xdsl.dialects.builtin import Float32Type, Float64Type, IntegerType, TensorType
+
+    element = t.get_element_type() if isinstance(t, TensorType) else t
+    if isinstance(element, Float32Type):
+        return "float32"
+    if isinstance(element, Float64Type):
+        return "float64"
+    if isinstance(element, IntegerType):
+        name = {1: "bool", 8: "int8", 32: "int32", 64: "int64"}.get(element.width.data)
+        if name is not None:
+            return name
+    raise ValueError(f"element type {element} has no te dtype (float32/64, i1, i8, i32, i64)")

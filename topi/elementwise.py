@@ -1,0 +1,169 @@
+"""Elementwise and broadcast computes: unary math, arithmetic with numpy
+broadcasting, comparisons, where, clip, cast, gelu.
+
+Each returns one `te.compute` over the output shape; the default schedule inlines
+them into whatever consumes them, so a chain of them becomes one loop body.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from tilecraft.frontends import te
+from tilecraft.topi.common import broadcast_read, broadcast_shape, is_float
+
+
+def _map(x: te.Tensor, f: Callable[[te.Expr], te.Expr], name: str) -> te.Tensor:
+    return te.compute(x.shape, lambda *i: f(x[i]), name=name)
+
+
+def relu(x: te.Tensor) -> te.Tensor:
+    zero = 0.0 if is_float(x.dtype) else 0
+    return _map(x, lambda v: te.maximum(v, zero), "relu")
+
+
+def sigmoid(x: te.Tensor) -> te.Tensor:
+    return _map(x, te.sigmoid, "sigmoid")
+
+
+def tanh(x: te.Tensor) -> te.Tensor:
+    return _map(x, te.tanh, "tanh")
+
+
+def erf(x: te.Tensor) -> te.Tensor:
+    return _map(x, te.erf, "erf")
+
+
+def exp(x: te.Tensor) -> te.Tensor:
+    return _map(x, te.exp, "exp")
+
+
+def log(x: te.Tensor) -> te.Tensor:
+    return _map(x, te.log, "log")
+
+
+def sqrt(x: te.Tensor) -> te.Tensor:
+    return _map(x, te.sqrt, "sqrt")
+
+
+def negative(x: te.Tensor) -> te.Tensor:
+    return _map(x, lambda v: -v, "neg")
+
+
+def abs(x: te.Tensor) -> te.Tensor:  # noqa: A001 - the op's name
+    return _map(x, te.abs, "abs")
+
+
+def gelu(x: te.Tensor, approximate: str = "none") -> te.Tensor:
+    """x * Phi(x): with erf ("none"), or the tanh approximation ("tanh")."""
+    if approximate == "tanh":
+        c = math.sqrt(2.0 / math.pi)
+        return _map(
+            x, lambda v: 0.5 * v * (1.0 + te.tanh(c * (v + 0.044715 * v * v * v))), "gelu"
+        )
+    if approximate != "none":
+        raise ValueError(f"gelu approximate must be 'none' or 'tanh', not {approximate!r}")
+    return _map(x, lambda v: 0.5 * v * (1.0 + te.erf(v * (1.0 / math.sqrt(2.0)))), "gelu")
+
+
+def clip(x: te.Tensor, lo: float | None = None, hi: float | None = None) -> te.Tensor:
+    def f(v):
+        if lo is not None:
+            v = te.maximum(v, _literal(lo, x.dtype))
+        if hi is not None:
+            v = te.minimum(v, _literal(hi, x.dtype))
+        return v
+
+    return _map(x, f, "clip")
+
+
+def _literal(value: float, dtype: str):
+    return float(value) if is_float(dtype) else int(value)
+
+
+def cast(x: te.Tensor, dtype: str) -> te.Tensor:
+    return _map(x, lambda v: v.astype(dtype), "cast")
+
+
+def broadcast_map(
+    f: Callable[..., te.Expr], *xs: te.Tensor, name: str = "elemwise"
+) -> te.Tensor:
+    """f applied to the elements of `xs` under numpy broadcasting."""
+    shape = broadcast_shape(*(x.shape for x in xs))
+    rank = len(shape)
+    return te.compute(shape, lambda *i: f(*(broadcast_read(x, i, rank) for x in xs)), name=name)
+
+
+def add(a: te.Tensor, b: te.Tensor) -> te.Tensor:
+    return broadcast_map(lambda x, y: x + y, a, b, name="add")
+
+
+def subtract(a: te.Tensor, b: te.Tensor) -> te.Tensor:
+    return broadcast_map(lambda x, y: x - y, a, b, name="sub")
+
+
+def multiply(a: te.Tensor, b: te.Tensor) -> te.Tensor:
+    return broadcast_map(lambda x, y: x * y, a, b, name="mul")
+
+
+def divide(a: te.Tensor, b: te.Tensor) -> te.Tensor:
+    if is_float(a.dtype):
+        return broadcast_map(lambda x, y: x / y, a, b, name="div")
+    # ONNX Div on integers truncates toward zero; te's // floors, so fix the sign.
+    def trunc_div(x, y):
+        q = x // y
+        fix = ((x % y) != 0) & ((x < 0) != (y < 0))
+        return te.if_then_else(fix, q + 1, q)
+
+    return broadcast_map(trunc_div, a, b, name="div")
+
+
+def power(a: te.Tensor, b: te.Tensor, exponent: float | None = None) -> te.Tensor:
+    """a ** b; a known small integer `exponent` (a constant b) becomes products."""
+    if exponent is not None and float(exponent).is_integer() and 0 <= exponent <= 4:
+        n = int(exponent)
+
+        def ipow(x, y):
+            if n == 0:
+                return te.const(_literal(1, a.dtype), a.dtype)
+            r = x
+            for _ in range(n - 1):
+                r = r * x
+            return r
+
+        return broadcast_map(ipow, a, b, name="pow")
+    if exponent == 0.5:
+        return broadcast_map(lambda x, y: te.sqrt(x), a, b, name="pow")
+    if not is_float(a.dtype):
+        raise ValueError("pow of integers is supported only with a constant exponent 0..4")
+    # x ** y = exp(y * log(x)): NaN for a negative x (numpy gives NaN only for a
+    # fractional y); constant integer exponents took the exact path above.
+    return broadcast_map(lambda x, y: te.exp(y * te.log(x)), a, b, name="pow")
+
+
+def maximum(a: te.Tensor, b: te.Tensor) -> te.Tensor:
+    return broadcast_map(te.maximum, a, b, name="maximum")
+
+
+def minimum(a: te.Tensor, b: te.Tensor) -> te.Tensor:
+    return broadcast_map(te.minimum, a, b, name="minimum")
+
+
+_COMPARES = {
+    "less": lambda x, y: x < y,
+    "less_equal": lambda x, y: x <= y,
+    "greater": lambda x, y: x > y,
+    "greater_equal": lambda x, y: x >= y,
+    "equal": lambda x, y: x == y,
+    "not_equal": lambda x, y: x != y,
+}
+
+
+def compare(kind: str, a: te.Tensor, b: te.Tensor) -> te.Tensor:
+    """A bool tensor: `kind` is less, less_equal, greater, greater_equal, equal, not_equal."""
+    return broadcast_map(_COMPARES[kind], a, b, name=kind)
+
+
+def where(cond: te.Tensor, a: te.Tensor, b: te.Tensor) -> te.Tensor:
+    return broadcast_map(te.if_then_else, cond, a, b, name="where")

@@ -1,0 +1,206 @@
+"""Default CPU schedules for fused groups that have no complex anchor.
+
+- **injective** (`schedule_injective`): the trailing axes are fused until they
+  span at least a vector, split by the vector width and vectorized; the leading
+  axes are fused into one parallel loop (when the tensor is big enough that
+  threads pay for themselves).
+- **rows** (`schedule_rows`): for a group whose reductions run over the trailing
+  axes (softmax, layer_norm, mean over the last axis, global pooling): the output's
+  leading axes are fused into one parallel loop over rows, every reduction and
+  kept stage is computed at that loop (bound inference gives it one row), and the
+  row is vectorized.
+- **reductions left at the root** (`schedule_reduce`): when a reduction is not over
+  trailing axes, its reduce axes go outside the innermost spatial axis, which is
+  vectorized; the leading spatial axes run in parallel.
+
+`inline_injective` computes every injective intermediate inline unless it is
+tagged `keep` or inlining would copy a large expression many times.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from tilecraft.frontends import te
+from tilecraft.topi.common import tags_of
+
+# Below this many output elements a parallel loop costs more than it saves.
+PARALLEL_MIN_ELEMENTS = 1 << 14
+# An expression larger than this (in nodes, counting inlined copies) is not inlined.
+INLINE_MAX_NODES = 600
+
+
+def vector_lanes(dtype: str) -> int:
+    """SIMD lanes worth of `dtype` in a 512-bit register."""
+    bits = {"float64": 64, "int64": 64, "int8": 8, "bool": 8}.get(dtype, 32)
+    return 512 // bits
+
+
+def stages(outputs: Sequence[te.Tensor]) -> list[te.Tensor]:
+    """Every computed tensor the outputs need, producers first."""
+    order: list[te.Tensor] = []
+    seen: set[int] = set()
+
+    def visit(t: te.Tensor):
+        if id(t) in seen:
+            return
+        seen.add(id(t))
+        for u in t.op.input_tensors:
+            visit(u)
+        if isinstance(t.op, te.ComputeOp):
+            order.append(t)
+
+    for t in outputs:
+        visit(t)
+    return order
+
+
+def is_reduce(t: te.Tensor) -> bool:
+    return bool(t.op.reduce_axis)
+
+
+def inline_injective(
+    s: te.Schedule, tensors: Sequence[te.Tensor], outputs: Sequence[te.Tensor]
+) -> list[te.Tensor]:
+    """compute_inline the injective intermediates; returns the stages left standing."""
+    out_ids = {id(t) for t in outputs}
+    cost: dict[int, int] = {}
+    inlined: set[int] = set()
+    kept = []
+    for t in tensors:  # producers first, so readers see their inputs' costs
+        nodes = 0
+        for e in _nodes(t.op.body):
+            nodes += 1
+            if isinstance(e, te.Read) and id(e.tensor) in inlined:
+                nodes += cost[id(e.tensor)]
+        cost[id(t)] = nodes
+        if (
+            id(t) in out_ids
+            or is_reduce(t)
+            or tags_of(t).get("keep")
+            or nodes > INLINE_MAX_NODES
+        ):
+            kept.append(t)
+            continue
+        s[t].compute_inline()
+        inlined.add(id(t))
+    return kept
+
+
+def _nodes(expr: te.Expr):
+    from tilecraft.frontends.te import _walk
+
+    return _walk(expr)
+
+
+def _vectorize_tail(s: te.Schedule, t: te.Tensor, axis, extent: int):
+    """Split `axis` by the vector width and vectorize the inner part; returns the outer
+    part (or None when the axis is shorter than a vector and is vectorized whole)."""
+    lanes = vector_lanes(t.dtype)
+    if extent <= lanes:
+        s[t].vectorize(axis)
+        return None
+    outer, inner = s[t].split(axis, factor=lanes)
+    s[t].vectorize(inner)
+    return outer
+
+
+def schedule_injective(s: te.Schedule, t: te.Tensor) -> None:
+    """Fuse, vectorize the tail, parallelize the head (see the module docstring)."""
+    axes = list(s[t].op.axis)
+    shape = t.shape
+    lanes = vector_lanes(t.dtype)
+    k = len(axes) - 1
+    inner_ext = shape[k]
+    while inner_ext < lanes and k > 0:
+        k -= 1
+        inner_ext *= shape[k]
+    head, tail = axes[:k], axes[k:]
+    outer = s[t].fuse(*head) if len(head) > 1 else (head[0] if head else None)
+    inner = s[t].fuse(*tail) if len(tail) > 1 else tail[0]
+    inner_outer = _vectorize_tail(s, t, inner, inner_ext)
+    if math.prod(shape) < PARALLEL_MIN_ELEMENTS:
+        return
+    if outer is not None and math.prod(shape[:k]) > 1:
+        s[t].parallel(outer)
+    elif inner_outer is not None:
+        s[t].parallel(inner_outer)
+
+
+def schedule_reduce(s: te.Schedule, t: te.Tensor) -> None:
+    """A reduction computed at the root: spatial head in parallel; the reduce axes
+    outside the innermost spatial axis, which is vectorized, unless the reduction
+    runs over trailing axes (then the reduce loop stays innermost, reading memory
+    contiguously, and LLVM vectorizes it with reassociation)."""
+    axes = list(s[t].op.axis)
+    red = list(s[t].op.reduce_axis)
+    shape = t.shape
+    work = math.prod(shape) * math.prod(r.extent for r in red)
+    if tags_of(t).get("row") or shape[-1] == 1:
+        fused = s[t].fuse(*axes) if len(axes) > 1 else axes[0]
+        if work >= PARALLEL_MIN_ELEMENTS and math.prod(shape) > 1:
+            s[t].parallel(fused)
+        return
+    last = axes[-1]
+    s[t].reorder(*axes[:-1], *red, last)
+    _vectorize_tail(s, t, last, shape[-1])
+    if len(axes) > 1 and math.prod(shape[:-1]) > 1 and work >= PARALLEL_MIN_ELEMENTS:
+        head = s[t].fuse(*axes[:-1]) if len(axes) > 2 else axes[0]
+        s[t].parallel(head)
+
+
+def row_rank(kept: Sequence[te.Tensor], out: te.Tensor) -> int | None:
+    """How many trailing axes of `out` form a row that every kept reduction reduces
+    over (their `row` tags agree), or None when the rows strategy does not apply."""
+    rows = {tags_of(t).get("row", 0) for t in kept if is_reduce(t)}
+    if len(rows) != 1:
+        return None
+    (row,) = rows
+    if not row or row > len(out.shape):
+        return None
+    return row
+
+
+def schedule_rows(s: te.Schedule, out: te.Tensor, row: int, attached: Sequence[te.Tensor]) -> None:
+    """One parallel iteration per row of `out`; `attached` computed inside it."""
+    axes = list(s[out].op.axis)
+    head, tail = axes[: len(axes) - row], axes[len(axes) - row :]
+    row_ext = math.prod(out.shape[len(axes) - row :])
+    if not head:  # a single row: nothing to attach to
+        for t in attached:
+            (schedule_reduce if is_reduce(t) else schedule_injective)(s, t)
+        schedule_injective(s, out)
+        return
+    rows = s[out].fuse(*head) if len(head) > 1 else head[0]
+    inner = s[out].fuse(*tail) if len(tail) > 1 else tail[0]
+    if row_ext > 1:
+        _vectorize_tail(s, out, inner, row_ext)
+    n_rows = math.prod(out.shape[: len(axes) - row])
+    for t in attached:
+        s[t].compute_at(s[out], rows)
+        if not is_reduce(t) and t.shape[-1] > 1:
+            _vectorize_tail(s, t, s[t].op.axis[-1], t.shape[-1])
+    if n_rows > 1 and math.prod(out.shape) * 2 >= PARALLEL_MIN_ELEMENTS:
+        s[out].parallel(rows)
+
+
+def default_schedule(outputs: Sequence[te.Tensor]) -> te.Schedule:
+    """The schedule of a group without a complex anchor (module docstring)."""
+    s = te.create_schedule(list(outputs))
+    tensors = stages(outputs)
+    kept = inline_injective(s, tensors, outputs)
+    out_ids = {id(t) for t in outputs}
+    inner = [t for t in kept if id(t) not in out_ids]
+    main = outputs[0]
+    row = None
+    if len(outputs) == 1 and inner and not is_reduce(main):
+        row = row_rank(inner, main)
+    if row is not None:
+        schedule_rows(s, main, row, inner)
+        return s
+    for t in inner:
+        (schedule_reduce if is_reduce(t) else schedule_injective)(s, t)
+    for t in outputs:
+        (schedule_reduce if is_reduce(t) else schedule_injective)(s, t)
+    return s

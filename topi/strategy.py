@@ -1,0 +1,234 @@
+"""Which topi compute implements each graph op (TVM's op strategy, compute half).
+
+`compute(op, inputs, constants)` reads the op's attributes (ONNX meaning, see
+dialects/graph.py) and returns the te tensors of its results. `constants[i]` is
+the value of operand i when it is a known small constant (a Pow exponent of 2
+becomes a multiply). An op without an entry raises `NotImplementedError`; the
+caller turns that into a diagnostic at the op.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, TensorType
+
+from tilecraft.dialects import graph
+from tilecraft.frontends import te
+from tilecraft.topi import anchors, elementwise, pool, reduce, transform
+from tilecraft.topi.common import broadcast_shape, te_dtype
+
+Compute = Callable[[graph.GraphOp, list[te.Tensor], list], list[te.Tensor]]
+
+
+def result_shape(op: graph.GraphOp, n: int = 0) -> tuple[int, ...]:
+    t = op.outputs[n].type
+    assert isinstance(t, TensorType)
+    return tuple(t.get_shape())
+
+
+def _unary(f) -> Compute:
+    return lambda op, xs, cs: [f(xs[0])]
+
+
+def _binary(f) -> Compute:
+    return lambda op, xs, cs: [f(xs[0], xs[1])]
+
+
+def _optional_float(op: graph.GraphOp, key: str) -> float | None:
+    a = op.attributes.get(key)
+    if isinstance(a, (FloatAttr, IntegerAttr)):
+        return float(a.value.data)
+    return None
+
+
+def _clip(op, xs, cs):
+    return [elementwise.clip(xs[0], _optional_float(op, "min"), _optional_float(op, "max"))]
+
+
+def _cast(op, xs, cs):
+    return [elementwise.cast(xs[0], te_dtype(op.outputs[0].type))]
+
+
+def _pow(op, xs, cs):
+    exponent = cs[1]
+    scalar = None
+    if exponent is not None and np.all(exponent == exponent.flat[0]):
+        scalar = float(exponent.flat[0])
+        if broadcast_shape(xs[0].shape, xs[1].shape) != xs[0].shape:
+            scalar = None  # the exponent also broadcasts x: keep the general path
+    return [elementwise.power(xs[0], xs[1], scalar)]
+
+
+def _reshape(op, xs, cs):
+    return [transform.reshape(xs[0], result_shape(op))]
+
+
+def _reduce(f) -> Compute:
+    def compute(op, xs, cs):
+        axes = op.reduce_axes(len(xs[0].shape))
+        return [f(xs[0], axes, bool(op.int_attr("keepdims", 1)))]
+
+    return compute
+
+
+def _conv2d(op, xs, cs):
+    data_layout = op.str_attr("data_layout", "NCHW")
+    out = anchors.conv2d_compute(
+        xs[0],
+        xs[1],
+        xs[2] if len(xs) > 2 else None,
+        strides=op.ints("strides", [1, 1]),
+        pads=op.ints("pads", [0, 0, 0, 0]),
+        dilations=op.ints("dilations", [1, 1]),
+        groups=op.int_attr("groups", 1),
+        data_layout=data_layout,
+        kernel_layout=op.str_attr("kernel_layout", "OIHW"),
+        out_layout=op.str_attr("out_layout", data_layout),
+    )
+    return [out]
+
+
+def _pool(f, with_count: bool) -> Compute:
+    def compute(op, xs, cs):
+        extra = {"count_include_pad": bool(op.int_attr("count_include_pad", 0))} if with_count else {}
+        return [
+            f(
+                xs[0],
+                op.ints("kernel"),
+                op.ints("strides", [1, 1]),
+                op.ints("pads", [0, 0, 0, 0]),
+                bool(op.int_attr("ceil_mode", 0)),
+                **extra,
+            )
+        ]
+
+    return compute
+
+
+def _layer_norm(op, xs, cs):
+    scale = xs[1] if len(xs) > 1 else None
+    bias = xs[2] if len(xs) > 2 else None
+    return [reduce.layer_norm(xs[0], scale, bias, op.int_attr("axis", -1), op.float_attr("epsilon", 1e-5))]
+
+
+def _slice(op, xs, cs):
+    return [transform.strided_slice(xs[0], op.ranges(xs[0].shape))]
+
+
+def _axis(op, rank: int, default: int | None = 0) -> int:
+    return op.int_attr("axis", default) % rank
+
+
+COMPUTES: dict[str, Compute] = {
+    "graph.relu": _unary(elementwise.relu),
+    "graph.sigmoid": _unary(elementwise.sigmoid),
+    "graph.tanh": _unary(elementwise.tanh),
+    "graph.erf": _unary(elementwise.erf),
+    "graph.gelu": lambda op, xs, cs: [elementwise.gelu(xs[0], op.str_attr("approximate", "none"))],
+    "graph.exp": _unary(elementwise.exp),
+    "graph.log": _unary(elementwise.log),
+    "graph.sqrt": _unary(elementwise.sqrt),
+    "graph.neg": _unary(elementwise.negative),
+    "graph.abs": _unary(elementwise.abs),
+    "graph.clip": _clip,
+    "graph.cast": _cast,
+    "graph.add": _binary(elementwise.add),
+    "graph.sub": _binary(elementwise.subtract),
+    "graph.mul": _binary(elementwise.multiply),
+    "graph.div": _binary(elementwise.divide),
+    "graph.pow": _pow,
+    "graph.maximum": _binary(elementwise.maximum),
+    "graph.minimum": _binary(elementwise.minimum),
+    "graph.where": lambda op, xs, cs: [elementwise.where(*xs)],
+    "graph.less": _binary(lambda a, b: elementwise.compare("less", a, b)),
+    "graph.less_equal": _binary(lambda a, b: elementwise.compare("less_equal", a, b)),
+    "graph.greater": _binary(lambda a, b: elementwise.compare("greater", a, b)),
+    "graph.greater_equal": _binary(lambda a, b: elementwise.compare("greater_equal", a, b)),
+    "graph.equal": _binary(lambda a, b: elementwise.compare("equal", a, b)),
+    "graph.not_equal": _binary(lambda a, b: elementwise.compare("not_equal", a, b)),
+    "graph.conv2d": _conv2d,
+    "graph.dense": lambda op, xs, cs: [anchors.dense_compute(xs[0], xs[1], xs[2] if len(xs) > 2 else None)],
+    "graph.matmul": _binary(anchors.matmul_compute),
+    "graph.max_pool2d": _pool(pool.max_pool2d, False),
+    "graph.avg_pool2d": _pool(pool.avg_pool2d, True),
+    "graph.global_avg_pool2d": _unary(reduce.global_avg_pool),
+    "graph.reduce_sum": _reduce(reduce.reduce_sum),
+    "graph.reduce_mean": _reduce(reduce.reduce_mean),
+    "graph.reduce_max": _reduce(reduce.reduce_max),
+    "graph.softmax": lambda op, xs, cs: [reduce.softmax(xs[0], op.int_attr("axis", -1))],
+    "graph.layer_norm": _layer_norm,
+    "graph.batch_norm": lambda op, xs, cs: [reduce.batch_norm(*xs, epsilon=op.float_attr("epsilon", 1e-5))],
+    "graph.pad": lambda op, xs, cs: [transform.pad(xs[0], op.ints("pads"), op.float_attr("value", 0.0))],
+    "graph.reshape": _reshape,
+    "graph.flatten": _reshape,
+    "graph.squeeze": _reshape,
+    "graph.unsqueeze": _reshape,
+    "graph.transpose": lambda op, xs, cs: [
+        transform.transpose(xs[0], op.ints("perm", list(reversed(range(len(xs[0].shape))))))
+    ],
+    "graph.concat": lambda op, xs, cs: [transform.concat(xs, _axis(op, len(xs[0].shape), None))],
+    "graph.split": lambda op, xs, cs: transform.split(xs[0], _axis(op, len(xs[0].shape)), op.ints("sizes")),
+    "graph.slice": _slice,
+    "graph.gather": lambda op, xs, cs: [transform.gather(xs[0], xs[1], _axis(op, len(xs[0].shape)))],
+    "graph.layout_transform": lambda op, xs, cs: [
+        transform.layout_transform(xs[0], op.str_attr("src", ""), op.str_attr("dst", ""))
+    ],
+}
+
+# Anchors with a kernel-specific schedule (topi/anchors.py); pooling uses the default.
+ANCHOR_SCHEDULES = {
+    "graph.conv2d": anchors.schedule_conv2d,
+    "graph.dense": anchors.schedule_dense,
+    "graph.matmul": anchors.schedule_matmul,
+}
+
+
+def compute(op: graph.GraphOp, inputs: Sequence[te.Tensor], constants: Sequence) -> list[te.Tensor]:
+    rule = COMPUTES.get(op.name)
+    if rule is None:
+        raise NotImplementedError(op.name)
+    return list(rule(op, list(inputs), list(constants)))
+
+
+def schedule_group(
+    outputs: Sequence[te.Tensor],
+    anchor_op: str | None = None,
+    anchor: te.Tensor | None = None,
+    anchor_stages: Sequence[te.Tensor] = (),
+) -> te.Schedule:
+    """The schedule of one fused group (the schedule half of the strategy).
+
+    With a conv2d/dense/matmul anchor and one output, the kernel's own schedule runs,
+    given the elementwise stages between the anchor and the output to inline (other
+    injective stages, such as a transpose feeding a matmul, are inlined here).
+    Anything else, or an anchor group of a shape that schedule does not expect
+    (several outputs, a reduction after the anchor), gets the default schedule."""
+    from tilecraft.topi.schedule import default_schedule, is_reduce, stages
+
+    if anchor is not None and anchor_op in ANCHOR_SCHEDULES and len(outputs) == 1:
+        out = outputs[0]
+        everything = stages(outputs)
+        own = {id(t) for t in anchor_stages}
+        after = _readers_of(anchor, everything)
+        between = [t for t in everything if id(t) in after and t is not out and id(t) not in own]
+        others = [
+            t for t in everything if id(t) not in own and id(t) not in after and t is not anchor
+        ]
+        if (out is anchor or id(out) in after) and not any(is_reduce(t) for t in between + others):
+            s = te.create_schedule(out)
+            for t in others:
+                s[t].compute_inline()
+            ANCHOR_SCHEDULES[anchor_op](s, out, anchor, between)
+            return s
+    return default_schedule(outputs)
+
+
+def _readers_of(anchor: te.Tensor, everything: Sequence[te.Tensor]) -> set[int]:
+    """Ids of the stages that read `anchor`, directly or through other stages."""
+    found: set[int] = set()
+    for t in everything:  # producers first
+        if any(u is anchor or id(u) in found for u in t.op.input_tensors):
+            found.add(id(t))
+    return found
