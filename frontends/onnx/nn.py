@@ -77,7 +77,7 @@ def convert_conv(node: Node):
 def dense(node: Node, x: SSAValue, weight_nk: np.ndarray, hint: str, bias: np.ndarray | None = None) -> SSAValue:
     inputs = [x, node.constant(np.ascontiguousarray(weight_nk), hint)]
     if bias is not None:
-        inputs.append(node.constant(bias, f"{hint}.bias"))
+        inputs.append(node.constant(bias, node.proto.input[2]))
     return node.emit(graph.DenseOp, inputs)
 
 

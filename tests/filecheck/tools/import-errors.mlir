@@ -1,0 +1,23 @@
+// tilecraft-import errors: one line on stderr, exit code 1, no traceback.
+// RUN: rm -rf %t && python %S/Inputs/make_models.py %t
+// RUN: not tilecraft-import %t/nms.onnx -o %t/nms.mlir 2>&1 | filecheck %s --check-prefix=UNKNOWN-OP
+// UNKNOWN-OP: tilecraft-import: error: unsupported ONNX operator 'NonMaxSuppression' (node 'nms_1')
+// UNKNOWN-OP-NOT: Traceback
+
+// RUN: not tilecraft-import %t/dynamic.onnx -o %t/dynamic.mlir 2>&1 | filecheck %s --check-prefix=DYNAMIC
+// DYNAMIC: tilecraft-import: error: graph input 'x' has a dynamic shape (batch, 4); tilecraft compiles static shapes: fix it with input_shapes={'x': (1, 4)} or tilecraft-import --input-shape x=1,4
+
+// RUN: not tilecraft-import %t/dynamic.onnx --input-shape x=3,a 2>&1 | filecheck %s --check-prefix=BADSHAPE
+// BADSHAPE: tilecraft-import: error: bad --input-shape 'x=3,a': write NAME=D1,D2,... with positive extents
+
+// RUN: not tilecraft-import %t/dynamic.onnx --input-shape x=3,4,5 2>&1 | filecheck %s --check-prefix=MISFIT
+// MISFIT: tilecraft-import: error: the shape (3, 4, 5) given for input 'x' does not fit its declared shape (batch, 4)
+
+// RUN: not tilecraft-import %t/opset11.onnx 2>&1 | filecheck %s --check-prefix=OPSET
+// OPSET: tilecraft-import: error: ONNX opset 11 is not supported: tilecraft imports opset 13 and later
+
+// RUN: not tilecraft-import %t/missing.onnx 2>&1 | filecheck %s --check-prefix=MISSING
+// MISSING: tilecraft-import: error: cannot read '{{.*}}missing.onnx': no such file
+
+// RUN: not tilecraft-import %t/mlp.onnx 2>&1 | filecheck %s --check-prefix=NOOUT
+// NOOUT: tilecraft-import: error: the model has weights: pass -o MODEL.mlir (or --weights PATH.npz) to save them

@@ -1,0 +1,101 @@
+"""`tilecraft-import`: an ONNX model to graph-dialect IR plus a weight file.
+
+    tilecraft-import model.onnx -o model.mlir [--input-shape x=1,3,224,224 ...]
+
+writes `model.mlir` and, beside it, `model.weights.npz` with the arrays that the
+IR's `graph.weight "name"` ops name. The module attribute `graph.weights` holds the
+weight file's path exactly as derived from `-o` (`out/model.mlir` ->
+`out/model.weights.npz`): like every path on a command line it is relative to the
+current directory, so run later tools from the same directory (or give `-o` an
+absolute path). A model without large constants gets no weight file.
+
+Without `-o` the IR goes to stdout; then a model with weights needs `--weights`.
+Every error is one line on stderr and exit code 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from xdsl.printer import Printer
+
+from tilecraft.frontends.onnx import OnnxImportError, from_onnx
+from tilecraft.utils.weights import ATTR, attach
+
+
+class UsageError(Exception):
+    pass
+
+
+def parse_input_shape(text: str) -> tuple[str, tuple[int, ...]]:
+    name, eq, dims = text.rpartition("=")
+    try:
+        if not eq or not name:
+            raise ValueError
+        shape = tuple(int(d) for d in dims.split(",")) if dims else ()
+        if any(d <= 0 for d in shape):
+            raise ValueError
+    except ValueError:
+        raise UsageError(f"bad --input-shape '{text}': write NAME=D1,D2,... with positive extents") from None
+    return name, shape
+
+
+def weights_path_for(output: str) -> str:
+    """`out/model.mlir` -> `out/model.weights.npz` (the path as given, not resolved)."""
+    path = Path(output)
+    stem = path.name[: -len(path.suffix)] if path.suffix else path.name
+    return str(path.with_name(stem + ".weights.npz"))
+
+
+def run(argv: Sequence[str] | None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="tilecraft-import",
+        description="Import an ONNX model (opset 13+) as tilecraft graph-dialect IR.",
+    )
+    parser.add_argument("model", help="the .onnx file")
+    parser.add_argument("-o", "--output", help="the .mlir to write (weights go beside it as <name>.weights.npz)")
+    parser.add_argument("--weights", help="where to write the weights (default: beside the output)")
+    parser.add_argument(
+        "--input-shape",
+        action="append",
+        default=[],
+        metavar="NAME=D1,D2,...",
+        help="fix the shape of an input with dynamic dimensions (repeatable)",
+    )
+    args = parser.parse_args(argv)
+    shapes = dict(parse_input_shape(s) for s in args.input_shape)
+    module, store = from_onnx(args.model, input_shapes=shapes)
+    weights = args.weights or (weights_path_for(args.output) if args.output else None)
+    if store.arrays:
+        if weights is None:
+            raise UsageError("the model has weights: pass -o MODEL.mlir (or --weights PATH.npz) to save them")
+        attach(module, store, weights)
+    else:
+        del module.attributes[ATTR]  # nothing to name; the in-memory store dies with us
+    out = io.StringIO()
+    Printer(stream=out).print_op(module)
+    text = out.getvalue() + "\n"
+    if args.output:
+        Path(args.output).write_text(text)
+    else:
+        sys.stdout.write(text)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        run(argv)
+    except (UsageError, OnnxImportError) as e:
+        print(f"tilecraft-import: error: {e}", file=sys.stderr)
+        return 1
+    except OSError as e:
+        print(f"tilecraft-import: error: {e.strerror}: '{e.filename}'", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
