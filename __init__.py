@@ -8,20 +8,21 @@ from tilecraft import te
 C = te.compute(...); s = te.create_schedule(C)
 print(tc.lower(s, [A, B, C]))
 f = tc.build(s, [A, B, C], target="llvm")
+m = tc.compile("model.onnx")              # a whole model: y = m(x)
 ```
 
-`te`, `lower` and `build` are imported on first use, so the command-line tools,
+`te`, `lower`, `build` and `compile` are imported on first use, so the command-line tools,
 which import `tilecraft.*` modules, do not pay for the Python API.
 """
 
 __version__ = "0.1.0"
-__all__ = ["te", "lower", "build", "__version__"]
+__all__ = ["te", "lower", "build", "compile", "__version__"]
 
 
 def __getattr__(name: str):
     if name == "te":
         from tilecraft.frontends import te as value
-    elif name in ("lower", "build"):
+    elif name in ("lower", "build", "compile"):
         from tilecraft import api
 
         value = getattr(api, name)

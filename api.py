@@ -1,6 +1,9 @@
-"""`tilecraft.lower` and `tilecraft.build`: TVM's entry points over the compile pipeline.
+"""`tilecraft.lower`, `tilecraft.build` and `tilecraft.compile`: TVM's entry points.
 
-Both build the te + sched module with `tilecraft.te.build_module` and run the same
+`compile` takes a whole model (see `tilecraft.runtime`); `lower` and `build` a
+schedule.
+
+`lower` and `build` build the te + sched module with `tilecraft.te.build_module` and run the same
 passes as the tools (`tilecraft.compiler.lower_to_loops`), so what the Python API
 compiles is what `tilecraft-opt` would print.
 
@@ -56,3 +59,11 @@ def build(
 
     call.__name__ = name
     return call
+
+
+def compile(model_or_path, target: str = "llvm", *, fuse: bool = True, input_shapes=None, store=None):  # noqa: A001
+    """A whole model (ONNX model or path, `.mlir` graph file, or graph `ModuleOp`)
+    compiled for the CPU: `m = tc.compile("model.onnx"); y = m(x)`."""
+    from tilecraft.runtime import compile as compile_model
+
+    return compile_model(model_or_path, target, fuse=fuse, input_shapes=input_shapes, store=store)
