@@ -1,0 +1,232 @@
+"""topi conv2d / dense / matmul: computes + default schedules, built and run, vs numpy.
+
+Each case builds the te compute and its schedule (with fused epilogues inlined into
+the output where the case says so), compiles it through LLVM and compares with a
+float64 numpy reference that shares no code with the compute. No timing here: the
+figures live in bench/models.py.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tilecraft as tc
+from tilecraft import te
+from tilecraft.topi.conv2d import (
+    conv2d_compute,
+    data_block,
+    kernel_blocks,
+    pack_conv2d_weight,
+    pack_data,
+    schedule_conv2d,
+    unpack_data,
+)
+
+# ---------------------------------------------------------------------------------
+# numpy references
+
+
+def numpy_conv2d(x, w, strides, pads, dilations, groups):
+    """NCHW x OIHW -> NCHW in float64, one kernel tap at a time."""
+    x, w = x.astype(np.float64), w.astype(np.float64)
+    N, C, H, W = x.shape
+    O, Cg, KH, KW = w.shape
+    (sh, sw), (dh, dw), (pt, pl, pb, pr) = strides, dilations, pads
+    xp = np.pad(x, ((0, 0), (0, 0), (pt, pb), (pl, pr)))
+    OH = (H + pt + pb - dh * (KH - 1) - 1) // sh + 1
+    OW = (W + pl + pr - dw * (KW - 1) - 1) // sw + 1
+    out = np.zeros((N, O, OH, OW))
+    Og = O // groups
+    for g in range(groups):
+        xs = xp[:, g * Cg : (g + 1) * Cg]
+        ws = w[g * Og : (g + 1) * Og]
+        for i in range(KH):
+            for j in range(KW):
+                patch = xs[:, :, i * dh : i * dh + sh * (OH - 1) + 1 : sh,
+                           j * dw : j * dw + sw * (OW - 1) + 1 : sw]  # fmt: skip
+                out[:, g * Og : (g + 1) * Og] += np.einsum("nchw,oc->nohw", patch, ws[:, :, i, j])
+    return out
+
+
+def build_and_run(s, args, inputs):
+    f = tc.build(s, args)
+    outputs = [np.zeros(t.shape, np.float32) for t in args[len(inputs) :]]
+    f(*inputs, *outputs)
+    return outputs[0]
+
+
+# ---------------------------------------------------------------------------------
+# conv2d
+
+# (N, C, H, W, O, K, strides, pads, dilations, groups)
+SHAPES = {
+    "resnet-3x3": (1, 64, 28, 28, 64, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1),
+    "resnet-3x3-s2": (1, 32, 14, 14, 64, 3, (2, 2), (1, 1, 1, 1), (1, 1), 1),
+    "resnet-1x1-s2": (1, 32, 14, 14, 64, 1, (2, 2), (0, 0, 0, 0), (1, 1), 1),
+    "resnet-stem": (1, 3, 30, 30, 32, 7, (2, 2), (3, 3, 3, 3), (1, 1), 1),
+    "odd-asym-pad": (2, 16, 11, 9, 32, 3, (2, 1), (1, 0, 2, 1), (1, 1), 1),
+    "dilated": (1, 16, 12, 10, 16, 3, (1, 1), (2, 2, 2, 2), (2, 2), 1),
+    "depthwise": (1, 32, 13, 13, 32, 3, (1, 1), (1, 1, 1, 1), (1, 1), 32),
+    "depthwise-s2": (1, 32, 14, 14, 32, 3, (2, 2), (1, 1, 1, 1), (1, 1), 32),
+    "grouped": (1, 32, 9, 9, 32, 3, (1, 1), (1, 1, 1, 1), (1, 1), 4),
+    "groups-of-16": (1, 64, 8, 8, 32, 3, (1, 1), (1, 1, 1, 1), (1, 1), 2),
+    "wide-prime": (1, 16, 5, 37, 16, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1),
+}
+
+# (data, kernel, out) layouts; blocks that the shape's channels allow are used.
+LAYOUTS = [
+    ("NCHW", "OIHW", "NCHW"),
+    ("NCHW16c", "OIHW16i16o", "NCHW16c"),
+    ("NCHW", "OIHW16i16o", "NCHW16c"),
+    ("NCHW16c", "OIHW", "NCHW"),
+    ("NCHW8c", "OIHW8i8o", "NCHW8c"),
+    ("NCHW16c", "OIHW8i16o", "NCHW16c"),
+]
+
+
+def _fits(shape, layouts) -> bool:
+    N, C, H, W, O, K, st, pads, dil, groups = shape
+    db, (kib, kob), ob = data_block(layouts[0]), kernel_blocks(layouts[1]), data_block(layouts[2])
+    return (not db or C % db == 0) and (not kib or (C // groups) % kib == 0) and (
+        not kob or O % kob == 0) and (not ob or O % ob == 0)  # fmt: skip
+
+
+def _kernel_layout_for(shape, layouts):
+    """Depthwise and small-channel kernels block their input channels by what they have."""
+    N, C, H, W, O, K, st, pads, dil, groups = shape
+    kib, kob = kernel_blocks(layouts[1])
+    if kib and (C // groups) % kib:
+        return (layouts[0], f"OIHW{C // groups}i{kob}o", layouts[2])
+    return layouts
+
+
+def run_conv(shape, layouts, *, bias=False, epilogue=None, seed=0):
+    N, C, H, W, O, K, strides, pads, dilations, groups = shape
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((N, C, H, W)).astype(np.float32)
+    w = rng.standard_normal((O, C // groups, K, K)).astype(np.float32)
+    b = rng.standard_normal(O).astype(np.float32)
+    expected = numpy_conv2d(x, w, strides, pads, dilations, groups)
+    if bias:
+        expected += b[None, :, None, None]
+
+    dl, kl, ol = layouts
+    db, (kib, kob), ob = data_block(dl), kernel_blocks(kl), data_block(ol)
+    xi = pack_data(x, db) if db else x
+    wi = pack_conv2d_weight(w, kib, kob) if kob else w
+    X = te.placeholder(xi.shape, "float32", name="x")
+    Wt = te.placeholder(wi.shape, "float32", name="w")
+    B = te.placeholder((O,), "float32", name="b") if bias else None
+    conv = conv2d_compute(X, Wt, B, strides=strides, pads=pads, dilations=dilations,
+                          groups=groups, data_layout=dl, kernel_layout=kl,
+                          out_layout=ol)  # fmt: skip
+    args, inputs = [X, Wt] + ([B] if bias else []), [xi, wi] + ([b] if bias else [])
+    out, inlined = conv, []
+    if epilogue is not None:
+        out, inlined, extra_args, extra_inputs, expected = epilogue(conv, expected, rng)
+        args, inputs = args + extra_args, inputs + extra_inputs
+    s = te.create_schedule(out)
+    schedule_conv2d(s, out, conv, inlined)
+    got = build_and_run(s, args + [out], inputs)
+    if ob and got.ndim == 5:
+        got = unpack_data(got)
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4 * np.sqrt(C * K * K))
+
+
+@pytest.mark.parametrize("layouts", LAYOUTS, ids="/".join)
+@pytest.mark.parametrize("name", sorted(SHAPES))
+def test_conv2d(name, layouts):
+    shape = SHAPES[name]
+    layouts = _kernel_layout_for(shape, layouts)
+    if not _fits(shape, layouts):
+        pytest.skip("channels do not split into these blocks")
+    run_conv(shape, layouts)
+
+
+def _bias_relu_residual(conv, expected, rng):
+    """out = relu(conv + bias[c] + residual): the BasicBlock epilogue, blocked or not."""
+    shape = conv.shape
+    blocked = len(shape) == 5
+    channels = shape[1] * shape[4] if blocked else shape[1]
+    bias = rng.standard_normal(channels).astype(np.float32)
+    res = rng.standard_normal(expected.shape).astype(np.float32)
+    Bias = te.placeholder((channels,), "float32", name="bias")
+    if blocked:
+        Res = te.placeholder(shape, "float32", name="res")
+        biased = te.compute(shape, lambda n, c, h, w, b: conv[n, c, h, w, b] + Bias[c * shape[4] + b],
+                            name="biased")  # fmt: skip
+        added = te.compute(shape, lambda n, c, h, w, b: biased[n, c, h, w, b] + Res[n, c, h, w, b],
+                           name="added")  # fmt: skip
+        out = te.compute(shape, lambda n, c, h, w, b: te.maximum(added[n, c, h, w, b], 0.0),
+                         name="relu")  # fmt: skip
+        res_in = pack_data(res, shape[4])
+    else:
+        Res = te.placeholder(shape, "float32", name="res")
+        biased = te.compute(shape, lambda n, c, h, w: conv[n, c, h, w] + Bias[c], name="biased")
+        added = te.compute(shape, lambda n, c, h, w: biased[n, c, h, w] + Res[n, c, h, w],
+                           name="added")  # fmt: skip
+        out = te.compute(shape, lambda n, c, h, w: te.maximum(added[n, c, h, w], 0.0), name="relu")
+        res_in = res
+    expected = np.maximum(expected + bias[None, :, None, None] + res, 0.0)
+    return out, [biased, added], [Bias, Res], [bias, res_in], expected
+
+
+@pytest.mark.parametrize("layouts", LAYOUTS[:3], ids="/".join)
+@pytest.mark.parametrize("name", ["resnet-3x3", "resnet-1x1-s2", "odd-asym-pad", "depthwise"])
+def test_conv2d_fused_epilogue(name, layouts):
+    shape = SHAPES[name]
+    layouts = _kernel_layout_for(shape, layouts)
+    if not _fits(shape, layouts):
+        pytest.skip("channels do not split into these blocks")
+    run_conv(shape, layouts, epilogue=_bias_relu_residual)
+
+
+@pytest.mark.parametrize("layouts", LAYOUTS[:3], ids="/".join)
+def test_conv2d_bias_operand(layouts):
+    run_conv(SHAPES["odd-asym-pad"], layouts, bias=True)
+
+
+def test_conv2d_bias_then_relu():
+    """conv2d_compute's own bias stage followed by a fused relu."""
+
+    def relu(conv, expected, rng):
+        out = te.compute(conv.shape, lambda *i: te.maximum(conv[i], 0.0), name="relu")
+        return out, [], [], [], np.maximum(expected, 0.0)
+
+    run_conv(SHAPES["resnet-3x3"], LAYOUTS[1], bias=True, epilogue=relu)
+
+
+def test_conv2d_epilogue_changes_layout():
+    """A blocked conv whose group ends in NCHW (a fused layout transform): the conv
+    keeps its own tiles, the transform is scheduled as an elementwise stage."""
+
+    def to_nchw(conv, expected, rng):
+        N, CB, OH, OW, b = conv.shape
+        out = te.compute((N, CB * b, OH, OW), lambda n, c, h, w: conv[n, c // b, h, w, c % b],
+                         name="to_nchw")  # fmt: skip
+        return out, [], [], [], expected
+
+    run_conv(SHAPES["resnet-3x3-s2"], LAYOUTS[1], epilogue=to_nchw)
+
+
+def test_pack_conv2d_weight_layout():
+    w = np.arange(32 * 8 * 3 * 3, dtype=np.float32).reshape(32, 8, 3, 3)
+    p = pack_conv2d_weight(w, 4, 16)
+    assert p.shape == (2, 2, 3, 3, 4, 16)
+    assert p[1, 1, 2, 0, 3, 5] == w[16 + 5, 4 + 3, 2, 0]
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(groups=3), "do not match"),
+        (dict(data_layout="NHWC"), "unknown data layout"),
+        (dict(kernel_layout="OIHW16o"), "unknown kernel layout"),
+    ],
+)
+def test_conv2d_errors(kwargs, message):
+    X = te.placeholder((1, 8, 5, 5), "float32", name="x")
+    W = te.placeholder((8, 8, 3, 3), "float32", name="w")
+    with pytest.raises(ValueError, match=message):
+        conv2d_compute(X, W, None, **kwargs)
