@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from xdsl.context import Context
 from xdsl.dialects.builtin import Builtin, ModuleOp
 from xdsl.dialects.func import Func, FuncOp
@@ -13,6 +15,7 @@ from xdsl.passes import ModulePass
 from tilecraft.backends.graph_reference import evaluate
 from tilecraft.dialects import graph
 from tilecraft.transforms.fold_constants import FoldConstantsPass
+from tilecraft.transforms.fuse_ops import FuseOpsPass
 from tilecraft.transforms.infer_shapes import InferShapesPass
 from tilecraft.transforms.simplify_inference import SimplifyInferencePass
 from tilecraft.utils.diagnostics import LocatedParser, verify_module
@@ -185,3 +188,108 @@ def test_dense_batch_norm_and_identities():
     assert [op.name for op in main_func(module).body.block.ops] == [
         "graph.weight", "graph.constant", "graph.dense", "func.return"
     ]  # fmt: skip
+
+
+# -- fuse-ops -------------------------------------------------------------------------------
+
+UNARY = ["relu", "tanh", "sigmoid", "neg"]
+
+
+@st.composite
+def random_graphs(draw) -> str:
+    """A random function on [4, 8] and [4, 1] values: elementwise, broadcast,
+    dense (anchor), softmax (opaque) and reduce_sum (reduction) ops."""
+    values: list[tuple[str, str]] = [("%x", "4x8"), ("%y", "4x8")]
+    lines = []
+    for n in range(draw(st.integers(1, 12))):
+        name = f"%v{n}"
+        kind = draw(st.sampled_from(["unary", "binary", "dense", "softmax", "reduce"]))
+        a, ta = values[draw(st.integers(0, len(values) - 1))]
+        if kind == "unary":
+            op = draw(st.sampled_from(UNARY))
+            lines.append(f"{name} = graph.{op} {a} : (tensor<{ta}xf32>) -> tensor<{ta}xf32>")
+            values.append((name, ta))
+        elif kind == "binary":
+            b, tb = values[draw(st.integers(0, len(values) - 1))]
+            t = "4x8" if "4x8" in (ta, tb) else "4x1"
+            op = draw(st.sampled_from(["add", "mul"]))
+            lines.append(f"{name} = graph.{op} {a}, {b} : (tensor<{ta}xf32>, tensor<{tb}xf32>) -> tensor<{t}xf32>")
+            values.append((name, t))
+        elif ta == "4x1":
+            continue
+        elif kind == "dense":
+            lines.append(f"{name} = graph.dense {a}, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>")
+            values.append((name, "4x8"))
+        elif kind == "softmax":
+            lines.append(f"{name} = graph.softmax {a} : (tensor<4x8xf32>) -> tensor<4x8xf32>")
+            values.append((name, "4x8"))
+        else:
+            lines.append(f"{name} = graph.reduce_sum {a} {{axes = array<i64: 1>}} : (tensor<4x8xf32>) -> tensor<4x1xf32>")
+            values.append((name, "4x1"))
+    computed = values[2:] or values[:1]
+    outs = [computed[-1]] + draw(st.lists(st.sampled_from(computed), max_size=2, unique=True))
+    outs = list(dict.fromkeys(outs))
+    body = "\n  ".join(lines)
+    return f"""
+func.func @main(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> ({", ".join(f"tensor<{t}xf32>" for _, t in outs)}) {{
+  %w = graph.weight "w" : tensor<8x8xf32>
+  {body}
+  func.return {", ".join(v for v, _ in outs)} : {", ".join(f"tensor<{t}xf32>" for _, t in outs)}
+}}"""
+
+
+def check_groups(module: ModuleOp, max_depth: int) -> None:
+    f = main_func(module)
+    for op in f.body.block.ops:
+        assert isinstance(op, (graph.FusedOp, graph.WeightOp, graph.ConstantOp)) or op.name == "func.return", op.name
+        if isinstance(op, graph.FusedOp):
+            members = list(op.body.block.ops)[:-1]
+            assert 1 <= len(members) <= max_depth
+            assert sum(m.has_trait(graph.ComplexOutFusable) for m in members) <= 1
+            assert len(members) == 1 or not any(m.has_trait(graph.Opaque) for m in members)
+            for r in op.outputs:
+                assert r.uses, "a group yields only values used outside it"
+
+
+@settings(max_examples=60, deadline=None)
+@given(text=random_graphs(), max_depth=st.sampled_from([2, 3, 16]), enabled=st.booleans())
+def test_fuse_ops_random_graphs(text, max_depth, enabled):
+    module = check_pass(parse(text, {"w": rand(8, 8) * 0.3}), FuseOpsPass(max_depth=max_depth, enabled=enabled))
+    check_groups(module, max_depth)
+    if not enabled:
+        assert all(len(op.body.block.ops) == 2 for op in ops_named(module, "graph.fused"))
+
+
+def test_cnn_pipeline_simplify_fold_fuse():
+    """conv -> batch_norm -> relu -> max_pool -> conv -> add (residual) -> relu ->
+    global pool -> flatten -> dense: after the graph pipeline, conv+bn+relu is one
+    kernel and values match."""
+    text = """
+    func.func @main(%x: tensor<1x4x8x8xf32>) -> tensor<1x10xf32> {
+      %w1 = graph.weight "c1.w" : tensor<8x4x3x3xf32>
+      %s = graph.weight "bn.s" : tensor<8xf32>
+      %b = graph.weight "bn.b" : tensor<8xf32>
+      %m = graph.weight "bn.m" : tensor<8xf32>
+      %v = graph.weight "bn.v" : tensor<8xf32>
+      %c1 = graph.conv2d %x, %w1 {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x4x8x8xf32>, tensor<8x4x3x3xf32>) -> tensor<1x8x8x8xf32>
+      %n1 = graph.batch_norm %c1, %s, %b, %m, %v : (tensor<1x8x8x8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<1x8x8x8xf32>
+      %r1 = graph.relu %n1 : (tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
+      %p = graph.max_pool2d %r1 {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x8x8x8xf32>) -> tensor<1x8x4x4xf32>
+      %w2 = graph.weight "c2.w" : tensor<8x8x3x3xf32>
+      %c2 = graph.conv2d %p, %w2 {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x8x4x4xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x4x4xf32>
+      %a = graph.add %c2, %p : (tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+      %r2 = graph.relu %a : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+      %g = graph.global_avg_pool2d %r2 : (tensor<1x8x4x4xf32>) -> tensor<1x8x1x1xf32>
+      %f = graph.flatten %g : (tensor<1x8x1x1xf32>) -> tensor<1x8xf32>
+      %wd = graph.weight "fc.w" : tensor<10x8xf32>
+      %d = graph.dense %f, %wd : (tensor<1x8xf32>, tensor<10x8xf32>) -> tensor<1x10xf32>
+      func.return %d : tensor<1x10xf32>
+    }"""
+    weights = {"c1.w": rand(8, 4, 3, 3), "c2.w": rand(8, 8, 3, 3), "fc.w": rand(10, 8), **bn_weights()}
+    module = check_pass(parse(text, weights), SimplifyInferencePass(), FoldConstantsPass(), FuseOpsPass())
+    names = [op.group_name.data for op in ops_named(module, "graph.fused")]
+    assert names == [
+        "fused_conv2d_relu", "fused_max_pool2d", "fused_conv2d_add_relu",
+        "fused_global_avg_pool2d", "fused_flatten", "fused_dense",
+    ]  # fmt: skip (a reduction takes no consumers, an anchor no producers: flatten is alone)
+    check_groups(module, 16)
