@@ -44,7 +44,7 @@ from xdsl.dialects.builtin import (
     i1,
     i64,
 )
-from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue, TypeAttribute
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
@@ -146,6 +146,8 @@ def normalize_axis(axis: int, rank: int) -> int:
 
 
 def pool_out(size: int, kernel: int, stride: int, pad_lo: int, pad_hi: int, dilation: int = 1, ceil: bool = False) -> int:
+    if min(kernel, stride, dilation) < 1:
+        raise ShapeError(f"window {kernel}, stride {stride} and dilation {dilation} must be positive")
     span = size + pad_lo + pad_hi - dilation * (kernel - 1) - 1
     if span < 0:
         raise ShapeError(f"window {kernel} (dilation {dilation}) does not fit input extent {size} with padding {pad_lo}+{pad_hi}")
@@ -184,17 +186,22 @@ class GraphOp(IRDLOperation):
         super().__init__(operands=[list(inputs)], result_types=[list(result_types)], attributes=attributes)
 
     # attribute helpers -----------------------------------------------------------
-    def ints(self, key: str, default: Sequence[int] | None = None) -> list[int]:
+    def ints(self, key: str, default: Sequence[int] | None = None, length: int | None = None) -> list[int]:
+        """An integer array attribute; `length` checks how many values it has."""
         a = self.attributes.get(key)
         if a is None:
             if default is None:
                 raise ShapeError(f"missing attribute '{key}'")
             return list(default)
-        if isinstance(a, DenseArrayBase):
-            return [int(v) for v in a.get_values()]
-        if isinstance(a, ArrayAttr):
-            return [int(v.value.data) for v in a.data]
-        raise ShapeError(f"attribute '{key}' must be an array of integers")
+        if isinstance(a, DenseArrayBase) and isinstance(a.elt_type, IntegerType):
+            values = [int(v) for v in a.get_values()]
+        elif isinstance(a, ArrayAttr) and all(isinstance(v, IntegerAttr) for v in a.data):
+            values = [int(v.value.data) for v in a.data]
+        else:
+            raise ShapeError(f"attribute '{key}' must be an array of integers")
+        if length is not None and len(values) != length:
+            raise ShapeError(f"attribute '{key}' needs {length} values, got {len(values)}")
+        return values
 
     def int_attr(self, key: str, default: int | None = None) -> int:
         a = self.attributes.get(key)
@@ -230,12 +237,16 @@ class GraphOp(IRDLOperation):
         lo, hi = self.ARITY
         n = len(self.inputs)
         if n < lo or (hi is not None and n > hi):
-            want = f"{lo}" if lo == hi else f"{lo} to {hi if hi is not None else 'any'}"
-            raise VerifyException(f"{self.name} takes {want} operands, not {n}.")
+            want = f"{lo}" if lo == hi else f"{lo} or more" if hi is None else f"{lo} to {hi}"
+            noun = "operand" if want == "1" else "operands"
+            raise VerifyException(f"{self.name} takes {want} {noun}, not {n}.")
         try:
             inferred = self.infer([v.type for v in self.inputs])
         except ShapeError as e:
-            raise VerifyException(f"{self.name}: {e}.") from None
+            raise VerifyException(f"{e}.") from None
+        except (ArithmeticError, IndexError, TypeError, ValueError) as e:
+            # An `infer` that missed a check; still report it at the op.
+            raise VerifyException(f"cannot infer the result types ({type(e).__name__}: {e}).") from None
         if len(inferred) != len(self.outputs):
             raise VerifyException(f"{self.name} has {len(self.outputs)} results but produces {len(inferred)}.")
         for r, t in zip(self.outputs, inferred):
@@ -306,6 +317,12 @@ class GeluOp(_Unary):
 
     name = "graph.gelu"
 
+    def infer(self, types):
+        approximate = self.str_attr("approximate", "none")
+        if approximate not in ("none", "tanh"):
+            raise ShapeError(f"approximate must be \"none\" or \"tanh\", not \"{approximate}\"")
+        return super().infer(types)
+
 
 @irdl_op_definition
 class ExpOp(_Unary):
@@ -338,19 +355,24 @@ class ClipOp(_Unary):
 
     name = "graph.clip"
 
+    def infer(self, types):
+        self.float_attr("min", 0.0), self.float_attr("max", 0.0)  # numbers if present
+        return super().infer(types)
+
 
 @irdl_op_definition
 class CastOp(GraphOp):
-    """Element type conversion to the result's element type."""
+    """Element type conversion to the element type `to` (`{to = f32}`); floats to
+    integers truncate toward zero, anything to i1 is `!= 0`."""
 
     name = "graph.cast"
     traits = traits_def(Pure(), Injective())
 
     def infer(self, types):
         to = self.attributes.get("to")
-        if to is None:
-            raise ShapeError("graph.cast needs a 'to' type attribute")
-        return [tensor(shape_of(types[0]), to.type if hasattr(to, "type") else to)]
+        if not isinstance(to, TypeAttribute):
+            raise ShapeError("graph.cast needs an element type attribute 'to' (like {to = f32})")
+        return [tensor(shape_of(types[0]), to)]
 
 
 class _Binary(GraphOp):
@@ -503,9 +525,11 @@ class Conv2dOp(GraphOp):
         else:
             o, ci, kh, kw = w
         groups = self.int_attr("groups", 1)
-        sh, sw = self.ints("strides", [1, 1])
-        dh, dw = self.ints("dilations", [1, 1])
-        pt, pl, pb, pr = self.ints("pads", [0, 0, 0, 0])
+        if groups < 1:
+            raise ShapeError(f"groups must be positive, got {groups}")
+        sh, sw = self.ints("strides", [1, 1], 2)
+        dh, dw = self.ints("dilations", [1, 1], 2)
+        pt, pl, pb, pr = self.ints("pads", [0, 0, 0, 0], 4)
         if c % groups or o % groups or ci * groups != c:
             raise ShapeError(f"input channels {c} and weight {w} do not match groups={groups}")
         if len(types) == 3:
@@ -564,9 +588,9 @@ class _Pool(GraphOp):
         x = shape_of(types[0])
         if len(x) != 4:
             raise ShapeError(f"pooling takes NCHW input, got rank {len(x)}")
-        kh, kw = self.ints("kernel")
-        sh, sw = self.ints("strides", [1, 1])
-        pt, pl, pb, pr = self.ints("pads", [0, 0, 0, 0])
+        kh, kw = self.ints("kernel", length=2)
+        sh, sw = self.ints("strides", [1, 1], 2)
+        pt, pl, pb, pr = self.ints("pads", [0, 0, 0, 0], 4)
         ceil = bool(self.int_attr("ceil_mode", 0))
         return [tensor((x[0], x[1], pool_out(x[2], kh, sh, pt, pb, 1, ceil), pool_out(x[3], kw, sw, pl, pr, 1, ceil)), ranked(types[0]).get_element_type())]
 
@@ -713,6 +737,8 @@ class ReshapeOp(_Injective):
     def infer(self, types):
         x = shape_of(types[0])
         shape = self.ints("shape")
+        if any(s == 0 and d >= len(x) for d, s in enumerate(shape)) or any(s < -1 for s in shape):
+            raise ShapeError(f"bad target shape {shape} for input {x} (0 copies an input extent, -1 is inferred)")
         shape = [x[d] if s == 0 else s for d, s in enumerate(shape)]
         total = math.prod(x)
         if shape.count(-1) > 1:
@@ -792,6 +818,8 @@ class ConcatOp(_Injective):
         for s in shapes[1:]:
             if len(s) != len(shapes[0]) or any(a != b for d, (a, b) in enumerate(zip(s, shapes[0])) if d != axis):
                 raise ShapeError(f"cannot concatenate {shapes[0]} and {s} along axis {axis}")
+        if len({ranked(t).get_element_type() for t in types}) > 1:
+            raise ShapeError("all operands must have one element type")
         out = list(shapes[0])
         out[axis] = sum(s[axis] for s in shapes)
         return [tensor(out, ranked(types[0]).get_element_type())]
@@ -807,6 +835,8 @@ class SplitOp(_Injective):
         x = shape_of(types[0])
         axis = normalize_axis(self.int_attr("axis", 0), len(x))
         sizes = self.ints("sizes")
+        if not sizes or min(sizes) < 1:
+            raise ShapeError(f"split sizes {sizes} must be positive")
         if sum(sizes) != x[axis]:
             raise ShapeError(f"split sizes {sizes} do not add up to extent {x[axis]}")
         return [tensor([s if d == axis else n for d, n in enumerate(x)], ranked(types[0]).get_element_type()) for s in sizes]
@@ -869,7 +899,7 @@ def layout_block(layout: str) -> int:
     """16 for "NCHW16c", 0 for "NCHW"."""
     if layout == "NCHW":
         return 0
-    if layout.startswith("NCHW") and layout.endswith("c") and layout[4:-1].isdigit():
+    if layout.startswith("NCHW") and layout.endswith("c") and layout[4:-1].isdigit() and int(layout[4:-1]) > 0:
         return int(layout[4:-1])
     raise ShapeError(f"unknown layout '{layout}' (NCHW or NCHW<x>c)")
 
@@ -918,9 +948,10 @@ class ConstantOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> ConstantOp:
+        start = parser.pos
         value = parser.parse_attribute()
         if not isinstance(value, DenseIntOrFPElementsAttr):
-            parser.raise_error("graph.constant takes a dense<...> : tensor<...> value")
+            parser.raise_error("graph.constant takes a dense<...> : tensor<...> value", start, parser.pos)
         op = cls(value)
         op.attributes |= parser.parse_optional_attr_dict()
         return op
