@@ -95,7 +95,7 @@ def constant_value(op: Operation, module: ModuleOp) -> np.ndarray | None:
     shape = tuple(t.get_shape())
     if isinstance(op, graph.ConstantOp):
         values = np.array(op.value.get_values(), dtype=np.dtype(_numpy_name(t)))
-        return np.broadcast_to(values, shape) if values.size == 1 else values.reshape(shape)
+        return np.broadcast_to(values.reshape(()), shape).copy() if values.size == 1 else values.reshape(shape)
     if isinstance(op, graph.WeightOp):
         store = store_of(module)
         if store is None:

@@ -1,0 +1,236 @@
+"""Whole models through `tilecraft.compile`, compared with onnxruntime.
+
+The models are built with onnx.helper here (small, random weights, fixed seed):
+an MLP, a CNN with batch_norm and pooling, a residual block, a transformer
+encoder layer (attention, layer_norm, gelu) and a Gather embedding. Each is
+compiled with fusion on and off; both must give onnxruntime's numbers. Then the
+runtime's own contract: save/load round trip and input checking. A graph module
+written by hand runs too, so the runtime is tested without the ONNX frontend.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+import tilecraft as tc  # noqa: E402
+from tilecraft.runtime import load  # noqa: E402
+
+RNG = np.random.default_rng(7)
+
+
+def weights(**arrays):
+    return [numpy_helper.from_array(np.asarray(v), k) for k, v in arrays.items()]
+
+
+def randn(*shape, scale=1.0):
+    return (RNG.standard_normal(shape) * scale).astype(np.float32)
+
+
+def model(nodes, inputs, outputs, inits):
+    g = helper.make_graph(nodes, "m", inputs, outputs, inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+def value(name, shape, elem=TensorProto.FLOAT):
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+def reference(m, feeds):
+    session = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    return session.run(None, feeds)
+
+
+def mlp():
+    nodes = [
+        helper.make_node("Gemm", ["x", "w1", "b1"], ["h"], transB=1),
+        helper.make_node("Relu", ["h"], ["r"]),
+        helper.make_node("MatMul", ["r", "w2"], ["m"]),
+        helper.make_node("Add", ["m", "b2"], ["a"]),
+        helper.make_node("Softmax", ["a"], ["y"], axis=-1),
+    ]
+    inits = weights(w1=randn(64, 32, scale=0.2), b1=randn(64), w2=randn(64, 10, scale=0.2), b2=randn(10))
+    return model(nodes, [value("x", [8, 32])], [value("y", [8, 10])], inits), {"x": randn(8, 32)}
+
+
+def cnn():
+    c = 8
+    nodes = [
+        helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+        helper.make_node("BatchNormalization", ["c", "s", "bb", "m", "v"], ["n"], epsilon=1e-5),
+        helper.make_node("Relu", ["n"], ["r"]),
+        helper.make_node("MaxPool", ["r"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("AveragePool", ["p"], ["q"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("GlobalAveragePool", ["q"], ["g"]),
+        helper.make_node("Flatten", ["g"], ["f"]),
+        helper.make_node("Gemm", ["f", "fw", "fb"], ["y"], transB=1),
+    ]
+    inits = weights(
+        w=randn(c, 3, 3, 3, scale=0.3), b=randn(c), s=randn(c), bb=randn(c), m=randn(c),
+        v=np.abs(randn(c)) + 0.5, fw=randn(5, c), fb=randn(5),
+    )
+    return model(nodes, [value("x", [2, 3, 16, 16])], [value("y", [2, 5])], inits), {"x": randn(2, 3, 16, 16)}
+
+
+def residual():
+    c = 8
+    nodes = [
+        helper.make_node("Conv", ["x", "w1"], ["c1"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c1"], ["r1"]),
+        helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], pads=[1, 1, 1, 1]),
+        helper.make_node("Add", ["c2", "x"], ["s"]),
+        helper.make_node("Relu", ["s"], ["y"]),
+    ]
+    inits = weights(w1=randn(c, c, 3, 3, scale=0.2), w2=randn(c, c, 3, 3, scale=0.2), b2=randn(c))
+    return model(nodes, [value("x", [1, c, 10, 10])], [value("y", [1, c, 10, 10])], inits), {"x": randn(1, c, 10, 10)}
+
+
+def encoder_layer():
+    s, d, h = 16, 32, 4
+    dh = d // h
+    nodes = []
+
+    def proj(name, src):
+        nodes.append(helper.make_node("MatMul", [src, f"w{name}"], [f"{name}0"]))
+        nodes.append(helper.make_node("Add", [f"{name}0", f"b{name}"], [f"{name}1"]))
+        nodes.append(helper.make_node("Reshape", [f"{name}1", "heads"], [f"{name}2"]))
+
+    for name in "qkv":
+        proj(name, "x")
+    nodes += [
+        helper.make_node("Transpose", ["q2"], ["q3"], perm=[0, 2, 1, 3]),
+        helper.make_node("Transpose", ["k2"], ["k3"], perm=[0, 2, 3, 1]),
+        helper.make_node("Transpose", ["v2"], ["v3"], perm=[0, 2, 1, 3]),
+        helper.make_node("MatMul", ["q3", "k3"], ["att0"]),
+        helper.make_node("Div", ["att0", "scale"], ["att1"]),
+        helper.make_node("Softmax", ["att1"], ["att2"], axis=-1),
+        helper.make_node("MatMul", ["att2", "v3"], ["ctx0"]),
+        helper.make_node("Transpose", ["ctx0"], ["ctx1"], perm=[0, 2, 1, 3]),
+        helper.make_node("Reshape", ["ctx1", "flat"], ["ctx2"]),
+        helper.make_node("MatMul", ["ctx2", "wo"], ["o0"]),
+        helper.make_node("Add", ["o0", "bo"], ["o1"]),
+        helper.make_node("Add", ["o1", "x"], ["res1"]),
+        helper.make_node("LayerNormalization", ["res1", "ln1w", "be1"], ["ln1"], axis=-1, epsilon=1e-5),
+        helper.make_node("MatMul", ["ln1", "wf1"], ["f0"]),
+        helper.make_node("Add", ["f0", "bf1"], ["f1"]),
+        # gelu as ONNX exporters write it: x * 0.5 * (1 + erf(x / sqrt(2)))
+        helper.make_node("Div", ["f1", "sqrt2"], ["g0"]),
+        helper.make_node("Erf", ["g0"], ["g1"]),
+        helper.make_node("Add", ["g1", "one"], ["g2"]),
+        helper.make_node("Mul", ["f1", "g2"], ["g3"]),
+        helper.make_node("Mul", ["g3", "half"], ["g4"]),
+        helper.make_node("MatMul", ["g4", "wf2"], ["f2"]),
+        helper.make_node("Add", ["f2", "bf2"], ["f3"]),
+        helper.make_node("Add", ["f3", "ln1"], ["res2"]),
+        helper.make_node("LayerNormalization", ["res2", "g2w", "be2"], ["y"], axis=-1, epsilon=1e-5),
+    ]
+    inits = weights(
+        wq=randn(d, d, scale=0.2), bq=randn(d), wk=randn(d, d, scale=0.2), bk=randn(d),
+        wv=randn(d, d, scale=0.2), bv=randn(d), wo=randn(d, d, scale=0.2), bo=randn(d),
+        wf1=randn(d, 4 * d, scale=0.2), bf1=randn(4 * d), wf2=randn(4 * d, d, scale=0.1), bf2=randn(d),
+        ln1w=randn(d), be1=randn(d), g2w=randn(d), be2=randn(d),
+        heads=np.array([1, s, h, dh], np.int64), flat=np.array([1, s, d], np.int64),
+        scale=np.array(np.sqrt(dh), np.float32), sqrt2=np.array(np.sqrt(2.0), np.float32),
+        one=np.array(1.0, np.float32), half=np.array(0.5, np.float32),
+    )
+    return model(nodes, [value("x", [1, s, d])], [value("y", [1, s, d])], inits), {"x": randn(1, s, d)}
+
+
+def embedding():
+    nodes = [
+        helper.make_node("Gather", ["table", "ids"], ["e"], axis=0),
+        helper.make_node("Add", ["e", "pos"], ["p"]),
+        helper.make_node("ReduceMean", ["p"], ["y"], axes=[1], keepdims=0),
+    ]
+    inits = weights(table=randn(50, 16), pos=randn(6, 16))
+    feeds = {"ids": RNG.integers(0, 50, (3, 6)).astype(np.int64)}
+    m = model(nodes, [value("ids", [3, 6], TensorProto.INT64)], [value("y", [3, 16])], inits)
+    m.opset_import[0].version = 13  # ReduceMean takes `axes` as an attribute until 18
+    return m, feeds
+
+
+MODELS = {"mlp": mlp, "cnn": cnn, "residual": residual, "encoder_layer": encoder_layer, "embedding": embedding}
+
+
+@pytest.fixture(scope="module", params=sorted(MODELS))
+def case(request):
+    m, feeds = MODELS[request.param]()
+    return request.param, m, feeds, reference(m, feeds)
+
+
+@pytest.mark.parametrize("fuse", [True, False])
+def test_model_matches_onnxruntime(case, fuse):
+    name, m, feeds, expected = case
+    compiled = tc.compile(m, fuse=fuse)
+    got = compiled(**feeds)
+    got = got if isinstance(got, tuple) else (got,)
+    for g, e in zip(got, expected):
+        np.testing.assert_allclose(g, e, rtol=2e-4, atol=2e-4, err_msg=name)
+    assert compiled.compile_seconds > 0
+
+
+def test_fusion_makes_fewer_kernel_calls():
+    m, feeds = encoder_layer()
+    fused, unfused = tc.compile(m), tc.compile(m, fuse=False)
+    assert len(fused.plan.steps) < len(unfused.plan.steps)
+    np.testing.assert_allclose(fused(**feeds), unfused(**feeds), rtol=1e-5, atol=1e-5)
+
+
+def test_save_and_load(tmp_path):
+    m, feeds = cnn()
+    compiled = tc.compile(m)
+    compiled.save(tmp_path / "cnn")
+    loaded = load(tmp_path / "cnn")
+    np.testing.assert_allclose(loaded(feeds["x"]), compiled(feeds["x"]), rtol=1e-6, atol=1e-6)
+    assert loaded.input_names == ["x"]
+
+
+def test_input_errors_name_the_input():
+    m, feeds = mlp()
+    compiled = tc.compile(m)
+    x = feeds["x"]
+    with pytest.raises(ValueError, match="input 'x' has shape"):
+        compiled(x[:4])
+    with pytest.raises(ValueError, match="input 'x' has dtype float64"):
+        compiled(x.astype(np.float64))
+    with pytest.raises(ValueError, match="missing input.*'x'"):
+        compiled()
+    with pytest.raises(ValueError, match="unexpected input.*'z'"):
+        compiled(x=x, z=x)
+    # A non-contiguous input is accepted (copied), and results are fresh arrays.
+    wide = np.zeros((8, 64), np.float32)
+    wide[:, ::2] = x
+    first = compiled(wide[:, ::2])
+    second = compiled(x)
+    assert first is not second
+    np.testing.assert_array_equal(first, second)
+
+
+GRAPH_IR = """
+builtin.module {
+  func.func @main(%x: tensor<4x16xf32> {tc.name = "x"}, %w: tensor<8x16xf32> {tc.name = "w"}) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+    %d = graph.dense %x, %w : (tensor<4x16xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+    %r = graph.relu %d : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    %s = graph.softmax %r {axis = -1 : i64} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    %t = graph.tanh %d : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    func.return %s, %t : tensor<4x8xf32>, tensor<4x8xf32>
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("fuse", [True, False])
+def test_hand_written_graph_module(fuse):
+    from tilecraft.compiler import parse_text
+
+    compiled = tc.compile(parse_text(GRAPH_IR), fuse=fuse)
+    x, w = randn(4, 16), randn(8, 16)
+    s, t = compiled(x, w)
+    d = x @ w.T
+    e = np.exp(np.maximum(d, 0) - np.maximum(d, 0).max(-1, keepdims=True))
+    np.testing.assert_allclose(s, e / e.sum(-1, keepdims=True), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(t, np.tanh(d), rtol=1e-5, atol=1e-6)
