@@ -94,6 +94,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as e:
         print(f"tilecraft-import: error: {e.strerror}: '{e.filename}'", file=sys.stderr)
         return 1
+    except Exception as e:  # a bug, not the user's fault: say so, still in one line
+        print(f"tilecraft-import: internal error: {type(e).__name__}: {e} (please report it)", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -341,7 +341,14 @@ class Importer:
             except (ValueError, IndexError, TypeError) as e:  # numpy's complaint about bad operands
                 raise node.error(f"cannot evaluate it on its constant inputs: {e}") from None
         elif proto.op_type in CONVERTERS:
-            outputs = CONVERTERS[proto.op_type](node)
+            try:
+                outputs = CONVERTERS[proto.op_type](node)
+            except OnnxImportError:
+                raise
+            except (ArithmeticError, LookupError, TypeError, ValueError, graph.ShapeError) as e:
+                # Operands or attributes a converter did not anticipate: name the node
+                # rather than leave the user a traceback into the converter.
+                raise node.error(f"cannot convert it ({type(e).__name__}: {e})") from None
         else:
             raise OnnxImportError(f"unsupported ONNX operator '{proto.op_type}' (node '{node.name}')")
         unread = node.unread_attributes()

@@ -454,3 +454,38 @@ def test_constant_nodes_and_shape_folding():
     x = rand(3, 4, 2)
     module = check(model(nodes, {"x": x}), {"x": x})
     assert 'graph.weight "c"' in str(module)
+
+
+def test_initializers_listed_as_inputs_are_weights():
+    # Older exporters list initializers among the graph inputs too.
+    m = op_model("Add", ["x", "b"], {"x": X}, {"b": rand(4)})
+    m.graph.input.append(helper.make_tensor_value_info("b", TensorProto.FLOAT, [4]))
+    module = check(m, {"x": X})
+    assert len(main_of(module).body.block.args) == 1
+
+
+def test_outputs_that_are_inputs_or_constants():
+    nodes = [helper.make_node("Identity", ["x"], ["same"]), helper.make_node("Identity", ["c"], ["const"])]
+    m = model(nodes, {"x": X}, {"c": rand(2, 2)}, outputs=["same", "const"])
+    module = check(m, {"x": X})
+    assert "func.return %x, %const : tensor<2x3x4xf32>, tensor<2x2xf32>" in str(module)
+
+
+def test_converter_surprise_names_node():
+    # A Conv whose weight is 3-D (a 1-D convolution) is reported, not a traceback.
+    m = op_model("Conv", ["x", "w"], {"x": rand(1, 2, 8)}, {"w": rand(3, 2, 3)})
+    with pytest.raises(OnnxImportError, match=r"'Conv' \(node 'conv_0'\): only 2-D convolutions"):
+        from_onnx(m)
+
+
+def test_import_tool_in_process(tmp_path, capsys):
+    from tilecraft.tools.import_model import main
+
+    m = op_model("MatMul", ["x", "w"], {"x": rand(2, 8)}, {"w": rand(8, 4)})
+    onnx.save(m, str(tmp_path / "m.onnx"))
+    out = tmp_path / "m.mlir"
+    assert main([str(tmp_path / "m.onnx"), "-o", str(out)]) == 0
+    assert f'graph.weights = "{tmp_path / "m.weights.npz"}"' in out.read_text()
+    assert sorted(np.load(tmp_path / "m.weights.npz").files) == ["w.T"]
+    assert main([str(tmp_path / "nope.onnx")]) == 1
+    assert capsys.readouterr().err.strip() == f"tilecraft-import: error: cannot read '{tmp_path / 'nope.onnx'}': no such file"
