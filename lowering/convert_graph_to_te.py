@@ -80,6 +80,7 @@ def wrap_unfused_ops(module: ModuleOp) -> int:
             block.add_ops([inner, graph.YieldOp(list(inner.results))])
             name = f"{op.name.removeprefix('graph.')}_{count}"
             fused = graph.FusedOp(name, list(op.operands), [r.type for r in op.results], Region(block))
+            fused.location = op.location  # errors about the group point at the op
             Rewriter.replace_op(op, fused)
             count += 1
     return count

@@ -167,3 +167,9 @@ def compare(kind: str, a: te.Tensor, b: te.Tensor) -> te.Tensor:
 
 def where(cond: te.Tensor, a: te.Tensor, b: te.Tensor) -> te.Tensor:
     return broadcast_map(te.if_then_else, cond, a, b, name="where")
+
+
+def broadcast_to(x: te.Tensor, shape) -> te.Tensor:
+    """`x` broadcast to `shape` (the broadcast of both, as ONNX Expand)."""
+    out = broadcast_shape(x.shape, tuple(shape))
+    return te.compute(out, lambda *i: broadcast_read(x, i, len(out)), name="broadcast_to")

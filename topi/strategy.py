@@ -142,6 +142,7 @@ COMPUTES: dict[str, Compute] = {
     "graph.maximum": _binary(elementwise.maximum),
     "graph.minimum": _binary(elementwise.minimum),
     "graph.where": lambda op, xs, cs: [elementwise.where(*xs)],
+    "graph.broadcast_to": lambda op, xs, cs: [elementwise.broadcast_to(xs[0], op.ints("shape"))],
     "graph.less": _binary(lambda a, b: elementwise.compare("less", a, b)),
     "graph.less_equal": _binary(lambda a, b: elementwise.compare("less_equal", a, b)),
     "graph.greater": _binary(lambda a, b: elementwise.compare("greater", a, b)),
