@@ -70,6 +70,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "fold-constants": graph_pass("fold_constants", "FoldConstantsPass"),
         "simplify-inference": graph_pass("simplify_inference", "SimplifyInferencePass"),
         "fuse-ops": graph_pass("fuse_ops", "FuseOpsPass"),
+        "plan-memory": graph_pass("plan_memory", "PlanMemoryPass"),
     }
 
     def convert_graph_to_te():

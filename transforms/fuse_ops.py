@@ -30,7 +30,8 @@ topological order; a value returned or used by a non-graph op flows to a sink):
    is refused when it would put two anchors or an OPAQUE op in one group, exceed
    `max-depth` ops, or make a group non-convex (a path that leaves the group and
    comes back: the group could then not run as one kernel).
-4. Each group becomes a `graph.fused "fused_<op names>"` whose region takes the
+4. Dead ops (no result used) are dropped before step 1. Each group becomes a
+   `graph.fused "fused_<op names>"` whose region takes the
    group's inputs (weights included) as block arguments and yields the values
    used outside it; ops are re-emitted in a topological order of the groups.
 
@@ -62,6 +63,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from tilecraft.dialects import graph
@@ -290,6 +292,11 @@ def fuse_block(block: Block, max_depth: int = 16, enabled: bool = True, taken: s
     """Put every graph op of `block` into a graph.fused, re-emitting the block in a
     topological order of groups and other ops (first original position first)."""
     taken = set() if taken is None else taken
+    # Dead graph ops go first: they are Pure, but a graph.fused is not, so dce
+    # could not remove them once grouped.
+    for op in reversed(list(block.ops)):
+        if is_node(op) and not any(r.uses for r in op.results):
+            Rewriter.erase_op(op)
     groups = partition(block, max_depth, enabled)
     position = {op: n for n, op in enumerate(block.ops)}
     unit_of: dict[Operation, int] = {}

@@ -17,6 +17,7 @@ from tilecraft.dialects import graph
 from tilecraft.transforms.fold_constants import FoldConstantsPass
 from tilecraft.transforms.fuse_ops import FuseOpsPass
 from tilecraft.transforms.infer_shapes import InferShapesPass
+from tilecraft.transforms.plan_memory import MemoryPlan, PlanMemoryPass, plan
 from tilecraft.transforms.simplify_inference import SimplifyInferencePass
 from tilecraft.utils.diagnostics import LocatedParser, verify_module
 from tilecraft.utils.weights import WeightStore, attach, store_of
@@ -293,3 +294,64 @@ def test_cnn_pipeline_simplify_fold_fuse():
         "fused_global_avg_pool2d", "fused_flatten", "fused_dense",
     ]  # fmt: skip (a reduction takes no consumers, an anchor no producers: flatten is alone)
     check_groups(module, 16)
+
+
+# -- plan-memory -------------------------------------------------------------------------------
+
+
+def mlp_text(layers: int, width: int = 256) -> str:
+    lines, prev = [], "%x"
+    for n in range(layers):
+        lines.append(f"%d{n} = graph.dense {prev}, %w : (tensor<1x{width}xf32>, tensor<{width}x{width}xf32>) -> tensor<1x{width}xf32>")
+        lines.append(f"%r{n} = graph.relu %d{n} : (tensor<1x{width}xf32>) -> tensor<1x{width}xf32>")
+        prev = f"%r{n}"
+    body = "\n  ".join(lines)
+    return f"""
+func.func @main(%x: tensor<1x{width}xf32>) -> tensor<1x{width}xf32> {{
+  %w = graph.weight "w" : tensor<{width}x{width}xf32>
+  {body}
+  func.return {prev} : tensor<1x{width}xf32>
+}}"""
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_mlp_planned_at_most_half_the_naive_sum(enabled):
+    module = parse(mlp_text(6), {"w": rand(256, 256) * 0.1})
+    check_pass(module, FuseOpsPass(enabled=enabled), PlanMemoryPass())
+    f = main_func(module)
+    arena, naive = f.attributes["tc.arena_bytes"].value.data, f.attributes["tc.naive_bytes"].value.data
+    memory = plan(f)
+    assert (memory.arena_bytes, memory.naive_bytes) == (arena, naive)
+    assert arena == 2 * 1024 and arena * 2 <= naive
+
+
+def assert_no_overlap(memory: MemoryPlan) -> None:
+    planned = [v for v, o in memory.offsets.items() if o >= 0]
+    for v in planned:
+        o = memory.offsets[v]
+        assert o % 64 == 0 and o + memory.sizes[v] <= memory.arena_bytes
+    for n, v in enumerate(planned):
+        for u in planned[n + 1 :]:
+            (d1, l1), (d2, l2) = memory.live[v], memory.live[u]
+            if d1 <= l2 and d2 <= l1:  # alive at one time (a kernel's inputs and outputs too)
+                o1, o2 = memory.offsets[v], memory.offsets[u]
+                assert o1 + memory.sizes[v] <= o2 or o2 + memory.sizes[u] <= o1, (v, u)
+
+
+@settings(max_examples=60, deadline=None)
+@given(text=random_graphs(), enabled=st.booleans())
+def test_plan_memory_random_graphs_never_overlap_live_values(text, enabled):
+    module = parse(text, {"w": rand(8, 8) * 0.3})
+    FuseOpsPass(enabled=enabled).apply(context(), module)
+    PlanMemoryPass().apply(context(), module)
+    verify_module(module)
+    f = main_func(module)
+    memory = plan(f)
+    assert_no_overlap(memory)
+    assert memory.arena_bytes <= memory.naive_bytes
+    returned = set(f.body.block.last_op.operands)
+    for op in f.body.block.ops:
+        if isinstance(op, graph.FusedOp):
+            offsets = list(op.attributes["tc.offsets"].get_values())
+            assert offsets == [memory.offsets[r] for r in op.outputs]
+            assert all((o == -1) == (r in returned) for o, r in zip(offsets, op.outputs))

@@ -166,3 +166,18 @@ func.func @escaping(%x: tensor<2x8xf32>, %w: tensor<8x8xf32>, %b: tensor<8xf32>)
 // CHECK:           graph.yield %{{.*}} : tensor<2x8xf32>
 // CHECK:         %[[T:.*]] = graph.fused "fused_tanh" (%[[A]])
 // CHECK:         func.return %[[A]], %[[T]]
+
+// -----
+
+// Dead ops are dropped rather than grouped (dce cannot remove a graph.fused).
+func.func @dead(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %e = graph.exp %x : (tensor<4xf32>) -> tensor<4xf32>
+  %n = graph.neg %e : (tensor<4xf32>) -> tensor<4xf32>
+  %r = graph.relu %x : (tensor<4xf32>) -> tensor<4xf32>
+  func.return %r : tensor<4xf32>
+}
+
+// CHECK-LABEL: func.func @dead
+// CHECK-NEXT:    %[[R:.*]] = graph.fused "fused_relu" (%x)
+// CHECK-NOT:     graph.exp
+// CHECK-NOT:     graph.neg

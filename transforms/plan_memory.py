@@ -1,0 +1,179 @@
+"""plan-memory: place every intermediate tensor of a function in one arena.
+
+After fuse-ops a function is a sequence of kernels (`graph.fused`); each result
+needs a buffer from the kernel that writes it to the last kernel that reads it.
+Two values whose lifetimes do not overlap can share bytes, so the runtime needs
+one arena much smaller than the naive sum of all buffers.
+
+Algorithm (static, by program order):
+
+1. Planned values: results of the function's top-level ops except weights and
+   constants. A value the function returns lives in the caller's output buffer
+   and gets offset -1.
+2. Liveness: a value is live from the op that defines it to its last reader (a
+   reader nested in a region counts at its top-level op). A kernel never writes
+   into a buffer it reads, so a value's bytes are free only *after* its last
+   reader, not at it.
+3. Greedy best fit in program order: before each op, the buffers of values whose
+   last reader came before it return to the free list (adjacent blocks merge);
+   each result takes the smallest free block that fits, split off its start,
+   or grows the arena at its end. Sizes round up to 64 bytes, so every offset
+   is 64-byte aligned.
+
+Each planned op gets `tc.offsets = array<i64: ...>` (one byte offset per
+result, -1 for function results) and the function `tc.arena_bytes` and
+`tc.naive_bytes` (the sum of the planned sizes). `plan(func_op)` returns the
+same decisions as a `MemoryPlan` for the runtime.
+
+```mlir
+%a = graph.fused "fused_dense_relu" (%x, %w1) : (...) -> (tensor<1x256xf32>) {...}
+%b = graph.fused "fused_dense_relu_1" (%a, %w2) : (...) -> (tensor<1x256xf32>) {...}
+%c = graph.fused "fused_dense_relu_2" (%b, %w3) : (...) -> (tensor<1x256xf32>) {...}
+```
+becomes (`%c` reuses `%a`'s bytes)
+```mlir
+func.func @main(...) attributes {tc.arena_bytes = 2048 : i64, tc.naive_bytes = 3072 : i64} {
+  %a = graph.fused "fused_dense_relu" ... {tc.offsets = array<i64: 0>}
+  %b = graph.fused "fused_dense_relu_1" ... {tc.offsets = array<i64: 1024>}
+  %c = graph.fused "fused_dense_relu_2" ... {tc.offsets = array<i64: 0>}
+```
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, IntegerType, ModuleOp, TensorType, i64
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from tilecraft.dialects import graph
+from tilecraft.utils.diagnostics import OpError
+
+ALIGN = 64
+
+
+def byte_size(t) -> int:
+    """Bytes of a static tensor type, rounded up to ALIGN."""
+    if not isinstance(t, TensorType) or any(d < 0 for d in t.get_shape()):
+        raise ValueError(f"cannot plan memory for {t}: its shape must be static (run infer-shapes)")
+    element = t.get_element_type()
+    width = element.width.data if isinstance(element, IntegerType) else element.bitwidth
+    raw = math.prod(t.get_shape()) * max(1, (width + 7) // 8)
+    return max(ALIGN, -(-raw // ALIGN) * ALIGN)
+
+
+@dataclass
+class MemoryPlan:
+    """Where each planned value lives: `offsets[v]` bytes into an arena of
+    `arena_bytes` (-1 for function results); `live[v]` is (def, last use) in
+    top-level op indices."""
+
+    offsets: dict[SSAValue, int] = field(default_factory=dict)
+    sizes: dict[SSAValue, int] = field(default_factory=dict)
+    live: dict[SSAValue, tuple[int, int]] = field(default_factory=dict)
+    arena_bytes: int = 0
+    naive_bytes: int = 0
+
+
+class FreeList:
+    """Free byte ranges of a growing arena, sorted by offset."""
+
+    def __init__(self) -> None:
+        self.blocks: list[tuple[int, int]] = []  # (offset, size)
+        self.end = 0
+
+    def allocate(self, size: int) -> int:
+        fits = [(s, o) for o, s in self.blocks if s >= size]
+        if fits:
+            s, o = min(fits)
+            self.blocks.remove((o, s))
+            if s > size:
+                bisect.insort(self.blocks, (o + size, s - size))
+            return o
+        if self.blocks and sum(self.blocks[-1]) == self.end:  # grow the last free block
+            o, _ = self.blocks.pop()
+        else:
+            o = self.end
+        self.end = o + size
+        return o
+
+    def free(self, offset: int, size: int) -> None:
+        bisect.insort(self.blocks, (offset, size))
+        merged: list[tuple[int, int]] = []
+        for o, s in self.blocks:
+            if merged and sum(merged[-1]) == o:
+                merged[-1] = (merged[-1][0], merged[-1][1] + s)
+            else:
+                merged.append((o, s))
+        self.blocks = merged
+
+
+def _top_level(op: Operation, func_op: func.FuncOp) -> Operation:
+    while op.parent_op() is not func_op:
+        parent = op.parent_op()
+        assert parent is not None
+        op = parent
+    return op
+
+
+def plan(func_op: func.FuncOp) -> MemoryPlan:
+    """Liveness and best-fit offsets of a function's intermediate values."""
+    ops = list(func_op.body.block.ops)
+    index = {op: n for n, op in enumerate(ops)}
+    result = MemoryPlan()
+    returned = {v for op in ops if isinstance(op, func.ReturnOp) for v in op.operands}
+    for n, op in enumerate(ops):
+        if isinstance(op, (graph.WeightOp, graph.ConstantOp, func.ReturnOp)):
+            continue
+        for v in op.results:
+            last = max((index[_top_level(u.operation, func_op)] for u in v.uses), default=n)
+            try:
+                result.sizes[v] = byte_size(v.type)
+            except ValueError as e:
+                raise OpError(op, f"plan-memory: {e}") from None
+            result.live[v] = (n, last)
+    free = FreeList()
+    dying = sorted(((last, n) for n, (v, (_, last)) in enumerate(result.live.items()) if v not in returned))
+    values = list(result.live)
+    released = 0
+    for n, op in enumerate(ops):
+        while released < len(dying) and dying[released][0] < n:  # read for the last time before op n
+            v = values[dying[released][1]]
+            free.free(result.offsets[v], result.sizes[v])
+            released += 1
+        for v in op.results:
+            if v not in result.live:
+                continue
+            if v in returned:
+                result.offsets[v] = -1
+                continue
+            result.offsets[v] = free.allocate(result.sizes[v])
+            result.naive_bytes += result.sizes[v]
+    result.arena_bytes = free.end
+    return result
+
+
+def annotate(func_op: func.FuncOp, memory: MemoryPlan) -> None:
+    for op in func_op.body.block.ops:
+        offsets = [memory.offsets[v] for v in op.results if v in memory.offsets]
+        if offsets:
+            op.attributes["tc.offsets"] = DenseArrayBase.from_list(i64, offsets)
+    func_op.attributes["tc.arena_bytes"] = IntegerAttr(memory.arena_bytes, i64)
+    func_op.attributes["tc.naive_bytes"] = IntegerAttr(memory.naive_bytes, i64)
+
+
+@dataclass(frozen=True)
+class PlanMemoryPass(ModulePass):
+    """Assign arena offsets to intermediate values by liveness (see the docstring)."""
+
+    name = "plan-memory"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for f in op.ops:
+            if isinstance(f, func.FuncOp) and not f.is_declaration:
+                annotate(f, plan(f))
