@@ -1,7 +1,13 @@
-"""`tilecraft-run`: compile one function of an IR file with LLVM and run it on arrays.
+"""`tilecraft-run`: compile a model, or one function of an IR file, and run it on arrays.
 
+    tilecraft-run model.onnx --input x=x.npy --output y.npy [--bench]
     tilecraft-run matmul.mlir --entry matmul --input a.npy --input b.npy --output c.npy
     tilecraft-run matmul.mlir --entry matmul --seed 1 --check
+
+An ONNX model is compiled whole (`tilecraft.compile`): `--input NAME=FILE.npy` names
+the model input each file is for (a plain `FILE.npy` takes the next input in
+order; without any, inputs are random from `--seed`); `--output` saves the outputs
+in order; `--bench` also prints the median latency over `--runs` calls.
 
 The file holds a te function (with its schedule, lowered to loops here) or a
 loop-level function. The compiled function takes its inputs first and its outputs
@@ -83,14 +89,15 @@ def make_arg_parser() -> argparse.ArgumentParser:
         prog=PROG,
         description="Compile a function of an IR file with LLVM and run it on arrays.",
     )
-    parser.add_argument("file", help="IR file (.mlir) with te or loop functions")
-    parser.add_argument("--entry", required=True, help="the function to run")
+    parser.add_argument("file", help="an ONNX model (.onnx), or an IR file (.mlir) with te or loop functions")
+    parser.add_argument("--entry", help="the function of an IR file to run (required for .mlir)")
     parser.add_argument(
         "--input",
         action="append",
         default=[],
-        metavar="FILE.npy",
-        help="an input array, once per input in argument order (default: random)",
+        metavar="[NAME=]FILE.npy",
+        help="an input array, once per input in argument order, or NAME=FILE.npy for a "
+        "model input (default: random)",
     )
     parser.add_argument(
         "--output",
@@ -107,6 +114,10 @@ def make_arg_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--seed", type=int, default=0, help="seed of the random inputs (default 0)"
     )
+    parser.add_argument(
+        "--bench", action="store_true", help="models: print the median latency over --runs calls"
+    )
+    parser.add_argument("--runs", type=int, default=50, help="calls timed by --bench (default 50)")
     parser.add_argument(
         "--traceback",
         action="store_true",
@@ -266,7 +277,16 @@ def run(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = make_arg_parser()
     args = parser.parse_args(argv)
+    is_model = args.file.endswith(".onnx")
+    if not is_model and args.entry is None:
+        parser.error("the following arguments are required: --entry")
+    if args.runs < 1:
+        parser.error("--runs must be at least 1")
     try:
+        if is_model:
+            from tilecraft.tools.run_model import run_model
+
+            return run_model(args, UserError)
         return run(args)
     except UserError as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)

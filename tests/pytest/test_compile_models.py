@@ -234,3 +234,23 @@ def test_hand_written_graph_module(fuse):
     e = np.exp(np.maximum(d, 0) - np.maximum(d, 0).max(-1, keepdims=True))
     np.testing.assert_allclose(s, e / e.sum(-1, keepdims=True), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(t, np.tanh(d), rtol=1e-5, atol=1e-6)
+
+
+def test_tilecraft_run_on_a_model(tmp_path, capsys):
+    from tilecraft.tools import run
+
+    m, feeds = mlp()
+    path = tmp_path / "mlp.onnx"
+    onnx.save(m, str(path))
+    x = tmp_path / "x.npy"
+    np.save(x, feeds["x"])
+    out = tmp_path / "y.npy"
+    assert run.main([str(path), "--input", f"x={x}", "--output", str(out), "--bench", "--runs", "3"]) == 0
+    np.testing.assert_allclose(np.load(out), reference(m, feeds)[0], rtol=2e-4, atol=2e-4)
+    assert "latency: median" in capsys.readouterr().out
+    bad = tmp_path / "bad.npy"
+    np.save(bad, feeds["x"][:2])
+    assert run.main([str(path), "--input", f"x={bad}"]) == 1
+    assert capsys.readouterr().err.strip() == "tilecraft-run: error: input 'x' has shape (2, 32), expected (8, 32)"
+    assert run.main([str(path), "--input", f"z={x}"]) == 1
+    assert "the model has no input 'z' (its inputs: x)" in capsys.readouterr().err

@@ -1,0 +1,94 @@
+"""`tilecraft-run model.onnx`: compile a whole model and run it (see tools/run.py).
+
+Kept apart from the IR mode of tools/run.py, which it shares the command line,
+the error handling and the array helpers with.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+
+import numpy as np
+
+
+def _feeds(args: argparse.Namespace, model, user_error) -> dict[str, np.ndarray]:
+    """The model's inputs from `--input [NAME=]FILE.npy`, or random ones."""
+    from tilecraft.tools.run import Argument, random_array
+
+    specs = {name: Argument(name, shape, dtype) for name, shape, dtype in model.inputs}
+    names = list(specs)
+    if not args.input:
+        rng = np.random.default_rng(args.seed)
+        return {n: random_array(specs[n], rng) for n in names}
+    feeds: dict[str, np.ndarray] = {}
+    positional = iter(names)
+    for item in args.input:
+        name, sep, path = item.partition("=")
+        if not sep:
+            path = item
+            name = next((n for n in positional if n not in feeds), None)
+            if name is None:
+                raise user_error(f"more --input files than model inputs ({', '.join(names)})")
+        elif name not in specs:
+            raise user_error(f"the model has no input '{name}' (its inputs: {', '.join(names)})")
+        if name in feeds:
+            raise user_error(f"input '{name}' is given twice")
+        try:
+            array = np.load(path, allow_pickle=False)
+        except (OSError, ValueError, EOFError) as e:
+            raise user_error(f"cannot read input file '{path}' for input '{name}': {e}") from e
+        if not isinstance(array, np.ndarray):
+            raise user_error(f"input file '{path}' holds several arrays (.npz); give one .npy per input")
+        feeds[name] = array
+    missing = [n for n in names if n not in feeds]
+    if missing:
+        raise user_error(f"missing input(s) {', '.join(missing)}; give --input NAME=FILE.npy for each")
+    return feeds
+
+
+def run_model(args: argparse.Namespace, user_error: type[Exception]) -> int:
+    from tilecraft.frontends.onnx import OnnxImportError
+    from tilecraft.runtime import compile as compile_model
+    from tilecraft.tools.run import summarize
+
+    if args.check:
+        raise user_error("--check compares a te function with its reference; it does not apply to models")
+    if args.entry is not None:
+        raise user_error("--entry names a function of an IR file; a model has one entry")
+    try:
+        model = compile_model(args.file)
+    except OnnxImportError as e:
+        raise user_error(str(e)) from e
+    feeds = _feeds(args, model, user_error)
+    try:
+        results = model(**feeds)
+    except ValueError as e:  # the model's input checks: name, shape, dtype
+        raise user_error(str(e)) from e
+    results = results if isinstance(results, tuple) else (results,)
+    if args.output and len(args.output) != len(results):
+        raise user_error(f"the model has {len(results)} outputs, got {len(args.output)} --output files")
+    for path, array in zip(args.output, results):
+        try:
+            np.save(path, array)
+        except OSError as e:
+            raise user_error(f"cannot write output file '{path}': {e.strerror}") from e
+    if not args.output:
+        for n, array in enumerate(results):
+            print(summarize(f"output{n}", array))
+    if args.bench:
+        times = []
+        for _ in range(args.runs):
+            start = time.perf_counter()
+            model(**feeds)
+            times.append(time.perf_counter() - start)
+        print(
+            f"latency: median {statistics.median(times) * 1e3:.3f} ms over {args.runs} runs "
+            f"(min {min(times) * 1e3:.3f} ms); compiled in {model.compile_seconds:.2f} s, "
+            f"{len(model.plan.steps)} kernel calls, planned memory {model.planned_bytes} of "
+            f"{model.naive_bytes} bytes",
+            file=sys.stdout,
+        )
+    return 0
