@@ -22,6 +22,13 @@ from tilecraft.topi.conv2d import (
     schedule_conv2d,
     unpack_data,
 )
+from tilecraft.topi.dense import (
+    dense_compute,
+    matmul_compute,
+    pack_dense_weight,
+    schedule_dense,
+    schedule_matmul,
+)
 
 # ---------------------------------------------------------------------------------
 # numpy references
@@ -230,3 +237,115 @@ def test_conv2d_errors(kwargs, message):
     W = te.placeholder((8, 8, 3, 3), "float32", name="w")
     with pytest.raises(ValueError, match=message):
         conv2d_compute(X, W, None, **kwargs)
+
+
+# ---------------------------------------------------------------------------------
+# dense and matmul
+
+
+@pytest.mark.parametrize("layout", ["NK", "KN"])
+@pytest.mark.parametrize(
+    "x_shape, units",
+    [((128, 96), 80), ((13, 70), 130), ((1, 40), 10), ((2, 7, 33), 19), ((33,), 19), ((64, 64), 64)],
+    ids=str,
+)
+def test_dense(x_shape, units, layout):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    w = rng.standard_normal((units, x_shape[-1])).astype(np.float32)
+    b = rng.standard_normal(units).astype(np.float32)
+    wi = w if layout == "NK" else pack_dense_weight(w)
+    X = te.placeholder(x.shape, "float32", name="x")
+    W = te.placeholder(wi.shape, "float32", name="w")
+    B = te.placeholder(b.shape, "float32", name="b")
+    out = dense_compute(X, W, B, weight_layout=layout)
+    s = te.create_schedule(out)
+    schedule_dense(s, out, out, [])
+    got = build_and_run(s, [X, W, B, out], [x, wi, b])
+    expected = x.astype(np.float64) @ w.T.astype(np.float64) + b
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4 * np.sqrt(x_shape[-1]))
+
+
+@pytest.mark.parametrize("layout", ["NK", "KN"])
+def test_dense_fused_gelu_residual(layout):
+    """BERT's FFN epilogue: out = gelu(x @ w^T + b) + residual, all inlined into out."""
+    rng = np.random.default_rng(2)
+    M, K, N = 20, 48, 72
+    x = rng.standard_normal((1, M, K)).astype(np.float32)
+    w = rng.standard_normal((N, K)).astype(np.float32)
+    b = rng.standard_normal(N).astype(np.float32)
+    r = rng.standard_normal((1, M, N)).astype(np.float32)
+    wi = w if layout == "NK" else pack_dense_weight(w)
+    X = te.placeholder(x.shape, "float32", name="x")
+    W = te.placeholder(wi.shape, "float32", name="w")
+    B = te.placeholder(b.shape, "float32", name="b")
+    R = te.placeholder(r.shape, "float32", name="r")
+    dense = dense_compute(X, W, None, weight_layout=layout)
+    biased = te.compute(dense.shape, lambda *i: dense[i] + B[i[-1]], name="biased")
+    gelu = te.compute(
+        dense.shape,
+        lambda *i: 0.5 * biased[i] * (1.0 + te.erf(biased[i] * 0.7071067811865476)),
+        name="gelu",
+    )
+    out = te.compute(dense.shape, lambda *i: gelu[i] + R[i], name="out")
+    s = te.create_schedule(out)
+    schedule_dense(s, out, dense, [biased, gelu])
+    got = build_and_run(s, [X, W, B, R, out], [x, wi, b, r])
+    h = x.astype(np.float64) @ w.T.astype(np.float64) + b
+    from math import erf
+
+    expected = 0.5 * h * (1 + np.vectorize(erf)(h / np.sqrt(2))) + r
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4 * np.sqrt(K))
+
+
+@pytest.mark.parametrize(
+    "a_shape, b_shape",
+    [
+        ((1, 12, 128, 64), (1, 12, 64, 128)),
+        ((12, 128, 128), (12, 128, 64)),
+        ((3, 10, 7), (7, 9)),
+        ((5, 13), (2, 1, 13, 17)),
+        ((4, 1, 6, 5), (3, 5, 70)),
+        ((9, 4), (4, 3)),
+    ],
+    ids=str,
+)
+def test_matmul(a_shape, b_shape):
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal(a_shape).astype(np.float32)
+    b = rng.standard_normal(b_shape).astype(np.float32)
+    A = te.placeholder(a.shape, "float32", name="a")
+    B = te.placeholder(b.shape, "float32", name="b")
+    out = matmul_compute(A, B)
+    s = te.create_schedule(out)
+    schedule_matmul(s, out, out, [])
+    got = build_and_run(s, [A, B, out], [a, b])
+    expected = np.matmul(a.astype(np.float64), b.astype(np.float64))
+    assert got.shape == expected.shape
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4 * np.sqrt(a_shape[-1]))
+
+
+def test_matmul_fused_scale():
+    """Attention scores: (q @ k) * scale, the scale inlined into the output."""
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((2, 16, 8)).astype(np.float32)
+    b = rng.standard_normal((2, 8, 24)).astype(np.float32)
+    A = te.placeholder(a.shape, "float32", name="a")
+    B = te.placeholder(b.shape, "float32", name="b")
+    mm = matmul_compute(A, B)
+    out = te.compute(mm.shape, lambda *i: mm[i] * 0.125, name="scaled")
+    s = te.create_schedule(out)
+    schedule_matmul(s, out, mm, [])
+    got = build_and_run(s, [A, B, out], [a, b])
+    np.testing.assert_allclose(got, (a @ b) * 0.125, rtol=1e-4, atol=1e-4)
+
+
+def test_dense_and_matmul_errors():
+    X = te.placeholder((4, 8), "float32", name="x")
+    with pytest.raises(ValueError, match="does not end in K"):
+        dense_compute(X, te.placeholder((5, 7), "float32", name="w"))
+    with pytest.raises(ValueError, match="unknown weight layout"):
+        dense_compute(X, te.placeholder((5, 8), "float32", name="w"), weight_layout="KN16n")
+    with pytest.raises(ValueError, match="do not broadcast"):
+        matmul_compute(te.placeholder((2, 3, 4), "float32", name="a"),
+                       te.placeholder((3, 4, 5), "float32", name="b"))  # fmt: skip
