@@ -50,7 +50,12 @@ from tilecraft.topi.conv2d import BLOCK, find_reduction, inline_between
 TILE_ROWS = 6  # mr: output rows per register tile
 TILE_COLS = 64  # nr: output columns per register tile (4 zmm)
 
-# The per-call transposed copy of an NK weight, keyed by the dense's te ComputeOp.
+LANES = 16  # partial sums per output of an NK dense (one zmm register)
+DOT_ROWS, DOT_COLS = 4, 6  # NK register tile: 4 x 6 outputs of 16 partial sums each
+
+# Stages the schedule needs to find, keyed by the dense reduction's te ComputeOp:
+# the partial sums of an NK dense, the per-call transposed copy of an NK weight.
+_PARTIAL_SUMS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _TRANSPOSED_WEIGHT: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
@@ -81,21 +86,36 @@ def dense_compute(
         raise ValueError(f"dense: x {x.shape} does not end in K = {K} (weight {w.shape})")
     if bias is not None and bias.shape != (N,):
         raise ValueError(f"dense: bias must have shape ({N},), got {bias.shape}")
-    k = te.reduce_axis((0, K), name="k")
-    # NK: the reduction reads a transposed copy, which the schedule makes one
-    # panel at a time (vector loads along N need N contiguous).
-    weight_t = w if weight_layout == "KN" else te.compute(
-        (K, N), lambda kk, jj: w[jj, kk], name=f"{name}_weight_t"
-    )
-
-    def body(*idx):
-        *rows, j = idx
-        return te.sum(x[(*rows, k)] * weight_t[k, j], axis=k)
-
     shape = (*x.shape[:-1], N)
-    red = te.compute(shape, body, name=name)
-    if weight_t is not w:
-        _TRANSPOSED_WEIGHT[red.op] = weight_t
+    if weight_layout == "NK" and K % LANES == 0:
+        # Dot products along K, LANES at a time (a hand rfactor): `partial` keeps
+        # LANES partial sums per output, so its loads of w rows and x rows are
+        # contiguous vectors; the reduction adds the lanes up.
+        ko = te.reduce_axis((0, K // LANES), name="ko")
+        partial = te.compute(
+            (*shape, LANES),
+            lambda *idx: te.sum(
+                x[(*idx[:-2], ko * LANES + idx[-1])] * w[idx[-2], ko * LANES + idx[-1]], axis=ko
+            ),
+            name=f"{name}_partial",
+        )
+        lane = te.reduce_axis((0, LANES), name="lane")
+        red = te.compute(shape, lambda *idx: te.sum(partial[(*idx, lane)], axis=lane), name=name)
+        _PARTIAL_SUMS[red.op] = partial
+    else:
+        k = te.reduce_axis((0, K), name="k")
+        # KN reads w[k, j]; an NK weight whose K does not split into lanes is read
+        # through a transposed copy that the schedule makes one panel at a time.
+        weight_t = w if weight_layout == "KN" else te.compute(
+            (K, N), lambda kk, jj: w[jj, kk], name=f"{name}_weight_t"
+        )
+        red = te.compute(
+            shape,
+            lambda *idx: te.sum(x[(*idx[:-1], k)] * weight_t[k, idx[-1]], axis=k),
+            name=name,
+        )
+        if weight_t is not w:
+            _TRANSPOSED_WEIGHT[red.op] = weight_t
     if bias is None:
         return red
     return te.compute(shape, lambda *i: red[i] + bias[i[-1]], name=f"{name}_bias")
@@ -140,10 +160,15 @@ def _schedule_gemm(s: te.Schedule, out: te.Tensor, red: te.Tensor) -> None:
     """Register-tiled GEMM over the last two axes of `red` ([..., M, N]); `out` is
     `red` or an elementwise stage of its shape."""
     transposed = _TRANSPOSED_WEIGHT.get(red.op)
+    if red.op in _PARTIAL_SUMS and red.ndim >= 2:
+        _schedule_dot_products(s, out, red, _PARTIAL_SUMS[red.op])
+        return
     if red.ndim < 2:  # x of rank 1: a dot product per output, nothing to tile
         _schedule_rows(s, red)
         if transposed is not None:
             s[transposed].compute_inline()
+        if red.op in _PARTIAL_SUMS:
+            _schedule_rows(s, _PARTIAL_SUMS[red.op])
         if out is not red:
             _schedule_rows(s, out)
         return
@@ -180,6 +205,35 @@ def _schedule_gemm(s: te.Schedule, out: te.Tensor, red: te.Tensor) -> None:
     s[local].reorder(*lbatch, lk, li, lj)
     s[local].unroll(li)
     s[local].vectorize(lj)
+
+
+def _schedule_dot_products(s: te.Schedule, out: te.Tensor, red: te.Tensor, partial: te.Tensor):
+    """An NK dense as register-tiled dot products: per panel of `nr` columns, the
+    partial sums of all its rows (mr x nr outputs x 16 lanes in zmm registers at a
+    time, K/16 steps each loading mr x rows and nr w rows), then the lane sums and
+    the epilogue. Stages are computed per panel, not per tile, so their buffers are
+    allocated N/nr times per call, not once per register tile."""
+    *batch_extents, M, N = red.shape
+    mr, nr = min(M, DOT_ROWS), min(N, DOT_COLS)
+    *batch, i, j = s[out].op.axis
+    jo, ji = s[out].split(j, factor=nr)
+    s[out].reorder(*batch, jo, i, ji)
+    panel = s[out].fuse(*batch, jo) if batch else jo
+    s[out].parallel(panel)
+    if out is not red:
+        s[red].compute_at(s[out], panel)
+    local = s.cache_write(partial, "local")
+    s[partial].compute_at(s[out], panel)
+    *pbatch, pi, pj, pv = s[partial].op.axis
+    pio, _ = s[partial].split(pi, factor=mr)
+    s[partial].vectorize(pv)
+    s[local].compute_at(s[partial], pio)
+    *lbatch, li, lj, lv = s[local].op.axis
+    (lk,) = s[local].op.reduce_axis
+    s[local].reorder(*lbatch, lk, li, lj, lv)
+    s[local].unroll(li)
+    s[local].unroll(lj)
+    s[local].vectorize(lv)
 
 
 def schedule_dense(s: te.Schedule, out: te.Tensor, dense: te.Tensor, inlined=()) -> None:
