@@ -20,9 +20,11 @@ from tilecraft.utils.diagnostics import verify_module
 from tilecraft.utils.weights import WeightStore, attach, store_of
 
 # The graph-level pipeline, in order; fuse-ops is left out when fusion is off.
+# alter-layout runs before fold-constants, which then packs the weights once.
 GRAPH_PASSES = (
     "infer-shapes",
     "simplify-inference",
+    "alter-layout",
     "fold-constants",
     "cse",
     "dce",

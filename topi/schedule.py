@@ -25,8 +25,11 @@ from collections.abc import Sequence
 from tilecraft.frontends import te
 from tilecraft.topi.common import tags_of
 
-# Below this many output elements a parallel loop costs more than it saves.
-PARALLEL_MIN_ELEMENTS = 1 << 14
+# Below this much work (output elements, times the reduce extent for reductions) a
+# parallel loop costs more than it saves: a memory-bound copy of 100K floats takes
+# ~20 us on one core, a parallel launch and barrier several us on an idle machine
+# and far more on a loaded one, where a waiting thread may lose its core.
+PARALLEL_MIN_ELEMENTS = 1 << 17
 # An expression larger than this (in nodes, counting inlined copies) is not inlined.
 INLINE_MAX_NODES = 600
 

@@ -89,7 +89,7 @@ func.func @softmax(%x: tensor<8x128xf32>) -> tensor<8x128xf32> {
 // CHECK:         %[[O:.*]], %[[I:.*]] = sched.split %{{.*}} by 16
 // CHECK-NEXT:    sched.vectorize %[[I]]
 // CHECK-NEXT:    sched.parallel %[[F]]
-func.func @big_injective(%x: tensor<2x64x8x32xf32>) -> tensor<2x64x8x32xf32> {
-  %r = graph.relu %x : (tensor<2x64x8x32xf32>) -> tensor<2x64x8x32xf32>
-  func.return %r : tensor<2x64x8x32xf32>
+func.func @big_injective(%x: tensor<2x64x32x32xf32>) -> tensor<2x64x32x32xf32> {
+  %r = graph.relu %x : (tensor<2x64x32x32xf32>) -> tensor<2x64x32x32xf32>
+  func.return %r : tensor<2x64x32x32xf32>
 }
