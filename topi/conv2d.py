@@ -240,9 +240,14 @@ def conv2d_compute(
         raise ValueError(f"conv2d: the kernel does not fit the padded {H}x{W} input")
     Og = O // groups
 
+    # An NCHW output is vectorized along ow (see the module docstring); with a
+    # column stride the padded input is stored phase-split, [N, C, Hp, sw, Wp/sw]
+    # (column q * sw + r at [.., r, q]), so those vector loads stay contiguous
+    # instead of becoming stride-sw gathers.
+    phases = sw if (not ob and not db and sw > 1) else 0
     padded = data
-    if pt or pl or pb or pr:
-        padded = _pad(data, db, (pt, pl, pb, pr), H, W)
+    if pt or pl or pb or pr or phases:
+        padded = _pad(data, db, (pt, pl, pb, pr), H, W, phases)
 
     # The channel reduction: blocks of the data layout where they tile the group.
     channel_axes: list[te.IterVar] = []
@@ -272,7 +277,11 @@ def conv2d_compute(
         else:
             g = o.flat() // Og
             in_channel = _Channel(g * Cg + red_channel.flat(), 0, 0, C)
-        x = _read(padded, db, n, in_channel, oh * sh + ry * dh, ow * sw + rx * dw)
+        if phases:
+            column = rx * dw
+            x = padded[n, in_channel.flat(), oh * sh + ry * dh, column % sw, ow + column // sw]
+        else:
+            x = _read(padded, db, n, in_channel, oh * sh + ry * dh, ow * sw + rx * dw)
         if kob:
             kb, ki = red_channel.split(kib)
             w = weight[o.split(kob)[0], kb, ry, rx, ki, o.split(kob)[1]]
@@ -308,10 +317,12 @@ def conv2d_compute(
     )
 
 
-def _pad(data: te.Tensor, block: int, pads, H: int, W: int) -> te.Tensor:
+def _pad(data: te.Tensor, block: int, pads, H: int, W: int, phases: int = 0) -> te.Tensor:
+    """The zero-padded input, in the data's layout or (phases > 1, NCHW only) split
+    into column phases: [N, C, Hp, phases, ceil(Wp / phases)]."""
     pt, pl, pb, pr = pads
 
-    def value(n, c, h, w, *lane):
+    def value(n, c, h, w, *lane, beyond_right=False):
         conditions = []
         if pt:
             conditions.append(h >= pt)
@@ -319,7 +330,7 @@ def _pad(data: te.Tensor, block: int, pads, H: int, W: int) -> te.Tensor:
             conditions.append(h < H + pt)
         if pl:
             conditions.append(w >= pl)
-        if pr:
+        if pr or beyond_right:
             conditions.append(w < W + pl)
         inside = data[(n, c, h - pt, w - pl, *lane)]
         return te.if_then_else(te.all(*conditions), inside, 0.0) if conditions else inside
@@ -327,6 +338,15 @@ def _pad(data: te.Tensor, block: int, pads, H: int, W: int) -> te.Tensor:
     if block:
         shape = (data.shape[0], data.shape[1], H + pt + pb, W + pl + pr, block)
         return te.compute(shape, lambda n, c, h, w, b: value(n, c, h, w, b), name="pad")
+    if phases:
+        Q = -(-(W + pl + pr) // phases)
+        shape = (data.shape[0], data.shape[1], H + pt + pb, phases, Q)
+        # The last phase row may reach past the padded width: zeros there too.
+        return te.compute(
+            shape,
+            lambda n, c, h, r, q: value(n, c, h, q * phases + r, beyond_right=True),
+            name="pad",
+        )
     shape = (data.shape[0], data.shape[1], H + pt + pb, W + pl + pr)
     return te.compute(shape, lambda n, c, h, w: value(n, c, h, w), name="pad")
 
@@ -406,6 +426,10 @@ def _schedule_pad(s: te.Schedule, pad: te.Tensor, block: int) -> None:
     if block:
         n, c, h, w, b = axes
         s[pad].vectorize(b)
+    elif len(axes) == 5:  # column phases
+        n, c, h, r, q = axes
+        _, qi = s[pad].split(q, factor=BLOCK)
+        s[pad].vectorize(qi)
     else:
         n, c, h, w = axes
         _, wi = s[pad].split(w, factor=BLOCK)
@@ -461,7 +485,9 @@ def _schedule_tiles(s: te.Schedule, out: te.Tensor, red: te.Tensor, info: Conv2d
     else:
         O, OW = red.shape[1], red.shape[3]
         ocn = next(d for d in (8, 6, 4, 3, 2, 1) if O % d == 0)
-        owv = min(OW, BLOCK)
+        # A divisor of OW: a guarded tail would mask the accumulators' loads and
+        # stores, and masked memory keeps them out of registers (20x slower).
+        owv = next((d for d in range(BLOCK, 3, -1) if OW % d == 0), min(OW, BLOCK))
         n, o, oh, ow = s[out].op.axis
         oo, oi = s[out].split(o, factor=ocn)
         owo, owi = s[out].split(ow, factor=owv)
