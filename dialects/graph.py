@@ -240,6 +240,8 @@ class GraphOp(IRDLOperation):
             want = f"{lo}" if lo == hi else f"{lo} or more" if hi is None else f"{lo} to {hi}"
             noun = "operand" if want == "1" else "operands"
             raise VerifyException(f"{self.name} takes {want} {noun}, not {n}.")
+        if any(isinstance(v.type, UnrankedTensorType) for v in self.inputs):
+            return  # shapes are not known yet: infer-shapes will check this op
         try:
             inferred = self.infer([v.type for v in self.inputs])
         except ShapeError as e:
@@ -1003,7 +1005,7 @@ class FusedOp(IRDLOperation):
     inputs = var_operand_def()
     outputs = var_result_def()
     body = region_def("single_block")
-    traits = traits_def(IsolatedFromAbove())
+    traits = traits_def(IsolatedFromAbove(), Pure())
 
     def __init__(self, name: str, inputs: Sequence[SSAValue], result_types: Sequence[Attribute], body: Region):
         super().__init__(

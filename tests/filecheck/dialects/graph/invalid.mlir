@@ -29,14 +29,6 @@ func.func @result_count(%a: tensor<2x3xf32>) {
 
 // -----
 
-func.func @unranked(%a: tensor<*xf32>) {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.relu' op: expected a ranked tensor, got tensor<*xf32>.
-  %0 = graph.relu %a : (tensor<*xf32>) -> tensor<2x3xf32>
-  func.return
-}
-
-// -----
-
 func.func @broadcast(%a: tensor<2x3xf32>, %b: tensor<4xf32>) {
   // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.add' op: shapes (2, 3) and (4,) do not broadcast.
   %0 = graph.add %a, %b : (tensor<2x3xf32>, tensor<4xf32>) -> tensor<2x3xf32>
