@@ -79,6 +79,7 @@ class Stage:
     attach_axis: IterVar | None = None
     attach_op: Operation | None = None
     scope: str = "global"
+    scope_explicit: bool = False  # set by cache_read/cache_write; else the lowering picks
     tensor: SSAValue | None = None
     is_output: bool = False
 
@@ -361,7 +362,7 @@ class ScheduleState:
         )
         cache = Stage(f"{source.name}.{scope}", "copy", source.shape, source.element_type)
         cache.source = source
-        cache.scope = scope
+        cache.scope, cache.scope_explicit = scope, True
         cache._make_root(names)
         for r in readers:
             if source not in r.inputs():
@@ -385,6 +386,7 @@ class ScheduleState:
             )
         cache = Stage(f"{stage.name}.{scope}", "compute", stage.shape, stage.element_type)
         cache.compute, cache.reads, cache.scope = stage.compute, stage.reads, scope
+        cache.scope_explicit = True
         cache._make_root([v.name for v in stage.spatial_root], [v.name for v in stage.reduce_root])
         for v in stage.root:
             v.valid = False

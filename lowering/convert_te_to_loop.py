@@ -34,6 +34,7 @@ loop.for %i.outer = 0 to 3 {
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -247,7 +248,7 @@ class FunctionLowering:
 
     def _emit_attached(self, p: Stage, cur: Cursor, env: Env):
         mins, sizes = self.regions[p]
-        alloc = loop.AllocOp(p.name, p.scope, MemRefType(p.element_type, sizes))
+        alloc = loop.AllocOp(p.name, _attached_scope(p, sizes), MemRefType(p.element_type, sizes))
         alloc.buffer.name_hint = p.name
         cur.insert(alloc)
         self.buffers[p] = Buffer(alloc.buffer, mins)
@@ -400,6 +401,23 @@ class FunctionLowering:
             else:
                 shifted.append(cur.value(arith.SubiOp(i, emit_index(off, env, cur))))
         return cur.value(memref.LoadOp.get(buf.value, shifted))
+
+
+LOCAL_BYTES = 64 * 1024
+
+
+def _attached_scope(p: Stage, sizes: list[int]) -> str:
+    """A stage computed inside a loop lives for one iteration of it, on the thread
+    that runs it: unless its schedule chose a scope, a small buffer is "local"
+    (the stack, no heap allocation per iteration), a large one "global"."""
+    if p.scope_explicit:
+        return p.scope
+    nbytes = math.prod(sizes) * _element_bytes(p.element_type)
+    return "local" if nbytes <= LOCAL_BYTES else "global"
+
+
+def _element_bytes(t: Attribute) -> int:
+    return max(1, t.bitwidth // 8)
 
 
 def _erase_unused_arith(block: Block):

@@ -115,6 +115,12 @@ class CompiledFunction:
         self._sizes = [nbytes(s) for s in specs]
 
     @property
+    def unchecked(self):
+        """The raw ctypes function taking one data address per argument. It checks
+        nothing: for callers (the model runtime) that validated the buffers once."""
+        return self._function
+
+    @property
     def arg_names(self) -> list[str]:
         return [s.name for s in self.specs]
 

@@ -183,8 +183,8 @@ func.func @rowmax(%A: tensor<4x16xf32>) -> tensor<4xf32> {
 // -----
 
 // compute_at with a stencil: B is computed per tile of 4 outputs of C, over the
-// 6 elements (4 + 3 - 1) that the tile reads, into a local buffer offset by
-// the tile's start.
+// 6 elements (4 + 3 - 1) that the tile reads, into a buffer offset by
+// the tile's start. Its schedule chose no scope and it is small: "local" (stack).
 func.func @stencil(%A: tensor<18xf32>) -> tensor<16xf32> {
   %B = te.compute "B" (%i: "i") -> tensor<18xf32> {
     %a = te.read %A[%i] : tensor<18xf32>
@@ -211,7 +211,7 @@ func.func @stencil(%A: tensor<18xf32>) -> tensor<16xf32> {
 
 // CHECK-LABEL: func.func @stencil
 // CHECK:         loop.for %[[O:.*]] = 0 to 4 {
-// CHECK-NEXT:      %[[BUF:.*]] = loop.alloc "B" global : memref<6xf32>
+// CHECK-NEXT:      %[[BUF:.*]] = loop.alloc "B" local : memref<6xf32>
 // CHECK-NEXT:      %[[BASE:.*]] = arith.muli %[[O]], %{{.*}} : index
 // CHECK-NEXT:      loop.for %[[X:.*]] = 0 to 6 {
 // CHECK-NEXT:        %[[G:.*]] = arith.addi %[[BASE]], %[[X]] : index
