@@ -8,6 +8,8 @@ meaning (NCHW; pads [begin..., end...]); the few that are not one line say how:
   (strides and dilations are slices of that view) and multiplies it per group;
   blocked layouts (NCHW<b>c data, OIHW<i>i<o>o kernels) are converted to NCHW/OIHW
   around that, exactly as `graph.layout_transform` does;
+- pooling (and global average pooling) in a blocked `layout` converts to NCHW,
+  pools, and converts back; a dense with `weight_layout = "KN"` computes x @ w;
 - pooling pads explicitly (-inf for max, 0 for avg) plus, for `ceil_mode`, an
   extra margin on the high side that no window counts; the average divides by the
   window's count of input elements, or of input and explicit padding when
@@ -122,6 +124,22 @@ def _conv2d(op: graph.Conv2dOp, x: np.ndarray, w: np.ndarray, b: np.ndarray | No
 
 
 def _pool(op: graph.GraphOp, x: np.ndarray, kind: str) -> np.ndarray:
+    layout = op.str_attr("layout", "NCHW")
+    return to_layout(_pool_nchw(op, to_layout(x, layout, "NCHW"), kind), "NCHW", layout)
+
+
+def _global_avg_pool(op: graph.GlobalAvgPool2dOp, x: np.ndarray) -> np.ndarray:
+    layout = op.str_attr("layout", "NCHW")
+    mean = to_layout(x, layout, "NCHW").mean(axis=(2, 3), keepdims=True)
+    return to_layout(mean, "NCHW", layout)
+
+
+def _dense(op: graph.DenseOp, x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None) -> np.ndarray:
+    y = x @ (w.T if op.str_attr("weight_layout", "NK") == "NK" else w)
+    return y if b is None else y + b
+
+
+def _pool_nchw(op: graph.GraphOp, x: np.ndarray, kind: str) -> np.ndarray:
     kh, kw = op.ints("kernel")
     sh, sw = op.ints("strides", [1, 1])
     pt, pl, pb, pr = op.ints("pads", [0, 0, 0, 0])
@@ -267,11 +285,11 @@ _OPS: dict[type[Operation], Callable[..., np.ndarray | list[np.ndarray]]] = {
     graph.CastOp: lambda op, x: x,  # the result cast below converts
     graph.WhereOp: lambda op, c, a, b: np.where(c.astype(bool), a, b),
     graph.Conv2dOp: _conv2d,
-    graph.DenseOp: lambda op, x, w, b=None: x @ w.T if b is None else x @ w.T + b,
+    graph.DenseOp: _dense,
     graph.MatmulOp: lambda op, a, b: np.matmul(a, b),
     graph.MaxPool2dOp: lambda op, x: _pool(op, x, "max"),
     graph.AvgPool2dOp: lambda op, x: _pool(op, x, "avg"),
-    graph.GlobalAvgPool2dOp: lambda op, x: x.mean(axis=(2, 3), keepdims=True),
+    graph.GlobalAvgPool2dOp: _global_avg_pool,
     graph.ReduceSumOp: lambda op, x: _reduce(op, x, np.sum),
     graph.ReduceMeanOp: lambda op, x: _reduce(op, x, np.mean),
     graph.ReduceMaxOp: lambda op, x: _reduce(op, x, np.max),

@@ -552,19 +552,31 @@ class Conv2dOp(GraphOp):
 @irdl_op_definition
 class DenseOp(GraphOp):
     """x[..., K] @ w[N, K]^T (+ bias[N]) -> [..., N] (the weight is stored transposed,
-    as ONNX Gemm with transB and TVM's dense)."""
+    as ONNX Gemm with transB and TVM's dense).
+
+    `weight_layout` "NK" (default) or "KN": a KN weight is [K, N], x @ w, the layout
+    the fast GEMM tile reads (alter-layout transposes constant weights into it)."""
 
     name = "graph.dense"
     traits = traits_def(Pure(), ComplexOutFusable())
     ARITY: ClassVar = (2, 3)
 
+    def weight_layout(self) -> str:
+        layout = self.str_attr("weight_layout", "NK")
+        if layout not in ("NK", "KN"):
+            raise ShapeError(f"weight_layout must be \"NK\" or \"KN\", not \"{layout}\"")
+        return layout
+
     def infer(self, types):
         x, w = shape_of(types[0]), shape_of(types[1])
-        if len(w) != 2 or not x or x[-1] != w[1]:
-            raise ShapeError(f"dense needs x[..., K] and w[N, K], got {x} and {w}")
-        if len(types) == 3 and shape_of(types[2]) != (w[0],):
-            raise ShapeError(f"bias must have shape ({w[0]},), got {shape_of(types[2])}")
-        return [tensor((*x[:-1], w[0]), ranked(types[0]).get_element_type())]
+        layout = self.weight_layout()
+        n, k = (w if layout == "NK" else w[::-1]) if len(w) == 2 else (0, 0)
+        if len(w) != 2 or not x or x[-1] != k:
+            want = "w[N, K]" if layout == "NK" else "w[K, N]"
+            raise ShapeError(f"dense needs x[..., K] and {want}, got {x} and {w}")
+        if len(types) == 3 and shape_of(types[2]) != (n,):
+            raise ShapeError(f"bias must have shape ({n},), got {shape_of(types[2])}")
+        return [tensor((*x[:-1], n), ranked(types[0]).get_element_type())]
 
 
 @irdl_op_definition
@@ -583,18 +595,34 @@ class MatmulOp(GraphOp):
         return [tensor((*batch, a[-2], b[-1]), ranked(types[0]).get_element_type())]
 
 
+def _layout_input(op: GraphOp, x: Sequence[int], what: str) -> int:
+    """The channel block of the op's `layout` attribute ("NCHW" by default, or
+    "NCHW<b>c"), checked against the input shape `x`."""
+    block = layout_block(op.str_attr("layout", "NCHW"))
+    if block and (len(x) != 5 or x[4] != block):
+        raise ShapeError(f"{what} input {tuple(x)} is not in layout NCHW{block}c")
+    if not block and len(x) != 4:
+        raise ShapeError(f"{what} takes NCHW input, got rank {len(x)}")
+    return block
+
+
 class _Pool(GraphOp):
+    """Pooling over H and W: `kernel`, `strides`, `pads`, `ceil_mode`, and `layout`
+    "NCHW" (default) or "NCHW<b>c" ([N, C/b, H, W, b] in and out)."""
+
     traits = traits_def(Pure(), ComplexOutFusable())
 
     def infer(self, types):
         x = shape_of(types[0])
-        if len(x) != 4:
-            raise ShapeError(f"pooling takes NCHW input, got rank {len(x)}")
+        _layout_input(self, x, "pooling")
         kh, kw = self.ints("kernel", length=2)
         sh, sw = self.ints("strides", [1, 1], 2)
         pt, pl, pb, pr = self.ints("pads", [0, 0, 0, 0], 4)
         ceil = bool(self.int_attr("ceil_mode", 0))
-        return [tensor((x[0], x[1], pool_out(x[2], kh, sh, pt, pb, 1, ceil), pool_out(x[3], kw, sw, pl, pr, 1, ceil)), ranked(types[0]).get_element_type())]
+        out = list(x)
+        out[2] = pool_out(x[2], kh, sh, pt, pb, 1, ceil)
+        out[3] = pool_out(x[3], kw, sw, pl, pr, 1, ceil)
+        return [tensor(out, ranked(types[0]).get_element_type())]
 
 
 @irdl_op_definition
@@ -611,14 +639,16 @@ class AvgPool2dOp(_Pool):
 
 @irdl_op_definition
 class GlobalAvgPool2dOp(GraphOp):
+    """The mean over H and W; `layout` "NCHW" (default, [N, C, 1, 1] out) or
+    "NCHW<b>c" ([N, C/b, 1, 1, b] out)."""
+
     name = "graph.global_avg_pool2d"
     traits = traits_def(Pure(), Reduction())
 
     def infer(self, types):
         x = shape_of(types[0])
-        if len(x) != 4:
-            raise ShapeError(f"global pooling takes NCHW input, got rank {len(x)}")
-        return [tensor((x[0], x[1], 1, 1), ranked(types[0]).get_element_type())]
+        _layout_input(self, x, "global pooling")
+        return [tensor((x[0], x[1], 1, 1, *x[4:]), ranked(types[0]).get_element_type())]
 
 
 # -- reductions and normalizations ----------------------------------------------------

@@ -38,8 +38,12 @@ def schedule_conv2d(s, out, conv, inlined):
     implementation("conv2d", "conv2d_compute", "schedule_conv2d").schedule_conv2d(s, out, conv, inlined)
 
 
-def dense_compute(x, w, bias=None):
-    return implementation("dense", "dense_compute", "schedule_dense").dense_compute(x, w, bias)
+def dense_compute(x, w, bias=None, weight_layout="NK"):
+    """x @ w^T (+ bias) with w [N, K] ("NK") or x @ w with w [K, N] ("KN")."""
+    module = implementation("dense", "dense_compute", "schedule_dense")
+    if weight_layout == "NK":
+        return module.dense_compute(x, w, bias)
+    return module.dense_compute(x, w, bias, weight_layout=weight_layout)
 
 
 def schedule_dense(s, out, dense, inlined):

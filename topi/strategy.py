@@ -90,6 +90,11 @@ def _conv2d(op, xs, cs):
     return [out]
 
 
+def _dense(op, xs, cs):
+    bias = xs[2] if len(xs) > 2 else None
+    return [anchors.dense_compute(xs[0], xs[1], bias, weight_layout=op.str_attr("weight_layout", "NK"))]
+
+
 def _pool(f, with_count: bool) -> Compute:
     def compute(op, xs, cs):
         extra = {"count_include_pad": bool(op.int_attr("count_include_pad", 0))} if with_count else {}
@@ -100,6 +105,7 @@ def _pool(f, with_count: bool) -> Compute:
                 op.ints("strides", [1, 1]),
                 op.ints("pads", [0, 0, 0, 0]),
                 bool(op.int_attr("ceil_mode", 0)),
+                layout=op.str_attr("layout", "NCHW"),
                 **extra,
             )
         ]
@@ -150,7 +156,7 @@ COMPUTES: dict[str, Compute] = {
     "graph.equal": _binary(lambda a, b: elementwise.compare("equal", a, b)),
     "graph.not_equal": _binary(lambda a, b: elementwise.compare("not_equal", a, b)),
     "graph.conv2d": _conv2d,
-    "graph.dense": lambda op, xs, cs: [anchors.dense_compute(xs[0], xs[1], xs[2] if len(xs) > 2 else None)],
+    "graph.dense": _dense,
     "graph.matmul": _binary(anchors.matmul_compute),
     "graph.max_pool2d": _pool(pool.max_pool2d, False),
     "graph.avg_pool2d": _pool(pool.avg_pool2d, True),

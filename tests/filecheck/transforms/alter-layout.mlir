@@ -1,0 +1,205 @@
+// RUN: tilecraft-opt %s --split-input-file -p alter-layout | filecheck %s
+// RUN: tilecraft-opt %s --split-input-file -p 'alter-layout{block=8}' | filecheck %s --check-prefix=BLOCK8
+// With a weight store: packed weights are new arrays of the store, named after the old.
+// RUN: python -c "import numpy as np; r = np.random.default_rng(0); np.savez('%t.npz', **{'conv.weight': r.standard_normal((32, 16, 3, 3)).astype(np.float32), 'conv.bias': np.arange(32, dtype=np.float32), 'fc.weight': np.arange(20, dtype=np.float32).reshape(4, 5)})"
+// RUN: sed -e 's|@STORE@|%t.npz|' %S/Inputs/alter-layout-store.mlir | tilecraft-opt -p alter-layout --weights-out %t.out.npz | filecheck %s --check-prefix=STORE
+// RUN: python -c "import numpy as np; s = np.load('%t.out.npz'); print(sorted(s.files)); print(s['conv.weight.OIHW16i16o'].shape, s['conv.bias.blocked'][1, 0, 0, :3].tolist(), s['fc.weight.KN'][0].tolist())" | filecheck %s --check-prefix=ARRAYS
+
+// STORE-LABEL: func.func @store
+// STORE-NEXT:    %[[T:.*]] = graph.layout_transform %x {src = "NCHW", dst = "NCHW16c"}
+// STORE-NEXT:    %[[W:.*]] = graph.weight "conv.weight.OIHW16i16o" : tensor<2x1x3x3x16x16xf32>
+// STORE-NEXT:    %[[C:.*]] = graph.conv2d %[[T]], %[[W]]
+// STORE-NEXT:    %[[B:.*]] = graph.weight "conv.bias.blocked" : tensor<2x1x1x16xf32>
+// STORE-NEXT:    %[[A:.*]] = graph.add %[[C]], %[[B]]
+// STORE-NEXT:    %[[P:.*]] = graph.layout_transform %[[A]] {src = "NCHW16c", dst = "NCHW"}
+// STORE-NEXT:    %[[FW:.*]] = graph.weight "fc.weight.KN" : tensor<5x4xf32>
+// STORE-NEXT:    %[[D:.*]] = graph.dense %y, %[[FW]] {weight_layout = "KN"} : (tensor<2x5xf32>, tensor<5x4xf32>) -> tensor<2x4xf32>
+// STORE-NEXT:    func.return %[[P]], %[[D]]
+
+// The old arrays stay in the store (other modules may name them); the new ones are
+// the packed weight, the bias as [O/16, 1, 1, 16] (block 1 holds channels 16..31)
+// and the transposed dense weight (its row 0 is column 0 of the old).
+// ARRAYS: ['conv.bias', 'conv.bias.blocked', 'conv.weight', 'conv.weight.OIHW16i16o', 'fc.weight', 'fc.weight.KN']
+// ARRAYS-NEXT: (2, 1, 3, 3, 16, 16) [16.0, 17.0, 18.0] [0.0, 5.0, 10.0, 15.0]
+
+// A conv with 16 input and 32 output channels runs blocked: its input is
+// transformed in, its weight packed, its bias split off into an add that fuse-ops
+// folds back in as an epilogue. relu follows the blocked value; flatten needs NCHW.
+func.func @conv_relu(%x: tensor<1x16x8x8xf32>) -> tensor<1x512xf32> {
+  %w = graph.constant dense<1.0> : tensor<32x16x3x3xf32>
+  %b = graph.constant dense<0.5> : tensor<32xf32>
+  %y = graph.conv2d %x, %w, %b {pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x16x8x8xf32>, tensor<32x16x3x3xf32>, tensor<32xf32>) -> tensor<1x32x4x4xf32>
+  %r = graph.relu %y : (tensor<1x32x4x4xf32>) -> tensor<1x32x4x4xf32>
+  %f = graph.flatten %r : (tensor<1x32x4x4xf32>) -> tensor<1x512xf32>
+  func.return %f : tensor<1x512xf32>
+}
+
+// CHECK-LABEL: func.func @conv_relu
+// CHECK-NEXT:    %[[T:.*]] = graph.layout_transform %x {src = "NCHW", dst = "NCHW16c"} : (tensor<1x16x8x8xf32>) -> tensor<1x1x8x8x16xf32>
+// CHECK-NEXT:    %[[W:.*]] = graph.constant dense<1.000000e+00> : tensor<2x1x3x3x16x16xf32>
+// CHECK-NEXT:    %[[C:.*]] = graph.conv2d %[[T]], %[[W]] {pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>, data_layout = "NCHW16c", kernel_layout = "OIHW16i16o", out_layout = "NCHW16c"} : (tensor<1x1x8x8x16xf32>, tensor<2x1x3x3x16x16xf32>) -> tensor<1x2x4x4x16xf32>
+// CHECK-NEXT:    %[[B:.*]] = graph.constant dense<5.000000e-01> : tensor<2x1x1x16xf32>
+// CHECK-NEXT:    %[[A:.*]] = graph.add %[[C]], %[[B]] : (tensor<1x2x4x4x16xf32>, tensor<2x1x1x16xf32>) -> tensor<1x2x4x4x16xf32>
+// CHECK-NEXT:    %[[R:.*]] = graph.relu %[[A]] : (tensor<1x2x4x4x16xf32>) -> tensor<1x2x4x4x16xf32>
+// CHECK-NEXT:    %[[P:.*]] = graph.layout_transform %[[R]] {src = "NCHW16c", dst = "NCHW"} : (tensor<1x2x4x4x16xf32>) -> tensor<1x32x4x4xf32>
+// CHECK-NEXT:    %[[F:.*]] = graph.flatten %[[P]]
+// CHECK-NEXT:    func.return %[[F]]
+
+// Blocks of 8: the same rewrite with NCHW8c and OIHW8i8o.
+// BLOCK8-LABEL: func.func @conv_relu
+// BLOCK8:         graph.conv2d {{.*}} {pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>, data_layout = "NCHW8c", kernel_layout = "OIHW8i8o", out_layout = "NCHW8c"} : (tensor<1x2x8x8x8xf32>, tensor<4x2x3x3x8x8xf32>) -> tensor<1x4x4x4x8xf32>
+
+// -----
+
+// A residual block: between the two convs, and from the block's input to the
+// residual add, every transform back to NCHW cancels against the next transform in.
+// What is left is one transform in (the input) and one out (the result).
+func.func @residual(%x: tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32> {
+  %w1 = graph.constant dense<1.0> : tensor<16x16x3x3xf32>
+  %w2 = graph.constant dense<2.0> : tensor<16x16x3x3xf32>
+  %w3 = graph.constant dense<3.0> : tensor<16x16x1x1xf32>
+  %y0 = graph.conv2d %x, %w3 : (tensor<1x16x8x8xf32>, tensor<16x16x1x1xf32>) -> tensor<1x16x8x8xf32>
+  %r0 = graph.relu %y0 : (tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32>
+  %y1 = graph.conv2d %r0, %w1 {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x16x8x8xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x8x8xf32>
+  %r1 = graph.relu %y1 : (tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32>
+  %y2 = graph.conv2d %r1, %w2 {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x16x8x8xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x8x8xf32>
+  %s = graph.add %y2, %r0 : (tensor<1x16x8x8xf32>, tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32>
+  %r2 = graph.relu %s : (tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32>
+  func.return %r2 : tensor<1x16x8x8xf32>
+}
+
+// CHECK-LABEL: func.func @residual
+// CHECK-NEXT:    %[[T:.*]] = graph.layout_transform %x {src = "NCHW", dst = "NCHW16c"}
+// CHECK-NEXT:    %[[W3:.*]] = graph.constant dense<3.000000e+00> : tensor<1x1x1x1x16x16xf32>
+// CHECK-NEXT:    %[[Y0:.*]] = graph.conv2d %[[T]], %[[W3]]
+// CHECK-NEXT:    %[[R0:.*]] = graph.relu %[[Y0]] : (tensor<1x1x8x8x16xf32>)
+// CHECK-NEXT:    %[[W1:.*]] = graph.constant dense<1.000000e+00> : tensor<1x1x3x3x16x16xf32>
+// CHECK-NEXT:    %[[Y1:.*]] = graph.conv2d %[[R0]], %[[W1]]
+// CHECK-NEXT:    %[[R1:.*]] = graph.relu %[[Y1]]
+// CHECK-NEXT:    %[[W2:.*]] = graph.constant dense<2.000000e+00> : tensor<1x1x3x3x16x16xf32>
+// CHECK-NEXT:    %[[Y2:.*]] = graph.conv2d %[[R1]], %[[W2]]
+// The residual add of two blocked tensors stays blocked.
+// CHECK-NEXT:    %[[S:.*]] = graph.add %[[Y2]], %[[R0]] : (tensor<1x1x8x8x16xf32>, tensor<1x1x8x8x16xf32>) -> tensor<1x1x8x8x16xf32>
+// CHECK-NEXT:    %[[R2:.*]] = graph.relu %[[S]]
+// CHECK-NEXT:    %[[P:.*]] = graph.layout_transform %[[R2]] {src = "NCHW16c", dst = "NCHW"}
+// CHECK-NEXT:    func.return %[[P]]
+
+// -----
+
+// The first conv of an image model: 3 input channels do not make a block, so the
+// input stays NCHW (no transform) and the kernel's in-block is all 3 channels.
+// Pooling follows the blocked value with a `layout` attribute, global average
+// pooling too; flatten reads NCHW again.
+func.func @stem(%x: tensor<1x3x16x16xf32>) -> tensor<1x32xf32> {
+  %w = graph.constant dense<1.0> : tensor<32x3x7x7xf32>
+  %y = graph.conv2d %x, %w {pads = array<i64: 3, 3, 3, 3>, strides = array<i64: 2, 2>} : (tensor<1x3x16x16xf32>, tensor<32x3x7x7xf32>) -> tensor<1x32x8x8xf32>
+  %m = graph.max_pool2d %y {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x32x8x8xf32>) -> tensor<1x32x4x4xf32>
+  %a = graph.avg_pool2d %m {kernel = array<i64: 2, 2>} : (tensor<1x32x4x4xf32>) -> tensor<1x32x3x3xf32>
+  %g = graph.global_avg_pool2d %a : (tensor<1x32x3x3xf32>) -> tensor<1x32x1x1xf32>
+  %f = graph.flatten %g : (tensor<1x32x1x1xf32>) -> tensor<1x32xf32>
+  func.return %f : tensor<1x32xf32>
+}
+
+// CHECK-LABEL: func.func @stem
+// CHECK-NEXT:    %[[W:.*]] = graph.constant dense<1.000000e+00> : tensor<2x1x7x7x3x16xf32>
+// CHECK-NEXT:    %[[C:.*]] = graph.conv2d %x, %[[W]] {pads = array<i64: 3, 3, 3, 3>, strides = array<i64: 2, 2>, data_layout = "NCHW", kernel_layout = "OIHW3i16o", out_layout = "NCHW16c"} : (tensor<1x3x16x16xf32>, tensor<2x1x7x7x3x16xf32>) -> tensor<1x2x8x8x16xf32>
+// CHECK-NEXT:    %[[M:.*]] = graph.max_pool2d %[[C]] {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, layout = "NCHW16c"} : (tensor<1x2x8x8x16xf32>) -> tensor<1x2x4x4x16xf32>
+// CHECK-NEXT:    %[[A:.*]] = graph.avg_pool2d %[[M]] {kernel = array<i64: 2, 2>, layout = "NCHW16c"} : (tensor<1x2x4x4x16xf32>) -> tensor<1x2x3x3x16xf32>
+// CHECK-NEXT:    %[[G:.*]] = graph.global_avg_pool2d %[[A]] {layout = "NCHW16c"} : (tensor<1x2x3x3x16xf32>) -> tensor<1x2x1x1x16xf32>
+// CHECK-NEXT:    %[[P:.*]] = graph.layout_transform %[[G]] {src = "NCHW16c", dst = "NCHW"} : (tensor<1x2x1x1x16xf32>) -> tensor<1x32x1x1xf32>
+// CHECK-NEXT:    %[[F:.*]] = graph.flatten %[[P]]
+// CHECK-NEXT:    func.return %[[F]]
+
+// -----
+
+// Per-channel constants follow the blocked layout ([C, 1, 1] -> [C/16, 1, 1, 16],
+// [1, C, 1, 1] -> [1, C/16, 1, 1, 16]); a scalar stays; a full-shape argument is
+// transformed in; an argument that broadcasts otherwise is not, so that op reads
+// NCHW and everything after it stays NCHW.
+func.func @broadcasts(%x: tensor<1x16x4x4xf32>, %full: tensor<1x32x4x4xf32>, %other: tensor<32x1x1xf32>) -> tensor<1x32x4x4xf32> {
+  %w = graph.constant dense<1.0> : tensor<32x16x1x1xf32>
+  %y = graph.conv2d %x, %w : (tensor<1x16x4x4xf32>, tensor<32x16x1x1xf32>) -> tensor<1x32x4x4xf32>
+  %s = graph.constant dense<[[[1.0]], [[2.0]], [[3.0]], [[4.0]], [[5.0]], [[6.0]], [[7.0]], [[8.0]], [[9.0]], [[10.0]], [[11.0]], [[12.0]], [[13.0]], [[14.0]], [[15.0]], [[16.0]], [[17.0]], [[18.0]], [[19.0]], [[20.0]], [[21.0]], [[22.0]], [[23.0]], [[24.0]], [[25.0]], [[26.0]], [[27.0]], [[28.0]], [[29.0]], [[30.0]], [[31.0]], [[32.0]]]> : tensor<32x1x1xf32>
+  %m = graph.mul %y, %s : (tensor<1x32x4x4xf32>, tensor<32x1x1xf32>) -> tensor<1x32x4x4xf32>
+  %c = graph.constant dense<0.5> : tensor<1x32x1x1xf32>
+  %a = graph.sub %c, %m : (tensor<1x32x1x1xf32>, tensor<1x32x4x4xf32>) -> tensor<1x32x4x4xf32>
+  %k = graph.constant dense<2.0> : tensor<f32>
+  %d = graph.div %a, %k : (tensor<1x32x4x4xf32>, tensor<f32>) -> tensor<1x32x4x4xf32>
+  %e = graph.maximum %d, %full : (tensor<1x32x4x4xf32>, tensor<1x32x4x4xf32>) -> tensor<1x32x4x4xf32>
+  %o = graph.add %e, %other : (tensor<1x32x4x4xf32>, tensor<32x1x1xf32>) -> tensor<1x32x4x4xf32>
+  %r = graph.relu %o : (tensor<1x32x4x4xf32>) -> tensor<1x32x4x4xf32>
+  func.return %r : tensor<1x32x4x4xf32>
+}
+
+// CHECK-LABEL: func.func @broadcasts
+// CHECK:         %[[Y:.*]] = graph.conv2d
+// Channel 16 (value 17) is the first lane of block 1.
+// CHECK-NEXT:    %[[S:.*]] = graph.constant dense<{{\[}}{{\[}}[{{\[}}1.000000e+00, {{.*}}]]], {{\[}}[{{\[}}1.700000e+01, {{.*}}]]]]> : tensor<2x1x1x16xf32>
+// CHECK-NEXT:    %[[M:.*]] = graph.mul %[[Y]], %[[S]] : (tensor<1x2x4x4x16xf32>, tensor<2x1x1x16xf32>) -> tensor<1x2x4x4x16xf32>
+// CHECK-NEXT:    %[[C:.*]] = graph.constant dense<5.000000e-01> : tensor<1x2x1x1x16xf32>
+// CHECK-NEXT:    %[[A:.*]] = graph.sub %[[C]], %[[M]] : (tensor<1x2x1x1x16xf32>, tensor<1x2x4x4x16xf32>) -> tensor<1x2x4x4x16xf32>
+// CHECK-NEXT:    %[[K:.*]] = graph.constant dense<2.000000e+00> : tensor<f32>
+// CHECK-NEXT:    %[[D:.*]] = graph.div %[[A]], %[[K]] : (tensor<1x2x4x4x16xf32>, tensor<f32>) -> tensor<1x2x4x4x16xf32>
+// CHECK-NEXT:    %[[FT:.*]] = graph.layout_transform %full {src = "NCHW", dst = "NCHW16c"}
+// CHECK-NEXT:    %[[E:.*]] = graph.maximum %[[D]], %[[FT]] : (tensor<1x2x4x4x16xf32>, tensor<1x2x4x4x16xf32>) -> tensor<1x2x4x4x16xf32>
+// CHECK-NEXT:    %[[P:.*]] = graph.layout_transform %[[E]] {src = "NCHW16c", dst = "NCHW"}
+// CHECK-NEXT:    %[[O:.*]] = graph.add %[[P]], %other : (tensor<1x32x4x4xf32>, tensor<32x1x1xf32>) -> tensor<1x32x4x4xf32>
+// CHECK-NEXT:    %[[R:.*]] = graph.relu %[[O]] : (tensor<1x32x4x4xf32>) -> tensor<1x32x4x4xf32>
+// CHECK-NEXT:    func.return %[[R]]
+
+// -----
+
+// dense with a known weight reads it transposed, as KN; one with a weight argument
+// cannot be packed ahead of time and stays NK.
+func.func @dense(%x: tensor<4x3xf32>, %v: tensor<2x3xf32>) -> (tensor<4x2xf32>, tensor<4x2xf32>) {
+  %w = graph.constant dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>
+  %b = graph.constant dense<[1.0, -1.0]> : tensor<2xf32>
+  %y = graph.dense %x, %w, %b : (tensor<4x3xf32>, tensor<2x3xf32>, tensor<2xf32>) -> tensor<4x2xf32>
+  %z = graph.dense %x, %v : (tensor<4x3xf32>, tensor<2x3xf32>) -> tensor<4x2xf32>
+  func.return %y, %z : tensor<4x2xf32>, tensor<4x2xf32>
+}
+
+// CHECK-LABEL: func.func @dense
+// CHECK-NEXT:    %[[B:.*]] = graph.constant dense<[1.000000e+00, -1.000000e+00]> : tensor<2xf32>
+// CHECK-NEXT:    %[[W:.*]] = graph.constant dense<{{\[}}[1.000000e+00, 4.000000e+00], [2.000000e+00, 5.000000e+00], [3.000000e+00, 6.000000e+00]]> : tensor<3x2xf32>
+// CHECK-NEXT:    %[[Y:.*]] = graph.dense %x, %[[W]], %[[B]] {weight_layout = "KN"} : (tensor<4x3xf32>, tensor<3x2xf32>, tensor<2xf32>) -> tensor<4x2xf32>
+// CHECK-NEXT:    %[[Z:.*]] = graph.dense %x, %v : (tensor<4x3xf32>, tensor<2x3xf32>) -> tensor<4x2xf32>
+// CHECK-NEXT:    func.return %[[Y]], %[[Z]]
+
+// -----
+
+// Convs left alone: 8 output channels (no 16-channel block), 20 input channels
+// (neither a multiple of 16 nor fewer), a weight that is an argument (cannot be
+// packed ahead of time), a grouped conv, a float64 conv.
+func.func @left_alone(%x: tensor<1x16x4x4xf32>, %x20: tensor<1x20x4x4xf32>, %v: tensor<16x16x1x1xf32>, %x64: tensor<1x16x4x4xf64>) -> (tensor<1x8x4x4xf32>, tensor<1x16x4x4xf32>, tensor<1x16x4x4xf32>, tensor<1x32x4x4xf32>, tensor<1x16x4x4xf64>) {
+  %w8 = graph.constant dense<1.0> : tensor<8x16x1x1xf32>
+  %a = graph.conv2d %x, %w8 : (tensor<1x16x4x4xf32>, tensor<8x16x1x1xf32>) -> tensor<1x8x4x4xf32>
+  %w20 = graph.constant dense<1.0> : tensor<16x20x1x1xf32>
+  %b = graph.conv2d %x20, %w20 : (tensor<1x20x4x4xf32>, tensor<16x20x1x1xf32>) -> tensor<1x16x4x4xf32>
+  %c = graph.conv2d %x, %v : (tensor<1x16x4x4xf32>, tensor<16x16x1x1xf32>) -> tensor<1x16x4x4xf32>
+  %wg = graph.constant dense<1.0> : tensor<32x8x1x1xf32>
+  %d = graph.conv2d %x, %wg {groups = 2 : i64} : (tensor<1x16x4x4xf32>, tensor<32x8x1x1xf32>) -> tensor<1x32x4x4xf32>
+  %w64 = graph.constant dense<1.0> : tensor<16x16x1x1xf64>
+  %e = graph.conv2d %x64, %w64 : (tensor<1x16x4x4xf64>, tensor<16x16x1x1xf64>) -> tensor<1x16x4x4xf64>
+  func.return %a, %b, %c, %d, %e : tensor<1x8x4x4xf32>, tensor<1x16x4x4xf32>, tensor<1x16x4x4xf32>, tensor<1x32x4x4xf32>, tensor<1x16x4x4xf64>
+}
+
+// CHECK-LABEL: func.func @left_alone
+// CHECK-NOT:     graph.layout_transform
+// CHECK-NOT:     _layout
+// CHECK:         func.return
+
+// -----
+
+// Transforms already in the graph: one there and back cancels, two in a row
+// between different blocks compose into one.
+func.func @compose(%x: tensor<1x32x4x4xf32>) -> (tensor<1x32x4x4xf32>, tensor<1x4x4x4x8xf32>) {
+  %a = graph.layout_transform %x {src = "NCHW", dst = "NCHW16c"} : (tensor<1x32x4x4xf32>) -> tensor<1x2x4x4x16xf32>
+  %b = graph.layout_transform %a {src = "NCHW16c", dst = "NCHW"} : (tensor<1x2x4x4x16xf32>) -> tensor<1x32x4x4xf32>
+  %c = graph.layout_transform %a {src = "NCHW16c", dst = "NCHW8c"} : (tensor<1x2x4x4x16xf32>) -> tensor<1x4x4x4x8xf32>
+  func.return %b, %c : tensor<1x32x4x4xf32>, tensor<1x4x4x4x8xf32>
+}
+
+// CHECK-LABEL: func.func @compose
+// CHECK-NEXT:    %[[C:.*]] = graph.layout_transform %x {src = "NCHW", dst = "NCHW8c"} : (tensor<1x32x4x4xf32>) -> tensor<1x4x4x4x8xf32>
+// CHECK-NEXT:    func.return %x, %[[C]]

@@ -1,0 +1,324 @@
+"""alter-layout keeps every value: the graph evaluator gives the same numbers before
+and after the pass (and after fold-constants, which folds what it leaves), the
+transforms it inserts cancel inside a network, and a small ResNet compiled with
+it matches onnxruntime. Blocked pooling and KN dense are also compiled directly."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from xdsl.dialects.func import FuncOp
+
+from tilecraft.backends.graph_reference import evaluate, to_layout
+from tilecraft.dialects import graph
+from tilecraft.transforms.alter_layout import AlterLayoutPass
+from tilecraft.transforms.fold_constants import FoldConstantsPass
+from tilecraft.utils.diagnostics import verify_module
+from tilecraft.utils.weights import store_of
+
+from test_graph_passes import check_pass, main_func, ops_named, parse
+
+RNG = np.random.default_rng(3)
+
+
+def randn(*shape: int, scale: float = 1.0) -> np.ndarray:
+    return (RNG.standard_normal(shape) * scale).astype(np.float32)
+
+
+def conv(name: str, x: str, w: str, shape_in, shape_w, shape_out, attrs: str = "", bias: str | None = None) -> str:
+    t_in, t_w, t_out = (f"tensor<{'x'.join(map(str, s))}xf32>" for s in (shape_in, shape_w, shape_out))
+    if bias is None:
+        return f"%{name} = graph.conv2d %{x}, %{w} {attrs} : ({t_in}, {t_w}) -> {t_out}"
+    return f"%{name} = graph.conv2d %{x}, %{w}, %{bias} {attrs} : ({t_in}, {t_w}, tensor<{shape_w[0]}xf32>) -> {t_out}"
+
+
+# A small ResNet in graph IR: 3-channel stem (stride 2, bias), relu, max pool, a
+# basic block with a per-channel scale and shift (batch_norm as simplify-inference
+# leaves it when it cannot fold), a downsampling block with a 1x1 stride-2 conv on
+# the shortcut, global average pooling, flatten and a dense classifier.
+RESNET = f"""
+func.func @main(%x: tensor<1x3x32x32xf32>) -> tensor<1x10xf32> {{
+  %w0 = graph.weight "stem.w" : tensor<16x3x5x5xf32>
+  %b0 = graph.weight "stem.b" : tensor<16xf32>
+  {conv("c0", "x", "w0", (1, 3, 32, 32), (16, 3, 5, 5), (1, 16, 16, 16), "{pads = array<i64: 2, 2, 2, 2>, strides = array<i64: 2, 2>}", "b0")}
+  %r0 = graph.relu %c0 : (tensor<1x16x16x16xf32>) -> tensor<1x16x16x16xf32>
+  %p0 = graph.max_pool2d %r0 {{kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>}} : (tensor<1x16x16x16xf32>) -> tensor<1x16x8x8xf32>
+  %w1 = graph.weight "b1.w1" : tensor<16x16x3x3xf32>
+  {conv("c1", "p0", "w1", (1, 16, 8, 8), (16, 16, 3, 3), (1, 16, 8, 8), "{pads = array<i64: 1, 1, 1, 1>}")}
+  %s1 = graph.weight "b1.scale" : tensor<16x1x1xf32>
+  %m1 = graph.mul %c1, %s1 : (tensor<1x16x8x8xf32>, tensor<16x1x1xf32>) -> tensor<1x16x8x8xf32>
+  %t1 = graph.weight "b1.shift" : tensor<1x16x1x1xf32>
+  %a1 = graph.add %m1, %t1 : (tensor<1x16x8x8xf32>, tensor<1x16x1x1xf32>) -> tensor<1x16x8x8xf32>
+  %r1 = graph.clip %a1 {{min = 0.0 : f32, max = 6.0 : f32}} : (tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32>
+  %w2 = graph.weight "b1.w2" : tensor<16x16x3x3xf32>
+  %b2 = graph.weight "b1.b2" : tensor<16xf32>
+  {conv("c2", "r1", "w2", (1, 16, 8, 8), (16, 16, 3, 3), (1, 16, 8, 8), "{pads = array<i64: 1, 1, 1, 1>}", "b2")}
+  %s2 = graph.add %c2, %p0 : (tensor<1x16x8x8xf32>, tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32>
+  %r2 = graph.relu %s2 : (tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32>
+  %w3 = graph.weight "b2.w1" : tensor<32x16x3x3xf32>
+  %b3 = graph.weight "b2.b1" : tensor<32xf32>
+  {conv("c3", "r2", "w3", (1, 16, 8, 8), (32, 16, 3, 3), (1, 32, 4, 4), "{pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>}", "b3")}
+  %r3 = graph.relu %c3 : (tensor<1x32x4x4xf32>) -> tensor<1x32x4x4xf32>
+  %w4 = graph.weight "b2.w2" : tensor<32x32x3x3xf32>
+  {conv("c4", "r3", "w4", (1, 32, 4, 4), (32, 32, 3, 3), (1, 32, 4, 4), "{pads = array<i64: 1, 1, 1, 1>}")}
+  %wd = graph.weight "b2.down" : tensor<32x16x1x1xf32>
+  {conv("cd", "r2", "wd", (1, 16, 8, 8), (32, 16, 1, 1), (1, 32, 4, 4), "{strides = array<i64: 2, 2>}")}
+  %s4 = graph.add %c4, %cd : (tensor<1x32x4x4xf32>, tensor<1x32x4x4xf32>) -> tensor<1x32x4x4xf32>
+  %r4 = graph.relu %s4 : (tensor<1x32x4x4xf32>) -> tensor<1x32x4x4xf32>
+  %ap = graph.avg_pool2d %r4 {{kernel = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, count_include_pad = 1 : i64}} : (tensor<1x32x4x4xf32>) -> tensor<1x32x4x4xf32>
+  %g = graph.global_avg_pool2d %ap : (tensor<1x32x4x4xf32>) -> tensor<1x32x1x1xf32>
+  %f = graph.flatten %g : (tensor<1x32x1x1xf32>) -> tensor<1x32xf32>
+  %fw = graph.weight "fc.w" : tensor<10x32xf32>
+  %fb = graph.weight "fc.b" : tensor<10xf32>
+  %y = graph.dense %f, %fw, %fb : (tensor<1x32xf32>, tensor<10x32xf32>, tensor<10xf32>) -> tensor<1x10xf32>
+  func.return %y : tensor<1x10xf32>
+}}
+"""
+
+
+def resnet_weights() -> dict[str, np.ndarray]:
+    return {
+        "stem.w": randn(16, 3, 5, 5, scale=0.3), "stem.b": randn(16),
+        "b1.w1": randn(16, 16, 3, 3, scale=0.2), "b1.scale": randn(16, 1, 1), "b1.shift": randn(1, 16, 1, 1),
+        "b1.w2": randn(16, 16, 3, 3, scale=0.2), "b1.b2": randn(16),
+        "b2.w1": randn(32, 16, 3, 3, scale=0.2), "b2.b1": randn(32), "b2.w2": randn(32, 32, 3, 3, scale=0.2),
+        "b2.down": randn(32, 16, 1, 1, scale=0.3), "fc.w": randn(10, 32, scale=0.3), "fc.b": randn(10),
+    }  # fmt: skip
+
+
+def layouts(module) -> list[tuple[str, str]]:
+    return [(op.str_attr("src", ""), op.str_attr("dst", "")) for op in ops_named(module, "graph.layout_transform")]
+
+
+def test_resnet_keeps_its_values_and_runs_blocked():
+    module = check_pass(parse(RESNET, resnet_weights()), AlterLayoutPass(), FoldConstantsPass())
+    convs = ops_named(module, "graph.conv2d")
+    assert [c.str_attr("kernel_layout", "") for c in convs] == ["OIHW3i16o"] + ["OIHW16i16o"] * 5
+    assert all(c.str_attr("out_layout", "") == "NCHW16c" for c in convs)
+    # The stem reads the NCHW input as it is; everything up to flatten stays
+    # blocked, so the only transform left is the one back before flatten.
+    assert layouts(module) == [("NCHW16c", "NCHW")]
+    assert ops_named(module, "graph.layout_transform")[0].outputs[0].uses.get_length() == 1
+    for name in ("graph.max_pool2d", "graph.avg_pool2d", "graph.global_avg_pool2d"):
+        assert ops_named(module, name)[0].str_attr("layout", "") == "NCHW16c"
+    (dense,) = ops_named(module, "graph.dense")
+    assert dense.str_attr("weight_layout", "") == "KN"
+
+
+def test_pass_is_idempotent():
+    module = parse(RESNET, resnet_weights())
+    AlterLayoutPass().apply(None, module)
+    once = str(module)
+    check_pass(module, AlterLayoutPass())
+    assert str(module) == once
+
+
+@pytest.mark.parametrize("block", [4, 8, 16])
+def test_other_blocks(block):
+    module = check_pass(parse(RESNET, resnet_weights()), AlterLayoutPass(block=block))
+    convs = ops_named(module, "graph.conv2d")
+    assert all(c.str_attr("out_layout", "") == f"NCHW{block}c" for c in convs)
+
+
+MLP = """
+func.func @main(%x: tensor<6x24xf32>) -> tensor<6x8xf32> {
+  %w1 = graph.weight "w1" : tensor<40x24xf32>
+  %b1 = graph.weight "b1" : tensor<40xf32>
+  %h = graph.dense %x, %w1, %b1 : (tensor<6x24xf32>, tensor<40x24xf32>, tensor<40xf32>) -> tensor<6x40xf32>
+  %r = graph.gelu %h : (tensor<6x40xf32>) -> tensor<6x40xf32>
+  %w2 = graph.weight "w2" : tensor<8x40xf32>
+  %y = graph.dense %r, %w2 : (tensor<6x40xf32>, tensor<8x40xf32>) -> tensor<6x8xf32>
+  func.return %y : tensor<6x8xf32>
+}
+"""
+
+
+def test_mlp_dense_weights_become_kn():
+    weights = {"w1": randn(40, 24), "b1": randn(40), "w2": randn(8, 40)}
+    module = check_pass(parse(MLP, weights), AlterLayoutPass())
+    denses = ops_named(module, "graph.dense")
+    assert [d.str_attr("weight_layout", "") for d in denses] == ["KN", "KN"]
+    assert [graph.shape_of(d.inputs[1].type) for d in denses] == [(24, 40), (40, 8)]
+
+
+def test_values_between_blocked_ops_are_blocked_once():
+    """A plain value read blocked by two convs is transformed once; a plain
+    full-shape operand of a blocked mul is transformed in."""
+    text = f"""
+func.func @main(%x: tensor<2x16x6x6xf32>) -> (tensor<2x16x6x6xf32>, tensor<2x16x6x6xf32>) {{
+  %w1 = graph.weight "w1" : tensor<16x16x3x3xf32>
+  %w2 = graph.weight "w2" : tensor<16x16x1x1xf32>
+  {conv("a", "x", "w1", (2, 16, 6, 6), (16, 16, 3, 3), (2, 16, 6, 6), "{pads = array<i64: 1, 1, 1, 1>}")}
+  {conv("b", "x", "w2", (2, 16, 6, 6), (16, 16, 1, 1), (2, 16, 6, 6))}
+  %e = graph.sigmoid %x : (tensor<2x16x6x6xf32>) -> tensor<2x16x6x6xf32>
+  %m = graph.mul %a, %e : (tensor<2x16x6x6xf32>, tensor<2x16x6x6xf32>) -> tensor<2x16x6x6xf32>
+  func.return %m, %b : tensor<2x16x6x6xf32>, tensor<2x16x6x6xf32>
+}}
+"""
+    module = check_pass(parse(text, {"w1": randn(16, 16, 3, 3), "w2": randn(16, 16, 1, 1)}), AlterLayoutPass())
+    into_blocked = [op.inputs[0] for op in ops_named(module, "graph.layout_transform") if op.str_attr("src", "") == "NCHW"]
+    # %x once (for both convs), and the sigmoid's result for the blocked mul.
+    assert len(into_blocked) == 2 and len(set(into_blocked)) == 2
+
+
+def test_layout_transforms_compose_and_fold():
+    chain = """
+func.func @main(%x: tensor<1x16x2x2xf32>) -> tensor<1x16x2x2xf32> {
+  %t = graph.layout_transform %x {src = "NCHW", dst = "NCHW16c"} : (tensor<1x16x2x2xf32>) -> tensor<1x1x2x2x16xf32>
+  %b = graph.layout_transform %t {src = "NCHW16c", dst = "NCHW8c"} : (tensor<1x1x2x2x16xf32>) -> tensor<1x2x2x2x8xf32>
+  %p = graph.layout_transform %b {src = "NCHW8c", dst = "NCHW"} : (tensor<1x2x2x2x8xf32>) -> tensor<1x16x2x2xf32>
+  func.return %p : tensor<1x16x2x2xf32>
+}
+"""
+    module = check_pass(parse(chain), AlterLayoutPass())
+    assert layouts(module) == []  # three transforms compose to none
+
+    of_weight = """
+func.func @main() -> tensor<1x4x2x2x4xf32> {
+  %c = graph.weight "c" : tensor<1x16x2x2xf32>
+  %t = graph.layout_transform %c {src = "NCHW", dst = "NCHW16c"} : (tensor<1x16x2x2xf32>) -> tensor<1x1x2x2x16xf32>
+  %b = graph.layout_transform %t {src = "NCHW16c", dst = "NCHW4c"} : (tensor<1x1x2x2x16xf32>) -> tensor<1x4x2x2x4xf32>
+  func.return %b : tensor<1x4x2x2x4xf32>
+}
+"""
+    module = check_pass(parse(of_weight, {"c": randn(1, 16, 2, 2)}), AlterLayoutPass(), FoldConstantsPass())
+    assert layouts(module) == []  # composed into one transform of a weight, then folded
+    (w,) = ops_named(module, "graph.weight")
+    store = store_of(module)
+    np.testing.assert_array_equal(store[w.weight_name.data], to_layout(store["c"], "NCHW", "NCHW4c"))
+
+
+# -- compiled: blocked pooling and KN dense through topi ----------------------------------
+
+
+def compile_text(text: str, weights: dict[str, np.ndarray] | None = None):
+    import tilecraft as tc
+
+    module = parse(text, weights)
+    return tc.compile(module), module
+
+
+@pytest.mark.parametrize(
+    "pool",
+    [
+        'graph.max_pool2d %t {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, layout = "NCHW16c"}',
+        'graph.max_pool2d %t {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, ceil_mode = 1 : i64, layout = "NCHW16c"}',
+        'graph.avg_pool2d %t {kernel = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, layout = "NCHW16c"}',
+        'graph.avg_pool2d %t {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 1, 1>, count_include_pad = 1 : i64, layout = "NCHW16c"}',
+        'graph.avg_pool2d %t {kernel = array<i64: 2, 2>, layout = "NCHW16c"}',
+        'graph.global_avg_pool2d %t {layout = "NCHW16c"}',
+    ],
+)
+def test_blocked_pooling_compiles_to_the_evaluators_values(pool):
+    import tilecraft as tc
+    from tilecraft.transforms.infer_shapes import InferShapesPass
+
+    text = """
+func.func @main(%x: tensor<2x32x7x7xf32>) -> tensor<*xf32> {
+  %t = graph.layout_transform %x {src = "NCHW", dst = "NCHW16c"} : (tensor<2x32x7x7xf32>) -> tensor<2x2x7x7x16xf32>
+  %p = POOL : (tensor<2x2x7x7x16xf32>) -> tensor<*xf32>
+  func.return %p : tensor<*xf32>
+}
+""".replace("POOL", pool)
+    module = parse(text)
+    InferShapesPass().apply(None, module)
+    verify_module(module)
+    x = randn(2, 32, 7, 7)
+    (expected,) = evaluate(main_func(module), None, [x])
+    assert expected.ndim == 5 and expected.shape[4] == 16
+    np.testing.assert_allclose(tc.compile(module)(x), expected, rtol=1e-5, atol=1e-5)
+
+
+def test_kn_dense_compiles():
+    text = """
+func.func @main(%x: tensor<5x48xf32>, %w: tensor<48x70xf32>, %b: tensor<70xf32>) -> tensor<5x70xf32> {
+  %y = graph.dense %x, %w, %b {weight_layout = "KN"} : (tensor<5x48xf32>, tensor<48x70xf32>, tensor<70xf32>) -> tensor<5x70xf32>
+  %r = graph.relu %y : (tensor<5x70xf32>) -> tensor<5x70xf32>
+  func.return %r : tensor<5x70xf32>
+}
+"""
+    compiled, _ = compile_text(text)
+    x, w, b = randn(5, 48), randn(48, 70), randn(70)
+    np.testing.assert_allclose(compiled(x, w, b), np.maximum(x @ w + b, 0), rtol=1e-4, atol=1e-4)
+
+
+# -- end to end: a small ResNet from ONNX, against onnxruntime -------------------------------
+
+
+def resnet_onnx():
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper, numpy_helper
+
+    nodes, inits = [], {}
+
+    def conv_bn(x, out, cin, cout, k, stride, relu=True):
+        inits.update({
+            f"{out}.w": randn(cout, cin, k, k, scale=(2 / (cin * k * k)) ** 0.5),
+            f"{out}.s": 1 + randn(cout, scale=0.1), f"{out}.b": randn(cout, scale=0.1),
+            f"{out}.m": randn(cout, scale=0.1), f"{out}.v": 1 + np.abs(randn(cout, scale=0.1)),
+        })  # fmt: skip
+        nodes.append(helper.make_node("Conv", [x, f"{out}.w"], [f"{out}.c"], pads=[k // 2] * 4, strides=[stride] * 2))
+        bn_out = f"{out}.bn" if relu else out
+        nodes.append(helper.make_node("BatchNormalization", [f"{out}.c", f"{out}.s", f"{out}.b", f"{out}.m", f"{out}.v"], [bn_out]))
+        if relu:
+            nodes.append(helper.make_node("Relu", [bn_out], [out]))
+
+    conv_bn("x", "stem", 3, 16, 7, 2)
+    nodes.append(helper.make_node("MaxPool", ["stem"], ["pool"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]))
+    x, cin = "pool", 16
+    for n, (cout, stride) in enumerate([(16, 1), (32, 2)]):
+        conv_bn(x, f"b{n}.1", cin, cout, 3, stride)
+        conv_bn(f"b{n}.1", f"b{n}.2", cout, cout, 3, 1, relu=False)
+        shortcut = x
+        if stride != 1 or cin != cout:
+            conv_bn(x, f"b{n}.down", cin, cout, 1, stride, relu=False)
+            shortcut = f"b{n}.down"
+        nodes.append(helper.make_node("Add", [f"b{n}.2", shortcut], [f"b{n}.sum"]))
+        nodes.append(helper.make_node("Relu", [f"b{n}.sum"], [f"b{n}"]))
+        x, cin = f"b{n}", cout
+    nodes.append(helper.make_node("GlobalAveragePool", [x], ["gap"]))
+    nodes.append(helper.make_node("Flatten", ["gap"], ["flat"]))
+    inits.update({"fc.w": randn(10, cin, scale=0.2), "fc.b": randn(10)})
+    nodes.append(helper.make_node("Gemm", ["flat", "fc.w", "fc.b"], ["y"], transB=1))
+    g = helper.make_graph(
+        nodes, "resnet", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 32, 32])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])],
+        [numpy_helper.from_array(v, k) for k, v in inits.items()],
+    )  # fmt: skip
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), onnx
+
+
+@pytest.mark.parametrize("fuse", [True, False])
+def test_small_resnet_matches_onnxruntime(fuse):
+    ort = pytest.importorskip("onnxruntime")
+    import tilecraft as tc
+    from tilecraft.runtime.pipeline import load_model, lower_graph
+
+    m, _ = resnet_onnx()
+    x = randn(1, 3, 32, 32)
+    session = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    (expected,) = session.run(None, {"x": x})
+    compiled = tc.compile(m, fuse=fuse)
+    assert "alter-layout" in compiled.passes
+    np.testing.assert_allclose(compiled(x), expected, rtol=2e-4, atol=2e-4)
+
+    # The graph the runtime calls: blocked convs, one transform (before flatten).
+    module, _ = load_model(m)
+    lowered = lower_graph(module, fuse=fuse)
+    calls = [op for op in lowered.main.body.block.ops if op.name == "func.call"]
+    blocked_results = [c for c in calls if len(graph.shape_of(c.results[0].type)) == 5]
+    assert len(blocked_results) >= 8
+    if fuse:
+        assert sum("layout_transform" in c.callee.string_value() for c in calls) == 1
+
+
+def test_evaluator_agrees_on_the_whole_onnx_pipeline():
+    """The ONNX model's graph before and after simplify-inference + alter-layout."""
+    from tilecraft.frontends.onnx import from_onnx
+    from tilecraft.transforms.infer_shapes import InferShapesPass
+    from tilecraft.transforms.simplify_inference import SimplifyInferencePass
+
+    m, _ = resnet_onnx()
+    module, _ = from_onnx(m)
+    check_pass(module, InferShapesPass(), SimplifyInferencePass(), AlterLayoutPass(), FoldConstantsPass())
+    assert isinstance(main_func(module), FuncOp)
