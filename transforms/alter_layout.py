@@ -148,7 +148,15 @@ class LayoutRewriter:
         Rewriter.replace_op(old, [*new_ops, back], [back.outputs[0]])
         erase_if_dead(operands)
 
-    def blocked_constant(self, value: SSAValue, block: int, shape: tuple[int, ...], before: Operation) -> SSAValue | None:
+    def new_value(self, array: np.ndarray, like: SSAValue, suffix: str) -> Operation:
+        """A constant or store weight holding `array`, of `like`'s element type,
+        named after `like` with `suffix`."""
+        t = TensorType(like.type.get_element_type(), list(array.shape))
+        return value_op(array, t, self.store, _hint(like, suffix))
+
+    def blocked_constant(
+        self, value: SSAValue, block: int, shape: tuple[int, ...], before: Operation
+    ) -> SSAValue | None:
         """A known constant that broadcasts against NCHW `shape`, reshaped to
         broadcast the same way against its blocked form; None if it is not known
         or broadcasts along the channel axis in part only."""
@@ -168,8 +176,7 @@ class LayoutRewriter:
         else:
             moved = to_layout(full, "NCHW", blocked(block))
         moved = moved.reshape(moved.shape[4 - array.ndim :])  # the leading 1s it had not
-        element = value.type.get_element_type()
-        op = value_op(moved, TensorType(element, list(moved.shape)), self.store, _hint(value, "blocked"))
+        op = self.new_value(moved, value, "blocked")
         Rewriter.insert_op(op, InsertPoint.before(before))
         return op.results[0]
 
@@ -194,7 +201,7 @@ class LayoutRewriter:
         in_block = b if channels % b == 0 else channels
         kernel_layout = f"OIHW{in_block}i{b}o"
         packed = pack_conv2d_weight(weight, in_block, b)
-        w_op = value_op(packed, TensorType(w.type.get_element_type(), list(packed.shape)), self.store, _hint(w, kernel_layout))
+        w_op = self.new_value(packed, w, kernel_layout)
         data, data_layout = (self.to_blocked(x, b, conv), blocked(b)) if in_block == b else (x, "NCHW")
         attributes = dict(conv.attributes) | graph.attrs(
             data_layout=data_layout, kernel_layout=kernel_layout, out_layout=blocked(b)
@@ -207,7 +214,7 @@ class LayoutRewriter:
             shape = [out_channels // b, 1, 1, b]
             known = known_value(bias, self.store, NAME)
             if known is not None:
-                b_op = value_op(known.reshape(shape), TensorType(bias.type.get_element_type(), shape), self.store, _hint(bias, "blocked"))
+                b_op = self.new_value(known.reshape(shape), bias, "blocked")
             else:
                 b_op = graph.ReshapeOp([bias], graph.attrs(shape=shape))
             add = graph.AddOp([result, b_op.results[0]])
@@ -258,8 +265,7 @@ class LayoutRewriter:
         weight = known_value(w, self.store, NAME)
         if weight is None:
             return False
-        packed = pack_dense_weight(weight)
-        w_op = value_op(packed, TensorType(w.type.get_element_type(), list(packed.shape)), self.store, _hint(w, "KN"))
+        w_op = self.new_value(pack_dense_weight(weight), w, "KN")
         operands = [dense.inputs[0], w_op.results[0], *dense.inputs[2:]]
         new = graph.DenseOp(operands, dict(dense.attributes) | graph.attrs(weight_layout="KN"))
         Rewriter.replace_op(dense, [w_op, new])
