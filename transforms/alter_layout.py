@@ -31,7 +31,12 @@ transforms left without users are erased. A transform of a constant stays for
 fold-constants (which runs after this pass) to fold.
 
 **dense** with a known weight [N, K] gets `weight_layout = "KN"` and the weight
-transposed into the store: the register-tiled GEMM reads KN rows as vectors.
+transposed into the store (the register-tiled GEMM reads KN rows as vectors), with
+the option `kn-dense=true`. It is off by default: measured here, a KN dense with a
+fused epilogue (bias, relu) runs 4-10x slower than NK, because topi/dense.py's GEMM
+schedule computes the register tile per output row when an epilogue follows (the
+MLP of bench/models.py went from ~1.6 ms to ~12-19 ms); without an epilogue KN is
+~2x faster. Turn it on once that schedule is fixed.
 
 ```mlir
 %y = graph.conv2d %x, %w, %b {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x16x8x8xf32>, tensor<32x16x3x3xf32>, tensor<32xf32>) -> tensor<1x32x8x8xf32>
@@ -120,6 +125,7 @@ class LayoutRewriter:
 
     store: WeightStore | None
     block: int
+    kn_dense: bool = False
     transforms: dict[tuple[SSAValue, int], SSAValue] = field(default_factory=dict)
     made: list[graph.LayoutTransformOp] = field(default_factory=list)
 
@@ -292,7 +298,7 @@ class LayoutRewriter:
         if isinstance(op, graph.Conv2dOp):
             return self.conv2d(op)
         if isinstance(op, graph.DenseOp):
-            return self.dense(op)
+            return self.kn_dense and self.dense(op)
         if isinstance(op, graph.LayoutTransformOp):
             return self.compose(op)
         if isinstance(op, (*UNARY, *BINARY, *POOLS)):
@@ -318,6 +324,9 @@ class AlterLayoutPass(ModulePass):
     block: int = 16
     """Channels per block of the blocked layout (16 fp32 lanes: topi.conv2d's fast path)."""
 
+    kn_dense: bool = False
+    """Also give dense ops with known weights the KN weight layout (module docstring)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.block < 1:
             raise PassFailedException(f"{NAME}: block must be a positive number of channels, not {self.block}")
@@ -327,4 +336,4 @@ class AlterLayoutPass(ModulePass):
             raise OpError(op, f"{NAME}: {e}") from None
         for f in op.ops:
             if isinstance(f, func.FuncOp) and not f.is_declaration:
-                LayoutRewriter(store, self.block).run(f.body.block)
+                LayoutRewriter(store, self.block, self.kn_dense).run(f.body.block)

@@ -1,8 +1,9 @@
-// RUN: tilecraft-opt %s --split-input-file -p alter-layout | filecheck %s
+// RUN: tilecraft-opt %s --split-input-file -p 'alter-layout{kn-dense=true}' | filecheck %s
+// RUN: tilecraft-opt %s --split-input-file -p alter-layout | filecheck %s --check-prefix=NK
 // RUN: tilecraft-opt %s --split-input-file -p 'alter-layout{block=8}' | filecheck %s --check-prefix=BLOCK8
 // With a weight store: packed weights are new arrays of the store, named after the old.
 // RUN: python -c "import numpy as np; r = np.random.default_rng(0); np.savez('%t.npz', **{'conv.weight': r.standard_normal((32, 16, 3, 3)).astype(np.float32), 'conv.bias': np.arange(32, dtype=np.float32), 'fc.weight': np.arange(20, dtype=np.float32).reshape(4, 5)})"
-// RUN: sed -e 's|@STORE@|%t.npz|' %S/Inputs/alter-layout-store.mlir | tilecraft-opt -p alter-layout --weights-out %t.out.npz | filecheck %s --check-prefix=STORE
+// RUN: sed -e 's|@STORE@|%t.npz|' %S/Inputs/alter-layout-store.mlir | tilecraft-opt -p 'alter-layout{kn-dense=true}' --weights-out %t.out.npz | filecheck %s --check-prefix=STORE
 // RUN: python -c "import numpy as np; s = np.load('%t.out.npz'); print(sorted(s.files)); print(s['conv.weight.OIHW16i16o'].shape, s['conv.bias.blocked'][1, 0, 0, :3].tolist(), s['fc.weight.KN'][0].tolist())" | filecheck %s --check-prefix=ARRAYS
 
 // STORE-LABEL: func.func @store
@@ -149,8 +150,8 @@ func.func @broadcasts(%x: tensor<1x16x4x4xf32>, %full: tensor<1x32x4x4xf32>, %ot
 
 // -----
 
-// dense with a known weight reads it transposed, as KN; one with a weight argument
-// cannot be packed ahead of time and stays NK.
+// With kn-dense, a dense with a known weight reads it transposed, as KN; one with
+// a weight argument cannot be packed ahead of time and stays NK.
 func.func @dense(%x: tensor<4x3xf32>, %v: tensor<2x3xf32>) -> (tensor<4x2xf32>, tensor<4x2xf32>) {
   %w = graph.constant dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>
   %b = graph.constant dense<[1.0, -1.0]> : tensor<2xf32>
@@ -165,6 +166,11 @@ func.func @dense(%x: tensor<4x3xf32>, %v: tensor<2x3xf32>) -> (tensor<4x2xf32>, 
 // CHECK-NEXT:    %[[Y:.*]] = graph.dense %x, %[[W]], %[[B]] {weight_layout = "KN"} : (tensor<4x3xf32>, tensor<3x2xf32>, tensor<2xf32>) -> tensor<4x2xf32>
 // CHECK-NEXT:    %[[Z:.*]] = graph.dense %x, %v : (tensor<4x3xf32>, tensor<2x3xf32>) -> tensor<4x2xf32>
 // CHECK-NEXT:    func.return %[[Y]], %[[Z]]
+
+// By default dense keeps its NK weight (KN is slower with a fused epilogue).
+// NK-LABEL: func.func @dense
+// NK-NOT:     weight_layout
+// NK:         func.return
 
 // -----
 
