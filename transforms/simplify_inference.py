@@ -85,6 +85,8 @@ def _fold_into_producer(bn: graph.BatchNormOp, a: np.ndarray, b: np.ndarray, sto
             return False  # blocked convs take no bias; alter-layout runs after this pass
     elif len(graph.shape_of(x.type)) != 2:
         return False  # batch_norm's channel axis is the dense's output axis only in 2-D
+    elif producer.str_attr("weight_layout", "NK") != "NK":
+        return False  # the scaling below is per row of an [N, K] weight
     w = known_value(producer.inputs[1], store, NAME)
     bias = known_value(producer.inputs[2], store, NAME) if len(producer.inputs) == 3 else np.zeros_like(a)
     if w is None or bias is None:
