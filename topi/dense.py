@@ -173,7 +173,7 @@ def _schedule_gemm(s: te.Schedule, out: te.Tensor, red: te.Tensor) -> None:
             _schedule_rows(s, out)
         return
     *batch_extents, M, N = red.shape
-    mr, nr = min(M, TILE_ROWS), min(N, TILE_COLS)
+    mr, nr = _tile_rows(M), min(N, TILE_COLS)
     local = s.cache_write(red, "local")
     *batch, i, j = s[out].op.axis
     io, jo, ii, ji = s[out].tile(i, j, mr, nr)
@@ -199,12 +199,25 @@ def _schedule_gemm(s: te.Schedule, out: te.Tensor, red: te.Tensor) -> None:
         s[red].compute_at(s[out], attach)
         copy_axes = s[red].op.axis
         s[red].vectorize(copy_axes[-1])
-        s[local].compute_at(s[red], copy_axes[0])
+        # The register tile at the same loop as the copy that reads it: one whole
+        # mr x nr tile per iteration (at the copy's row loop it would be 1 x nr,
+        # reloading every weight vector once per row).
+        s[local].compute_at(s[out], attach)
     *lbatch, li, lj = s[local].op.axis
     (lk,) = s[local].op.reduce_axis
     s[local].reorder(*lbatch, lk, li, lj)
     s[local].unroll(li)
     s[local].vectorize(lj)
+
+
+def _tile_rows(m: int) -> int:
+    """Rows per register tile: 6 where it divides M, else a divisor of M close to it.
+    A tile that overhangs M is guarded in its innermost loop, which keeps the
+    accumulators of every tile in memory, not only the last one's."""
+    for mr in (TILE_ROWS, 4, 5, 3, 2):
+        if m % mr == 0:
+            return mr
+    return min(m, TILE_ROWS)
 
 
 def _schedule_dot_products(s: te.Schedule, out: te.Tensor, red: te.Tensor, partial: te.Tensor):
