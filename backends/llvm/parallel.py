@@ -1,4 +1,4 @@
-"""Outlining a parallel `loop.for` into a task that every thread runs a share of.
+"""Outlining a parallel `loop.for` into a task that runs one chunk of its iterations.
 
 A parallel loop `loop.for %i = lb to ub parallel { body }` in function `@f`
 becomes three pieces:
@@ -6,9 +6,9 @@ becomes three pieces:
 ```
 llvm.func internal @f_parallel0_body(%A: !llvm.ptr {llvm.noalias}, ..., %begin: i64, %end: i64)
     // for %i in [begin, end): body           -- the captured values are parameters
-llvm.func internal @f_parallel0(%ctx: !llvm.ptr, %thread: i32, %threads: i32)
+llvm.func internal @f_parallel0(%ctx: !llvm.ptr, %chunk: i32, %chunks: i32)
     // unpack the captures from the context struct %ctx, take iterations
-    // [lb + thread * n / threads, lb + (thread + 1) * n / threads), call the body
+    // [lb + chunk * n / chunks, lb + (chunk + 1) * n / chunks), call the body
 @f: // store the captures into a context struct on the stack, then
     llvm.call @tilecraft_parallel_launch(@f_parallel0, %ctx)
 ```
@@ -20,8 +20,12 @@ across a store. (Distinct loop-level buffers never overlap, so `noalias` holds.)
 Captured constants are not passed at all but made again inside the body, so
 vectorization and unrolling still see them as constants.
 
-The chunking is static and balanced (chunks differ by at most one iteration):
-the kernels are regular, and a static split needs no synchronization.
+The task only knows how to split: chunks are balanced (they differ by at most
+one iteration) and contiguous, so the body's vectorized and unrolled code is the
+same whatever the split. How many chunks there are and which thread runs which
+is the runtime's decision (`runtime.py`: several chunks per thread, handed out
+dynamically); a chunk may be empty when the loop has fewer iterations than
+chunks, which the body's entry test covers.
 """
 
 from __future__ import annotations
@@ -81,26 +85,26 @@ def outline_parallel_loop(outer: FunctionLowering, loop: ForOp, name: str) -> No
     body.b.add(llvm.ReturnOp())
     body.b.finish()
 
-    # The task: unpack the context, compute this thread's share, call the body.
+    # The task: unpack the context, compute the chunk's range, call the body.
     context_type = llvm.LLVMStructType.from_type_list(types)
     task_function = module.define(name, [PTR, i32, i32], "internal")
     task = FunctionBuilder(task_function)
-    context, thread, threads = task.args
+    context, chunk, chunks = task.args
     unpacked = []
     for field, field_type in enumerate(types):
         pointer = task.add(llvm.GEPOp(context, [0, field], context_type))
         unpacked.append(task.add(llvm.LoadOp(pointer, field_type)))
-    thread64 = task.add(llvm.ZExtOp(thread, i64))
-    threads64 = task.add(llvm.ZExtOp(threads, i64))
+    chunk64 = task.add(llvm.ZExtOp(chunk, i64))
+    chunks64 = task.add(llvm.ZExtOp(chunks, i64))
     extent = task.index(loop.extent)
 
-    def share_start(t: SSAValue) -> SSAValue:
-        start = task.add(llvm.UDivOp(task.imul(t, extent, nsw=True), threads64))
+    def chunk_start(c: SSAValue) -> SSAValue:
+        start = task.add(llvm.UDivOp(task.imul(c, extent, nsw=True), chunks64))
         return task.iadd(start, task.index(loop.lb.data), nsw=True)
 
-    next_thread = task.iadd(thread64, task.index(1), nsw=True)
+    next_chunk = task.iadd(chunk64, task.index(1), nsw=True)
     task.call(
-        body_function.sym_name.data, [*unpacked, share_start(thread64), share_start(next_thread)]
+        body_function.sym_name.data, [*unpacked, chunk_start(chunk64), chunk_start(next_chunk)]
     )
     task.add(llvm.ReturnOp())
     task.finish()

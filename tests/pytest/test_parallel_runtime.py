@@ -1,0 +1,172 @@
+"""The parallel runtime: dynamic chunks, both flavours, the shared-library path.
+
+Every kernel here counts: iteration i adds one to its own element, so after a
+call an element holds how many times its iteration ran. A chunk run twice, a
+chunk skipped, or two threads racing on one chunk shows up as a count other than
+the number of calls. Extents 0..67 cover loops shorter than the thread count and
+than the chunk count, primes, and counts that divide unevenly; thread counts and
+chunks per thread are varied so the number of chunks is awkward too. No timings
+are asserted (see the module docstring of backends/llvm/runtime.py).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from tilecraft.backends.llvm import compile_loop_module, emit_llvm_ir, emit_shared_library
+from tilecraft.backends.llvm import runtime
+from tilecraft.compiler import parse_text
+
+EXTENTS = range(68)
+SHIFTED = (0, 1, 2, 3, 5, 16, 17, 31, 64, 67)  # extents also run from a lower bound > 0
+SIZE = 80  # every buffer; iterations past the extent must stay untouched
+LOWER = 5  # the lower bound of the shifted loops
+
+
+def counting_function(name: str, lb: int, extent: int) -> str:
+    """`@name(%B)`: B[i] += 1 for i in [lb, lb + extent), in parallel."""
+    return f"""
+func.func @{name}(%B: memref<{SIZE}xi32>) {{
+  %one = arith.constant 1 : i32
+  loop.for %i = {lb} to {lb + extent} parallel {{
+    %b = memref.load %B[%i] : memref<{SIZE}xi32>
+    %c = arith.addi %b, %one : i32
+    memref.store %c, %B[%i] : memref<{SIZE}xi32>
+  }}
+  func.return
+}}"""
+
+
+def counting_module() -> str:
+    """One function per extent (and per shifted extent): one compile for all."""
+    return "\n".join(
+        [counting_function(f"count{n}", 0, n) for n in EXTENTS]
+        + [counting_function(f"shifted{n}", LOWER, n) for n in SHIFTED]
+    )
+
+
+def expected(lb: int, extent: int, calls: int) -> np.ndarray:
+    counts = np.zeros(SIZE, np.int32)
+    counts[lb : lb + extent] = calls
+    return counts
+
+
+def check_counts(call, calls: int = 3) -> None:
+    """`call(name, buffer)` runs function `name`; every iteration must run once per call."""
+    cases = [(f"count{n}", 0, n) for n in EXTENTS]
+    cases += [(f"shifted{n}", LOWER, n) for n in SHIFTED]
+    for name, lb, n in cases:
+        counts = np.zeros(SIZE, np.int32)
+        for _ in range(calls):
+            call(name, counts)
+        np.testing.assert_array_equal(counts, expected(lb, n, calls), err_msg=name)
+
+
+FLAVOURS_AND_THREADS = [("gomp", 1), ("gomp", 2), ("gomp", 3), ("gomp", 7)]
+FLAVOURS_AND_THREADS += [("pthread", 2), ("pthread", 7)]
+
+
+@pytest.mark.parametrize("flavour, threads", FLAVOURS_AND_THREADS)
+def test_every_iteration_runs_exactly_once(flavour, threads):
+    if flavour == "gomp" and runtime.load_libgomp() is None:
+        pytest.skip("no libgomp on this machine")
+    jit = compile_loop_module(parse_text(counting_module()), num_threads=threads, runtime=flavour)
+    check_counts(lambda name, counts: jit[name](counts))
+
+
+@pytest.mark.parametrize("chunks_per_thread", [1, 5])
+def test_awkward_chunk_counts(monkeypatch, chunks_per_thread):
+    """1 chunk per thread is the old static split; 3 threads x 5 = 15 chunks
+    divides none of the interesting extents."""
+    monkeypatch.setattr(runtime, "CHUNKS_PER_THREAD", chunks_per_thread)
+    jit = compile_loop_module(
+        parse_text(counting_module()), num_threads=3, runtime=runtime.default_flavour()
+    )
+    check_counts(lambda name, counts: jit[name](counts))
+
+
+def test_many_calls_count_exactly():
+    """Back-to-back launches reuse libgomp's pool: a thread still finishing one
+    launch must not take a chunk of the next."""
+    jit = compile_loop_module(parse_text(counting_function("f", 0, 67)), num_threads=2)
+    counts = np.zeros(SIZE, np.int32)
+    for _ in range(2000):
+        jit["f"](counts)
+    np.testing.assert_array_equal(counts, expected(0, 67, 2000))
+
+
+@pytest.mark.parametrize("flavour", ["gomp", "pthread"])
+def test_nested_parallel_loops_count_exactly(flavour):
+    """Only the outer loop is parallel; the inner one runs serially inside each chunk."""
+    if flavour == "gomp" and runtime.load_libgomp() is None:
+        pytest.skip("no libgomp on this machine")
+    text = """
+func.func @f(%B: memref<13x11xi32>) {
+  %one = arith.constant 1 : i32
+  loop.for %i = 0 to 13 parallel {
+    loop.for %j = 0 to 11 parallel {
+      %b = memref.load %B[%i, %j] : memref<13x11xi32>
+      %c = arith.addi %b, %one : i32
+      memref.store %c, %B[%i, %j] : memref<13x11xi32>
+    }
+  }
+  func.return
+}"""
+    jit = compile_loop_module(parse_text(text), num_threads=3, runtime=flavour)
+    counts = np.zeros((13, 11), np.int32)
+    for _ in range(5):
+        jit["f"](counts)
+    np.testing.assert_array_equal(counts, np.full((13, 11), 5, np.int32))
+    # One launch per call, from the outer loop only.
+    assert jit.llvm_ir.count("define internal void @f_parallel") == 1
+
+
+def test_launch_hands_out_chunks_from_an_atomic_counter():
+    ir = emit_llvm_ir(parse_text(counting_function("f", 0, 67)), num_threads=3)
+    assert "atomicrmw add ptr" in ir
+    # The task is told the chunk count: 3 threads x CHUNKS_PER_THREAD.
+    assert f"i32 {3 * runtime.CHUNKS_PER_THREAD})" in ir
+
+
+def test_shared_library_counts_exactly(tmp_path):
+    library = tmp_path / "libcount.so"
+    emit_shared_library(parse_text(counting_module()), library, num_threads=3)
+    native = ctypes.CDLL(str(library))
+
+    def call(name, counts):
+        getattr(native, name)(counts.ctypes.data_as(ctypes.c_void_p))
+
+    check_counts(call)
+
+
+def test_libgomp_waiting_policy_is_set_only_while_loading():
+    """libgomp is loaded with a short spin count unless the user chose a policy;
+    the environment is left as it was (children do not inherit the setting)."""
+    probe = (
+        "import os\n"
+        "from tilecraft.backends.llvm.runtime import load_libgomp\n"
+        "found = load_libgomp()\n"
+        "print(found is not None, os.environ.get('GOMP_SPINCOUNT'),"
+        " os.environ.get('OMP_WAIT_POLICY'))\n"
+    )
+    environment = {
+        k: v for k, v in os.environ.items() if k not in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", probe], env=environment, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    found, spincount, policy = done.stdout.split()
+    assert (spincount, policy) == ("None", "None")
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        env={**environment, "OMP_WAIT_POLICY": "active"},
+        capture_output=True,
+        text=True,
+    )
+    assert done.stdout.split()[1:] == ["None", "active"]
