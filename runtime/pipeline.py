@@ -2,8 +2,8 @@
 into the graph function (what to call, in order) and the kernel module.
 
 Passes are looked up by name in the registry (`registry.get_all_passes()` and
-xDSL's own), so a pass that does not exist yet is skipped rather than fatal; the
-list of passes that ran is kept for reporting. The module is verified after each.
+xDSL's own), the same ones `tilecraft-opt -p` runs; the list of passes that ran
+is kept for reporting. The module is verified after each.
 """
 
 from __future__ import annotations
@@ -62,16 +62,14 @@ def load_model(
     return from_onnx(model, input_shapes=input_shapes)
 
 
-def _pass(name: str) -> type[ModulePass] | None:
+def _pass(name: str) -> type[ModulePass]:
+    """The registered pass class `name` (tilecraft's or xDSL's)."""
     from tilecraft.registry import get_all_passes
 
     factory = get_all_passes().get(name) or Universe.get_multiverse().all_passes.get(name)
     if factory is None:
-        return None
-    try:
-        return factory()
-    except ImportError:  # registered, but its module is still being written
-        return None
+        raise LookupError(f"the compile pipeline needs pass '{name}', which is not registered")
+    return factory()
 
 
 def lower_graph(module: ModuleOp, fuse: bool = True) -> Lowered:
@@ -91,10 +89,7 @@ def lower_graph(module: ModuleOp, fuse: bool = True) -> Lowered:
             # Groups must exist before memory is planned over them: with fusion off
             # (or no fuse-ops yet) every op becomes a group of its own.
             wrap_unfused_ops(module)
-        cls = _pass(name)
-        if cls is None:
-            continue
-        cls().apply(ctx, module)
+        _pass(name)().apply(ctx, module)
         verify_module(module)
         ran.append(name)
     ConvertGraphToTePass().apply(ctx, module)
