@@ -13,6 +13,9 @@ A model owns one arena, so one model must not be called from two threads at once
 
 from __future__ import annotations
 
+import statistics
+import time
+
 import ctypes
 from collections.abc import Callable, Mapping
 
@@ -66,7 +69,8 @@ class Executor:
             return np.empty(slot.shape, slot.dtype)
         return None  # input / output: bound per call
 
-    def run(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    def run(self, inputs: list[np.ndarray], timings: list[float] | None = None) -> list[np.ndarray]:
+        """Run every step; with `timings`, append each call's seconds to it."""
         calls = self.calls
         for patches, array in zip(self.input_patches, inputs):
             address = _address(array)
@@ -77,8 +81,14 @@ class Executor:
             address = _address(array)
             for c, p in patches:
                 calls[c][1][p] = address
-        for function, args in calls:
-            function(*args)
+        if timings is None:
+            for function, args in calls:
+                function(*args)
+        else:
+            for function, args in calls:
+                start = time.perf_counter()
+                function(*args)
+                timings.append(time.perf_counter() - start)
         by_slot = dict(zip(self.output_slots, outputs))
         for slot, array in zip(self.plan.inputs, inputs):
             by_slot.setdefault(slot, array)
@@ -177,6 +187,19 @@ class CompiledModel:
     def __call__(self, *args, **kwargs):
         outputs = self._executor.run(self._arrays(args, kwargs))
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    def profile(self, *args, repeat: int = 20, **kwargs) -> list[tuple[str, float]]:
+        """(kernel, median seconds) of each kernel call in order, over `repeat` runs
+        (like TVM's debug executor): where a model's time goes."""
+        arrays = self._arrays(args, kwargs)
+        self._executor.run(arrays)  # warm-up
+        runs = []
+        for _ in range(repeat):
+            timings: list[float] = []
+            self._executor.run(arrays, timings)
+            runs.append(timings)
+        kernels = [step.kernel for step in self.plan.steps]
+        return [(k, statistics.median(r[n] for r in runs)) for n, k in enumerate(kernels)]
 
     def save(self, path) -> None:
         """Write the kernels as a shared library, the plan as JSON and the weights as
