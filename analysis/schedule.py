@@ -136,6 +136,7 @@ class ScheduleState:
         self.stages: list[Stage] = []
         self.stage_of: dict[SSAValue, Stage] = {}
         self._handles: dict[SSAValue, Stage | IterVar] = {}
+        self.inlined_computes: list[Operation] = []  # compute_inline ops of te.computes
         names = _arg_names(func_op)
         for arg, name in zip(func_op.body.block.args, names):
             if not hasattr(arg.type, "get_shape"):
@@ -182,6 +183,7 @@ class ScheduleState:
         if schedule is not None:
             for op in schedule.body.block.ops:
                 state._apply(op)
+        state._bypass_inlined_copies()
         state._check_final(schedule)
         return state
 
@@ -343,8 +345,11 @@ class ScheduleState:
         producer.attach_op = op
 
     def _compute_inline(self, op: Operation, stage: Stage):
+        if stage.kind == "copy":
+            self._inline_copy(op, stage)
+            return
         if stage.kind != "compute" or stage.compute is None:
-            raise OpError(op, f"only a te.compute can be inlined, and '{stage.name}' is not one.")
+            raise OpError(op, f"only a te.compute or a copy stage can be inlined, and '{stage.name}' is neither.")
         if stage.is_output:
             raise OpError(op, f"'{stage.name}' is a function result and cannot be inlined.")
         if stage.compute.reduce is not None:
@@ -353,6 +358,28 @@ class ScheduleState:
             raise OpError(op, f"'{stage.name}' has loop transformations; an inlined stage has no loops.")
         stage.attach = "inline"
         stage.attach_op = op
+        self.inlined_computes.append(op)
+
+    def _inline_copy(self, op: Operation, stage: Stage):
+        """A copy stage (a cache_read, or the stage a cache_write left behind) is
+        inlined by reading its source directly: after a cache_write, a fused
+        epilogue then reads the accumulators, with no copy in between."""
+        if stage.is_output:
+            raise OpError(op, f"'{stage.name}' is a function result and cannot be inlined.")
+        if stage.relations or stage.attach != "root" or any(v.annotation != "serial" for v in stage.root):
+            raise OpError(op, f"'{stage.name}' has loop transformations; an inlined stage has no loops.")
+        stage.attach = "inline"
+        stage.attach_op = op
+
+    def _bypass_inlined_copies(self):
+        def resolve(s: Stage | None) -> Stage | None:
+            while s is not None and s.kind == "copy" and s.attach == "inline":
+                s = s.source
+            return s
+
+        for s in self.stages:
+            s.reads = {key: resolve(p) for key, p in s.reads.items()}
+            s.source = resolve(s.source)
 
     def _cache_read(self, op: Operation, source: Stage, scope: str, readers: list[Stage]) -> Stage:
         names = (

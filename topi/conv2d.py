@@ -494,15 +494,11 @@ def _schedule_tiles(s: te.Schedule, out: te.Tensor, red: te.Tensor, info: Conv2d
         order = [ln, loh, *s[local].op.reduce_axis, lo, low]
         unrolled, vector = [lo], low
 
-    if out is red:
-        s[local].compute_at(s[out], attach)
-    else:
-        # `red` is now the copy out of the accumulators: computed per tile (or row),
-        # the accumulators inside it, the fused epilogue reading the copy.
-        s[red].compute_at(s[out], attach)
-        copy_axes = s[red].op.axis
-        s[red].vectorize(copy_axes[-1])
-        s[local].compute_at(s[red], copy_axes[0])
+    if out is not red:
+        # `red` is now the copy out of the accumulators: inlined, so the fused
+        # epilogue reads the accumulators themselves, per tile (or row).
+        s[red].compute_inline()
+    s[local].compute_at(s[out], attach)
     s[local].reorder(*order)
     for a in unrolled:
         s[local].unroll(a)

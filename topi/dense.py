@@ -193,16 +193,11 @@ def _schedule_gemm(s: te.Schedule, out: te.Tensor, red: te.Tensor) -> None:
         s[out].parallel(fused)
         attach = fused
 
-    if out is red:
-        s[local].compute_at(s[out], attach)
-    else:
-        s[red].compute_at(s[out], attach)
-        copy_axes = s[red].op.axis
-        s[red].vectorize(copy_axes[-1])
-        # The register tile at the same loop as the copy that reads it: one whole
-        # mr x nr tile per iteration (at the copy's row loop it would be 1 x nr,
-        # reloading every weight vector once per row).
-        s[local].compute_at(s[out], attach)
+    if out is not red:
+        # `red` is now the copy out of the accumulators: inlined, so the fused
+        # epilogue reads the mr x nr register tile itself.
+        s[red].compute_inline()
+    s[local].compute_at(s[out], attach)
     *lbatch, li, lj = s[local].op.axis
     (lk,) = s[local].op.reduce_axis
     s[local].reorder(*lbatch, lk, li, lj)

@@ -60,10 +60,13 @@ def inline_function(func_op: func.FuncOp) -> None:
     schedule = find_schedule(func_op)
     if schedule is None:
         return
-    inlines = [op for op in schedule.body.block.ops if isinstance(op, sched.ComputeInlineOp)]
+    if not any(isinstance(op, sched.ComputeInlineOp) for op in schedule.body.block.ops):
+        return
+    # The replay reports a bad schedule at its op, and tells which compute_inline
+    # ops inline a te.compute; those of copy stages stay for convert-te-to-loop.
+    inlines = ScheduleState.replay(schedule, func_op).inlined_computes
     if not inlines:
         return
-    ScheduleState.replay(schedule, func_op)  # reports a bad schedule at its op
     stage_ops: dict[SSAValue, sched.StageOp] = {
         op.stage: op for op in schedule.body.block.ops if isinstance(op, sched.StageOp)
     }

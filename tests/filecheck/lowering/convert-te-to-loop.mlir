@@ -432,3 +432,42 @@ func.func @pack(%A: tensor<64x32xf32>, %B: tensor<32x64xf32>) -> tensor<64x64xf3
 // CHECK:           loop.for %[[IO:.*]] = 0 to 8 {
 // CHECK-NEXT:        %[[CL:.*]] = loop.alloc "C.local" local : memref<8x16xf32>
 // CHECK:               memref.load %[[BB]][%{{.*}}, %{{.*}}] : memref<32x16xf32>
+
+// -----
+
+// Inlining the copy a cache_write leaves behind: the fused epilogue (relu) reads
+// the accumulators C.local directly, with no copy buffer in between.
+func.func @epilogue(%A: tensor<8x4xf32>) -> tensor<8xf32> {
+  %C = te.compute "C" (%i: "i") -> tensor<8xf32> {
+    %s = te.reduce sum (%k: "k" = 0 to 4) -> f32 {
+      %a = te.read %A[%i, %k] : tensor<8x4xf32>
+      te.yield %a : f32
+    }
+    te.yield %s : f32
+  }
+  %R = te.compute "R" (%i: "i") -> tensor<8xf32> {
+    %c = te.read %C[%i] : tensor<8xf32>
+    %z = arith.constant 0.0 : f32
+    %r = arith.maximumf %c, %z : f32
+    te.yield %r : f32
+  }
+  sched.schedule {
+    %sc = sched.stage %C : tensor<8xf32>
+    %sr = sched.stage %R : tensor<8xf32>
+    %CL = sched.cache_write %sc "local"
+    sched.compute_inline %sc
+    %i = sched.axis %sr "i"
+    %o, %n = sched.split %i by 4
+    sched.compute_at %CL, %o
+  }
+  func.return %R : tensor<8xf32>
+}
+
+// CHECK-LABEL: func.func @epilogue
+// CHECK:         loop.for %[[O:.*]] = 0 to 2 {
+// CHECK-NEXT:      %[[CL:.*]] = loop.alloc "C.local" local : memref<4xf32>
+// CHECK:           loop.for %[[N:i.inner]] = 0 to 4 {
+// CHECK:             %[[V:.*]] = memref.load %[[CL]][%[[N]]] : memref<4xf32>
+// CHECK-NEXT:        %[[Z:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:        arith.maximumf %[[V]], %[[Z]] : f32
+// CHECK-NOT:     loop.alloc "C"

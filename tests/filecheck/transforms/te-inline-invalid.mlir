@@ -29,7 +29,7 @@ func.func @input(%A: tensor<8xf32>) -> tensor<8xf32> {
   }
   sched.schedule {
     %sa = sched.stage %A : tensor<8xf32>
-    // CHECK: te-inline-invalid.mlir:[[# @LINE + 1]]:5: error: only a te.compute can be inlined, and 'A' is not one.
+    // CHECK: te-inline-invalid.mlir:[[# @LINE + 1]]:5: error: only a te.compute or a copy stage can be inlined, and 'A' is neither.
     sched.compute_inline %sa
   }
   func.return %C : tensor<8xf32>
