@@ -57,7 +57,7 @@ IR_VERSION = 8  # onnxruntime reads IR <= 10; onnx's default is newer
 # Timing
 
 
-def timed(fns: dict, repeat: int, rounds: int = 3, pause: float = 0.3) -> dict[str, float]:
+def timed(fns: dict, repeat: int, rounds: int = 5, pause: float = 0.3) -> dict[str, float]:
     """Median seconds per call of each function, in interleaved rounds: a warm-up call
     and `repeat` timed calls per function per round, with a pause before each block
     (idle BLAS/OpenMP threads spin for a while after a call and would steal the
