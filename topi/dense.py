@@ -57,6 +57,7 @@ DOT_ROWS, DOT_COLS = 4, 6  # NK register tile: 4 x 6 outputs of 16 partial sums 
 # the partial sums of an NK dense, the per-call transposed copy of an NK weight.
 _PARTIAL_SUMS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _TRANSPOSED_WEIGHT: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_KN_WEIGHT: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def pack_dense_weight(w: np.ndarray) -> np.ndarray:
@@ -116,6 +117,8 @@ def dense_compute(
         )
         if weight_t is not w:
             _TRANSPOSED_WEIGHT[red.op] = weight_t
+        else:
+            _KN_WEIGHT[red.op] = w
     if bias is None:
         return red
     return te.compute(shape, lambda *i: red[i] + bias[i[-1]], name=f"{name}_bias")
@@ -175,6 +178,11 @@ def _schedule_gemm(s: te.Schedule, out: te.Tensor, red: te.Tensor) -> None:
     *batch_extents, M, N = red.shape
     mr, nr = _tile_rows(M), min(N, TILE_COLS)
     local = s.cache_write(red, "local")
+    if transposed is None and red.op in _KN_WEIGHT and N > nr:
+        # Pack each KN column panel (K x nr, contiguous) once per call, as
+        # bench/matmul packs B: the rows of a wide weight are N floats apart, so
+        # reading a panel in place streams K rows of separate pages per tile.
+        transposed = s.cache_read(_KN_WEIGHT[red.op], "global", [local])
     *batch, i, j = s[out].op.axis
     io, jo, ii, ji = s[out].tile(i, j, mr, nr)
     s[out].reorder(*batch, jo, io, ii, ji)

@@ -139,8 +139,10 @@ def test_mlp_dense_weights_become_kn():
     denses = ops_named(module, "graph.dense")
     assert [d.str_attr("weight_layout", "") for d in denses] == ["KN", "KN"]
     assert [graph.shape_of(d.inputs[1].type) for d in denses] == [(24, 40), (40, 8)]
-    # Off by default (topi's KN GEMM is slow with a fused epilogue).
+    # On by default; kn-dense=false keeps the NK weights.
     module = check_pass(parse(MLP, weights), AlterLayoutPass())
+    assert [d.str_attr("weight_layout", "") for d in ops_named(module, "graph.dense")] == ["KN", "KN"]
+    module = check_pass(parse(MLP, weights), AlterLayoutPass(kn_dense=False))
     assert not any("weight_layout" in d.attributes for d in ops_named(module, "graph.dense"))
 
 

@@ -1,5 +1,5 @@
-// RUN: tilecraft-opt %s --split-input-file -p 'alter-layout{kn-dense=true}' | filecheck %s
-// RUN: tilecraft-opt %s --split-input-file -p alter-layout | filecheck %s --check-prefix=NK
+// RUN: tilecraft-opt %s --split-input-file -p alter-layout | filecheck %s
+// RUN: tilecraft-opt %s --split-input-file -p 'alter-layout{kn-dense=false}' | filecheck %s --check-prefix=NK
 // RUN: tilecraft-opt %s --split-input-file -p 'alter-layout{block=8}' | filecheck %s --check-prefix=BLOCK8
 // With a weight store: packed weights are new arrays of the store, named after the old.
 // RUN: python -c "import numpy as np; r = np.random.default_rng(0); np.savez('%t.npz', **{'conv.weight': r.standard_normal((32, 16, 3, 3)).astype(np.float32), 'conv.bias': np.arange(32, dtype=np.float32), 'fc.weight': np.arange(20, dtype=np.float32).reshape(4, 5)})"
@@ -150,7 +150,7 @@ func.func @broadcasts(%x: tensor<1x16x4x4xf32>, %full: tensor<1x32x4x4xf32>, %ot
 
 // -----
 
-// With kn-dense, a dense with a known weight reads it transposed, as KN; one with
+// By default a dense with a known weight reads it transposed, as KN; one with
 // a weight argument cannot be packed ahead of time and stays NK.
 func.func @dense(%x: tensor<4x3xf32>, %v: tensor<2x3xf32>) -> (tensor<4x2xf32>, tensor<4x2xf32>) {
   %w = graph.constant dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>
@@ -167,7 +167,7 @@ func.func @dense(%x: tensor<4x3xf32>, %v: tensor<2x3xf32>) -> (tensor<4x2xf32>, 
 // CHECK-NEXT:    %[[Z:.*]] = graph.dense %x, %v : (tensor<4x3xf32>, tensor<2x3xf32>) -> tensor<4x2xf32>
 // CHECK-NEXT:    func.return %[[Y]], %[[Z]]
 
-// By default dense keeps its NK weight (KN is slower with a fused epilogue).
+// With kn-dense=false dense keeps its NK weight.
 // NK-LABEL: func.func @dense
 // NK-NOT:     weight_layout
 // NK:         func.return
