@@ -37,15 +37,12 @@ def is_float(dtype: str) -> bool:
 
 def broadcast_shape(*shapes: Sequence[int]) -> tuple[int, ...]:
     """numpy's broadcast of static shapes (raises ValueError when they do not)."""
-    rank = max(len(s) for s in shapes)
-    out = []
-    for d in range(rank):
-        dims = {s[len(s) - rank + d] for s in shapes if len(s) - rank + d >= 0}
-        dims.discard(1)
-        if len(dims) > 1:
-            raise ValueError(f"shapes {[tuple(s) for s in shapes]} do not broadcast")
-        out.append(dims.pop() if dims else 1)
-    return tuple(out)
+    from tilecraft.dialects.graph import ShapeError, broadcast_shapes
+
+    try:
+        return broadcast_shapes(*shapes)
+    except ShapeError as e:
+        raise ValueError(str(e)) from None
 
 
 def broadcast_read(x: te.Tensor, index: Sequence[te.Expr], out_rank: int) -> te.Expr:
