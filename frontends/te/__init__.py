@@ -1,0 +1,154 @@
+"""`tilecraft.te`: TVM's tensor-expression API, producing te + sched IR.
+
+The user describes *what* to compute with `placeholder`, `compute` and reductions,
+and *how* with a `Schedule`; `build_module` turns both into one `func.func`:
+
+```python
+A = te.placeholder((64, 32), "float32", name="A")
+B = te.placeholder((32, 64), "float32", name="B")
+k = te.reduce_axis((0, 32), name="k")
+C = te.compute((64, 64), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+s = te.create_schedule(C)
+io, ii = s[C].split(C.op.axis[0], factor=8)
+s[C].vectorize(ii)
+```
+
+```mlir
+// (SSA names simplified: the printer renames %i in the schedule to %i_1)
+func.func @main(%A: tensor<64x32xf32> {tc.name = "A"}, %B: ...) -> tensor<64x64xf32> {
+  %C = te.compute "C" (%i: "i", %j: "j") -> tensor<64x64xf32> {
+    %s = te.reduce sum (%k: "k" = 0 to 32) -> f32 { ... }
+    te.yield %s : f32
+  }
+  sched.schedule {
+    %s_C = sched.stage %C : tensor<64x64xf32>
+    %i = sched.axis %s_C "i"
+    %i.outer, %i.inner = sched.split %i by 8
+    sched.vectorize %i.inner
+  }
+  func.return %C : tensor<64x64xf32>
+}
+```
+
+Design:
+- Expressions are a small immutable tree (`Expr`). Types are checked and casts made
+  explicit when a node is built, so a dtype error is raised at the user's line, and
+  IR generation is one op per node. Python numbers take the other operand's dtype;
+  two typed operands of different dtypes are promoted only where nothing is lost
+  and nothing is surprising (int8 -> int32, float32 -> float64, an index variable
+  -> the other operand's type); anything else asks for an explicit `astype`.
+- `==` on expressions builds a comparison, as in TVM, so expressions have no truth
+  value and this package compares IterVars by identity only (`is`, `id()` keys).
+- A schedule is recorded as a list of steps and emitted into a `sched.schedule`
+  region only when a function is built, so one schedule can be lowered and built
+  many times. Every axis object is one SSA handle; `sched.stage`/`sched.axis` are
+  emitted on first use. Steps carry the Python source location of the call that
+  made them, so a schedule the verifier rejects is reported at the user's line.
+- Axis naming convention shared with `tilecraft.analysis.schedule`: a compute's
+  axes are named after its lambda parameters and reduce axes (suffixed `_1`, `_2`
+  when two would clash); a `cache_read` stage has the spatial axis names of the
+  stage it copies (`ax0, ax1, ...` for a placeholder); after
+  `cache_write`, the cache stage has the compute's axis names and the original
+  stage (now the copy) has fresh axes with the same spatial names. Because the
+  axes are fresh, re-fetch them with `s[C].op.axis` after `cache_write`.
+
+The package's modules, each importing only the ones before it: `dtypes`; `expr`
+(expression nodes, then the functions that build them with their type rules);
+`ops` (elementwise functions and reductions); `tensor` (tensors and `compute`);
+`schedule` (schedules and cache stages); and `emit` (IR generation,
+`build_module`). This file re-exports their public names.
+"""
+
+from tilecraft.frontends.te.dtypes import DTYPES, INDEX
+from tilecraft.frontends.te.emit import build_module
+from tilecraft.frontends.te.expr import (
+    Binary,
+    Cast,
+    Compare,
+    Const,
+    Expr,
+    IfThenElse,
+    IterVar,
+    Read,
+    Reduce,
+    Unary,
+    _walk as _walk,  # topi.schedule walks expressions
+    cast,
+    const,
+)
+from tilecraft.frontends.te.ops import (
+    abs,
+    all,
+    any,
+    erf,
+    exp,
+    if_then_else,
+    log,
+    max,
+    maximum,
+    min,
+    minimum,
+    reduce_axis,
+    reduce_max,
+    reduce_min,
+    reduce_sum,
+    sigmoid,
+    sqrt,
+    sum,
+    tanh,
+)
+from tilecraft.frontends.te.schedule import (
+    CacheTensor,
+    Schedule,
+    Stage,
+    StageView,
+    create_schedule,
+)
+from tilecraft.frontends.te.tensor import ComputeOp, PlaceholderOp, Tensor, compute, placeholder
+
+__all__ = [
+    "DTYPES",
+    "INDEX",
+    "Binary",
+    "CacheTensor",
+    "Cast",
+    "Compare",
+    "ComputeOp",
+    "Const",
+    "Expr",
+    "IfThenElse",
+    "IterVar",
+    "PlaceholderOp",
+    "Read",
+    "Reduce",
+    "Schedule",
+    "Stage",
+    "StageView",
+    "Tensor",
+    "Unary",
+    "abs",
+    "all",
+    "any",
+    "build_module",
+    "cast",
+    "compute",
+    "const",
+    "create_schedule",
+    "erf",
+    "exp",
+    "if_then_else",
+    "log",
+    "max",
+    "maximum",
+    "min",
+    "minimum",
+    "placeholder",
+    "reduce_axis",
+    "reduce_max",
+    "reduce_min",
+    "reduce_sum",
+    "sigmoid",
+    "sqrt",
+    "sum",
+    "tanh",
+]

@@ -1,0 +1,326 @@
+"""IR generation: `build_module` turns computes and their schedule into one verified
+`func.func` of te, arith/math/scf and sched ops."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects import arith, func, scf
+from xdsl.dialects import math as xmath
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    FileLineColLoc,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+    i64,
+)
+from xdsl.ir import Block, Operation, Region, SSAValue
+
+from tilecraft.dialects import sched as sched_ir
+from tilecraft.dialects import te as te_ir
+from tilecraft.frontends.te.dtypes import INDEX, _ir_type, _is_float, _is_int, _width
+from tilecraft.frontends.te.expr import (
+    Binary,
+    Cast,
+    Compare,
+    Const,
+    Expr,
+    IfThenElse,
+    IterVar,
+    Read,
+    Reduce,
+    Unary,
+)
+from tilecraft.frontends.te.schedule import CacheTensor, Schedule, Stage, _reachable
+from tilecraft.frontends.te.tensor import ComputeOp, PlaceholderOp, Tensor
+from tilecraft.utils.diagnostics import verify_module
+
+
+def _tensor_type(t: Tensor | CacheTensor) -> TensorType:
+    return TensorType(_ir_type(t.dtype), t.shape)
+
+
+def _hint(name: str) -> str:
+    """A valid SSA name hint from a tensor or axis name."""
+    clean = "".join(c if c.isalnum() or c in "_." else "_" for c in name)
+    return clean if clean and not clean[0].isdigit() and clean[0] != "." else f"v{clean}"
+
+
+class _ScheduleEmitter:
+    """Replays recorded steps into a sched.schedule block, handles made on first use."""
+
+    def __init__(self, block: Block, values: dict[int, SSAValue]):
+        self.block = block
+        self.values = values  # id(Tensor) -> its SSA value in the function
+        self.stages: dict[int, SSAValue] = {}
+        self.axes: dict[tuple[int, int], SSAValue] = {}
+        self.location: FileLineColLoc | None = None
+
+    def add(self, op: Operation):
+        if self.location is not None:
+            op.location = self.location
+        self.block.add_op(op)
+        return op
+
+    def stage(self, stage: Stage) -> SSAValue:
+        handle = self.stages.get(id(stage))
+        if handle is None:
+            value = self.values.get(id(stage.tensor))
+            if value is None:
+                raise ValueError(
+                    f"the schedule names tensor {stage.tensor.name}, which is not part "
+                    "of the function built from these args"
+                )
+            handle = self.add(sched_ir.StageOp(value)).stage
+            handle.name_hint = _hint(f"s_{stage.tensor.name}")
+            self.stages[id(stage)] = handle
+        return handle
+
+    def bind_stage(self, stage: Stage, handle: SSAValue):
+        handle.name_hint = _hint(f"s_{stage.tensor.name}")
+        self.stages[id(stage)] = handle
+
+    def axis(self, stage: Stage, iv: IterVar) -> SSAValue:
+        handle = self.axes.get((id(stage), id(iv)))
+        if handle is None:
+            name = stage.root_names[id(iv)]
+            handle = self.add(sched_ir.AxisOp(self.stage(stage), name)).axis
+            handle.name_hint = _hint(name)
+            self.axes[(id(stage), id(iv))] = handle
+        return handle
+
+    def bind(self, stage: Stage, iv: IterVar, handle: SSAValue):
+        handle.name_hint = _hint(iv.name)
+        self.axes[(id(stage), id(iv))] = handle
+
+
+class _BodyEmitter:
+    """Emits one compute's expression tree as arith/math/scf/te ops."""
+
+    def __init__(self, tensors: dict[int, SSAValue]):
+        self.tensors = tensors
+        self.axes: dict[int, SSAValue] = {}
+        self.scopes: list[dict[object, SSAValue]] = [{}]  # one per region; for CSE
+        self.block: Block | None = None
+
+    def _add(self, op: Operation) -> SSAValue:
+        assert self.block is not None
+        self.block.add_op(op)
+        return op.results[0]
+
+    def region(self, block: Block, expr: Expr, yield_op=te_ir.YieldOp) -> Region:
+        """Fill `block` with `expr` and the op that yields it. Values made here are
+        forgotten afterwards: they do not dominate code outside this region."""
+        outer = self.block
+        self.block = block
+        self.scopes.append({})
+        block.add_op(yield_op(self.emit(expr)))
+        self.scopes.pop()
+        self.block = outer
+        return Region(block)
+
+    def emit(self, e: Expr) -> SSAValue:
+        # Equal constants are shared too; 1, 1.0 and True stay apart.
+        key: object = ("const", type(e.value), e.value, e.dtype) if isinstance(e, Const) else id(e)
+        for scope in reversed(self.scopes):
+            if key in scope:
+                return scope[key]
+        value = self._emit(e)
+        self.scopes[-1][key] = value
+        return value
+
+    def _emit(self, e: Expr) -> SSAValue:
+        if isinstance(e, IterVar):
+            return self.axes[id(e)]
+        if isinstance(e, Const):
+            return self._const(e.value, e.dtype)
+        if isinstance(e, Read):
+            idx = [self.emit(i) for i in e.indices]
+            return self._add(te_ir.ReadOp(self.tensors[id(e.tensor)], idx))
+        if isinstance(e, Binary):
+            return self._binary(e)
+        if isinstance(e, Compare):
+            return self._compare(e)
+        if isinstance(e, Unary):
+            return self._unary(e)
+        if isinstance(e, Cast):
+            return self._cast(self.emit(e.operand), e.operand.dtype, e.dtype)
+        if isinstance(e, IfThenElse):
+            return self._if(e)
+        if isinstance(e, Reduce):
+            return self._reduce(e)
+        raise AssertionError(f"unknown expression node {type(e).__name__}")
+
+    def _const(self, value, dtype: str) -> SSAValue:
+        t = _ir_type(dtype)
+        if _is_float(dtype):
+            return self._add(arith.ConstantOp(FloatAttr(float(value), t)))
+        return self._add(arith.ConstantOp(IntegerAttr(int(value), t)))
+
+    def _binary(self, e: Binary) -> SSAValue:
+        a, b = self.emit(e.lhs), self.emit(e.rhs)
+        op = _FLOAT_BINARY[e.op] if _is_float(e.dtype) else _INT_BINARY[e.op]
+        return self._add(op(a, b))
+
+    def _compare(self, e: Compare) -> SSAValue:
+        a, b = self.emit(e.lhs), self.emit(e.rhs)
+        if _is_float(e.lhs.dtype):
+            return self._add(arith.CmpfOp(a, b, _CMPF[e.op]))
+        return self._add(arith.CmpiOp(a, b, _CMPI[e.op]))
+
+    def _unary(self, e: Unary) -> SSAValue:
+        x = self.emit(e.operand)
+        if e.op == "neg":
+            if _is_float(e.dtype):
+                return self._add(arith.NegfOp(x))
+            return self._add(arith.SubiOp(self._const(0, e.dtype), x))
+        if e.op == "abs":
+            return self._add(xmath.AbsFOp(x) if _is_float(e.dtype) else xmath.AbsIOp(x))
+        return self._add(_MATH[e.op](x))
+
+    def _cast(self, x: SSAValue, src: str, dst: str) -> SSAValue:
+        if src == "bool":  # true -> 1, like numpy (extui/uitofp would do, select is plainer)
+            return self._add(arith.SelectOp(x, self._const(1, dst), self._const(0, dst)))
+        if dst == "bool":  # nonzero -> true, like numpy (NaN is nonzero)
+            zero = self._const(0, src)
+            if _is_float(src):
+                return self._add(arith.CmpfOp(x, zero, "une"))
+            return self._add(arith.CmpiOp(x, zero, "ne"))
+        if src == INDEX:
+            if _is_int(dst):
+                return self._add(arith.IndexCastOp(x, _ir_type(dst)))
+            return self._add(arith.SIToFPOp(self._add(arith.IndexCastOp(x, i64)), _ir_type(dst)))
+        if dst == INDEX:
+            if _is_float(src):
+                x, src = self._add(arith.FPToSIOp(x, i64)), "int64"
+            return self._add(arith.IndexCastOp(x, IndexType()))
+        t = _ir_type(dst)
+        if _is_float(src) and _is_float(dst):
+            op = arith.ExtFOp if _width(dst) > _width(src) else arith.TruncFOp
+        elif _is_int(src) and _is_int(dst):
+            op = arith.ExtSIOp if _width(dst) > _width(src) else arith.TruncIOp
+        else:
+            op = arith.SIToFPOp if _is_float(dst) else arith.FPToSIOp
+        return self._add(op(x, t))
+
+    def _if(self, e: IfThenElse) -> SSAValue:
+        cond = self.emit(e.cond)
+        then_region = self.region(Block(), e.then, scf.YieldOp)
+        else_region = self.region(Block(), e.orelse, scf.YieldOp)
+        return self._add(scf.IfOp(cond, [_ir_type(e.dtype)], then_region, else_region))
+
+    def _reduce(self, e: Reduce) -> SSAValue:
+        names = [self.axis_names[id(a)] for a in e.axes]
+        block = te_ir.new_block(len(e.axes))
+        for a, arg, n in zip(e.axes, block.args, names):
+            arg.name_hint = _hint(n)
+            self.axes[id(a)] = arg
+        body = self.region(block, e.body)
+        op = te_ir.ReduceOp(e.kind, names, [a.dom for a in e.axes], _ir_type(e.dtype), body)
+        return self._add(op)
+
+    def compute(self, t: Tensor, name: str) -> te_ir.ComputeOp:
+        op = t.op
+        assert isinstance(op, ComputeOp)
+        self.axis_names = op.axis_names
+        block = te_ir.new_block(len(op.axis))
+        for a, arg in zip(op.axis, block.args):
+            arg.name_hint = _hint(op.axis_names[id(a)])
+            self.axes[id(a)] = arg
+        body = self.region(block, op.body)
+        names = [op.axis_names[id(a)] for a in op.axis]
+        compute_op = te_ir.ComputeOp(name, names, _tensor_type(t), body)
+        if op.location is not None:
+            compute_op.location = op.location
+        return compute_op
+
+
+_FLOAT_BINARY = {"add": arith.AddfOp, "sub": arith.SubfOp, "mul": arith.MulfOp,
+                 "div": arith.DivfOp, "max": arith.MaximumfOp,
+                 "min": arith.MinimumfOp}  # fmt: skip
+_INT_BINARY = {"add": arith.AddiOp, "sub": arith.SubiOp, "mul": arith.MuliOp,
+               "floordiv": arith.FloorDivSIOp, "mod": arith.RemSIOp, "max": arith.MaxSIOp,
+               "min": arith.MinSIOp, "and": arith.AndIOp, "or": arith.OrIOp}  # fmt: skip
+# Ordered predicates for floats, except != (unordered, so NaN != x as in numpy).
+_CMPF = {"lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge", "eq": "oeq", "ne": "une"}
+_CMPI = {"lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge", "eq": "eq", "ne": "ne"}
+_MATH = {"exp": xmath.ExpOp, "log": xmath.LogOp, "sqrt": xmath.SqrtOp,
+         "tanh": xmath.TanhOp, "erf": xmath.ErfOp}  # fmt: skip
+
+
+def _unique_names(tensors: Sequence[Tensor]) -> dict[int, str]:
+    """Tensor names made unique in one function (`compute`, `compute_1`, ...)."""
+    taken: set[str] = set()
+    names: dict[int, str] = {}
+    for t in tensors:
+        name, n = t.name, 0
+        while name in taken:
+            n += 1
+            name = f"{t.name}_{n}"
+        taken.add(name)
+        names[id(t)] = name
+    return names
+
+
+def build_module(s: Schedule | None, args: Sequence[Tensor], name: str = "main") -> ModuleOp:
+    """The te + sched IR of `args`' computes, scheduled by `s`, as one function.
+
+    The function takes the placeholders in `args` (in order) and returns the computed
+    tensors in `args` (in order); it holds every compute they need, producers first,
+    and the schedule at the end. The module is verified before it is returned.
+    """
+    args = list(args)
+    for t in args:
+        if isinstance(t, CacheTensor):
+            raise ValueError(f"{t.name} is a cache stage, not a tensor the function can take")
+        if not isinstance(t, Tensor):
+            raise ValueError(f"args must be te tensors, not {t!r}")
+    if len({id(t) for t in args}) != len(args):
+        raise ValueError("a tensor appears twice in args")
+    inputs = [t for t in args if isinstance(t.op, PlaceholderOp)]
+    outputs = [t for t in args if isinstance(t.op, ComputeOp)]
+    if not outputs:
+        raise ValueError("args must include at least one computed tensor (an output)")
+    order = _reachable(outputs)
+    input_ids = {id(t) for t in inputs}
+    for t in order:
+        if isinstance(t.op, PlaceholderOp) and id(t) not in input_ids:
+            raise ValueError(
+                f"placeholder {t.name} is read by the computation but not listed in args"
+            )
+    computes = [t for t in order if isinstance(t.op, ComputeOp)]
+    names = _unique_names(inputs + computes)
+
+    arg_attrs = ArrayAttr([DictionaryAttr({"tc.name": StringAttr(names[id(t)])}) for t in inputs])
+    function = func.FuncOp(
+        name,
+        ([_tensor_type(t) for t in inputs], [_tensor_type(t) for t in outputs]),
+        arg_attrs=arg_attrs,
+    )
+    body = function.body.block
+    values: dict[int, SSAValue] = {}
+    for t, arg in zip(inputs, body.args):
+        arg.name_hint = _hint(names[id(t)])
+        values[id(t)] = arg
+    for t in computes:
+        op = _BodyEmitter(values).compute(t, names[id(t)])
+        body.add_op(op)
+        op.result.name_hint = _hint(names[id(t)])
+        values[id(t)] = op.result
+
+    if s is not None and s._steps:
+        sched_block = Block()
+        emitter = _ScheduleEmitter(sched_block, values)
+        for step, location in s._steps:
+            emitter.location = location
+            step(emitter)
+        body.add_op(sched_ir.ScheduleOp(Region(sched_block)))
+    body.add_op(func.ReturnOp(*[values[id(t)] for t in outputs]))
+    module = ModuleOp([function])
+    verify_module(module)
+    return module

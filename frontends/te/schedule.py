@@ -1,0 +1,376 @@
+"""Schedules: `create_schedule`, `Schedule` and its stages (TVM's `s[C]`), cache stages.
+
+A stage's primitives check their arguments at once and are recorded as steps;
+`tilecraft.frontends.te.emit` replays the steps into a `sched.schedule` region when
+a function is built.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from xdsl.dialects.builtin import FileLineColLoc
+
+from tilecraft.dialects import sched as sched_ir
+from tilecraft.frontends.te.expr import IterVar
+from tilecraft.frontends.te.tensor import ComputeOp, PlaceholderOp, Tensor, _caller_location
+
+if TYPE_CHECKING:
+    from tilecraft.frontends.te.emit import _ScheduleEmitter
+
+
+@dataclass(eq=False)
+class StageView:
+    """What `s[T].op` gives for a stage whose axes are not the compute's own
+    (a cache stage, or a stage after cache_write)."""
+
+    name: str
+    axis: tuple[IterVar, ...]
+    reduce_axis: tuple[IterVar, ...] = ()
+
+
+@dataclass(eq=False)
+class CacheTensor:
+    """The tensor of a cache stage: usable with `s[...]`, not in expressions."""
+
+    shape: tuple[int, ...]
+    dtype: str
+    op: StageView
+    scope: str
+
+    @property
+    def name(self) -> str:
+        return self.op.name
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def __getitem__(self, key):
+        raise ValueError(
+            f"{self.name} is a cache stage, only for scheduling; computes read the "
+            "original tensor and the schedule redirects the reads"
+        )
+
+
+# A step emits one schedule op through an `_ScheduleEmitter`.
+_Step = Callable[["_ScheduleEmitter"], None]
+
+
+@dataclass(eq=False)
+class Stage:
+    """The schedule of one tensor: TVM's `s[C]`. Primitives are recorded as steps."""
+
+    schedule: Schedule
+    tensor: Tensor | CacheTensor
+    op: ComputeOp | PlaceholderOp | StageView
+    root_names: dict[int, str]  # id(root IterVar) -> name in sched.axis
+    leaf_iter_vars: list[IterVar] = field(default_factory=list)
+    _retired: dict[int, str] = field(default_factory=dict)  # id -> why it is gone
+    _touched: bool = False
+
+    def __post_init__(self):
+        self.leaf_iter_vars = list(self.op.axis) + list(self.op.reduce_axis)
+
+    # --- bookkeeping that gives errors at the user's line ---------------------------
+
+    def _leaf(self, axis) -> int:
+        for n, a in enumerate(self.leaf_iter_vars):
+            if a is axis:
+                return n
+        name = getattr(axis, "name", repr(axis))
+        why = self._retired.get(id(axis))
+        if why:
+            raise ValueError(f"axis {name!r} of stage {self.tensor.name} {why}")
+        raise ValueError(f"axis {name!r} is not an axis of stage {self.tensor.name}")
+
+    def _record(self, step: _Step):
+        self._touched = True
+        self.schedule._steps.append((step, _caller_location()))
+
+    # --- primitives ---------------------------------------------------------------
+
+    def split(self, axis: IterVar, factor: int | None = None, nparts: int | None = None):
+        """Split `axis` into (outer, inner): inner extent `factor`, or `nparts` outer."""
+        pos = self._leaf(axis)
+        if (factor is None) == (nparts is None):
+            raise ValueError("split takes exactly one of factor= or nparts=")
+        value = factor if factor is not None else nparts
+        if not isinstance(value, int) or value <= 0:
+            raise ValueError(f"split factor/nparts must be a positive int, not {value!r}")
+        ext = axis.extent  # a split that does not divide it gets a guarded tail
+        if factor is not None:
+            outer_ext, inner_ext = -(-ext // factor), factor
+        else:
+            outer_ext, inner_ext = nparts, -(-ext // nparts)
+        outer = IterVar(f"{axis.name}.outer", (0, outer_ext), axis.kind)
+        inner = IterVar(f"{axis.name}.inner", (0, inner_ext), axis.kind)
+        self.leaf_iter_vars[pos : pos + 1] = [outer, inner]
+        self._retired[id(axis)] = "was already split; use the axes split returned"
+
+        def step(e: _ScheduleEmitter):
+            op = e.add(sched_ir.SplitOp(e.axis(self, axis), factor=factor, nparts=nparts))
+            e.bind(self, outer, op.outer)
+            e.bind(self, inner, op.inner)
+
+        self._record(step)
+        return outer, inner
+
+    def tile(self, x: IterVar, y: IterVar, x_factor: int, y_factor: int):
+        """Split x and y and order the four (xo, yo, xi, yi); returns them."""
+        px, py = self._leaf(x), self._leaf(y)
+        if x is y:
+            raise ValueError("tile takes two different axes")
+        for f in (x_factor, y_factor):
+            if not isinstance(f, int) or f <= 0:
+                raise ValueError(f"tile factors must be positive ints, not {f!r}")
+        xo = IterVar(f"{x.name}.outer", (0, -(-x.extent // x_factor)), x.kind)
+        xi = IterVar(f"{x.name}.inner", (0, x_factor), x.kind)
+        yo = IterVar(f"{y.name}.outer", (0, -(-y.extent // y_factor)), y.kind)
+        yi = IterVar(f"{y.name}.inner", (0, y_factor), y.kind)
+        # As TVM: split both, then put the four in the places they occupy, in order.
+        leaves = self.leaf_iter_vars
+        leaves[px : px + 1] = [xo, xi]
+        py = py + 1 if py > px else py
+        leaves[py : py + 1] = [yo, yi]
+        self._place([xo, yo, xi, yi])
+        for a in (x, y):
+            self._retired[id(a)] = "was already tiled; use the axes tile returned"
+
+        def step(e: _ScheduleEmitter):
+            op = e.add(sched_ir.TileOp(e.axis(self, x), e.axis(self, y), x_factor, y_factor))
+            for iv, res in zip((xo, yo, xi, yi), op.results):
+                e.bind(self, iv, res)
+
+        self._record(step)
+        return xo, yo, xi, yi
+
+    def _place(self, order: Sequence[IterVar]):
+        positions = sorted(self._leaf(a) for a in order)
+        for pos, a in zip(positions, order):
+            self.leaf_iter_vars[pos] = a
+
+    def reorder(self, *axes: IterVar):
+        """Put these axes, in this order, in the places they occupy."""
+        axes = _flatten_axes(axes)
+        if len({id(a) for a in axes}) != len(axes):
+            raise ValueError("reorder names an axis twice")
+        self._place(axes)
+
+        def step(e: _ScheduleEmitter):
+            e.add(sched_ir.ReorderOp([e.axis(self, a) for a in axes]))
+
+        self._record(step)
+
+    def fuse(self, *axes: IterVar) -> IterVar:
+        """Fuse adjacent axes (outer first) into one."""
+        axes = _flatten_axes(axes)
+        if len(axes) < 2:
+            raise ValueError("fuse takes at least two axes")
+        positions = [self._leaf(a) for a in axes]
+        if positions != list(range(positions[0], positions[0] + len(axes))):
+            raise ValueError(
+                "fuse needs adjacent axes, outer first; the current order is "
+                + ", ".join(a.name for a in self.leaf_iter_vars)
+            )
+        kinds = {a.kind for a in axes}
+        if len(kinds) != 1:
+            raise ValueError("fuse cannot mix spatial and reduce axes")
+        fused = IterVar(
+            ".".join(a.name for a in axes) + ".fused",
+            (0, math.prod(a.extent for a in axes)),
+            axes[0].kind,
+        )
+        self.leaf_iter_vars[positions[0] : positions[-1] + 1] = [fused]
+        for a in axes:
+            self._retired[id(a)] = "was already fused; use the axis fuse returned"
+
+        def step(e: _ScheduleEmitter):
+            op = e.add(sched_ir.FuseOp([e.axis(self, a) for a in axes]))
+            e.bind(self, fused, op.fused)
+
+        self._record(step)
+        return fused
+
+    def compute_at(self, parent: Stage, axis: IterVar):
+        """Compute this stage inside `parent`'s loop over `axis`."""
+        if not isinstance(parent, Stage):
+            raise ValueError("compute_at takes the consumer's stage, e.g. s[C]")
+        parent._leaf(axis)
+        parent._touched = True
+
+        def step(e: _ScheduleEmitter):
+            e.add(sched_ir.ComputeAtOp(e.stage(self), e.axis(parent, axis)))
+
+        self._record(step)
+
+    def compute_inline(self):
+        """Substitute this (injective) stage's expression into its readers."""
+
+        def step(e: _ScheduleEmitter):
+            e.add(sched_ir.ComputeInlineOp(e.stage(self)))
+
+        self._record(step)
+
+    def _annotate(self, op_class, axis: IterVar):
+        self._leaf(axis)
+
+        def step(e: _ScheduleEmitter):
+            e.add(op_class(e.axis(self, axis)))
+
+        self._record(step)
+
+    def vectorize(self, axis: IterVar):
+        """Run `axis` as SIMD lanes."""
+        self._annotate(sched_ir.VectorizeOp, axis)
+
+    def parallel(self, axis: IterVar):
+        """Run `axis`'s iterations on all cores."""
+        self._annotate(sched_ir.ParallelOp, axis)
+
+    def unroll(self, axis: IterVar):
+        """Unroll `axis` completely."""
+        self._annotate(sched_ir.UnrollOp, axis)
+
+
+def _flatten_axes(axes) -> list[IterVar]:
+    if len(axes) == 1 and isinstance(axes[0], (list, tuple)):
+        return list(axes[0])
+    return list(axes)
+
+
+def _root_names(op) -> dict[int, str]:
+    if isinstance(op, ComputeOp):
+        return dict(op.axis_names)
+    return {id(a): a.name for a in tuple(op.axis) + tuple(op.reduce_axis)}
+
+
+class Schedule:
+    """TVM's schedule: `s = te.create_schedule(C)`, then `s[C].split(...)` etc."""
+
+    def __init__(self, outputs: Sequence[Tensor]):
+        self.outputs = list(outputs)
+        self._stages: dict[int, Stage] = {}
+        self._steps: list[tuple[_Step, FileLineColLoc | None]] = []
+        self._known: dict[int, Tensor | CacheTensor] = {}
+        for t in _reachable(self.outputs):
+            self._known[id(t)] = t
+
+    def __getitem__(self, tensor) -> Stage:
+        if isinstance(tensor, ComputeOp):
+            tensor = next((t for t in self._known.values() if t.op is tensor), tensor)
+        if id(tensor) not in self._known:
+            name = getattr(tensor, "name", repr(tensor))
+            raise ValueError(f"tensor {name} is not part of this schedule")
+        stage = self._stages.get(id(tensor))
+        if stage is None:
+            stage = Stage(self, tensor, tensor.op, _root_names(tensor.op))
+            self._stages[id(tensor)] = stage
+        return stage
+
+    @property
+    def stages(self) -> list[Stage]:
+        return [self[t] for t in self._known.values()]
+
+    def cache_read(self, tensor, scope: str, readers) -> CacheTensor:
+        """A copy of `tensor` in `scope` that `readers` read instead of it."""
+        _check_scope(scope)
+        readers = list(readers) if isinstance(readers, (list, tuple)) else [readers]
+        if not readers:
+            raise ValueError("cache_read needs at least one reader")
+        src = self[tensor]
+        reader_stages = [self[r] for r in readers]
+        # The copy's axes are named like the source's spatial axes (ax0, ... for inputs).
+        names = [src.root_names[id(a)] for a in src.op.axis]
+        names = names or [f"ax{d}" for d in range(tensor.ndim)]
+        axes = tuple(IterVar(n, (0, d)) for n, d in zip(names, tensor.shape))
+        view = StageView(f"{tensor.name}.{scope}", axes)
+        cache = CacheTensor(tensor.shape, tensor.dtype, view, scope)
+        cache_stage = self._add_cache_stage(cache)
+
+        def step(e: _ScheduleEmitter):
+            readers = [e.stage(r) for r in reader_stages]
+            op = e.add(sched_ir.CacheReadOp(e.stage(src), scope, readers))
+            e.bind_stage(cache_stage, op.cache)
+
+        src._record(step)
+        return cache
+
+    def cache_write(self, tensor, scope: str) -> CacheTensor:
+        """Compute `tensor` into a `scope` buffer (the returned cache's stage), then
+        copy it out; `tensor`'s stage becomes that copy, with fresh axes: re-fetch
+        them with `s[tensor].op.axis`."""
+        _check_scope(scope)
+        stage = self[tensor]
+        if not isinstance(stage.op, ComputeOp):
+            raise ValueError(f"cache_write needs a computed tensor, not {tensor.name}")
+        if stage._touched:
+            raise ValueError(
+                f"cache_write of {tensor.name} must come before any other scheduling "
+                "of its stage"
+            )
+        op = stage.op
+        names = op.axis_names
+        fresh = tuple(IterVar(names[id(a)], a.dom, a.kind) for a in op.axis)
+        fresh_red = tuple(IterVar(names[id(a)], a.dom, a.kind) for a in op.reduce_axis)
+        view = StageView(f"{tensor.name}.{scope}", fresh, fresh_red)
+        cache = CacheTensor(tensor.shape, tensor.dtype, view, scope)
+        cache_stage = self._add_cache_stage(cache)
+        # The original stage becomes the copy out of the cache, with fresh axes.
+        stage.op = StageView(tensor.name, tuple(IterVar(a.name, a.dom) for a in fresh))
+        stage.root_names = _root_names(stage.op)
+        for a in stage.leaf_iter_vars:
+            stage._retired[id(a)] = (
+                "belongs to the stage before cache_write; re-fetch the axes with "
+                f"s[{tensor.name}].op.axis"
+            )
+        stage.leaf_iter_vars = list(stage.op.axis)
+
+        def step(e: _ScheduleEmitter):
+            cw = e.add(sched_ir.CacheWriteOp(e.stage(stage), scope))
+            e.bind_stage(cache_stage, cw.cache)
+
+        stage._record(step)
+        return cache
+
+    def _add_cache_stage(self, cache: CacheTensor) -> Stage:
+        self._known[id(cache)] = cache
+        return self[cache]
+
+
+def _check_scope(scope: str):
+    if scope not in sched_ir.MEMORY_SCOPES:
+        raise ValueError(
+            f"memory scope must be one of {', '.join(sched_ir.MEMORY_SCOPES)}, not {scope!r}"
+        )
+
+
+def create_schedule(outputs) -> Schedule:
+    """A schedule for the output tensor(s) and everything they read."""
+    outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
+    for t in outputs:
+        if not isinstance(t, Tensor) or not isinstance(t.op, ComputeOp):
+            raise ValueError(f"create_schedule takes computed tensors, not {t!r}")
+    return Schedule(outputs)
+
+
+def _reachable(outputs: Sequence[Tensor]) -> list[Tensor]:
+    """Tensors the outputs read, producers before consumers (depth-first post-order)."""
+    order: list[Tensor] = []
+    done: set[int] = set()
+
+    def visit(t: Tensor):
+        if id(t) in done:
+            return
+        done.add(id(t))
+        for src in t.op.input_tensors:
+            visit(src)
+        order.append(t)
+
+    for t in outputs:
+        visit(t)
+    return order
+
