@@ -254,18 +254,16 @@ def _schedule_dot_products(s: te.Schedule, out: te.Tensor, red: te.Tensor, parti
 
 def schedule_dense(s: te.Schedule, out: te.Tensor, dense: te.Tensor, inlined=()) -> None:
     """Schedule a dense (as dense_compute returned it) whose fused group ends in `out`."""
-    red = find_reduction(dense)
-    inline_between(s, out, red, inlined)
-    if out.shape != red.shape:
-        _schedule_gemm(s, red, red)
-        _schedule_rows(s, out)
-        return
-    _schedule_gemm(s, out, red)
+    _schedule_group(s, out, dense, inlined)
 
 
 def schedule_matmul(s: te.Schedule, out: te.Tensor, mm: te.Tensor, inlined=()) -> None:
     """Schedule a matmul (as matmul_compute returned it) whose fused group ends in `out`."""
-    red = find_reduction(mm)
+    _schedule_group(s, out, mm, inlined)
+
+
+def _schedule_group(s: te.Schedule, out: te.Tensor, anchor: te.Tensor, inlined) -> None:
+    red = find_reduction(anchor)
     inline_between(s, out, red, inlined)
     if out.shape != red.shape:
         _schedule_gemm(s, red, red)
