@@ -41,12 +41,10 @@ def has_te(module: ModuleOp) -> bool:
 
 
 def lower_to_loops(module: ModuleOp) -> ModuleOp:
-    """te + sched → loop, in place (te-inline, then convert-te-to-loop); returns `module`."""
+    """te + sched → loop, in place; returns `module`. (convert-te-to-loop carries
+    out compute_inline itself, as te-inline would.)"""
     from tilecraft.lowering.convert_te_to_loop import ConvertTeToLoopPass
-    from tilecraft.transforms.te_inline import TeInlinePass
 
-    ctx = make_context()
-    for p in (TeInlinePass(), ConvertTeToLoopPass()):
-        p.apply(ctx, module)
-        verify_module(module)
+    ConvertTeToLoopPass().apply(make_context(), module)
+    verify_module(module)
     return module
