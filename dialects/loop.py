@@ -11,6 +11,8 @@ dialect adds only what those lack:
   "local" for small per-thread scratch), live until the end of its block.
 - `loop.guard`: run the body only where a condition holds (the tail of a split
   that does not divide its extent, the edge of a compute_at region).
+- `loop.view`: a typed buffer at a static byte offset of an `i8` buffer (the
+  arena a memory plan shares among a graph's intermediate values).
 
 ```mlir
 func.func @add(%A: memref<100xf32>, %B: memref<100xf32>, %C: memref<100xf32>) {
@@ -35,8 +37,9 @@ func.func @add(%A: memref<100xf32>, %B: memref<100xf32>, %C: memref<100xf32>) {
 from __future__ import annotations
 
 from collections.abc import Sequence
+from math import prod
 
-from xdsl.dialects.builtin import IndexType, IntAttr, MemRefType, StringAttr, i1
+from xdsl.dialects.builtin import IndexType, IntAttr, MemRefType, StringAttr, i1, i8
 from xdsl.ir import Block, Dialect, Operation, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -231,6 +234,64 @@ class AllocOp(IRDLOperation):
         return op
 
 
+@irdl_op_definition
+class ViewOp(IRDLOperation):
+    """A buffer inside a byte buffer:
+    `%t = loop.view %arena[256] : memref<4096xi8> to memref<8x8xf32>`."""
+
+    name = "loop.view"
+    source = operand_def(MemRefType)
+    offset = prop_def(IntAttr)
+    result = result_def(MemRefType)
+
+    def __init__(self, source: SSAValue | Operation, offset: int, memref_type: MemRefType):
+        super().__init__(
+            operands=[source], properties={"offset": IntAttr(offset)}, result_types=[memref_type]
+        )
+
+    def verify_(self) -> None:
+        src, res = self.source.type, self.result.type
+        assert isinstance(src, MemRefType) and isinstance(res, MemRefType)
+        if len(src.get_shape()) != 1 or src.element_type != i8:
+            raise VerifyException(f"loop.view reads a 1-D i8 buffer, not {src}.")
+        if any(d <= 0 for d in res.get_shape()):
+            raise VerifyException("loop.view needs a static shape with positive extents.")
+        width = max(1, res.element_type.bitwidth // 8)  # type: ignore[attr-defined]
+        start, size = self.offset.data, width * prod(res.get_shape())
+        if start < 0 or start % width:
+            raise VerifyException(
+                f"loop.view offset {start} is not a non-negative multiple of the element size {width}."
+            )
+        if start + size > src.get_shape()[0]:
+            raise VerifyException(
+                f"loop.view of bytes [{start}, {start + size}) runs past the {src.get_shape()[0]}-byte buffer."
+            )
+
+    def print(self, printer: Printer):
+        printer.print_string(" ")
+        printer.print_ssa_value(self.source)
+        printer.print_string(f"[{self.offset.data}]")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.source.type)
+        printer.print_string(" to ")
+        printer.print_attribute(self.result.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ViewOp:
+        source = parser.parse_unresolved_operand()
+        parser.parse_punctuation("[")
+        offset = parser.parse_integer()
+        parser.parse_punctuation("]")
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        source_type = parser.parse_type()
+        parser.parse_keyword("to")
+        op = cls(parser.resolve_operand(source, source_type), offset, parser.parse_type())
+        op.attributes |= attrs
+        return op
+
+
 def make_for(
     lb: int, ub: int, kind: str, var_name: str | None, ops: Sequence[Operation]
 ) -> ForOp:
@@ -239,4 +300,4 @@ def make_for(
     return loop
 
 
-LOOP = Dialect("loop", [ForOp, GuardOp, AllocOp, YieldOp], [])
+LOOP = Dialect("loop", [ForOp, GuardOp, AllocOp, ViewOp, YieldOp], [])

@@ -76,7 +76,7 @@ from tilecraft.backends.llvm.vectorize import (
     max_lanes,
     vectorization_blocker,
 )
-from tilecraft.dialects.loop import AllocOp, ForOp, GuardOp
+from tilecraft.dialects.loop import AllocOp, ForOp, GuardOp, ViewOp
 from tilecraft.utils.diagnostics import OpError
 from xdsl.context import Context
 from xdsl.dialects import arith, func, llvm, memref, scf
@@ -89,6 +89,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     UnitAttr,
+    i8,
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
@@ -165,8 +166,10 @@ class ModuleLowering:
                 "llvm.align": IntegerAttr(size, i64),
                 "llvm.dereferenceable": IntegerAttr(size * prod(t.get_shape()), i64),
             }
-            if op.arg_attrs is not None and "tc.name" in op.arg_attrs.data[i].data:
-                arg["tc.name"] = op.arg_attrs.data[i].data["tc.name"]
+            if op.arg_attrs is not None:
+                for key in ("tc.name", "tc.weight"):
+                    if key in op.arg_attrs.data[i].data:
+                        arg[key] = op.arg_attrs.data[i].data[key]
             inputs.append(PTR)
             attrs.append(arg)
         function = self.define(op.sym_name.data, inputs, "external", attrs)
@@ -225,6 +228,11 @@ class FunctionLowering:
             self.lower_if(op)
         elif isinstance(op, AllocOp):
             self.lower_alloc(op)
+        elif isinstance(op, ViewOp):
+            source = self.get(op.source)
+            self.values[op.result] = self.b.gep(source, self.b.index(op.offset.data), i8)  # type: ignore[arg-type]
+        elif isinstance(op, func.CallOp):
+            self.lower_call(op)
         elif isinstance(op, memref.LoadOp):
             indices = [self.get(i) for i in op.indices]
             ref = self.get(op.memref)
@@ -402,6 +410,15 @@ class FunctionLowering:
             b.br(merge, *values)  # type: ignore[arg-type]
         b.start(merge)
         return [Vec(a) if vec else a for a, vec in zip(merge.args, vector)]
+
+    def lower_call(self, op: func.CallOp) -> None:
+        if op.results or not all(isinstance(a.type, MemRefType) for a in op.arguments):
+            raise OpError(
+                op, f"{PASS}: a call passes memrefs and returns nothing (the loop calling convention)."
+            )
+        if self.lanes is not None:
+            raise OpError(op, f"{PASS}: a call cannot be vectorized.")
+        self.b.call(op.callee.root_reference.data, [self.get(a) for a in op.arguments])  # type: ignore[misc]
 
     # Buffers ----------------------------------------------------------------
 

@@ -474,10 +474,26 @@ def te_functions(module: ModuleOp) -> list[func.FuncOp]:
 
 @dataclass(frozen=True)
 class ConvertTeToLoopPass(ModulePass):
-    """Lower every te function (with its schedule) to the loop dialect."""
+    """Lower every te function (with its schedule) to the loop dialect, and the
+    functions that call them (a model's graph function) to the same memref calling
+    convention (`lowering/graph_function.py`)."""
 
     name = "convert-te-to-loop"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for f in te_functions(op):
-            Rewriter.replace_op(f, FunctionLowering(f).lower())
+        from tilecraft.lowering.graph_function import bufferize, is_graph_function
+
+        kernels = te_functions(op)
+        names = {f.sym_name.data for f in kernels}
+        callers = [
+            f
+            for f in op.body.block.ops
+            if isinstance(f, func.FuncOp) and f not in kernels and is_graph_function(f, names)
+        ]
+        lowered: dict[str, func.FuncOp] = {}
+        for f in kernels:
+            new = FunctionLowering(f).lower()
+            Rewriter.replace_op(f, new)
+            lowered[new.sym_name.data] = new
+        for f in callers:
+            Rewriter.replace_op(f, bufferize(f, lowered))

@@ -187,6 +187,30 @@ def compare(name: str, actual: np.ndarray, expected: np.ndarray) -> tuple[bool, 
 # -- the program ----------------------------------------------------------------
 
 
+def bind_weights(module: ModuleOp, specs, weights: dict[int, str]) -> dict[int, np.ndarray]:
+    """The arrays of the `tc.weight` arguments, from the module's weight store."""
+    if not weights:
+        return {}
+    from tilecraft.utils.weights import WeightError, store_of
+
+    try:
+        store = store_of(module)
+        if store is None:
+            raise WeightError("the module names no weight store (attribute graph.weights)")
+        bound = {}
+        for n, name in weights.items():
+            array = np.asarray(store[name])
+            spec = specs[n]
+            if array.size != int(np.prod(spec.shape)):
+                raise WeightError(
+                    f"weight '{name}' holds {array.shape}, argument #{n + 1} takes {tuple(spec.shape)}"
+                )
+            bound[n] = np.ascontiguousarray(array.reshape(spec.shape), dtype=spec.dtype)
+        return bound
+    except WeightError as e:
+        raise UserError(str(e)) from None
+
+
 def functions(module: ModuleOp) -> dict[str, func.FuncOp]:
     return {
         op.sym_name.data: op
@@ -221,11 +245,17 @@ def run(args: argparse.Namespace) -> int:
     from tilecraft.backends.llvm import compile_loop_module
 
     compiled = compile_loop_module(module)[args.entry]
+    # A model's graph function takes its weights too: bound from the weight store.
+    weights = {n: s.weight for n, s in enumerate(compiled.specs) if s.weight is not None}
     arguments = [
-        Argument(name, tuple(shape), np.dtype(dtype))
-        for name, (shape, dtype) in zip(compiled.arg_names, compiled.arg_types)
+        Argument(s.name, tuple(s.shape), np.dtype(s.dtype))
+        for n, s in enumerate(compiled.specs)
+        if n not in weights
     ]
+    if not entry_is_te and not args.input:
+        n_inputs = sum(1 for n, s in enumerate(compiled.specs) if n not in weights and not s.output)
     inputs_args, output_args = arguments[:n_inputs], arguments[n_inputs:]
+    bound = bind_weights(module, compiled.specs, weights)
 
     if args.input and len(args.input) != len(inputs_args):
         names = ", ".join(a.name for a in inputs_args)
@@ -247,7 +277,10 @@ def run(args: argparse.Namespace) -> int:
         inputs = [random_array(a, rng) for a in inputs_args]
     outputs = [np.zeros(a.shape, a.dtype) for a in output_args]
 
-    compiled(*inputs, *outputs)
+    arrays = [*inputs, *outputs]
+    for n in sorted(bound):
+        arrays.insert(n, bound[n])
+    compiled(*arrays)
 
     for path, array in zip(args.output, outputs):
         try:

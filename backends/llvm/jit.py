@@ -60,22 +60,52 @@ class ArgSpec:
     name: str
     shape: tuple[int, ...]
     dtype: np.dtype
-    output: bool  # the function stores to it
+    output: bool  # the function stores to it (itself or through a call)
+    weight: str | None = None  # `tc.weight`: the weight store's array it takes
+
+
+def signatures_of(functions: Sequence[func.FuncOp]) -> dict[str, list[ArgSpec]]:
+    """The ArgSpecs of each function; an argument passed where a callee writes
+    counts as written (a model's graph function writes its outputs by calls)."""
+    by_name = {f.sym_name.data: f for f in functions}
+    done: dict[str, list[ArgSpec]] = {}
+
+    def visit(f: func.FuncOp, active: frozenset[str]) -> list[ArgSpec]:
+        name = f.sym_name.data
+        if name not in done:
+            written = {op.memref for op in f.walk() if isinstance(op, memref.StoreOp)}
+            for op in f.walk():
+                callee = by_name.get(op.callee.root_reference.data) if isinstance(op, func.CallOp) else None
+                if callee is not None and callee.sym_name.data not in active:
+                    specs = visit(callee, active | {name})
+                    written |= {a for a, s in zip(op.arguments, specs) if s.output}
+            done[name] = _specs(f, written)
+        return done[name]
+
+    for f in functions:
+        visit(f, frozenset())
+    return done
 
 
 def signature_of(function: func.FuncOp) -> list[ArgSpec]:
-    written = {op.memref for op in function.walk() if isinstance(op, memref.StoreOp)}
+    return _specs(function, {op.memref for op in function.walk() if isinstance(op, memref.StoreOp)})
+
+
+def _specs(function: func.FuncOp, written) -> list[ArgSpec]:
     specs = []
     for i, arg in enumerate(function.body.block.args):
         t = arg.type
         assert isinstance(t, MemRefType)
-        name = f"arg{i}"
+        name, weight = f"arg{i}", None
         if function.arg_attrs is not None:
-            attr = function.arg_attrs.data[i].data.get("tc.name")
-            if isinstance(attr, StringAttr):
-                name = attr.data
+            attrs = function.arg_attrs.data[i].data
+            if isinstance(attrs.get("tc.name"), StringAttr):
+                name = attrs["tc.name"].data  # type: ignore[union-attr]
+            if isinstance(attrs.get("tc.weight"), StringAttr):
+                weight = attrs["tc.weight"].data  # type: ignore[union-attr]
+                name = weight
         specs.append(
-            ArgSpec(name, tuple(t.get_shape()), numpy_dtype(t.element_type), arg in written)
+            ArgSpec(name, tuple(t.get_shape()), numpy_dtype(t.element_type), arg in written, weight)
         )
     return specs
 
@@ -243,9 +273,7 @@ def compile_loop_module(
         module, runtime or default_flavour(), num_threads or os.cpu_count(), times=times
     )
     # After lowering, which has rejected functions that are not memrefs in, nothing out.
-    signatures = {
-        op.sym_name.data: signature_of(op) for op in module.ops if isinstance(op, func.FuncOp)
-    }
+    signatures = signatures_of([op for op in module.ops if isinstance(op, func.FuncOp)])
     engine = llvm_binding.create_mcjit_compiler(llvm_module, create_host_target_machine(jit=True))
     engine.finalize_object()
     return JitModule(engine, llvm_module, signatures, times)

@@ -264,3 +264,30 @@ def test_tilecraft_run_on_a_model(tmp_path, capsys):
     assert capsys.readouterr().err.strip() == "tilecraft-run: error: input 'x' has shape (2, 32), expected (8, 32)"
     assert run.main([str(path), "--input", f"z={x}"]) == 1
     assert "the model has no input 'z' (its inputs: x)" in capsys.readouterr().err
+
+
+def test_text_pipeline_matches_onnxruntime(case, tmp_path):
+    """The whole lowering as text, a user's way: tilecraft-import, one tilecraft-opt
+    pipeline down to loop IR (the graph function calls the kernels, weights are
+    its arguments), tilecraft-run on the result."""
+    from tilecraft.runtime.pipeline import TEXT_PIPELINE
+    from tilecraft.tools import import_model, opt, run
+
+    name, m, feeds, expected = case
+    onnx.save(m, str(tmp_path / "m.onnx"))
+    assert import_model.main([str(tmp_path / "m.onnx"), "-o", str(tmp_path / "m.mlir")]) == 0
+    lowered = tmp_path / "m.loop.mlir"
+    opt.main([str(tmp_path / "m.mlir"), "-p", TEXT_PIPELINE, "--weights-out",
+              str(tmp_path / "folded.npz"), "-o", str(lowered)])
+    text = lowered.read_text()
+    assert "graph." not in text.split("func.func @main")[1].split("func.func")[0]
+    ins = []
+    for n, (key, array) in enumerate(feeds.items()):
+        ins += ["--input", str(tmp_path / f"in{n}.npy")]
+        np.save(tmp_path / f"in{n}.npy", array)
+    outs = []
+    for n in range(len(expected)):
+        outs += ["--output", str(tmp_path / f"out{n}.npy")]
+    assert run.main([str(lowered), "--entry", "main", *ins, *outs]) == 0
+    for n, e in enumerate(expected):
+        np.testing.assert_allclose(np.load(tmp_path / f"out{n}.npy"), e, rtol=2e-4, atol=2e-4, err_msg=name)

@@ -12,10 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from xdsl.dialects import func
-from xdsl.dialects.builtin import MemRefType
 
 import tilecraft.backends.llvm
-from tilecraft.backends.reference import numpy_dtype
+from tilecraft.backends.llvm.jit import signature_of
 from tilecraft.tools import run
 
 FILECHECK_TOOLS = Path(__file__).resolve().parents[1] / "filecheck" / "tools"
@@ -37,14 +36,10 @@ def _copy(src, dst):
 
 class FakeCompiledFunction:
     def __init__(self, func_op: func.FuncOp, body):
-        self.arg_names = []
-        self.arg_types = []
-        for n, arg in enumerate(func_op.body.block.args):
-            assert isinstance(arg.type, MemRefType)
-            attrs = func_op.arg_attrs.data[n].data if func_op.arg_attrs else {}
-            name = attrs["tc.name"].data if "tc.name" in attrs else arg.name_hint
-            self.arg_names.append(name)
-            self.arg_types.append((tuple(arg.type.get_shape()), numpy_dtype(arg.type.element_type)))
+        # The signature (names, shapes, which arguments are written) is the real one.
+        self.specs = signature_of(func_op)
+        self.arg_names = [s.name for s in self.specs]
+        self.arg_types = [(s.shape, s.dtype) for s in self.specs]
         self.body = body
 
     def __call__(self, *arrays):

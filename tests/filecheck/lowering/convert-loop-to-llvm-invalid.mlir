@@ -37,3 +37,16 @@ func.func @vector_constant(%A: memref<4xf32>) {
   %v = arith.constant dense<1.0> : vector<4xf32>
   func.return
 }
+
+// -----
+
+// Calls follow the loop calling convention: memrefs in, nothing returned.
+func.func @call_with_result(%A: memref<4xf32>) {
+  // CHECK: convert-loop-to-llvm-invalid.mlir:[[# @LINE + 1]]:3: error: convert-loop-to-llvm: a call passes memrefs and returns nothing (the loop calling convention).
+  %r = func.call @f(%A) : (memref<4xf32>) -> index
+  func.return
+}
+func.func @f(%A: memref<4xf32>) -> index {
+  %c = arith.constant 0 : index
+  func.return %c : index
+}

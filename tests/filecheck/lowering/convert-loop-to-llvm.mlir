@@ -448,3 +448,32 @@ func.func @exp_f32(%A: memref<16xf32>) {
 // CHECK:         %[[NAN:.*]] = llvmx.fcmp "uno" %[[X]], %[[X]] : vector<16xf32> -> vector<16xi1>
 // CHECK-NEXT:    %[[E:.*]] = llvmx.select %[[NAN]], %[[X]], %{{.*}} : vector<16xi1>, vector<16xf32>
 // CHECK-NEXT:    llvm.store %[[E]]
+
+// -----
+
+// A model's graph function: a view is the arena pointer plus its byte offset, a
+// call passes the pointers on, the arena is freed when the function returns.
+// Weight arguments keep their `tc.weight` name for whoever binds them.
+
+func.func @graph(%x: memref<4xf32>, %w: memref<4xf32> {tc.weight = "w"}, %y: memref<4xf32> {tc.name = "y"}) {
+  %arena = loop.alloc "arena" global : memref<64xi8>
+  %t = loop.view %arena[32] : memref<64xi8> to memref<4xf32>
+  func.call @kernel(%x, %w, %t) : (memref<4xf32>, memref<4xf32>, memref<4xf32>) -> ()
+  func.call @kernel(%t, %w, %y) : (memref<4xf32>, memref<4xf32>, memref<4xf32>) -> ()
+  func.return
+}
+func.func @kernel(%a: memref<4xf32>, %b: memref<4xf32>, %c: memref<4xf32>) {
+  func.return
+}
+
+// CHECK-LABEL: llvm.func @graph(
+// CHECK-SAME:    %[[X:[0-9]+]]: !llvm.ptr {llvm.noalias{{[^}]*}}},
+// CHECK-SAME:    %[[W:[0-9]+]]: !llvm.ptr {llvm.noalias{{[^}]*}}, tc.weight = "w"},
+// CHECK-SAME:    %[[Y:[0-9]+]]: !llvm.ptr {llvm.noalias{{[^}]*}}, tc.name = "y"})
+// CHECK:         %[[ARENA:.*]] = llvm.call @aligned_alloc(%{{.*}}, %{{.*}}) : (i64, i64) -> !llvm.ptr
+// CHECK-NEXT:    %[[T:.*]] = llvm.getelementptr inbounds %[[ARENA]][32] : (!llvm.ptr) -> !llvm.ptr, i8
+// CHECK-NEXT:    llvm.call @kernel(%[[X]], %[[W]], %[[T]]) : (!llvm.ptr, !llvm.ptr, !llvm.ptr) -> ()
+// CHECK-NEXT:    llvm.call @kernel(%[[T]], %[[W]], %[[Y]]) : (!llvm.ptr, !llvm.ptr, !llvm.ptr) -> ()
+// CHECK-NEXT:    llvm.call @free(%[[ARENA]]) : (!llvm.ptr) -> ()
+// CHECK-NEXT:    llvm.return
+// CHECK:       llvm.func @kernel(

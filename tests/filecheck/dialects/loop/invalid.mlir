@@ -130,3 +130,29 @@ func.func @alloc_without_name() {
   %B = loop.alloc local : memref<4xf32>
   func.return
 }
+
+// -----
+
+func.func @view_past_the_end() {
+  %arena = loop.alloc "arena" global : memref<256xi8>
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'loop.view' op: loop.view of bytes [128, 384) runs past the 256-byte buffer.
+  %v = loop.view %arena[128] : memref<256xi8> to memref<64xf32>
+  func.return
+}
+
+// -----
+
+func.func @view_misaligned() {
+  %arena = loop.alloc "arena" global : memref<256xi8>
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'loop.view' op: loop.view offset 6 is not a non-negative multiple of the element size 4.
+  %v = loop.view %arena[6] : memref<256xi8> to memref<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @view_of_floats(%A: memref<64xf32>) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'loop.view' op: loop.view reads a 1-D i8 buffer, not memref<64xf32>.
+  %v = loop.view %A[0] : memref<64xf32> to memref<4xf32>
+  func.return
+}

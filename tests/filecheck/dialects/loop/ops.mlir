@@ -127,3 +127,17 @@ func.func @attributes(%c: i1) {
 // CHECK-NEXT:      } {tag}
 // CHECK-NEXT:    } {note = "x"}
 // CHECK-NEXT:    func.return
+
+// -----
+
+// A typed buffer at a byte offset of an arena (a memory plan's shared buffer).
+// CHECK-LABEL: func.func @view
+// CHECK:         %arena = loop.alloc "arena" global : memref<1024xi8>
+// CHECK-NEXT:    %a = loop.view %arena[0] : memref<1024xi8> to memref<8x16xf32>
+// CHECK-NEXT:    %b = loop.view %arena[512] : memref<1024xi8> to memref<128xi32>
+func.func @view() {
+  %arena = loop.alloc "arena" global : memref<1024xi8>
+  %a = loop.view %arena[0] : memref<1024xi8> to memref<8x16xf32>
+  %b = loop.view %arena[512] : memref<1024xi8> to memref<128xi32>
+  func.return
+}

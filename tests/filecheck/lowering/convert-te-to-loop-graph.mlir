@@ -1,0 +1,85 @@
+// RUN: tilecraft-opt %s --split-input-file -p convert-te-to-loop | filecheck %s
+
+// The function that calls the kernels (a model's graph function) follows them to
+// the loop calling convention: inputs, then the weights it names (bound by name
+// from the weight store: `tc.weight`), then one output memref per result. A
+// returned value is written into its output argument; a value the memory plan
+// placed (`tc.offsets`) is a view of one arena; a constant is written inline
+// (a splat by one loop).
+// CHECK-LABEL: func.func @main(
+// CHECK-SAME:      %x: memref<4xf32> {tc.name = "x"},
+// CHECK-SAME:      %scale: memref<4xf32> {tc.weight = "scale"},
+// CHECK-SAME:      %y: memref<4xf32> {tc.name = "y"})
+// CHECK-SAME:      attributes {tc.arena_bytes = 32 : i64} {
+// CHECK-NEXT:    %c = loop.alloc "constant" global : memref<4xf32>
+// CHECK:         memref.store %{{.*}}, %c[%{{.*}}] : memref<4xf32>
+// CHECK:         %k = loop.alloc "constant" global : memref<4xf32>
+// CHECK-NEXT:    %[[HALF:.*]] = arith.constant 5.000000e-01 : f32
+// CHECK-NEXT:    loop.for %[[I:.*]] = 0 to 4 {
+// CHECK-NEXT:      memref.store %[[HALF]], %k[%[[I]]] : memref<4xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %arena = loop.alloc "arena" global : memref<32xi8>
+// CHECK-NEXT:    %a = loop.view %arena[0] : memref<32xi8> to memref<4xf32>
+// CHECK-NEXT:    func.call @mul(%x, %scale, %a) : (memref<4xf32>, memref<4xf32>, memref<4xf32>) -> ()
+// CHECK-NEXT:    %b = loop.view %arena[16] : memref<32xi8> to memref<4xf32>
+// CHECK-NEXT:    func.call @mul(%a, %c, %b)
+// CHECK-NEXT:    func.call @mul(%b, %k, %y)
+// CHECK-NEXT:    func.return
+// CHECK:       func.func @mul(%p0: memref<4xf32> {tc.name = "p0"}, %p1: memref<4xf32> {tc.name = "p1"}, %m: memref<4xf32> {tc.name = "m"})
+builtin.module {
+  func.func @main(%x: tensor<4xf32> {tc.name = "x"}) -> (tensor<4xf32> {tc.name = "y"}) attributes {tc.arena_bytes = 32 : i64} {
+    %w = graph.weight "scale" : tensor<4xf32>
+    %c = graph.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+    %k = graph.constant dense<0.5> : tensor<4xf32>
+    %a = func.call @mul(%x, %w) {tc.offsets = array<i64: 0>} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %b = func.call @mul(%a, %c) {tc.offsets = array<i64: 16>} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %y = func.call @mul(%b, %k) {tc.offsets = array<i64: -1>} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    func.return %y : tensor<4xf32>
+  }
+  func.func @mul(%p0: tensor<4xf32> {tc.name = "p0"}, %p1: tensor<4xf32> {tc.name = "p1"}) -> tensor<4xf32> {
+    %m = te.compute "m" (%i: "i") -> tensor<4xf32> {
+      %0 = te.read %p0[%i] : tensor<4xf32>
+      %1 = te.read %p1[%i] : tensor<4xf32>
+      %2 = arith.mulf %0, %1 : f32
+      te.yield %2 : f32
+    }
+    func.return %m : tensor<4xf32>
+  }
+}
+
+// -----
+
+// Without a memory plan every intermediate value gets a buffer of its own; two
+// results, named by the function's result attributes or by position.
+// CHECK-LABEL: func.func @unplanned(
+// CHECK-SAME:      %x: memref<4xf32> {tc.name = "x"}, %out0: memref<4xf32> {tc.name = "out0"}, %out1: memref<4xf32> {tc.name = "out1"})
+// CHECK-NEXT:    %a = loop.alloc "neg_0" global : memref<4xf32>
+// CHECK-NEXT:    func.call @neg(%x, %a)
+// CHECK-NEXT:    func.call @neg(%a, %out0)
+// CHECK-NEXT:    func.call @neg(%x, %out1)
+// CHECK-NEXT:    func.return
+builtin.module {
+  func.func @unplanned(%x: tensor<4xf32> {tc.name = "x"}) -> (tensor<4xf32>, tensor<4xf32>) {
+    %a = func.call @neg(%x) : (tensor<4xf32>) -> tensor<4xf32>
+    %b = func.call @neg(%a) : (tensor<4xf32>) -> tensor<4xf32>
+    %c = func.call @neg(%x) : (tensor<4xf32>) -> tensor<4xf32>
+    func.return %b, %c : tensor<4xf32>, tensor<4xf32>
+  }
+  func.func @neg(%p0: tensor<4xf32>) -> tensor<4xf32> {
+    %n = te.compute "n" (%i: "i") -> tensor<4xf32> {
+      %0 = te.read %p0[%i] : tensor<4xf32>
+      %1 = arith.negf %0 : f32
+      te.yield %1 : f32
+    }
+    func.return %n : tensor<4xf32>
+  }
+}
+
+// -----
+
+// A function that calls no te function is left alone.
+// CHECK-LABEL: func.func @untouched(%x: tensor<4xf32>) -> tensor<4xf32>
+// CHECK-NEXT:    func.return %x : tensor<4xf32>
+func.func @untouched(%x: tensor<4xf32>) -> tensor<4xf32> {
+  func.return %x : tensor<4xf32>
+}
