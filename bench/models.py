@@ -18,7 +18,10 @@ im2col, Gemm and MatMul). Latency is the median of interleaved rounds, with a pa
 before each block so idle OpenMP/BLAS threads of the previous one sleep
 (bench/matmul.py's `timed`). Also tilecraft's compile time, its largest
 difference from onnxruntime's output, and its planned peak memory (the arena of
-intermediates) against the naive sum of all intermediates.
+intermediates) against the naive sum of all intermediates. "fusion ceiling" is
+what fusion could buy at most: the unfused model's time over that time less its
+injective and broadcast kernels (from `CompiledModel.profile`), as if fusion
+made every one of them free.
 
 Anything that cannot be measured (tilecraft.compile missing or failing on a model)
 is printed as unavailable, with the reason, and is null in the JSON; no figure is
@@ -393,11 +396,32 @@ def measure_model(name: str, directory: str, repeat: int) -> dict:
         if label == "tilecraft":
             row["planned_bytes"] = int(m.planned_bytes)
             row["naive_bytes"] = int(m.naive_bytes)
+        else:
+            row["elementwise_share"] = elementwise_share(m, x)
         fns[label] = lambda m=m: m(x)
     times = timed(fns, repeat)
     for label, t in times.items():
         row[f"{label}_ms"] = t * 1e3
     return row
+
+
+def elementwise_share(m, x: np.ndarray) -> float:
+    """Share of the unfused model's kernel time spent in injective and broadcast
+    kernels (relu, bias and residual adds, transposes, ...): all that fuse-ops can
+    fold into a neighbour. 1 / (1 - share) bounds what fusion can buy, however well
+    it is done. With fusion off each kernel holds one op, named `<op>_<n>`."""
+    from tilecraft.dialects.graph import GRAPH_OPS, Broadcast, Injective
+
+    kinds = {op.name.removeprefix("graph."): op for op in GRAPH_OPS}
+    profile = m.profile(x, repeat=10)
+    total = sum(t for _, t in profile)
+    fusible = sum(
+        t
+        for kernel, t in profile
+        if (op := kinds.get(kernel.rsplit("_", 1)[0])) is not None
+        and (op.has_trait(Injective) or op.has_trait(Broadcast))
+    )
+    return fusible / total
 
 
 def _fmt(value, spec: str) -> str:
@@ -407,7 +431,7 @@ def _fmt(value, spec: str) -> str:
 def print_models(rows: list[dict]) -> None:
     header = (f"{'model':>9} {'tilecraft ms':>13} {'no-fusion ms':>13} {'ORT(2t) ms':>11} "
               f"{'numpy ms':>9} {'tc/ORT':>7} {'fusion x':>9} {'compile s':>10} "
-              f"{'planned MB':>11} {'naive MB':>9} {'max|tc-ORT|':>12}")  # fmt: skip
+              f"{'planned MB':>11} {'naive MB':>9} {'max|tc-ORT|':>12} {'fusion ceiling':>15}")  # fmt: skip
     print(header)
     for r in rows:
         tc_ms, nf_ms, ort_ms = r.get("tilecraft_ms"), r.get("tilecraft_nofuse_ms"), r["onnxruntime_ms"]
@@ -418,10 +442,16 @@ def print_models(rows: list[dict]) -> None:
             f"{_fmt(r.get('tilecraft_compile_s'), '10.2f')} "
             f"{_fmt(r.get('planned_bytes') and r['planned_bytes'] / 1e6, '11.2f')} "
             f"{_fmt(r.get('naive_bytes') and r['naive_bytes'] / 1e6, '9.2f')} "
-            f"{_fmt(r.get('tilecraft_max_diff'), '12.2e')}"
+            f"{_fmt(r.get('tilecraft_max_diff'), '12.2e')} "
+            f"{_fmt(_ceiling(r), '15.2f')}"
         )
         for note in r["notes"]:
             print(f"{'':>9} note: {note}")
+
+
+def _ceiling(row: dict) -> float | None:
+    share = row.get("elementwise_share")
+    return None if share is None else 1 / (1 - share)
 
 
 def headline(rows: dict[str, dict]) -> dict:
@@ -439,6 +469,7 @@ def headline(rows: dict[str, dict]) -> dict:
         "bert_layer_vs_ort": ratio("bert", "tilecraft", "onnxruntime"),
         "mlp_vs_ort": ratio("mlp", "tilecraft", "onnxruntime"),
         "fusion_speedup": ratio("resnet18", "tilecraft_nofuse", "tilecraft"),
+        "fusion_ceiling": round(c, 3) if (c := _ceiling(resnet)) is not None else None,
         "planned_memory_ratio": round(planned / naive, 3) if planned and naive else None,
         "resnet18_compile_s": round(compile_s, 2) if compile_s is not None else None,
     }
