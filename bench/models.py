@@ -29,7 +29,7 @@ printed that was not measured in this run.
 
 `--layers` instead measures each distinct ResNet-18 conv layer and the BERT/MLP
 dense and matmul shapes as single kernels (topi's compute + schedule, in the
-blocked layouts alter-layout produces: NCHW16c data, OIHW16i16o kernels) against
+layouts alter-layout produces: NCHW16c data, OIHW16i16o kernels, KN dense weights) against
 onnxruntime running the same single node, in GFLOP/s.
 
 Usage: python bench/models.py [--models resnet18,mlp,bert] [--repeat N] [--layers]
@@ -515,7 +515,13 @@ def measure_layers(repeat: int) -> list[dict]:
         schedule_conv2d,
         unpack_data,
     )
-    from tilecraft.topi.dense import dense_compute, matmul_compute, schedule_dense, schedule_matmul
+    from tilecraft.topi.dense import (
+        dense_compute,
+        matmul_compute,
+        pack_dense_weight,
+        schedule_dense,
+        schedule_matmul,
+    )
 
     rng = np.random.default_rng(3)
     rows = []
@@ -547,9 +553,11 @@ def measure_layers(repeat: int) -> list[dict]:
             x = rng.standard_normal((M, K)).astype(np.float32)
             w = (rng.standard_normal((N, K)) / math.sqrt(K)).astype(np.float32)
             ort_fn, expected = _single_node("Gemm", {"x": x}, {"w": w}, transB=1)
+            # The weight in the KN layout alter-layout gives dense weights.
+            w = pack_dense_weight(w)
             X = te.placeholder(x.shape, "float32", name="x")
             W = te.placeholder(w.shape, "float32", name="w")
-            Y = dense_compute(X, W, None)
+            Y = dense_compute(X, W, None, weight_layout="KN")
             s = te.create_schedule(Y)
             schedule_dense(s, Y, Y, [])
             label = f"dense {M}x{K} @ [{N}x{K}]^T"
