@@ -1,8 +1,9 @@
 """Whole models through `tilecraft.compile`, compared with onnxruntime.
 
 The models are built with onnx.helper here (small, random weights, fixed seed):
-an MLP, a CNN with batch_norm and pooling, a residual block, a transformer
-encoder layer (attention, layer_norm, gelu) and a Gather embedding. Each is
+an MLP, a CNN with batch_norm and pooling, a residual block, a MobileNet block
+(depthwise convs, ReLU6), an Inception block (branches, a grouped conv, Concat), a
+transformer encoder layer (attention, layer_norm, gelu) and a Gather embedding. Each is
 compiled with fusion on and off; both must give onnxruntime's numbers. Then the
 runtime's own contract: save/load round trip and input checking. A graph module
 written by hand runs too, so the runtime is tested without the ONNX frontend.
@@ -89,6 +90,57 @@ def residual():
     return model(nodes, [value("x", [1, c, 10, 10])], [value("y", [1, c, 10, 10])], inits), {"x": randn(1, c, 10, 10)}
 
 
+def bn(name, c):
+    """A BatchNormalization's four initializers for `c` channels."""
+    return {f"{name}_s": randn(c), f"{name}_b": randn(c), f"{name}_m": randn(c),
+            f"{name}_v": np.abs(randn(c)) + 0.5}  # fmt: skip
+
+
+def bn_node(x, name, y):
+    return helper.make_node("BatchNormalization", [x, f"{name}_s", f"{name}_b", f"{name}_m", f"{name}_v"], [y])
+
+
+def mobilenet_block():
+    """MobileNet-v1/v2 style: depthwise 3x3 + BN + ReLU6, pointwise 1x1 + BN + ReLU6,
+    a strided depthwise conv, global pooling; 32 channels, so the convs are blocked."""
+    nodes = [
+        helper.make_node("Conv", ["x", "dw1"], ["d1"], group=32, pads=[1, 1, 1, 1]),
+        bn_node("d1", "bn1", "n1"),
+        helper.make_node("Clip", ["n1", "zero", "six"], ["r1"]),
+        helper.make_node("Conv", ["r1", "pw"], ["p1"]),
+        bn_node("p1", "bn2", "n2"),
+        helper.make_node("Clip", ["n2", "zero", "six"], ["r2"]),
+        helper.make_node("Conv", ["r2", "dw2", "db2"], ["d2"], group=64, strides=[2, 2], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["d2"], ["r3"]),
+        helper.make_node("GlobalAveragePool", ["r3"], ["y"]),
+    ]
+    inits = weights(
+        dw1=randn(32, 1, 3, 3, scale=0.5), pw=randn(64, 32, 1, 1, scale=0.2), dw2=randn(64, 1, 3, 3, scale=0.5),
+        db2=randn(64), zero=np.array(0.0, np.float32), six=np.array(6.0, np.float32), **bn("bn1", 32), **bn("bn2", 64),
+    )  # fmt: skip
+    return model(nodes, [value("x", [1, 32, 14, 14])], [value("y", [1, 64, 1, 1])], inits), {"x": randn(1, 32, 14, 14)}
+
+
+def inception_block():
+    """Inception-style branches joined by Concat: 1x1; 1x1 then a grouped 3x3;
+    max pool then 1x1."""
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["a"]),
+        helper.make_node("Conv", ["x", "w2", "b2"], ["b0"]),
+        helper.make_node("Relu", ["b0"], ["b1r"]),
+        helper.make_node("Conv", ["b1r", "w3"], ["b"], group=2, pads=[1, 1, 1, 1]),
+        helper.make_node("MaxPool", ["x"], ["c0"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("Conv", ["c0", "w4"], ["c"]),
+        helper.make_node("Concat", ["a", "b", "c"], ["cat"], axis=1),
+        helper.make_node("Relu", ["cat"], ["y"]),
+    ]
+    inits = weights(
+        w1=randn(16, 32, 1, 1, scale=0.2), b1=randn(16), w2=randn(16, 32, 1, 1, scale=0.2), b2=randn(16),
+        w3=randn(32, 8, 3, 3, scale=0.2), w4=randn(16, 32, 1, 1, scale=0.2),
+    )  # fmt: skip
+    return model(nodes, [value("x", [1, 32, 12, 12])], [value("y", [1, 64, 12, 12])], inits), {"x": randn(1, 32, 12, 12)}
+
+
 def encoder_layer():
     s, d, h = 16, 32, 4
     dh = d // h
@@ -153,7 +205,15 @@ def embedding():
     return m, feeds
 
 
-MODELS = {"mlp": mlp, "cnn": cnn, "residual": residual, "encoder_layer": encoder_layer, "embedding": embedding}
+MODELS = {
+    "mlp": mlp,
+    "cnn": cnn,
+    "residual": residual,
+    "mobilenet_block": mobilenet_block,
+    "inception_block": inception_block,
+    "encoder_layer": encoder_layer,
+    "embedding": embedding,
+}
 
 
 @pytest.fixture(scope="module", params=sorted(MODELS))
