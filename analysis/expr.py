@@ -6,8 +6,8 @@ loops are fixed and others run, whether a guard can ever fail, how far a tile
 reaches. An `Expr` is `sum(coeff * atom) + const`, where an atom is a loop
 variable (any hashable object, compared by identity) or a `Div`/`Mod` of an Expr by
 a positive constant. Expressions are immutable and simplify as they are built
-(`(32*x + y) // 32` with `0 <= y < 32` is not simplified — that needs ranges —
-but `(32*x) // 32` is `x`).
+(`(32*x) // 32` is `x`); `simplify` uses the atoms' ranges as well (`(32*x + y) // 32`
+is `x` and `(32*x + y) % 32` is `y` when `0 <= y < 32`).
 """
 
 from __future__ import annotations
@@ -176,6 +176,32 @@ def bounds(expr: Expr, atom_range: Callable[[Hashable], Range]) -> Range:
         else:
             lo, hi = lo + c * ahi, hi + c * alo
     return lo, hi
+
+
+def simplify(expr: Expr, atom_range: Callable[[Hashable], Range]) -> Expr:
+    """`expr` with each floor-div and mod by d of `d*q + r` rewritten to `q` and `r`
+    where `0 <= r < d` for every value of the atoms (what splitting an axis and
+    indexing a blocked tensor with the split parts produces). `atom_range` may raise
+    KeyError for an atom it does not know; such terms stay as they are."""
+    if all(not isinstance(a, (Div, Mod)) for a in expr.terms):
+        return expr
+    result = Expr(const=expr.const)
+    for a, c in expr.terms.items():
+        new = Expr.var(a)
+        if isinstance(a, (Div, Mod)):
+            inner, d = simplify(a.expr, atom_range), a.divisor
+            quotient = Expr({t: k // d for t, k in inner.terms.items() if k % d == 0}, inner.const // d)
+            rest = Expr({t: k for t, k in inner.terms.items() if k % d != 0}, inner.const % d)
+            try:
+                lo, hi = bounds(rest, atom_range)
+            except KeyError:
+                lo, hi = -1, d
+            if 0 <= lo and hi < d:
+                new = quotient if isinstance(a, Div) else rest
+            else:
+                new = inner.floordiv(d) if isinstance(a, Div) else inner.mod(d)
+        result = result + new * c
+    return result
 
 
 def split_range(

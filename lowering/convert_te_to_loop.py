@@ -55,7 +55,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from tilecraft.analysis.bounds import index_expr, infer_region
-from tilecraft.analysis.expr import Expr, bounds
+from tilecraft.analysis.expr import Expr, bounds, simplify
 from tilecraft.analysis.schedule import (
     MAX_UNROLL,
     Fuse,
@@ -283,7 +283,7 @@ class FunctionLowering:
         for g in guards:
             if g.kind not in kinds:
                 continue
-            v = emit_index(g.expr, env, cur)
+            v = self._index(g.expr, env, cur)
             checks = []
             if g.lo is not None:
                 checks.append(cur.value(arith.CmpiOp(v, cur.index_const(g.lo), "sge")))
@@ -297,6 +297,10 @@ class FunctionLowering:
         cur.insert(guard)
         return cur.child(guard)
 
+    def _index(self, expr: Expr, env: Env, cur: Cursor) -> SSAValue:
+        """Emit index `expr`, its div/mod simplified with the loop extents."""
+        return emit_index(simplify(expr, lambda a: (0, self.extents[a] - 1)), env, cur)
+
     # -- bodies -----------------------------------------------------------------
 
     def _root_ssa(self, s: Stage, roots: list[IterVar], cur: Cursor, env: Env) -> list[SSAValue]:
@@ -305,7 +309,7 @@ class FunctionLowering:
         out = []
         for r in roots:
             expr = self.root_values[s][r]
-            v = emit_index(expr, env, cur)
+            v = self._index(expr, env, cur)
             if isinstance(v.owner, (arith.AddiOp, arith.MuliOp)):
                 v.name_hint = r.name
             self._sym[v] = expr
@@ -320,7 +324,7 @@ class FunctionLowering:
     def _own_indices(self, s: Stage, cur: Cursor, env: Env) -> list[SSAValue]:
         buf = self.buffers[s]
         return [
-            emit_index(self.root_values[s][r] - off, env, cur)
+            self._index(self.root_values[s][r] - off, env, cur)
             for r, off in zip(s.spatial_root, buf.offsets)
         ]
 
@@ -393,7 +397,7 @@ class FunctionLowering:
         for i, off in zip(idx, buf.offsets):
             expr = index_expr(i, self._sym)
             if expr is not None:
-                shifted.append(emit_index(expr - off, env, cur))
+                shifted.append(self._index(expr - off, env, cur))
                 continue
             i = mapping.get(i, i) if mapping is not None else i
             if off.is_const and off.const == 0:
@@ -420,10 +424,15 @@ def _element_bytes(t: Attribute) -> int:
     return max(1, t.bitwidth // 8)
 
 
+_INDEX_ARITH = (
+    arith.AddiOp, arith.MuliOp, arith.ConstantOp, arith.SubiOp, arith.FloorDivSIOp, arith.RemSIOp
+)  # fmt: skip
+
+
 def _erase_unused_arith(block: Block):
     """Drop index arithmetic no load or store ended up using (innermost first)."""
     for op in reversed(list(block.walk())):
-        if isinstance(op, (arith.AddiOp, arith.MuliOp, arith.ConstantOp, arith.SubiOp)) and not op.results[0].uses:
+        if isinstance(op, _INDEX_ARITH) and not op.results[0].uses:
             op.detach()
             op.erase()
 

@@ -471,3 +471,54 @@ func.func @epilogue(%A: tensor<8x4xf32>) -> tensor<8xf32> {
 // CHECK-NEXT:        %[[Z:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK-NEXT:        arith.maximumf %[[V]], %[[Z]] : f32
 // CHECK-NOT:     loop.alloc "C"
+
+// -----
+
+// Index division by what the loops know: with i split by 16, i // 16 is the outer
+// loop variable and i % 16 the inner one (no div/mod left); with a split by 8 the
+// remainder may reach 16, so both stay.
+func.func @unblock(%A: tensor<4x16xf32>) -> tensor<64xf32> {
+  %B = te.compute "B" (%i: "i") -> tensor<64xf32> {
+    %c16 = arith.constant 16 : index
+    %q = arith.floordivsi %i, %c16 : index
+    %r = arith.remsi %i, %c16 : index
+    %a = te.read %A[%q, %r] : tensor<4x16xf32>
+    te.yield %a : f32
+  }
+  sched.schedule {
+    %s = sched.stage %B : tensor<64xf32>
+    %i = sched.axis %s "i"
+    %o, %n = sched.split %i by 16
+  }
+  func.return %B : tensor<64xf32>
+}
+
+// CHECK-LABEL: func.func @unblock
+// CHECK:         loop.for %[[O:.*]] = 0 to 4 {
+// CHECK:           loop.for %[[N:.*]] = 0 to 16 {
+// CHECK-NOT:         arith.floordivsi
+// CHECK-NOT:         arith.remsi
+// CHECK:             memref.load %A[%[[O]], %[[N]]] : memref<4x16xf32>
+
+// -----
+
+func.func @still_blocked(%A: tensor<4x16xf32>) -> tensor<64xf32> {
+  %B = te.compute "B" (%i: "i") -> tensor<64xf32> {
+    %c16 = arith.constant 16 : index
+    %q = arith.floordivsi %i, %c16 : index
+    %r = arith.remsi %i, %c16 : index
+    %a = te.read %A[%q, %r] : tensor<4x16xf32>
+    te.yield %a : f32
+  }
+  sched.schedule {
+    %s = sched.stage %B : tensor<64xf32>
+    %i = sched.axis %s "i"
+    %o, %n = sched.split %i by 8
+  }
+  func.return %B : tensor<64xf32>
+}
+
+// CHECK-LABEL: func.func @still_blocked
+// CHECK:           %[[Q:.*]] = arith.floordivsi
+// CHECK:           %[[R:.*]] = arith.remsi
+// CHECK:           memref.load %A[%[[Q]], %[[R]]] : memref<4x16xf32>
