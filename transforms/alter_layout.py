@@ -7,7 +7,9 @@ channels a multiple of the block b = 16) becomes the fast blocked kernel of
 topi/conv2d.py: `data_layout = "NCHW16c"` when the input channels are a multiple
 of 16, else (fewer than 16 input channels, such as an image's 3) the input stays
 NCHW and the kernel's in-block is all of them; `kernel_layout = "OIHW<i>i16o"`,
-`out_layout = "NCHW16c"`. The weight is packed once, here, into a new weight of the
+`out_layout = "NCHW16c"`. A depthwise conv (groups = input = output channels, a
+multiple of 16: MobileNet's) is blocked too, with `kernel_layout = "OIHW1i16o"`:
+each channel stays in its lane, so no transforms are needed around it. The weight is packed once, here, into a new weight of the
 module's store; a bias [O] becomes a `graph.add` of the bias reshaped to
 [O/16, 1, 1, 16] (blocked convs take no bias; fuse-ops puts the add back into the
 conv's kernel as its epilogue). Other convs are left as they are.
@@ -190,7 +192,8 @@ class LayoutRewriter:
     def conv2d(self, conv: graph.Conv2dOp) -> bool:
         """A plain conv2d in the blocked layouts; False (unchanged) where that is not
         supported or the weight is not known."""
-        if conv.layouts() != (0, (0, 0), 0) or conv.int_attr("groups", 1) != 1:
+        groups = conv.int_attr("groups", 1)
+        if conv.layouts() != (0, (0, 0), 0):
             return False
         x, w = conv.inputs[0], conv.inputs[1]
         if not isinstance(x.type.get_element_type(), Float32Type):
@@ -198,16 +201,22 @@ class LayoutRewriter:
         _, channels, _, _ = graph.shape_of(x.type)
         out_channels = graph.shape_of(w.type)[0]
         b = self.block
+        # Depthwise (one input and one output channel per group) keeps each channel
+        # in its lane: the blocked kernel reads input block and lane = output's.
+        depthwise = groups == channels == out_channels
+        if groups != 1 and not (depthwise and channels % b == 0):
+            return False
         if out_channels % b or (channels % b and channels >= b):
             return False
         weight = known_value(w, self.store, NAME)
         if weight is None:
             return False
-        in_block = b if channels % b == 0 else channels
+        in_block = 1 if depthwise else b if channels % b == 0 else channels
         kernel_layout = f"OIHW{in_block}i{b}o"
         packed = pack_conv2d_weight(weight, in_block, b)
         w_op = self.new_value(packed, w, kernel_layout)
-        data, data_layout = (self.to_blocked(x, b, conv), blocked(b)) if in_block == b else (x, "NCHW")
+        blocked_data = in_block == b or depthwise
+        data, data_layout = (self.to_blocked(x, b, conv), blocked(b)) if blocked_data else (x, "NCHW")
         attributes = dict(conv.attributes) | graph.attrs(
             data_layout=data_layout, kernel_layout=kernel_layout, out_layout=blocked(b)
         )

@@ -176,8 +176,9 @@ func.func @dense(%x: tensor<4x3xf32>, %v: tensor<2x3xf32>) -> (tensor<4x2xf32>, 
 
 // Convs left alone: 8 output channels (no 16-channel block), 20 input channels
 // (neither a multiple of 16 nor fewer), a weight that is an argument (cannot be
-// packed ahead of time), a grouped conv, a float64 conv.
-func.func @left_alone(%x: tensor<1x16x4x4xf32>, %x20: tensor<1x20x4x4xf32>, %v: tensor<16x16x1x1xf32>, %x64: tensor<1x16x4x4xf64>) -> (tensor<1x8x4x4xf32>, tensor<1x16x4x4xf32>, tensor<1x16x4x4xf32>, tensor<1x32x4x4xf32>, tensor<1x16x4x4xf64>) {
+// packed ahead of time), a grouped conv that is not depthwise, a float64 conv, a
+// depthwise conv of 8 channels.
+func.func @left_alone(%x: tensor<1x16x4x4xf32>, %x20: tensor<1x20x4x4xf32>, %v: tensor<16x16x1x1xf32>, %x64: tensor<1x16x4x4xf64>, %x8: tensor<1x8x4x4xf32>) -> (tensor<1x8x4x4xf32>, tensor<1x16x4x4xf32>, tensor<1x16x4x4xf32>, tensor<1x32x4x4xf32>, tensor<1x16x4x4xf64>, tensor<1x8x4x4xf32>) {
   %w8 = graph.constant dense<1.0> : tensor<8x16x1x1xf32>
   %a = graph.conv2d %x, %w8 : (tensor<1x16x4x4xf32>, tensor<8x16x1x1xf32>) -> tensor<1x8x4x4xf32>
   %w20 = graph.constant dense<1.0> : tensor<16x20x1x1xf32>
@@ -187,13 +188,38 @@ func.func @left_alone(%x: tensor<1x16x4x4xf32>, %x20: tensor<1x20x4x4xf32>, %v: 
   %d = graph.conv2d %x, %wg {groups = 2 : i64} : (tensor<1x16x4x4xf32>, tensor<32x8x1x1xf32>) -> tensor<1x32x4x4xf32>
   %w64 = graph.constant dense<1.0> : tensor<16x16x1x1xf64>
   %e = graph.conv2d %x64, %w64 : (tensor<1x16x4x4xf64>, tensor<16x16x1x1xf64>) -> tensor<1x16x4x4xf64>
-  func.return %a, %b, %c, %d, %e : tensor<1x8x4x4xf32>, tensor<1x16x4x4xf32>, tensor<1x16x4x4xf32>, tensor<1x32x4x4xf32>, tensor<1x16x4x4xf64>
+  %wd = graph.constant dense<1.0> : tensor<8x1x3x3xf32>
+  %f = graph.conv2d %x8, %wd {groups = 8 : i64, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x8x4x4xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x4x4xf32>
+  func.return %a, %b, %c, %d, %e, %f : tensor<1x8x4x4xf32>, tensor<1x16x4x4xf32>, tensor<1x16x4x4xf32>, tensor<1x32x4x4xf32>, tensor<1x16x4x4xf64>, tensor<1x8x4x4xf32>
 }
 
 // CHECK-LABEL: func.func @left_alone
 // CHECK-NOT:     graph.layout_transform
 // CHECK-NOT:     _layout
 // CHECK:         func.return
+
+// -----
+
+// A depthwise conv (MobileNet's: groups = channels) runs blocked with one input
+// channel per output lane (OIHW1i16o), so its blocked input and output chain with
+// the convs around it and no transform sits between them.
+func.func @depthwise(%x: tensor<1x32x8x8xf32>) -> tensor<1x32x4x4xf32> {
+  %w = graph.constant dense<1.0> : tensor<32x32x1x1xf32>
+  %p = graph.conv2d %x, %w : (tensor<1x32x8x8xf32>, tensor<32x32x1x1xf32>) -> tensor<1x32x8x8xf32>
+  %wd = graph.constant dense<0.5> : tensor<32x1x3x3xf32>
+  %d = graph.conv2d %p, %wd {groups = 32 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x32x8x8xf32>, tensor<32x1x3x3xf32>) -> tensor<1x32x4x4xf32>
+  %r = graph.clip %d {min = 0.0 : f64, max = 6.0 : f64} : (tensor<1x32x4x4xf32>) -> tensor<1x32x4x4xf32>
+  func.return %r : tensor<1x32x4x4xf32>
+}
+
+// CHECK-LABEL: func.func @depthwise
+// CHECK-NEXT:    %[[T:.*]] = graph.layout_transform %x {src = "NCHW", dst = "NCHW16c"}
+// CHECK:         %[[P:.*]] = graph.conv2d %[[T]], %{{.*}} {data_layout = "NCHW16c", kernel_layout = "OIHW16i16o", out_layout = "NCHW16c"}
+// CHECK-NEXT:    %[[W:.*]] = graph.constant dense<5.000000e-01> : tensor<2x1x3x3x1x16xf32>
+// CHECK-NEXT:    %[[D:.*]] = graph.conv2d %[[P]], %[[W]] {groups = 32 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>, data_layout = "NCHW16c", kernel_layout = "OIHW1i16o", out_layout = "NCHW16c"} : (tensor<1x2x8x8x16xf32>, tensor<2x1x3x3x1x16xf32>) -> tensor<1x2x4x4x16xf32>
+// CHECK-NEXT:    %[[R:.*]] = graph.clip %[[D]]
+// CHECK-NEXT:    %[[O:.*]] = graph.layout_transform %[[R]] {src = "NCHW16c", dst = "NCHW"}
+// CHECK-NEXT:    func.return %[[O]]
 
 // -----
 
