@@ -9,7 +9,9 @@ to a temporary directory, and measures in one run:
 - an MLP, batch 32: 784-1024-1024-10 (Gemm with transB, relu between);
 - a BERT-base encoder layer, batch 1, seq 128: hidden 768, 12 heads, FFN 3072,
   GELU written as exporters write it (x * 0.5 * (1 + erf(x / sqrt 2))),
-  LayerNormalization, attention with Softmax, MatMul weights [K, N].
+  LayerNormalization, attention with Softmax, MatMul weights [K, N];
+- MobileNet-v1, 1x3x224x224: 13 depthwise-separable blocks (depthwise 3x3 and
+  pointwise 1x1 convs, each with batch_norm and ReLU6 as Clip), fc 1000.
 
 Columns: tilecraft (`tilecraft.compile(path)`) and with fusion off
 (`fuse=False`), onnxruntime on 2 threads (intra_op 2, inter_op 1), and a numpy
@@ -32,7 +34,7 @@ dense and matmul shapes as single kernels (topi's compute + schedule, in the
 layouts alter-layout produces: NCHW16c data, OIHW16i16o kernels, KN dense weights) against
 onnxruntime running the same single node, in GFLOP/s.
 
-Usage: python bench/models.py [--models resnet18,mlp,bert] [--repeat N] [--layers]
+Usage: python bench/models.py [--models resnet18,mlp,bert,mobilenet] [--repeat N] [--layers]
 The last line printed is one JSON object with the headline figures.
 """
 
@@ -158,6 +160,38 @@ def resnet18(batch: int = 1, seed: int = 0) -> onnx.ModelProto:
     return g.model("resnet18", [_value("input", [batch, 3, 224, 224])], [_value("output", [batch, 1000])])
 
 
+def mobilenet_v1(batch: int = 1, seed: int = 2) -> onnx.ModelProto:
+    """MobileNet-v1 (width 1.0, 224x224): a 3x3/2 conv, then 13 depthwise-separable
+    blocks (depthwise 3x3 + BN + ReLU6, pointwise 1x1 + BN + ReLU6), global average
+    pool, fc 1000."""
+    g = GraphBuilder(seed)
+    zero, six = g.const("zero", np.array(0.0, np.float32)), g.const("six", np.array(6.0, np.float32))
+
+    def conv_bn_relu6(x, cin, cout, k, stride, group=1):
+        w = g.weight("conv_w", (cout, cin // group, k, k), cin // group * k * k)
+        y = g.node("Conv", [x, w], "conv", kernel_shape=[k, k], strides=[stride, stride],
+                   pads=[k // 2] * 4, group=group)  # fmt: skip
+        scale = g.const("bn_scale", (1 + 0.1 * g.rng.standard_normal(cout)).astype(np.float32))
+        shift = g.const("bn_bias", (0.1 * g.rng.standard_normal(cout)).astype(np.float32))
+        mean = g.const("bn_mean", (0.1 * g.rng.standard_normal(cout)).astype(np.float32))
+        var = g.const("bn_var", (1 + 0.1 * g.rng.random(cout)).astype(np.float32))
+        y = g.node("BatchNormalization", [y, scale, shift, mean, var], "bn", epsilon=1e-5)
+        return g.node("Clip", [y, zero, six], "relu6")
+
+    x = conv_bn_relu6("input", 3, 32, 3, 2)
+    cin = 32
+    blocks = [(64, 1), (128, 2), (128, 1), (256, 2), (256, 1), (512, 2)] + [(512, 1)] * 5 + [(1024, 2), (1024, 1)]
+    for cout, stride in blocks:
+        x = conv_bn_relu6(x, cin, cin, 3, stride, group=cin)
+        x = conv_bn_relu6(x, cin, cout, 1, 1)
+        cin = cout
+    x = g.node("Flatten", [g.node("GlobalAveragePool", [x], "avgpool")], "flatten", axis=1)
+    fc_w = g.weight("fc_w", (1000, 1024), 1024)
+    fc_b = g.const("fc_b", np.zeros(1000, np.float32))
+    g.nodes.append(helper.make_node("Gemm", [x, fc_w, fc_b], ["output"], transB=1))
+    return g.model("mobilenet_v1", [_value("input", [batch, 3, 224, 224])], [_value("output", [batch, 1000])])
+
+
 def mlp(batch: int = 32, sizes=(784, 1024, 1024, 10), seed: int = 1) -> onnx.ModelProto:
     g = GraphBuilder(seed)
     x = "input"
@@ -210,6 +244,7 @@ MODELS = {
     "resnet18": (resnet18, (1, 3, 224, 224)),
     "mlp": (mlp, (32, 784)),
     "bert": (bert_layer, (1, 128, 768)),
+    "mobilenet": (mobilenet_v1, (1, 3, 224, 224)),
 }
 
 
@@ -226,6 +261,13 @@ def _conv(x, w, b, strides, pads, dilations, group):
     ow = (x.shape[3] - dw * (kw - 1) - 1) // sw + 1
     og = o // group
     out = np.empty((n, o, oh, ow), np.float32)
+    if group == c == o and cg == 1:  # depthwise: a weighted sum of shifted windows
+        out[:] = 0
+        for i in range(kh):
+            for j in range(kw):
+                window = x[:, :, i * dh : i * dh + sh * (oh - 1) + 1 : sh, j * dw : j * dw + sw * (ow - 1) + 1 : sw]
+                out += window * w[None, :, 0, i, j, None, None]
+        return out + (b[None, :, None, None] if b is not None else 0)
     for gi in range(group):
         xs = x[:, gi * cg : (gi + 1) * cg]
         cols = np.stack(  # im2col: [n, cg, kh, kw, oh, ow]
@@ -296,6 +338,8 @@ class NumpyInterpreter:
             return x * scale[None, :, None, None] + (b - m * scale)[None, :, None, None]
         if kind == "Relu":
             return np.maximum(a[0], 0)
+        if kind == "Clip":
+            return np.clip(a[0], a[1], a[2])
         if kind == "MaxPool":
             return _maxpool(a[0], at["kernel_shape"], at.get("strides", [1, 1]), at.get("pads", [0] * 4))
         if kind == "GlobalAveragePool":
@@ -468,8 +512,10 @@ def headline(rows: dict[str, dict]) -> dict:
         "resnet18_vs_ort": ratio("resnet18", "tilecraft", "onnxruntime"),
         "bert_layer_vs_ort": ratio("bert", "tilecraft", "onnxruntime"),
         "mlp_vs_ort": ratio("mlp", "tilecraft", "onnxruntime"),
+        "mobilenet_v1_vs_ort": ratio("mobilenet", "tilecraft", "onnxruntime"),
         "fusion_speedup": ratio("resnet18", "tilecraft_nofuse", "tilecraft"),
         "fusion_ceiling": round(c, 3) if (c := _ceiling(resnet)) is not None else None,
+        "fusion_speedup_by_model": {m: ratio(m, "tilecraft_nofuse", "tilecraft") for m in rows},
         "planned_memory_ratio": round(planned / naive, 3) if planned and naive else None,
         "resnet18_compile_s": round(compile_s, 2) if compile_s is not None else None,
     }
@@ -587,7 +633,7 @@ def measure_layers(repeat: int) -> list[dict]:
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", default="resnet18,mlp,bert")
+    parser.add_argument("--models", default="resnet18,mlp,bert,mobilenet")
     parser.add_argument("--repeat", type=int, default=10)
     parser.add_argument("--layers", action="store_true", help="single conv/dense kernels vs ORT")
     args = parser.parse_args()
