@@ -61,6 +61,8 @@ from tilecraft.frontends import te
 
 BLOCK = 16  # fp32 lanes of an AVX-512 register: the channel block alter-layout picks
 L1_BYTES = 32 * 1024  # what the register tile may stream from L1 (48 KiB L1d here)
+TILE_CHANNELS = 2 * BLOCK  # output channels of a register tile (at most)
+TILE_ACCUMULATORS = 14  # zmm accumulators of a register tile (of 32)
 
 
 # ---------------------------------------------------------------------------------
@@ -449,9 +451,10 @@ def _schedule_tiles(s: te.Schedule, out: te.Tensor, red: te.Tensor, info: Conv2d
     if info.out_block:
         OCB, OW, ob = red.shape[1], red.shape[3], info.out_block
         # Accumulators: ocn blocks x regn columns, 14 of the 32 zmm registers for
-        # 16-lane blocks (2 x 7 beat 1 x 14 and 2 x 8 here).
-        ocn = next(d for d in (4, 3, 2, 1) if OCB % d == 0 and d * ob <= 2 * BLOCK)
-        regn = _register_tile_width(OW, max(1, (14 * BLOCK) // (ocn * ob)))
+        # 16-lane blocks (2 x 7 beat 1 x 14 and 2 x 8 here; 2 x 8, 2 x 10, 2 x 12
+        # and 4 x 7 were within this machine's noise of 2 x 7 on ResNet's 3x3 layers).
+        ocn = next(d for d in (4, 3, 2, 1) if OCB % d == 0 and d * ob <= TILE_CHANNELS)
+        regn = _register_tile_width(OW, max(1, (TILE_ACCUMULATORS * BLOCK) // (ocn * ob)))
         n, ocb, oh, ow, oc = s[out].op.axis
         ocbo, ocbi = s[out].split(ocb, factor=ocn)
         owo, owi = s[out].split(ow, factor=regn)
