@@ -11,9 +11,11 @@ is non-zero, then one reduction over the input channels of the group and the ker
 window. Channel indices are written in the block structure of the tensors they
 read, so the common layouts need no div/mod in the inner loop: with blocked data the
 channel reduction is two axes, `rcb` (blocks) and `rci` (lanes of a block), and a
-blocked output channel is `ocb * b + oc`. A layout pair whose blocks do not line up
-(kernel in-block 8 with data block 16, grouped convs whose groups cut blocks) falls
-back to div/mod on the flat channel: correct, slower.
+blocked output channel is `ocb * b + oc`; a grouped conv whose groups are whole
+blocks reads input block `ocb // (blocks per output group) * (blocks per input
+group) + rcb`. A layout pair whose blocks do not line up (kernel in-block 8 with
+data block 16, grouped convs whose groups cut blocks) falls back to div/mod on the
+flat channel: correct, slower.
 
 The schedule (`schedule_conv2d`), for a blocked output, is TVM's x86 NCHWc recipe:
 
@@ -271,6 +273,12 @@ def conv2d_compute(
             in_channel = red_channel
         elif Cg == 1 and Og == 1:  # depthwise: input channel = output channel
             in_channel = o
+        elif o.block and red_channel.block and Og % o.block == 0:
+            # Groups of whole blocks (ResNeXt's): the output block gives the group,
+            # the group its first input block; no div/mod on a lane.
+            g = o.outer // (Og // o.block)
+            first = g * (Cg // red_channel.block)
+            in_channel = _Channel(first + red_channel.outer, red_channel.inner, red_channel.block, C)
         else:
             g = o.flat() // Og
             in_channel = _Channel(g * Cg + red_channel.flat(), 0, 0, C)

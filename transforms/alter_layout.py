@@ -9,7 +9,9 @@ of 16, else (fewer than 16 input channels, such as an image's 3) the input stays
 NCHW and the kernel's in-block is all of them; `kernel_layout = "OIHW<i>i16o"`,
 `out_layout = "NCHW16c"`. A depthwise conv (groups = input = output channels, a
 multiple of 16: MobileNet's) is blocked too, with `kernel_layout = "OIHW1i16o"`:
-each channel stays in its lane, so no transforms are needed around it. The weight is packed once, here, into a new weight of the
+each channel stays in its lane, so no transforms are needed around it; so is a
+grouped conv whose groups are whole blocks of 16 input and 16 output channels
+(ResNeXt's). Groups that cut blocks stay NCHW. The weight is packed once, here, into a new weight of the
 module's store; a bias [O] becomes a `graph.add` of the bias reshaped to
 [O/16, 1, 1, 16] (blocked convs take no bias; fuse-ops puts the add back into the
 conv's kernel as its epilogue). Other convs are left as they are.
@@ -204,7 +206,10 @@ class LayoutRewriter:
         # Depthwise (one input and one output channel per group) keeps each channel
         # in its lane: the blocked kernel reads input block and lane = output's.
         depthwise = groups == channels == out_channels
-        if groups != 1 and not (depthwise and channels % b == 0):
+        # Other groups run blocked where each is whole blocks of input and output
+        # channels (ResNeXt's), so no block straddles two groups.
+        whole_blocks = groups > 0 and (channels // groups) % b == 0 and (out_channels // groups) % b == 0
+        if groups != 1 and not (depthwise and channels % b == 0) and not whole_blocks:
             return False
         if out_channels % b or (channels % b and channels >= b):
             return False

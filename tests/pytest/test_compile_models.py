@@ -3,7 +3,8 @@
 The models are built with onnx.helper here (small, random weights, fixed seed):
 an MLP, a CNN with batch_norm and pooling, a residual block, a MobileNet block
 (depthwise convs, ReLU6), an Inception block (branches, a grouped conv, Concat), a
-transformer encoder layer (attention, layer_norm, gelu) and a Gather embedding. Each is
+ResNeXt block (a grouped conv of whole channel blocks), a transformer encoder
+layer (attention, layer_norm, gelu) and a Gather embedding. Each is
 compiled with fusion on and off; both must give onnxruntime's numbers. Then the
 runtime's own contract: save/load round trip and input checking. A graph module
 written by hand runs too, so the runtime is tested without the ONNX frontend.
@@ -141,6 +142,23 @@ def inception_block():
     return model(nodes, [value("x", [1, 32, 12, 12])], [value("y", [1, 64, 12, 12])], inits), {"x": randn(1, 32, 12, 12)}
 
 
+def resnext_block():
+    """ResNeXt-style bottleneck: 1x1, a 3x3 conv of 4 groups of 16 channels (whole
+    blocks, so it runs blocked), 1x1, residual add."""
+    nodes = [
+        helper.make_node("Conv", ["x", "w1"], ["a"]),
+        helper.make_node("Relu", ["a"], ["ar"]),
+        helper.make_node("Conv", ["ar", "w2", "b2"], ["g"], group=4, pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["g"], ["gr"]),
+        helper.make_node("Conv", ["gr", "w3"], ["c"]),
+        helper.make_node("Add", ["c", "x"], ["s"]),
+        helper.make_node("Relu", ["s"], ["y"]),
+    ]
+    inits = weights(w1=randn(64, 64, 1, 1, scale=0.15), w2=randn(64, 16, 3, 3, scale=0.1), b2=randn(64),
+                    w3=randn(64, 64, 1, 1, scale=0.15))  # fmt: skip
+    return model(nodes, [value("x", [1, 64, 10, 10])], [value("y", [1, 64, 10, 10])], inits), {"x": randn(1, 64, 10, 10)}
+
+
 def encoder_layer():
     s, d, h = 16, 32, 4
     dh = d // h
@@ -211,6 +229,7 @@ MODELS = {
     "residual": residual,
     "mobilenet_block": mobilenet_block,
     "inception_block": inception_block,
+    "resnext_block": resnext_block,
     "encoder_layer": encoder_layer,
     "embedding": embedding,
 }

@@ -223,6 +223,23 @@ func.func @depthwise(%x: tensor<1x32x8x8xf32>) -> tensor<1x32x4x4xf32> {
 
 // -----
 
+// Groups of whole blocks (2 groups of 16 input and 32 output channels) run blocked;
+// groups of 8 channels (the @left_alone case above) would cut the blocks.
+func.func @grouped(%x: tensor<1x32x8x8xf32>) -> tensor<1x64x8x8xf32> {
+  %w = graph.constant dense<1.0> : tensor<64x16x3x3xf32>
+  %y = graph.conv2d %x, %w {groups = 2 : i64, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x32x8x8xf32>, tensor<64x16x3x3xf32>) -> tensor<1x64x8x8xf32>
+  func.return %y : tensor<1x64x8x8xf32>
+}
+
+// CHECK-LABEL: func.func @grouped
+// CHECK-NEXT:    %[[T:.*]] = graph.layout_transform %x {src = "NCHW", dst = "NCHW16c"}
+// CHECK-NEXT:    %[[W:.*]] = graph.constant dense<1.000000e+00> : tensor<4x1x3x3x16x16xf32>
+// CHECK-NEXT:    %[[Y:.*]] = graph.conv2d %[[T]], %[[W]] {groups = 2 : i64, pads = array<i64: 1, 1, 1, 1>, data_layout = "NCHW16c", kernel_layout = "OIHW16i16o", out_layout = "NCHW16c"} : (tensor<1x2x8x8x16xf32>, tensor<4x1x3x3x16x16xf32>) -> tensor<1x4x8x8x16xf32>
+// CHECK-NEXT:    %[[O:.*]] = graph.layout_transform %[[Y]] {src = "NCHW16c", dst = "NCHW"}
+// CHECK-NEXT:    func.return %[[O]]
+
+// -----
+
 // Transforms already in the graph: one there and back cancels, two in a row
 // between different blocks compose into one.
 func.func @compose(%x: tensor<1x32x4x4xf32>) -> (tensor<1x32x4x4xf32>, tensor<1x4x4x4x8xf32>) {
