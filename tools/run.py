@@ -33,7 +33,6 @@ import sys
 import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 from xdsl.dialects import func

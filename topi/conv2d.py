@@ -472,7 +472,7 @@ def _schedule_tiles(s: te.Schedule, out: te.Tensor, red: te.Tensor, info: Conv2d
         s[out].parallel(row)
         ln, locb, loh, low, loc = s[local].op.axis
         lowo, lowi = s[local].split(low, factor=regn)
-        tile_axes, unrolled, vector = [ln, loh], [locb, lowi], loc
+        unrolled, vector = [locb, lowi], loc
         reduce_axes = list(s[local].op.reduce_axis)
         # The weights one output-channel tile reads: Cg * KH * KW * ocn * ob floats.
         # Where they overflow L1 (48 KiB here) and a row has several register tiles,

@@ -13,7 +13,6 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from tilecraft.dialects import graph
 from tilecraft.frontends.onnx import OnnxImportError, from_onnx
 from tilecraft.utils.diagnostics import verify_module
 from tilecraft.utils.weights import store_of
@@ -176,8 +175,8 @@ ONE_OP = {
 
 @pytest.mark.parametrize("case", sorted(ONE_OP))
 def test_one_operator(case):
-    m, feeds, expected_ops = ONE_OP[case]
-    module = check(m, feeds)
+    m, feeds, _ = ONE_OP[case]
+    check(m, feeds)
 
 
 @pytest.mark.parametrize("case", sorted(ONE_OP))
