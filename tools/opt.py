@@ -21,7 +21,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from tilecraft.registry import get_all_dialects, get_all_passes
 from tilecraft.utils.diagnostics import LocatedParser, verify_module
-from tilecraft.utils.weights import WeightError, attach, store_of
+from tilecraft.utils.weights import WeightError, WeightStore, attach, referenced_names, store_of
 
 
 class UsageError(Exception):
@@ -115,7 +115,11 @@ class TilecraftOptMain(xDSLOptMain):
                 "the passes changed the weight store; pass --weights-out PATH.npz "
                 "to save it (the output IR will name that file)"
             )
-        attach(prog, store, self.args.weights_out)
+        # The new file holds what the printed IR names: arrays the passes replaced
+        # (a weight before packing) stay in the old store only.
+        names = referenced_names(prog)
+        kept = WeightStore({k: v for k, v in store.arrays.items() if k in names})
+        attach(prog, kept, self.args.weights_out)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

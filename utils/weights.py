@@ -72,6 +72,23 @@ class WeightStore:
         return WeightStore(arrays, path.resolve())
 
 
+def referenced_names(module: ModuleOp) -> set[str]:
+    """The weights `module` names: by `graph.weight` ops and, once the graph
+    function is at the loop level, by `tc.weight` arguments."""
+    from xdsl.dialects import func
+
+    names: set[str] = set()
+    for op in module.walk():
+        if op.name == "graph.weight":
+            names.add(op.properties["name"].data)  # type: ignore[attr-defined]
+        elif isinstance(op, func.FuncOp) and op.arg_attrs is not None:
+            for attrs in op.arg_attrs.data:
+                weight = attrs.data.get("tc.weight")
+                if isinstance(weight, StringAttr):
+                    names.add(weight.data)
+    return names
+
+
 def attach(module: ModuleOp, store: WeightStore, path: str | Path | None = None) -> None:
     """Name `store` in `module`: by file path if given (saving it), else in memory."""
     if path is not None:

@@ -17,10 +17,11 @@
 // STORE-NEXT:    %[[D:.*]] = graph.dense %y, %[[FW]] {weight_layout = "KN"} : (tensor<2x5xf32>, tensor<5x4xf32>) -> tensor<2x4xf32>
 // STORE-NEXT:    func.return %[[P]], %[[D]]
 
-// The old arrays stay in the store (other modules may name them); the new ones are
-// the packed weight, the bias as [O/16, 1, 1, 16] (block 1 holds channels 16..31)
-// and the transposed dense weight (its row 0 is column 0 of the old).
-// ARRAYS: ['conv.bias', 'conv.bias.blocked', 'conv.weight', 'conv.weight.OIHW16i16o', 'fc.weight', 'fc.weight.KN']
+// The saved store holds the arrays the output names (the old ones stay in the
+// store that was read): the packed weight, the bias as [O/16, 1, 1, 16] (block 1
+// holds channels 16..31) and the transposed dense weight (its row 0 is column 0 of
+// the old).
+// ARRAYS: ['conv.bias.blocked', 'conv.weight.OIHW16i16o', 'fc.weight.KN']
 // ARRAYS-NEXT: (2, 1, 3, 3, 16, 16) [16.0, 17.0, 18.0] [0.0, 5.0, 10.0, 15.0]
 
 // A conv with 16 input and 32 output channels runs blocked: its input is
