@@ -82,7 +82,8 @@ def _memref(t: Attribute, where: Operation) -> MemRefType:
     return MemRefType(t.element_type, t.get_shape())
 
 
-def _arg_attr(f: func.FuncOp, n: int, key: str, attrs: ArrayAttr | None) -> str | None:
+def _string_attr(attrs: ArrayAttr | None, n: int, key: str) -> str | None:
+    """The string `key` of the n-th entry of an arg_attrs/res_attrs array, if any."""
     if attrs is None or n >= len(attrs.data):
         return None
     a = attrs.data[n].data.get(key)
@@ -111,14 +112,14 @@ class _Bufferizer:
         attrs: list[dict[str, Attribute]] = []
         for n, arg in enumerate(block.args):
             types.append(_memref(arg.type, f))
-            name = _arg_attr(f, n, "tc.name", f.arg_attrs) or arg.name_hint or f"arg{n}"
+            name = _string_attr(f.arg_attrs, n, "tc.name") or arg.name_hint or f"arg{n}"
             attrs.append({"tc.name": StringAttr(name)})
         for w in weights:
             types.append(_memref(w.outputs[0].type, w))
             attrs.append({"tc.weight": w.weight_name})
         for n, v in enumerate(outputs):
             types.append(_memref(v.type, ret))
-            attrs.append({"tc.name": StringAttr(_arg_attr(f, n, "tc.name", f.res_attrs) or f"out{n}")})
+            attrs.append({"tc.name": StringAttr(_string_attr(f.res_attrs, n, "tc.name") or f"out{n}")})
 
         new_block = Block(arg_types=types)
         inputs = new_block.args[: len(block.args)]
