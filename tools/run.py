@@ -3,14 +3,18 @@
     tilecraft-run model.onnx --input x=x.npy --output y.npy [--bench]
     tilecraft-run matmul.mlir --entry matmul --input a.npy --input b.npy --output c.npy
     tilecraft-run matmul.mlir --entry matmul --seed 1 --check
+    tilecraft-run model.mlir --entry main --input x=x.npy      # graph IR: a model
 
 An ONNX model is compiled whole (`tilecraft.compile`): `--input NAME=FILE.npy` names
 the model input each file is for (a plain `FILE.npy` takes the next input in
 order; without any, inputs are random from `--seed`); `--output` saves the outputs
 in order; `--bench` also prints the median latency over `--runs` calls.
 
-The file holds a te function (with its schedule, lowered to loops here) or a
-loop-level function. The compiled function takes its inputs first and its outputs
+A graph-level function (graph dialect ops, as tilecraft-import writes) is a model:
+it is compiled whole and run as an ONNX file is. Otherwise the file holds a te
+function (with its schedule, lowered to loops here) or a loop-level function
+(a model's `@main` after the whole pipeline takes its weights from the weight
+store the module names). The compiled function takes its inputs first and its outputs
 after, all as arrays: inputs come from `.npy` files (or are random, from `--seed`),
 outputs start zeroed and are printed or saved with `--output`.
 
@@ -231,6 +235,15 @@ def run(args: argparse.Namespace) -> int:
 
     module = compiler.parse_file(args.file)
     entry = find_entry(module, args.entry)
+    if any(op.name.startswith("graph.") for op in entry.walk()):
+        # A graph function is a model: compiled whole, run like an ONNX file.
+        from tilecraft.tools.run_model import run_model
+        from tilecraft.utils.weights import ATTR
+
+        alone = ModuleOp([entry.clone()])
+        if ATTR in module.attributes:
+            alone.attributes[ATTR] = module.attributes[ATTR]
+        return run_model(args, UserError, alone)
     entry_is_te = any(isinstance(op, ComputeOp) for op in entry.walk())
     if args.check and not entry_is_te:
         raise UserError(f"--check needs a te function; @{args.entry} is loop-level IR")

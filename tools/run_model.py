@@ -1,4 +1,5 @@
-"""`tilecraft-run model.onnx`: compile a whole model and run it (see tools/run.py).
+"""`tilecraft-run model.onnx` (or a graph-level function of an IR file): compile a
+whole model and run it (see tools/run.py).
 
 Kept apart from the IR mode of tools/run.py, which it shares the command line,
 the error handling and the array helpers with.
@@ -49,17 +50,19 @@ def _feeds(args: argparse.Namespace, model, user_error) -> dict[str, np.ndarray]
     return feeds
 
 
-def run_model(args: argparse.Namespace, user_error: type[Exception]) -> int:
+def run_model(args: argparse.Namespace, user_error: type[Exception], module=None) -> int:
+    """Compile and run the model `args.file`, or the graph-level `module` (a graph
+    function of an IR file, alone in it)."""
     from tilecraft.frontends.onnx import OnnxImportError
     from tilecraft.runtime import compile as compile_model
     from tilecraft.tools.run import summarize
 
     if args.check:
         raise user_error("--check compares a te function with its reference; it does not apply to models")
-    if args.entry is not None:
+    if args.entry is not None and module is None:
         raise user_error("--entry names a function of an IR file; a model has one entry")
     try:
-        model = compile_model(args.file)
+        model = compile_model(module if module is not None else args.file)
     except OnnxImportError as e:
         raise user_error(str(e)) from e
     feeds = _feeds(args, model, user_error)

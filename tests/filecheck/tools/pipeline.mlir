@@ -1,7 +1,8 @@
 // A model lowered as text, end to end: tilecraft-import, one tilecraft-opt
 // pipeline from graph IR to loop IR (the graph function becomes a loop function
-// that calls the kernels, its weights named arguments), tilecraft-run on it, and
-// tilecraft-translate to LLVM IR. Its outputs equal the compiled model's.
+// that calls the kernels, its weights named arguments), tilecraft-run on it (and on
+// the graph IR), and tilecraft-translate to LLVM IR. Its outputs equal the
+// compiled model's.
 // RUN: rm -rf %t && python %S/Inputs/make_models.py %t
 // RUN: tilecraft-import %t/mlp.onnx -o %t/mlp.mlir
 // RUN: tilecraft-opt %t/mlp.mlir -p infer-shapes,simplify-inference,alter-layout,fold-constants,cse,dce,fuse-ops,plan-memory,convert-graph-to-te,convert-te-to-loop --weights-out %t/folded.npz -o %t/mlp.loop.mlir
@@ -9,7 +10,9 @@
 // RUN: python -c "import numpy as np; np.save('%t/x.npy', np.linspace(-1, 1, 16, dtype=np.float32).reshape(2, 8))"
 // RUN: tilecraft-run %t/mlp.loop.mlir --entry main --input %t/x.npy --output %t/logits.npy --output %t/probs.npy
 // RUN: tilecraft-run %t/mlp.onnx --input x=%t/x.npy --output %t/logits.ref.npy --output %t/probs.ref.npy
-// RUN: python -c "import numpy as np; [np.testing.assert_allclose(np.load('%t/' + n + '.npy'), np.load('%t/' + n + '.ref.npy'), rtol=1e-5, atol=1e-6) for n in ('logits', 'probs')]; print('same outputs')" | filecheck %s --check-prefix=SAME
+// The graph IR itself runs too (compiled whole, like the .onnx file).
+// RUN: tilecraft-run %t/mlp.mlir --entry main --input x=%t/x.npy --output %t/logits.graph.npy --output %t/probs.graph.npy
+// RUN: python -c "import numpy as np; [np.testing.assert_allclose(np.load('%t/' + n + s + '.npy'), np.load('%t/' + n + '.ref.npy'), rtol=1e-5, atol=1e-6) for n in ('logits', 'probs') for s in ('', '.graph')]; print('same outputs')" | filecheck %s --check-prefix=SAME
 // RUN: tilecraft-translate %t/mlp.loop.mlir | filecheck %s --check-prefix=LLVM
 // The weights come from the store the module names; without it, one clear error.
 // RUN: sed -e 's|folded.npz|missing.npz|' %t/mlp.loop.mlir > %t/missing.mlir
