@@ -2,7 +2,8 @@
 
 Most are one graph op. The rest are small compositions, chosen so that they stay
 elementwise (and so fuse): Reciprocal is `1 / x`, LeakyRelu `max(x, alpha * x)`,
-variadic Max/Min/Sum chains of binary ops. Dropout and Identity forward their input
+HardSigmoid `clip(alpha * x + beta, 0, 1)` (HardSwish: x times that), variadic
+Max/Min/Sum chains of binary ops. Dropout and Identity forward their input
 (inference only).
 """
 
@@ -98,6 +99,19 @@ def convert_clip(node: Node):
         if bound is not None:
             bounds[key] = float(np.asarray(bound).reshape(-1)[0])
     return [node.emit(graph.ClipOp, [node.input(0)], **bounds)]
+
+
+@converter("HardSigmoid", "HardSwish")
+def convert_hard_sigmoid(node: Node):
+    """clip(alpha * x + beta, 0, 1); HardSwish (MobileNet-v3's) is x times it
+    with alpha 1/6 and beta 1/2."""
+    x = node.input(0)
+    swish = node.op_type == "HardSwish"
+    alpha = 1 / 6 if swish else float(node.attr("alpha", 0.2))
+    beta = 0.5 if swish else float(node.attr("beta", 0.5))
+    scaled = node.emit(graph.AddOp, [node.emit(graph.MulOp, [x, node.scalar(alpha, x)]), node.scalar(beta, x)])
+    gate = node.emit(graph.ClipOp, [scaled], min=0.0, max=1.0)
+    return [node.emit(graph.MulOp, [x, gate])] if swish else [gate]
 
 
 @converter("Gelu")

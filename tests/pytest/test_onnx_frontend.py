@@ -98,6 +98,8 @@ ONE_OP = {
     "Sum": (op_model("Sum", ["a", "b"], {"a": X, "b": POS}), {"a": X, "b": POS}, ["graph.add"]),
     "LeakyRelu": (op_model("LeakyRelu", ["x"], {"x": X}, alpha=0.2), {"x": X}, ["graph.mul", "graph.maximum"]),
     "LeakyReluBig": (op_model("LeakyRelu", ["x"], {"x": X}, alpha=2.0), {"x": X}, ["graph.mul", "graph.greater", "graph.where"]),
+    "HardSigmoid": (op_model("HardSigmoid", ["x"], {"x": X}, alpha=0.3, beta=0.4), {"x": X}, ["graph.mul", "graph.add", "graph.clip"]),
+    "HardSwish": (op_model("HardSwish", ["x"], {"x": X * 4}, opset=14), {"x": X * 4}, ["graph.mul", "graph.add", "graph.clip", "graph.mul"]),
     "Clip": (op_model("Clip", ["x", "lo", "hi"], {"x": X}, {"lo": np.array(-0.5, np.float32), "hi": np.array(0.5, np.float32)}), {"x": X}, ["graph.clip"]),
     "ClipMin": (op_model("Clip", ["x", "lo"], {"x": X}, {"lo": np.array(0.0, np.float32)}), {"x": X}, ["graph.clip"]),
     "Gelu": (op_model("Gelu", ["x"], {"x": X}, opset=20), {"x": X}, ["graph.gelu"]),
