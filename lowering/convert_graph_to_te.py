@@ -44,7 +44,7 @@ import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -147,10 +147,12 @@ class Kernel:
 
 
 def _placeholder(value: SSAValue, name: str, op: Operation) -> te.Tensor:
+    """The te input for a group operand; a scalar is a one-element tensor, as the
+    computes make a rank-0 result (te tensors have at least one axis)."""
     t = value.type
-    if not isinstance(t, TensorType) or not t.get_shape():
-        raise OpError(op, f"{PASS}: a rank-0 (scalar) tensor {t} is only supported as a constant")
-    return te.placeholder(tuple(t.get_shape()), te_dtype(t), name=name)
+    if not isinstance(t, TensorType):
+        raise OpError(op, f"{PASS}: operand type {t} is not a tensor")
+    return te.placeholder(tuple(t.get_shape()) or (1,), te_dtype(t), name=name)
 
 
 def build_kernel(fused: graph.FusedOp, module: ModuleOp, name: str) -> Kernel:
@@ -274,9 +276,25 @@ def convert_graph_to_te(module: ModuleOp) -> None:
             clone = op.clone()
             Rewriter.insert_op(clone, InsertPoint.before(fused))
             args.append(clone.results[0])
-        call = func.CallOp(kernel.function.sym_name.data, args, [r.type for r in fused.outputs])
+        # A scalar crosses the call as the kernel's one-element tensor (te tensors
+        # have axes): graph.reshape at the boundary, which runtimes treat as a view.
+        ftype = kernel.function.function_type
+        args = [_retyped(a, t, fused) for a, t in zip(args, ftype.inputs.data)]
+        call = func.CallOp(kernel.function.sym_name.data, args, list(ftype.outputs.data))
         call.attributes.update(fused.attributes)
-        Rewriter.replace_op(fused, call)
+        Rewriter.insert_op(call, InsertPoint.before(fused))
+        results = [_retyped(r, o.type, fused) for r, o in zip(call.results, fused.outputs)]
+        Rewriter.replace_op(fused, [], results)
+
+
+def _retyped(value: SSAValue, t: Attribute, before: Operation) -> SSAValue:
+    """`value` as type `t` (same elements): itself, or a graph.reshape before `before`."""
+    if value.type == t:
+        return value
+    assert isinstance(t, TensorType)
+    reshape = graph.ReshapeOp([value], graph.attrs(shape=list(t.get_shape())))
+    Rewriter.insert_op(reshape, InsertPoint.before(before))
+    return reshape.outputs[0]
 
 
 def _hoisted_ops(fused: graph.FusedOp, kernel: Kernel) -> list[Operation]:

@@ -13,7 +13,9 @@ model is one loop-level module that `convert-loop-to-llvm` compiles:
 - a call's result that the function returns is written into the output argument;
   a value with a `tc.offsets` byte offset (plan-memory) is a `loop.view` of one
   `loop.alloc "arena"` of `tc.arena_bytes`; any other value gets a `loop.alloc`;
-- a `graph.constant` becomes a buffer filled by stores (a splat by one loop).
+- a `graph.constant` becomes a buffer filled by stores (a splat by one loop);
+- a `graph.reshape` (a scalar meeting a kernel's one-element tensor) is a view:
+  the same buffer (scalars are one-element buffers here).
 
 ```mlir
 func.func @main(%x: tensor<4x16xf32>) -> tensor<4x8xf32> {
@@ -77,9 +79,10 @@ def bufferize(f: func.FuncOp, lowered: dict[str, func.FuncOp]) -> func.FuncOp:
 
 
 def _memref(t: Attribute, where: Operation) -> MemRefType:
+    """The buffer of a tensor; a scalar's has one element, as the kernels take it."""
     if not isinstance(t, TensorType) or any(d < 0 for d in t.get_shape()):
         raise OpError(where, f"{PASS}: the graph function needs statically shaped tensors, not {t}")
-    return MemRefType(t.element_type, t.get_shape())
+    return MemRefType(t.element_type, t.get_shape() or [1])
 
 
 def _string_attr(attrs: ArrayAttr | None, n: int, key: str) -> str | None:
@@ -131,6 +134,7 @@ class _Bufferizer:
             new.name_hint = re.sub(r"[^A-Za-z0-9_]", "_", w.weight_name.data)
         for a, new in zip(attrs[len(block.args) + len(weights) :], new_block.args[len(block.args) + len(weights) :]):
             new.name_hint = a["tc.name"].data
+        outputs = [self.root(v) for v in outputs]
         self.out_args = dict(zip(outputs, new_block.args[len(block.args) + len(weights) :]))
         for v in outputs:
             if outputs.count(v) > 1 or not isinstance(v.owner, func.CallOp):
@@ -143,7 +147,10 @@ class _Bufferizer:
         for op in block.ops:
             if isinstance(op, graph.WeightOp) or op is ret:
                 continue
-            if isinstance(op, graph.ConstantOp):
+            if isinstance(op, graph.ReshapeOp):
+                # A scalar as a kernel's one-element tensor: the same buffer.
+                self.buffers[op.outputs[0]] = self.buffers[op.inputs[0]]
+            elif isinstance(op, graph.ConstantOp):
                 if op.outputs[0].uses:
                     self.constant(op)
             elif isinstance(op, func.CallOp):
@@ -167,6 +174,12 @@ class _Bufferizer:
             if key in f.attributes:
                 lowered.attributes[key] = f.attributes[key]
         return lowered
+
+    def root(self, v: SSAValue) -> SSAValue:
+        """`v` through the graph.reshape views in front of it."""
+        while isinstance(v.owner, graph.ReshapeOp):
+            v = v.owner.inputs[0]
+        return v
 
     # -- buffers ------------------------------------------------------------------
 

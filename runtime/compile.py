@@ -65,11 +65,15 @@ def compile(  # noqa: A001 - TVM's and the issue's name
 def check_signatures(plan: Plan, signatures: dict) -> None:
     """Every step passes as many buffers as its kernel takes, of its shapes and dtypes
     (what makes the unchecked fast path safe)."""
+    def same_shape(graph_shape, kernel_shape) -> bool:
+        # A scalar (rank 0) is a one-element buffer to a kernel: te tensors have axes.
+        return tuple(graph_shape or (1,)) == tuple(kernel_shape)
+
     for step in plan.steps:
         specs = signatures[step.kernel]
         slots = [plan.slots[a] for a in step.args]
         if len(specs) != len(slots) or any(
-            tuple(s.shape) != tuple(shape) or np.dtype(s.dtype) != dtype
+            not same_shape(s.shape, shape) or np.dtype(s.dtype) != dtype
             for s, (shape, dtype) in zip(slots, specs)
         ):
             have = [(tuple(s.shape), s.dtype) for s in slots]

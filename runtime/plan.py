@@ -1,8 +1,9 @@
 """The execution plan of a compiled model: buffers ("slots") and kernel calls.
 
 The graph function left by convert-graph-to-te is a straight line of
-`func.call @kernel(...)` over inputs, weights and constants; the plan is that
-line, precomputed:
+`func.call @kernel(...)` over inputs, weights and constants (and `graph.reshape`
+views where a scalar meets a kernel's one-element tensor); the plan is that line,
+precomputed:
 
 - a **slot** per value: an `input` (bound per call), a `const` (a weight or
   constant, bound once), an `arena` view (at the byte offset plan-memory chose,
@@ -107,7 +108,18 @@ def build_plan(main: func.FuncOp, store: WeightStore | None) -> tuple[Plan, dict
                 name = attr.data
         inputs.append(add(arg, Slot("input", _shape(arg.type), _dtype(arg.type), ref=name)))
     ret = main.body.block.last_op
-    returned = set(ret.operands) if isinstance(ret, func.ReturnOp) else set()
+    # graph.reshape in the graph function (a scalar passed to a kernel as its
+    # one-element tensor) is a view: its result shares its operand's slot.
+    alias = {
+        op.results[0]: op.operands[0] for op in main.body.block.ops if isinstance(op, graph.ReshapeOp)
+    }
+
+    def root(v):
+        while v in alias:
+            v = alias[v]
+        return v
+
+    returned = {root(v) for v in ret.operands} if isinstance(ret, func.ReturnOp) else set()
     steps: list[Step] = []
     naive = 0
     for op in main.body.block.ops:
@@ -129,12 +141,16 @@ def build_plan(main: func.FuncOp, store: WeightStore | None) -> tuple[Plan, dict
                     slot.kind, slot.offset = "arena", offsets[n]
                 args.append(add(r, slot))
             steps.append(Step(op.callee.root_reference.data, args, len(op.results)))
+        elif isinstance(op, graph.ReshapeOp):
+            ids[op.results[0]] = ids[op.operands[0]]
         elif isinstance(op, func.ReturnOp):
             break
         else:
             raise OpError(op, f"the runtime cannot execute '{op.name}' in the graph function; "
                           "every compute op must be in a kernel (convert-graph-to-te)")
     outputs = [ids[v] for v in ret.operands]
+    for v in ret.operands:  # a returned view has the shape the function returns
+        slots[ids[v]].shape = _shape(v.type)
     arena = _int_attr(main, "tc.arena_bytes")
     plan = Plan(inputs, outputs, slots, steps, arena_bytes=arena or 0)
     plan.naive_bytes = _int_attr(main, "tc.naive_bytes") or naive

@@ -148,6 +148,8 @@ def load_input(path: str, arg: Argument) -> np.ndarray:
         raise UserError(f"cannot read {where}: {e}") from e
     if not isinstance(array, np.ndarray):
         raise UserError(f"{where} holds several arrays (.npz); give one .npy per input")
+    if array.shape == () and arg.shape == (1,):  # a model's scalar, at the loop level
+        array = array.reshape(1)
     if array.shape != arg.shape or array.dtype != arg.dtype:
         raise UserError(
             f"{where} holds a {array.shape} {array.dtype} array; "

@@ -4,7 +4,8 @@ The models are built with onnx.helper here (small, random weights, fixed seed):
 an MLP, a CNN with batch_norm and pooling, a residual block, a MobileNet block
 (depthwise convs, ReLU6), an Inception block (branches, a grouped conv, Concat), a
 ResNeXt block (a grouped conv of whole channel blocks), a transformer encoder
-layer (attention, layer_norm, gelu) and a Gather embedding. Each is
+layer (attention, layer_norm, gelu), a Gather embedding and a model with scalar
+(rank-0) inputs and outputs. Each is
 compiled with fusion on and off; both must give onnxruntime's numbers. Then the
 runtime's own contract: save/load round trip and input checking. A graph module
 written by hand runs too, so the runtime is tested without the ONNX frontend.
@@ -159,6 +160,18 @@ def resnext_block():
     return model(nodes, [value("x", [1, 64, 10, 10])], [value("y", [1, 64, 10, 10])], inits), {"x": randn(1, 64, 10, 10)}
 
 
+def scalars():
+    """Rank-0 values: a scalar input, a reduction over everything (keepdims=0) that
+    feeds a Div and is an output itself."""
+    nodes = [
+        helper.make_node("Mul", ["x", "k"], ["m"]),
+        helper.make_node("ReduceSum", ["m"], ["s"], keepdims=0),
+        helper.make_node("Div", ["m", "s"], ["y"]),
+    ]
+    feeds = {"x": np.abs(randn(3, 8)) + 0.1, "k": np.array(2.5, np.float32)}
+    return model(nodes, [value("x", [3, 8]), value("k", [])], [value("y", [3, 8]), value("s", [])], []), feeds
+
+
 def encoder_layer():
     s, d, h = 16, 32, 4
     dh = d // h
@@ -230,6 +243,7 @@ MODELS = {
     "mobilenet_block": mobilenet_block,
     "inception_block": inception_block,
     "resnext_block": resnext_block,
+    "scalars": scalars,
     "encoder_layer": encoder_layer,
     "embedding": embedding,
 }

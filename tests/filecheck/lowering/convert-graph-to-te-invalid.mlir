@@ -1,15 +1,5 @@
 // RUN: tilecraft-opt %s --split-input-file -p convert-graph-to-te --verify-diagnostics 2>&1 | filecheck %s
 
-// te tensors have at least one axis: a scalar is only accepted as a constant
-// (folded into the kernel). The error points at the op that reads it.
-func.func @scalar_input(%x: tensor<f32>) -> tensor<f32> {
-  // CHECK: convert-graph-to-te-invalid.mlir:[[# @LINE + 1]]:3: error: convert-graph-to-te: a rank-0 (scalar) tensor tensor<f32> is only supported as a constant
-  %r = graph.relu %x : (tensor<f32>) -> tensor<f32>
-  func.return %r : tensor<f32>
-}
-
-// -----
-
 // A small weight is folded into the kernel, so its value is needed: the module
 // must name a weight store.
 func.func @no_weight_store(%x: tensor<4xf32>) -> tensor<4xf32> {

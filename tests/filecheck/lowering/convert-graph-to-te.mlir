@@ -93,3 +93,18 @@ func.func @big_injective(%x: tensor<2x64x32x32xf32>) -> tensor<2x64x32x32xf32> {
   %r = graph.relu %x : (tensor<2x64x32x32xf32>) -> tensor<2x64x32x32xf32>
   func.return %r : tensor<2x64x32x32xf32>
 }
+
+// -----
+
+// te tensors have at least one axis: a scalar crosses the call as a one-element
+// tensor, through graph.reshape views on both sides.
+// CHECK-LABEL: func.func @scalar
+// CHECK-NEXT:    %[[A:.*]] = graph.reshape %x {shape = array<i64: 1>} : (tensor<f32>) -> tensor<1xf32>
+// CHECK-NEXT:    %[[C:.*]] = func.call @relu_0(%[[A]]) : (tensor<1xf32>) -> tensor<1xf32>
+// CHECK-NEXT:    %[[R:.*]] = graph.reshape %[[C]] {shape = array<i64>} : (tensor<1xf32>) -> tensor<f32>
+// CHECK-NEXT:    func.return %[[R]] : tensor<f32>
+// CHECK:       func.func @relu_0(%p0: tensor<1xf32> {tc.name = "p0"}) -> tensor<1xf32>
+func.func @scalar(%x: tensor<f32>) -> tensor<f32> {
+  %r = graph.relu %x : (tensor<f32>) -> tensor<f32>
+  func.return %r : tensor<f32>
+}
