@@ -66,11 +66,14 @@ MAX_INLINE_ELEMENTS = 4096
 
 
 def is_graph_function(f: func.FuncOp, kernels: set[str]) -> bool:
-    """Whether `f` calls any of the te functions named `kernels`."""
-    return any(
-        isinstance(op, func.CallOp) and op.callee.root_reference.data in kernels
-        for op in f.body.walk()
-    )
+    """Whether `f` calls any of the te functions named `kernels`, or is a tensor
+    function with nothing to compute (a model that returns an input or a weight)."""
+    ops = list(f.body.walk())
+    if any(isinstance(op, func.CallOp) and op.callee.root_reference.data in kernels for op in ops):
+        return True
+    ftype = f.function_type
+    tensors = any(isinstance(t, TensorType) for t in (*ftype.inputs.data, *ftype.outputs.data))
+    return tensors and all(isinstance(op, (graph.WeightOp, graph.ConstantOp, graph.ReshapeOp, func.ReturnOp)) for op in ops)
 
 
 def bufferize(f: func.FuncOp, lowered: dict[str, func.FuncOp]) -> func.FuncOp:
@@ -83,6 +86,19 @@ def _memref(t: Attribute, where: Operation) -> MemRefType:
     if not isinstance(t, TensorType) or any(d < 0 for d in t.get_shape()):
         raise OpError(where, f"{PASS}: the graph function needs statically shaped tensors, not {t}")
     return MemRefType(t.element_type, t.get_shape() or [1])
+
+
+def _loop_nest(shape: list[int], body) -> Operation:
+    """Serial loops over `shape` around the ops `body(indices)` returns."""
+    assert shape, "buffers here have at least one axis (a scalar's has one element)"
+    loops = [loop.ForOp(0, n, "serial") for n in shape]
+    for outer, inner in zip(loops, loops[1:]):
+        outer.body.block.insert_op_before(inner, outer.body.block.last_op)
+    ops = body([lp.var for lp in loops])
+    innermost = loops[-1].body.block
+    for op in ops:
+        innermost.insert_op_before(op, innermost.last_op)
+    return loops[0]
 
 
 def _string_attr(attrs: ArrayAttr | None, n: int, key: str) -> str | None:
@@ -135,14 +151,16 @@ class _Bufferizer:
         for a, new in zip(attrs[len(block.args) + len(weights) :], new_block.args[len(block.args) + len(weights) :]):
             new.name_hint = a["tc.name"].data
         outputs = [self.root(v) for v in outputs]
-        self.out_args = dict(zip(outputs, new_block.args[len(block.args) + len(weights) :]))
-        for v in outputs:
-            if outputs.count(v) > 1 or not isinstance(v.owner, func.CallOp):
-                raise OpError(
-                    ret,
-                    f"{PASS}: each result of the graph function must be a distinct kernel "
-                    "result (an input, weight or constant returned as is needs a copy kernel)",
-                )
+        # A kernel result returned once is written straight into its output
+        # argument; anything else returned (an input, a weight, a constant, a value
+        # returned twice) is copied there at the end.
+        self.out_args = {}
+        copies: list[tuple[SSAValue, SSAValue]] = []
+        for v, arg in zip(outputs, new_block.args[len(block.args) + len(weights) :]):
+            if isinstance(v.owner, func.CallOp) and v not in self.out_args:
+                self.out_args[v] = arg
+            else:
+                copies.append((v, arg))
 
         for op in block.ops:
             if isinstance(op, graph.WeightOp) or op is ret:
@@ -162,6 +180,8 @@ class _Bufferizer:
                     "must be in a kernel (run convert-graph-to-te first)",
                 )
         self.check_arena()
+        for v, arg in copies:
+            self.ops.append(self.copy(self.buffers[v], arg))
         new_block.add_ops(self.ops)
         new_block.add_op(func.ReturnOp())
         lowered = func.FuncOp(
@@ -279,15 +299,18 @@ class _Bufferizer:
     @staticmethod
     def fill(buffer: SSAValue, value: SSAValue, shape: list[int]) -> Operation:
         """Loops storing `value` to every element of `buffer`."""
-        loops = [loop.ForOp(0, n, "serial") for n in shape] or None
-        if loops is None:
-            return memref.StoreOp.get(value, buffer, [])
-        for outer, inner in zip(loops, loops[1:]):
-            outer.body.block.insert_op_before(inner, outer.body.block.last_op)
-        innermost = loops[-1].body.block
-        store = memref.StoreOp.get(value, buffer, [lp.var for lp in loops])
-        innermost.insert_op_before(store, innermost.last_op)
-        return loops[0]
+        return _loop_nest(shape, lambda idx: [memref.StoreOp.get(value, buffer, idx)])
+
+    @staticmethod
+    def copy(source: SSAValue, target: SSAValue) -> Operation:
+        """Loops copying `source` into `target` (the same memref type)."""
+        shape = list(target.type.get_shape())  # type: ignore[attr-defined]
+
+        def body(idx):
+            load = memref.LoadOp.get(source, idx)
+            return [load, memref.StoreOp.get(load.res, target, idx)]
+
+        return _loop_nest(shape, body)
 
     # -- the memory plan -------------------------------------------------------------
 

@@ -4,8 +4,8 @@ The models are built with onnx.helper here (small, random weights, fixed seed):
 an MLP, a CNN with batch_norm and pooling, a residual block, a MobileNet block
 (depthwise convs, ReLU6), an Inception block (branches, a grouped conv, Concat), a
 ResNeXt block (a grouped conv of whole channel blocks), a transformer encoder
-layer (attention, layer_norm, gelu), a Gather embedding and a model with scalar
-(rank-0) inputs and outputs. Each is
+layer (attention, layer_norm, gelu), a Gather embedding, a model with scalar
+(rank-0) inputs and outputs and one whose outputs are its input and a weight. Each is
 compiled with fusion on and off; both must give onnxruntime's numbers. Then the
 runtime's own contract: save/load round trip and input checking. A graph module
 written by hand runs too, so the runtime is tested without the ONNX frontend.
@@ -172,6 +172,14 @@ def scalars():
     return model(nodes, [value("x", [3, 8]), value("k", [])], [value("y", [3, 8]), value("s", [])], []), feeds
 
 
+def passthrough():
+    """Outputs nothing computes: the input itself (Identity) and a weight."""
+    nodes = [helper.make_node("Identity", ["x"], ["y"]), helper.make_node("Relu", ["x"], ["r"])]
+    inits = weights(c=randn(2, 3))
+    outputs = [value("y", [2, 3]), value("c", [2, 3]), value("r", [2, 3])]
+    return model(nodes, [value("x", [2, 3])], outputs, inits), {"x": randn(2, 3)}
+
+
 def encoder_layer():
     s, d, h = 16, 32, 4
     dh = d // h
@@ -244,6 +252,7 @@ MODELS = {
     "inception_block": inception_block,
     "resnext_block": resnext_block,
     "scalars": scalars,
+    "passthrough": passthrough,
     "encoder_layer": encoder_layer,
     "embedding": embedding,
 }

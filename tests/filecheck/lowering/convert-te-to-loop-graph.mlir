@@ -77,9 +77,52 @@ builtin.module {
 
 // -----
 
-// A function that calls no te function is left alone.
-// CHECK-LABEL: func.func @untouched(%x: tensor<4xf32>) -> tensor<4xf32>
-// CHECK-NEXT:    func.return %x : tensor<4xf32>
-func.func @untouched(%x: tensor<4xf32>) -> tensor<4xf32> {
+// What is returned but not written by a kernel (an input, a weight, a kernel
+// result returned a second time) is copied into its output argument at the end.
+// CHECK-LABEL: func.func @copies(
+// CHECK-SAME:      %x: memref<4xf32> {tc.name = "x"}, %w: memref<4xf32> {tc.weight = "w"}, %out0: memref<4xf32> {tc.name = "out0"}, %out1: memref<4xf32> {tc.name = "out1"}, %out2: memref<4xf32> {tc.name = "out2"}, %out3: memref<4xf32> {tc.name = "out3"})
+// CHECK-NEXT:    func.call @neg(%x, %out0)
+// CHECK-NEXT:    loop.for %[[I:.*]] = 0 to 4 {
+// CHECK-NEXT:      %[[V:.*]] = memref.load %out0[%[[I]]] : memref<4xf32>
+// CHECK-NEXT:      memref.store %[[V]], %out1[%[[I]]] : memref<4xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    loop.for %[[J:.*]] = 0 to 4 {
+// CHECK-NEXT:      %[[X:.*]] = memref.load %x[%[[J]]] : memref<4xf32>
+// CHECK-NEXT:      memref.store %[[X]], %out2[%[[J]]] : memref<4xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    loop.for
+// CHECK-NEXT:      memref.load %w
+// CHECK-NEXT:      memref.store %{{.*}}, %out3
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return
+builtin.module {
+  func.func @copies(%x: tensor<4xf32> {tc.name = "x"}) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+    %w = graph.weight "w" : tensor<4xf32>
+    %a = func.call @neg(%x) : (tensor<4xf32>) -> tensor<4xf32>
+    func.return %a, %a, %x, %w : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+  }
+  func.func @neg(%p0: tensor<4xf32>) -> tensor<4xf32> {
+    %n = te.compute "n" (%i: "i") -> tensor<4xf32> {
+      %0 = te.read %p0[%i] : tensor<4xf32>
+      %1 = arith.negf %0 : f32
+      te.yield %1 : f32
+    }
+    func.return %n : tensor<4xf32>
+  }
+}
+
+// -----
+
+// A function with nothing to compute is a copy too; one with graph ops but no
+// kernels to call (convert-graph-to-te has not run) is left alone.
+// CHECK-LABEL: func.func @identity(%x: memref<4xf32> {tc.name = "x"}, %out0: memref<4xf32> {tc.name = "out0"})
+// CHECK-NEXT:    loop.for
+// CHECK-LABEL: func.func @not_yet(%x: tensor<4xf32>) -> tensor<4xf32>
+// CHECK-NEXT:    graph.relu
+func.func @identity(%x: tensor<4xf32>) -> tensor<4xf32> {
   func.return %x : tensor<4xf32>
+}
+func.func @not_yet(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %r = graph.relu %x : (tensor<4xf32>) -> tensor<4xf32>
+  func.return %r : tensor<4xf32>
 }
