@@ -10,8 +10,9 @@ model is one loop-level module that `convert-loop-to-llvm` compiles:
 - arguments: the graph inputs (memrefs, their `tc.name`s kept), then one memref
   per weight (`{tc.weight = "<name>"}`: bound from the weight store by whoever
   runs it), then one output memref per result (`tc.name` from `res_attrs`);
-- a call's result that the function returns is written into the output argument;
-  a value with a `tc.offsets` byte offset (plan-memory) is a `loop.view` of one
+- a call's result that the function returns is written into the output argument
+  (anything else returned, such as an input or a weight, is copied there at the
+  end); a value with a `tc.offsets` byte offset (plan-memory) is a `loop.view` of one
   `loop.alloc "arena"` of `tc.arena_bytes`; any other value gets a `loop.alloc`;
 - a `graph.constant` becomes a buffer filled by stores (a splat by one loop);
 - a `graph.reshape` (a scalar meeting a kernel's one-element tensor) is a view:
