@@ -97,6 +97,7 @@ def lower_graph(module: ModuleOp, fuse: bool = True) -> Lowered:
         verify_module(module)
         ran.append(name)
     ConvertGraphToTePass().apply(ctx, module)
+    verify_module(module)
     ran.append(ConvertGraphToTePass.name)
     store = store_of(module)
     main, kernels = split_kernels(module)
