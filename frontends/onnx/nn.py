@@ -8,6 +8,7 @@ graph passes work:
 - Gemm and MatMul with a 2-D weight initializer become `graph.dense`, whose weight
   is [N, K] (TVM's dense): the initializer is transposed once, in the store, and
   Gemm's `alpha`/`beta` are folded into the weight and bias when those are known;
+- InstanceNormalization is spatial reductions and elementwise ops (they fuse);
 - LayerNormalization's scale/bias are broadcast to the normalized shape if they
   are constants of a smaller rank.
 """
@@ -213,6 +214,30 @@ def convert_layer_norm(node: Node):
     if len(params) == 1 and node.has_input(2):  # bias without scale cannot happen in ONNX
         raise node.error("bias without scale")
     return [node.emit(graph.LayerNormOp, [node.input(0), *params], axis=axis, epsilon=epsilon)]
+
+
+@converter("InstanceNormalization")
+def convert_instance_norm(node: Node):
+    """Per sample and channel over the spatial axes: (x - mean) / sqrt(var + eps)
+    * scale[c] + bias[c], as reductions and elementwise ops (which fuse)."""
+    xs = node.shape(0)
+    if len(xs) < 3:
+        raise node.error(f"input of shape {xs} has no spatial axes")
+    epsilon = float(node.attr("epsilon", 1e-5))
+    x = node.input(0)
+    spatial = list(range(2, len(xs)))
+    mean = node.emit(graph.ReduceMeanOp, [x], axes=spatial, keepdims=1)
+    centered = node.emit(graph.SubOp, [x, mean])
+    variance = node.emit(graph.ReduceMeanOp, [node.emit(graph.MulOp, [centered, centered])], axes=spatial, keepdims=1)
+    std = node.emit(graph.SqrtOp, [node.emit(graph.AddOp, [variance, node.scalar(epsilon, x)])])
+    normalized = node.emit(graph.DivOp, [centered, std])
+    per_channel = [xs[1]] + [1] * len(spatial)
+    params = []
+    for i, what in ((1, "scale"), (2, "bias")):
+        if not node.is_const(i):
+            raise node.error(f"{what} must be a constant (an initializer)")
+        params.append(node.constant(node.const(i, what).reshape(per_channel), node.proto.input[i]))
+    return [node.emit(graph.AddOp, [node.emit(graph.MulOp, [normalized, params[0]]), params[1]])]
 
 
 @converter("BatchNormalization")

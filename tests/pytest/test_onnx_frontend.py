@@ -110,6 +110,10 @@ ONE_OP = {
         {"x": X}, ["graph.layer_norm"]),
     "LayerNormalizationAxis": (
         op_model("LayerNormalization", ["x", "s"], {"x": X}, {"s": rand(3, 4)}, axis=1), {"x": X}, ["graph.layer_norm"]),
+    "InstanceNormalization": (
+        op_model("InstanceNormalization", ["x", "s", "b"], {"x": IMG}, {"s": rand(4), "b": rand(4)}, epsilon=1e-3),
+        {"x": IMG}, ["graph.reduce_mean", "graph.sub", "graph.mul", "graph.reduce_mean", "graph.add",
+                     "graph.sqrt", "graph.div", "graph.mul", "graph.add"]),
     "BatchNormalization": (
         op_model("BatchNormalization", ["x", "s", "b", "m", "v"], {"x": IMG},
                  {"s": rand(4), "b": rand(4), "m": rand(4), "v": np.abs(rand(4)) + 0.1}, epsilon=1e-3),
