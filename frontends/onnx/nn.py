@@ -9,6 +9,7 @@ graph passes work:
   is [N, K] (TVM's dense): the initializer is transposed once, in the store, and
   Gemm's `alpha`/`beta` are folded into the weight and bias when those are known;
 - InstanceNormalization is spatial reductions and elementwise ops (they fuse);
+  ArgMax/ArgMin are a max, an equality mask and a max over the masked indices;
 - LayerNormalization's scale/bias are broadcast to the normalized shape if they
   are constants of a smaller rank.
 """
@@ -256,6 +257,31 @@ REDUCTIONS = {
     "ReduceMean": graph.ReduceMeanOp,
     "ReduceMax": graph.ReduceMaxOp,
 }
+
+
+@converter("ArgMax", "ArgMin")
+def convert_arg_reduce(node: Node):
+    """The index of the first (or, select_last_index, last) extreme along `axis`, as
+    int64: the extreme, where x equals it, then the best index among those, a max
+    over the (negated, for the first) indices."""
+    xs = node.shape(0)
+    axis = int(node.attr("axis", 0)) % len(xs)
+    keepdims = int(node.attr("keepdims", 1))
+    last = int(node.attr("select_last_index", 0))
+    x = node.input(0)
+    if node.op_type == "ArgMin":  # the minimum of x is the maximum of -x
+        x = node.emit(graph.NegOp, [x])
+    best = node.emit(graph.ReduceMaxOp, [x], axes=[axis], keepdims=1)
+    hit = node.emit(graph.EqualOp, [x, best])
+    shape = [1] * len(xs)
+    shape[axis] = xs[axis]
+    index = np.arange(xs[axis], dtype=np.int64).reshape(shape)
+    # max(i) finds the last hit, max(-i) the first; a miss scores below every hit.
+    scored = index if last else -index
+    miss = np.array(-xs[axis], np.int64)
+    picked = node.emit(graph.WhereOp, [hit, node.constant(scored, "index"), node.constant(miss, "miss")])
+    result = node.emit(graph.ReduceMaxOp, [picked], axes=[axis], keepdims=keepdims)
+    return [result if last else node.emit(graph.NegOp, [result])]
 
 
 @converter(*REDUCTIONS)

@@ -5,7 +5,8 @@ an MLP, a CNN with batch_norm and pooling, a residual block, a MobileNet block
 (depthwise convs, ReLU6), an Inception block (branches, a grouped conv, Concat), a
 ResNeXt block (a grouped conv of whole channel blocks), a transformer encoder
 layer (attention, layer_norm, gelu), a Gather embedding, a model with scalar
-(rank-0) inputs and outputs and one whose outputs are its input and a weight. Each is
+(rank-0) inputs and outputs, one whose outputs are its input and a weight, and a
+classifier head ending in ArgMax. Each is
 compiled with fusion on and off; both must give onnxruntime's numbers. Then the
 runtime's own contract: save/load round trip and input checking. A graph module
 written by hand runs too, so the runtime is tested without the ONNX frontend.
@@ -180,6 +181,14 @@ def passthrough():
     return model(nodes, [value("x", [2, 3])], outputs, inits), {"x": randn(2, 3)}
 
 
+def classifier_head():
+    """Gemm, then ArgMax over the classes (int64 labels), and the scores."""
+    nodes = [helper.make_node("Gemm", ["x", "w"], ["s"], transB=1),
+             helper.make_node("ArgMax", ["s"], ["y"], axis=1, keepdims=0)]  # fmt: skip
+    outputs = [value("y", [4], TensorProto.INT64), value("s", [4, 10])]
+    return model(nodes, [value("x", [4, 16])], outputs, weights(w=randn(10, 16))), {"x": randn(4, 16)}
+
+
 def encoder_layer():
     s, d, h = 16, 32, 4
     dh = d // h
@@ -253,6 +262,7 @@ MODELS = {
     "resnext_block": resnext_block,
     "scalars": scalars,
     "passthrough": passthrough,
+    "classifier_head": classifier_head,
     "encoder_layer": encoder_layer,
     "embedding": embedding,
 }

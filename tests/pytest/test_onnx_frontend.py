@@ -77,6 +77,7 @@ def check(m, feeds, rtol=1e-4, atol=1e-5):
 X = rand(2, 3, 4)
 POS = np.abs(rand(2, 3, 4)) + 0.5
 IMG = rand(1, 4, 9, 9)
+TIES = np.random.default_rng(5).integers(0, 3, (2, 5, 4)).astype(np.float32)  # repeated extremes
 ONE_OP = {
     # name: (model, feeds, graph ops expected)
     **{
@@ -110,6 +111,10 @@ ONE_OP = {
         {"x": X}, ["graph.layer_norm"]),
     "LayerNormalizationAxis": (
         op_model("LayerNormalization", ["x", "s"], {"x": X}, {"s": rand(3, 4)}, axis=1), {"x": X}, ["graph.layer_norm"]),
+    "ArgMax": (op_model("ArgMax", ["x"], {"x": TIES}, axis=1, keepdims=0, out_types={"y": TensorProto.INT64}),
+               {"x": TIES}, ["graph.reduce_max", "graph.equal", "graph.where", "graph.reduce_max", "graph.neg"]),
+    "ArgMinLast": (op_model("ArgMin", ["x"], {"x": TIES}, axis=-1, select_last_index=1, out_types={"y": TensorProto.INT64}),
+                   {"x": TIES}, ["graph.neg", "graph.reduce_max", "graph.equal", "graph.where", "graph.reduce_max"]),
     "InstanceNormalization": (
         op_model("InstanceNormalization", ["x", "s", "b"], {"x": IMG}, {"s": rand(4), "b": rand(4)}, epsilon=1e-3),
         {"x": IMG}, ["graph.reduce_mean", "graph.sub", "graph.mul", "graph.reduce_mean", "graph.add",
