@@ -10,6 +10,9 @@ produce arrays rather than IR.
 
 Expand is `graph.broadcast_to` (an explicit broadcast op rather than `add` with
 zeros, so a pass or the evaluator sees the intent and no zeros tensor is stored).
+Resize (nearest, linear) is gathers of constant indices along the resized axes,
+the indices computed here by ONNX's coordinate rules (linear: two gathers weighted
+by constant fractions).
 """
 
 from __future__ import annotations
@@ -143,6 +146,95 @@ def convert_gather(node: Node):
     else:
         indices = node.input(1)
     return [node.emit(graph.GatherOp, [node.input(0), indices], axis=axis)]
+
+
+@converter("Resize")
+def convert_resize(node: Node):
+    """Nearest and (bi/tri)linear resizing as gathers of constant indices along each
+    resized axis (linear: two gathers weighted by constant fractions), exactly as
+    ONNX maps output to input coordinates; the indices are computed here."""
+    node.ignore("exclude_outside", "cubic_coeff_a", "extrapolation_value")
+    mode = node.attr("mode", "nearest")
+    if mode not in ("nearest", "linear"):
+        raise node.error(f"unsupported mode '{mode}' (nearest or linear)")
+    if int(node.attr("antialias", 0)):
+        raise node.error("antialias=1 is not supported")
+    if node.attr("keep_aspect_ratio_policy", "stretch") != "stretch":
+        raise node.error("only keep_aspect_ratio_policy 'stretch' is supported")
+    transform = node.attr("coordinate_transformation_mode", "half_pixel")
+    if transform not in _COORDINATES:
+        raise node.error(f"unsupported coordinate_transformation_mode '{transform}'")
+    rounding = node.attr("nearest_mode", "round_prefer_floor")
+    if rounding not in _ROUNDING:
+        raise node.error(f"unsupported nearest_mode '{rounding}'")
+    xs = node.shape(0)
+    scales = node.optional_const(2, "scales")
+    sizes = node.optional_const(3, "sizes")
+    axes = axes_of_resize(node, len(xs))
+    from_sizes = sizes is not None and sizes.size > 0
+    if from_sizes:
+        out = [int(v) for v in sizes.reshape(-1)]
+        scale = [o / xs[a] for o, a in zip(out, axes)]
+    elif scales is not None and scales.size:
+        scale = [float(v) for v in scales.reshape(-1)]
+        out = [int(np.floor(xs[a] * sc)) for a, sc in zip(axes, scale)]
+    else:
+        raise node.error("needs scales or sizes")
+    if len(out) != len(axes):
+        raise node.error(f"{len(out)} scales/sizes for {len(axes)} axes")
+    x = node.input(0)
+    for a, n_out, sc in zip(axes, out, scale):
+        n_in = xs[a]
+        if n_out == n_in and sc == 1.0:
+            continue
+        # Given scales, in float32 as onnxruntime computes them (1.5 / 0.6 rounds to a
+        # tie there); given sizes, exactly (in float64, with the scale out / in).
+        if from_sizes:
+            coordinate = _COORDINATES[transform](np.arange(n_out, dtype=np.float64), n_out / n_in, n_in, n_out)
+        else:
+            coordinate = _COORDINATES[transform](np.arange(n_out, dtype=np.float32), np.float32(sc), n_in, n_out)
+        if mode == "nearest":
+            index = np.clip(_ROUNDING[rounding](coordinate), 0, n_in - 1).astype(np.int64)
+            x = node.emit(graph.GatherOp, [x, node.constant(index, "resize_index")], axis=a)
+            continue
+        coordinate = np.clip(coordinate, 0, n_in - 1)
+        lo = np.floor(coordinate).astype(np.int64)
+        hi = np.minimum(lo + 1, n_in - 1)
+        shape = [1] * len(xs)
+        shape[a] = n_out
+        weight_hi = (coordinate - lo).astype(np.float32).reshape(shape)
+        below = node.emit(graph.GatherOp, [x, node.constant(lo, "resize_lo")], axis=a)
+        above = node.emit(graph.GatherOp, [x, node.constant(hi, "resize_hi")], axis=a)
+        x = node.emit(graph.AddOp, [
+            node.emit(graph.MulOp, [below, node.constant(1 - weight_hi, "resize_w")]),
+            node.emit(graph.MulOp, [above, node.constant(weight_hi, "resize_w")]),
+        ])  # fmt: skip
+    return [x]
+
+
+def axes_of_resize(node: Node, rank: int) -> list[int]:
+    axes = node.attr("axes", None)
+    return list(range(rank)) if axes is None else [int(a) % rank for a in axes]
+
+
+_COORDINATES = {
+    # x: output coordinates (float32 or float64 array), s: the scale in x's precision
+    "half_pixel": lambda x, s, n_in, n_out: (x + x.dtype.type(0.5)) / s - x.dtype.type(0.5),
+    "pytorch_half_pixel": lambda x, s, n_in, n_out: (
+        (x + x.dtype.type(0.5)) / s - x.dtype.type(0.5) if n_out > 1 else 0 * x
+    ),
+    "align_corners": lambda x, s, n_in, n_out: (
+        x * x.dtype.type(n_in - 1) / x.dtype.type(n_out - 1) if n_out > 1 else 0 * x
+    ),
+    "asymmetric": lambda x, s, n_in, n_out: x / s,
+    "tf_half_pixel_for_nearest": lambda x, s, n_in, n_out: (x + x.dtype.type(0.5)) / s,
+}
+_ROUNDING = {
+    "round_prefer_floor": lambda c: np.where(c - np.floor(c) == 0.5, np.floor(c), np.round(c)),
+    "round_prefer_ceil": lambda c: np.where(c - np.floor(c) == 0.5, np.ceil(c), np.round(c)),
+    "floor": np.floor,
+    "ceil": np.ceil,
+}
 
 
 @converter("Expand")

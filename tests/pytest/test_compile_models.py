@@ -6,7 +6,7 @@ an MLP, a CNN with batch_norm and pooling, a residual block, a MobileNet block
 ResNeXt block (a grouped conv of whole channel blocks), a transformer encoder
 layer (attention, layer_norm, gelu), a Gather embedding, a model with scalar
 (rank-0) inputs and outputs, one whose outputs are its input and a weight, and a
-classifier head ending in ArgMax. Each is
+classifier head ending in ArgMax and an FPN-style upsampling (Resize). Each is
 compiled with fusion on and off; both must give onnxruntime's numbers. Then the
 runtime's own contract: save/load round trip and input checking. A graph module
 written by hand runs too, so the runtime is tested without the ONNX frontend.
@@ -189,6 +189,23 @@ def classifier_head():
     return model(nodes, [value("x", [4, 16])], outputs, weights(w=randn(10, 16))), {"x": randn(4, 16)}
 
 
+def upsample():
+    """FPN-style: a coarse map upsampled 2x (nearest) and added to a fine one, then
+    resized bilinearly to a given size."""
+    nodes = [
+        helper.make_node("Conv", ["coarse", "w"], ["c"], pads=[1, 1, 1, 1]),
+        helper.make_node("Resize", ["c", "", "sc"], ["u"], mode="nearest"),
+        helper.make_node("Add", ["u", "fine"], ["s"]),
+        helper.make_node("Resize", ["s", "", "", "sz"], ["y"], mode="linear"),
+    ]
+    inits = weights(w=randn(16, 16, 3, 3, scale=0.1), sc=np.array([1, 1, 2, 2], np.float32),
+                    sz=np.array([1, 16, 13, 19], np.int64))  # fmt: skip
+    inputs = [value("coarse", [1, 16, 5, 6]), value("fine", [1, 16, 10, 12])]
+    m = model(nodes, inputs, [value("y", [1, 16, 13, 19])], inits)
+    m.opset_import[0].version = 18
+    return m, {"coarse": randn(1, 16, 5, 6), "fine": randn(1, 16, 10, 12)}
+
+
 def encoder_layer():
     s, d, h = 16, 32, 4
     dh = d // h
@@ -263,6 +280,7 @@ MODELS = {
     "scalars": scalars,
     "passthrough": passthrough,
     "classifier_head": classifier_head,
+    "upsample": upsample,
     "encoder_layer": encoder_layer,
     "embedding": embedding,
 }

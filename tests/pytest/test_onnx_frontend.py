@@ -115,6 +115,11 @@ ONE_OP = {
                {"x": TIES}, ["graph.reduce_max", "graph.equal", "graph.where", "graph.reduce_max", "graph.neg"]),
     "ArgMinLast": (op_model("ArgMin", ["x"], {"x": TIES}, axis=-1, select_last_index=1, out_types={"y": TensorProto.INT64}),
                    {"x": TIES}, ["graph.neg", "graph.reduce_max", "graph.equal", "graph.where", "graph.reduce_max"]),
+    "ResizeNearest": (op_model("Resize", ["x", "", "sc"], {"x": IMG}, {"sc": np.array([1, 1, 2, 1.5], np.float32)}, opset=18),
+                      {"x": IMG}, ["graph.gather", "graph.gather"]),
+    "ResizeLinear": (op_model("Resize", ["x", "", "", "sz"], {"x": IMG}, {"sz": np.array([1, 4, 5, 12], np.int64)},
+                              opset=18, mode="linear", coordinate_transformation_mode="align_corners"),
+                     {"x": IMG}, ["graph.gather", "graph.gather", "graph.mul", "graph.mul", "graph.add"] * 2),
     "InstanceNormalization": (
         op_model("InstanceNormalization", ["x", "s", "b"], {"x": IMG}, {"s": rand(4), "b": rand(4)}, epsilon=1e-3),
         {"x": IMG}, ["graph.reduce_mean", "graph.sub", "graph.mul", "graph.reduce_mean", "graph.add",
