@@ -8,6 +8,8 @@ graph passes work:
 - Gemm and MatMul with a 2-D weight initializer become `graph.dense`, whose weight
   is [N, K] (TVM's dense): the initializer is transposed once, in the store, and
   Gemm's `alpha`/`beta` are folded into the weight and bias when those are known;
+- ConvTranspose is a conv2d of the zero-interleaved input (gathers and masks)
+  with the flipped, channel-swapped weight;
 - InstanceNormalization is spatial reductions and elementwise ops (they fuse);
   ArgMax/ArgMin are a max, an equality mask and a max over the masked indices;
 - LayerNormalization's scale/bias are broadcast to the normalized shape if they
@@ -73,6 +75,62 @@ def convert_conv(node: Node):
     if group != 1:
         attributes["groups"] = group
     inputs = [node.input(0), node.input(1)] + ([node.input(2)] if node.has_input(2) else [])
+    return [node.emit(graph.Conv2dOp, inputs, **attributes)]
+
+
+@converter("ConvTranspose")
+def convert_conv_transpose(node: Node):
+    """A convolution of the input with zeros inserted between its elements (stride
+    - 1 per gap: a gather and a 0/1 mask per axis), padded by dilation * (k - 1)
+    less the pads (cropped where that is negative), by the flipped weight with in
+    and out channels swapped (computed here: the weight must be known)."""
+    xs, ws = node.shape(0), node.shape(1)
+    if len(xs) != 4 or len(ws) != 4:
+        raise node.error(f"only 2-D transposed convolutions are supported, got input shape {xs}")
+    if node.attr("auto_pad", "NOTSET") != "NOTSET" or node.attr("output_shape", None) is not None:
+        raise node.error("auto_pad and output_shape are not supported; give pads (and output_padding)")
+    kernel = [int(k) for k in node.attr("kernel_shape", ws[2:])]
+    if kernel != list(ws[2:]):
+        raise node.error(f"kernel_shape {kernel} does not match the weight's {list(ws[2:])}")
+    strides = [int(v) for v in node.attr("strides", [1, 1])]
+    dilations = [int(v) for v in node.attr("dilations", [1, 1])]
+    pads = [int(v) for v in node.attr("pads", [0, 0, 0, 0])]
+    extra = [int(v) for v in node.attr("output_padding", [0, 0])]
+    group = int(node.attr("group", 1))
+    if any(e < 0 or e >= max(s, d) for e, s, d in zip(extra, strides, dilations)):
+        raise node.error(f"output_padding {extra} must be below the stride or dilation")
+    c_in, c_out_g = ws[0], ws[1]
+    if c_in != xs[1] or c_in % group:
+        raise node.error(f"weight {ws} does not fit input {xs} with group {group}")
+    w = node.const(1, "weight")
+    # [C_in, C_out/g, kh, kw] -> [C_out, C_in/g, kh, kw], flipped in space.
+    w = w.reshape(group, c_in // group, c_out_g, *kernel).transpose(0, 2, 1, 3, 4)
+    w = np.ascontiguousarray(w.reshape(group * c_out_g, c_in // group, *kernel)[:, :, ::-1, ::-1])
+    x = node.input(0)
+    for axis, s in ((2, strides[0]), (3, strides[1])):
+        if s == 1:
+            continue
+        n = (xs[axis] - 1) * s + 1
+        shape = [1, 1, 1, 1]
+        shape[axis] = n
+        index = node.constant(np.arange(n, dtype=np.int64) // s, "upsample_index")
+        mask = node.constant((np.arange(n) % s == 0).astype(np.float32).reshape(shape), "upsample_mask")
+        x = node.emit(graph.MulOp, [node.emit(graph.GatherOp, [x, index], axis=axis), mask])
+    conv_pads = []
+    for side in (0, 1):
+        for d in (0, 1):
+            conv_pads.append(dilations[d] * (kernel[d] - 1) - pads[side * 2 + d] + (extra[d] if side else 0))
+    if any(p < 0 for p in conv_pads):
+        crop = [max(0, -p) for p in conv_pads]
+        shape = graph.shape_of(x.type)
+        x = node.emit(graph.SliceOp, [x], starts=crop[:2], ends=[shape[2] - crop[2], shape[3] - crop[3]], axes=[2, 3])
+        conv_pads = [max(0, p) for p in conv_pads]
+    attributes = nondefault(pads=(conv_pads, [0] * 4), dilations=(dilations, [1, 1]))
+    if group != 1:
+        attributes["groups"] = group
+    inputs = [x, node.constant(w, node.proto.input[1] + ".conv")]
+    if node.has_input(2):
+        inputs.append(node.input(2))
     return [node.emit(graph.Conv2dOp, inputs, **attributes)]
 
 

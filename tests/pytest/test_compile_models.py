@@ -6,7 +6,8 @@ an MLP, a CNN with batch_norm and pooling, a residual block, a MobileNet block
 ResNeXt block (a grouped conv of whole channel blocks), a transformer encoder
 layer (attention, layer_norm, gelu), a Gather embedding, a model with scalar
 (rank-0) inputs and outputs, one whose outputs are its input and a weight, and a
-classifier head ending in ArgMax and an FPN-style upsampling (Resize). Each is
+classifier head ending in ArgMax, an FPN-style upsampling (Resize) and a UNet-style
+decoder step (ConvTranspose). Each is
 compiled with fusion on and off; both must give onnxruntime's numbers. Then the
 runtime's own contract: save/load round trip and input checking. A graph module
 written by hand runs too, so the runtime is tested without the ONNX frontend.
@@ -206,6 +207,20 @@ def upsample():
     return m, {"coarse": randn(1, 16, 5, 6), "fine": randn(1, 16, 10, 12)}
 
 
+def decoder():
+    """A UNet-style decoder step: ConvTranspose 2x up (32 -> 16 channels, blocked),
+    concatenated with a skip connection, conv, relu."""
+    nodes = [
+        helper.make_node("ConvTranspose", ["x", "wt", "bt"], ["u"], strides=[2, 2], pads=[1, 1, 1, 1], output_padding=[1, 1]),
+        helper.make_node("Concat", ["u", "skip"], ["c"], axis=1),
+        helper.make_node("Conv", ["c", "w"], ["v"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["v"], ["y"]),
+    ]
+    inits = weights(wt=randn(32, 16, 3, 3, scale=0.1), bt=randn(16), w=randn(16, 32, 3, 3, scale=0.1))
+    inputs = [value("x", [1, 32, 6, 7]), value("skip", [1, 16, 12, 14])]
+    return model(nodes, inputs, [value("y", [1, 16, 12, 14])], inits), {"x": randn(1, 32, 6, 7), "skip": randn(1, 16, 12, 14)}
+
+
 def encoder_layer():
     s, d, h = 16, 32, 4
     dh = d // h
@@ -281,6 +296,7 @@ MODELS = {
     "passthrough": passthrough,
     "classifier_head": classifier_head,
     "upsample": upsample,
+    "decoder": decoder,
     "encoder_layer": encoder_layer,
     "embedding": embedding,
 }
