@@ -2,12 +2,12 @@
 
 The models are built with onnx.helper here (small, random weights, fixed seed):
 an MLP, a CNN with batch_norm and pooling, a residual block, a MobileNet block
-(depthwise convs, ReLU6), an Inception block (branches, a grouped conv, Concat), a
-ResNeXt block (a grouped conv of whole channel blocks), a transformer encoder
-layer (attention, layer_norm, gelu), a Gather embedding, a model with scalar
-(rank-0) inputs and outputs, one whose outputs are its input and a weight, and a
-classifier head ending in ArgMax, an FPN-style upsampling (Resize) and a UNet-style
-decoder step (ConvTranspose). Each is
+(depthwise convs, ReLU6) and a MobileNet-v3 one (HardSwish, squeeze-excitation),
+an Inception block (branches, a grouped conv, Concat), a ResNeXt block (a grouped
+conv of whole channel blocks), a transformer encoder layer (attention, layer_norm,
+gelu), a Gather embedding, a model with scalar (rank-0) inputs and outputs, one
+whose outputs are its input and a weight, a classifier head ending in ArgMax, an
+FPN-style upsampling (Resize) and a UNet-style decoder step (ConvTranspose). Each is
 compiled with fusion on and off; both must give onnxruntime's numbers. Then the
 runtime's own contract: save/load round trip and input checking. A graph module
 written by hand runs too, so the runtime is tested without the ONNX frontend.
@@ -123,6 +123,27 @@ def mobilenet_block():
         db2=randn(64), zero=np.array(0.0, np.float32), six=np.array(6.0, np.float32), **bn("bn1", 32), **bn("bn2", 64),
     )  # fmt: skip
     return model(nodes, [value("x", [1, 32, 14, 14])], [value("y", [1, 64, 1, 1])], inits), {"x": randn(1, 32, 14, 14)}
+
+
+def mobilenet_v3_block():
+    """MobileNet-v3 style: 1x1 conv + HardSwish, depthwise 3x3, squeeze-excitation
+    (global pool, 1x1 convs, HardSigmoid gate broadcast over the map)."""
+    nodes = [
+        helper.make_node("Conv", ["x", "w1"], ["a"]),
+        helper.make_node("HardSwish", ["a"], ["h"]),
+        helper.make_node("Conv", ["h", "dw"], ["d"], group=32, pads=[1, 1, 1, 1]),
+        helper.make_node("GlobalAveragePool", ["d"], ["g"]),
+        helper.make_node("Conv", ["g", "s1", "sb1"], ["s"]),
+        helper.make_node("Relu", ["s"], ["sr"]),
+        helper.make_node("Conv", ["sr", "s2", "sb2"], ["e"]),
+        helper.make_node("HardSigmoid", ["e"], ["gate"], alpha=1 / 6, beta=0.5),
+        helper.make_node("Mul", ["d", "gate"], ["y"]),
+    ]
+    inits = weights(w1=randn(32, 16, 1, 1, scale=0.3), dw=randn(32, 1, 3, 3, scale=0.3), s1=randn(8, 32, 1, 1, scale=0.3),
+                    sb1=randn(8), s2=randn(32, 8, 1, 1, scale=0.3), sb2=randn(32))  # fmt: skip
+    m = model(nodes, [value("x", [1, 16, 10, 10])], [value("y", [1, 32, 10, 10])], inits)
+    m.opset_import[0].version = 14  # HardSwish
+    return m, {"x": randn(1, 16, 10, 10)}
 
 
 def inception_block():
@@ -290,6 +311,7 @@ MODELS = {
     "cnn": cnn,
     "residual": residual,
     "mobilenet_block": mobilenet_block,
+    "mobilenet_v3_block": mobilenet_v3_block,
     "inception_block": inception_block,
     "resnext_block": resnext_block,
     "scalars": scalars,
