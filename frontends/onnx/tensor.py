@@ -10,7 +10,8 @@ produce arrays rather than IR.
 
 Expand is `graph.broadcast_to` (an explicit broadcast op rather than `add` with
 zeros, so a pass or the evaluator sees the intent and no zeros tensor is stored).
-Resize (nearest, linear) is gathers of constant indices along the resized axes,
+Pad in reflect, edge or wrap mode and Resize (nearest, linear) are gathers of
+constant indices along the padded or resized axes,
 the indices computed here by ONNX's coordinate rules (linear: two gathers weighted
 by constant fractions).
 """
@@ -252,8 +253,8 @@ def convert_expand(node: Node):
 @converter("Pad")
 def convert_pad(node: Node):
     mode = node.attr("mode", "constant")
-    if mode != "constant":
-        raise node.error(f"unsupported mode '{mode}' (only constant padding)")
+    if mode not in ("constant", "reflect", "edge", "wrap"):
+        raise node.error(f"unsupported mode '{mode}' (constant, reflect, edge or wrap)")
     rank = len(node.shape(0))
     pads = ints(node.const(1, "pads"))
     value = node.optional_const(2, "constant_value")
@@ -268,6 +269,18 @@ def convert_pad(node: Node):
         raise node.error(f"pads needs {2 * rank} values for rank {rank}, got {len(pads)}")
     if not any(pads):
         return [node.input(0)]
+    if mode != "constant":
+        # Each padded axis is a gather of the source indices numpy's pad gives.
+        if any(p < 0 for p in pads):
+            raise node.error(f"negative pads (cropping) are only supported in constant mode, got {pads}")
+        x, xs = node.input(0), node.shape(0)
+        for a in range(rank):
+            if pads[a] or pads[a + rank]:
+                if mode == "reflect" and max(pads[a], pads[a + rank]) >= xs[a]:
+                    raise node.error(f"reflect pads {pads} reach past axis {a} of extent {xs[a]}")
+                index = np.pad(np.arange(xs[a], dtype=np.int64), (pads[a], pads[a + rank]), mode=mode)
+                x = node.emit(graph.GatherOp, [x, node.constant(index, f"{mode}_pad_index")], axis=a)
+        return [x]
     fill = float(np.asarray(value).reshape(-1)[0]) if value is not None and value.size else None
     return [node.emit(graph.PadOp, [node.input(0)], pads=pads, value=fill or None)]
 

@@ -150,6 +150,10 @@ ONE_OP = {
     "ReduceSum": (op_model("ReduceSum", ["x", "axes"], {"x": X}, {"axes": np.array([-1, 0], np.int64)}, keepdims=0), {"x": X}, ["graph.reduce_sum"]),
     "ReduceMean": (op_model("ReduceMean", ["x"], {"x": X}, axes=[1]), {"x": X}, ["graph.reduce_mean"]),
     "ReduceMax": (op_model("ReduceMax", ["x"], {"x": X}, keepdims=1), {"x": X}, ["graph.reduce_max"]),
+    "PadReflect": (op_model("Pad", ["x", "p"], {"x": X}, {"p": np.array([0, 1, 2, 0, 1, 1], np.int64)}, mode="reflect"),
+                   {"x": X}, ["graph.gather", "graph.gather"]),
+    "PadEdge": (op_model("Pad", ["x", "p"], {"x": X}, {"p": np.array([1, 0, 0, 0, 0, 3], np.int64)}, mode="edge"),
+                {"x": X}, ["graph.gather", "graph.gather"]),
     "Pad": (op_model("Pad", ["x", "p", "v"], {"x": X}, {"p": np.array([0, 1, 2, 0, 0, 1], np.int64), "v": np.array(1.5, np.float32)}),
             {"x": X}, ["graph.pad"]),
     "Reshape": (op_model("Reshape", ["x", "s"], {"x": X}, {"s": np.array([0, -1], np.int64)}), {"x": X}, ["graph.reshape"]),
@@ -252,8 +256,8 @@ def test_unsupported_operator_names_node():
 
 
 def test_unsupported_attribute_names_node():
-    m = op_model("Pad", ["x", "p"], {"x": X}, {"p": np.zeros(6, np.int64)}, mode="reflect")
-    with pytest.raises(OnnxImportError, match=r"ONNX operator 'Pad' \(node 'pad_0'\): unsupported mode 'reflect'"):
+    m = op_model("Pad", ["x", "p"], {"x": X}, {"p": np.zeros(6, np.int64)}, mode="mirror")
+    with pytest.raises(OnnxImportError, match=r"ONNX operator 'Pad' \(node 'pad_0'\): unsupported mode 'mirror'"):
         from_onnx(m)
     m = op_model("Relu", ["x"], {"x": X}, bogus=1)
     with pytest.raises(OnnxImportError, match=r"ONNX operator 'Relu' \(node 'relu_0'\): unsupported attribute 'bogus'"):
