@@ -10,6 +10,12 @@ For each te function (a `func.func` with `te.compute`s) this pass
    buffer of that region's size (`loop.alloc` in the stage's memory scope),
 4. turns tensors into memrefs: inputs first, then one output memref per result.
 
+A function that calls te functions (a model's graph function, after
+convert-graph-to-te) is rewritten to the same memref calling convention by
+`lowering/graph_function.py`, so the module stays one valid program. Index
+arithmetic is emitted with div/mod simplified by the loop extents
+(`analysis.expr.simplify`).
+
 Each stage's loops follow its leaf axes in order, normalized to `0 <= v < extent`;
 the root indices are rebuilt from the leaves (`outer * factor + inner` for a split,
 div/mod for a fuse) plus the region's offset. A split that does not divide its
