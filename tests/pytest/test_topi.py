@@ -14,7 +14,7 @@ import pytest
 
 import tilecraft as tc
 from tilecraft.frontends import te
-from tilecraft.topi import _fallback, elementwise, pool, reduce, strategy, transform
+from tilecraft.topi import elementwise, pool, reduce, strategy, transform
 
 RNG = np.random.default_rng(0)
 
@@ -183,49 +183,3 @@ def test_pooling():
     got = run(lambda t: pool.avg_pool2d(t, [3, 3], [2, 2], pads), x)
     np.testing.assert_allclose(got, _windows(x, 3, 2, pads, 0).sum((4, 5)) / counts, rtol=1e-5)
     np.testing.assert_allclose(run(reduce.global_avg_pool, x), x.mean((2, 3), keepdims=True), rtol=1e-5)
-
-
-def _conv_ref(x, w, stride, pad, groups):
-    n, c, h, wd = x.shape
-    o, cpg, kh, kw = w.shape
-    p = np.pad(x, [(0, 0), (0, 0), (pad, pad), (pad, pad)])
-    oh, ow = (h + 2 * pad - kh) // stride + 1, (wd + 2 * pad - kw) // stride + 1
-    out = np.zeros((n, o, oh, ow), np.float32)
-    opg = o // groups
-    for oc in range(o):
-        g = oc // opg
-        for i in range(oh):
-            for j in range(ow):
-                patch = p[:, g * cpg : (g + 1) * cpg, i * stride : i * stride + kh, j * stride : j * stride + kw]
-                out[:, oc, i, j] = (patch * w[oc]).sum((1, 2, 3))
-    return out
-
-
-@pytest.mark.parametrize("groups, stride", [(1, 1), (2, 2), (4, 1)])
-def test_fallback_conv2d(groups, stride):
-    x, w, b = randn(1, 4, 8, 8), randn(8, 4 // groups, 3, 3), randn(8)
-
-    def make(t, k, bias):
-        conv = _fallback.conv2d_compute(t, k, bias, strides=(stride, stride), pads=(1, 1, 1, 1), groups=groups)
-        s = te.create_schedule(conv)
-        return conv, s
-
-    ph = [te.placeholder(a.shape, "float32", name=f"in{n}") for n, a in enumerate((x, w, b))]
-    conv = _fallback.conv2d_compute(*ph, strides=(stride, stride), pads=(1, 1, 1, 1), groups=groups)
-    out = elementwise.relu(conv)
-    s = te.create_schedule(out)
-    _fallback.schedule_conv2d(s, out, conv, [])
-    f = tc.build(s, ph + [out])
-    got = np.zeros(out.shape, np.float32)
-    f(x, w, b, got)
-    ref = np.maximum(_conv_ref(x, w, stride, 1, groups) + b[:, None, None], 0)
-    np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4)
-
-
-def test_fallback_dense_and_matmul():
-    x, w, b = randn(3, 5, 16), randn(7, 16), randn(7)
-    got = run(lambda *t: _fallback.dense_compute(*t), x, w, b, anchor="graph.dense")
-    np.testing.assert_allclose(got, x @ w.T + b, rtol=1e-4, atol=1e-4)
-    a, c = randn(2, 1, 4, 16), randn(3, 16, 9)
-    got = run(_fallback.matmul_compute, a, c, anchor="graph.matmul")
-    np.testing.assert_allclose(got, a @ c, rtol=1e-4, atol=1e-4)
