@@ -140,14 +140,20 @@ def random_array(arg: Argument, rng: np.random.Generator) -> np.ndarray:
     return rng.standard_normal(size=arg.shape).astype(arg.dtype)
 
 
-def load_input(path: str, arg: Argument) -> np.ndarray:
-    where = f"input file '{path}' for argument '{arg.name}'"
+def read_npy(path: str, where: str, user_error: type[Exception] = UserError) -> np.ndarray:
+    """The one array of a .npy file; `where` names it in the errors."""
     try:
         array = np.load(path, allow_pickle=False)
     except (OSError, ValueError, EOFError) as e:
-        raise UserError(f"cannot read {where}: {e}") from e
+        raise user_error(f"cannot read {where}: {e}") from e
     if not isinstance(array, np.ndarray):
-        raise UserError(f"{where} holds several arrays (.npz); give one .npy per input")
+        raise user_error(f"{where} holds several arrays (.npz); give one .npy per input")
+    return array
+
+
+def load_input(path: str, arg: Argument) -> np.ndarray:
+    where = f"input file '{path}' for argument '{arg.name}'"
+    array = read_npy(path, where)
     if array.shape == () and arg.shape == (1,):  # a model's scalar, at the loop level
         array = array.reshape(1)
     if array.shape != arg.shape or array.dtype != arg.dtype:

@@ -17,7 +17,7 @@ import numpy as np
 
 def _feeds(args: argparse.Namespace, model, user_error) -> dict[str, np.ndarray]:
     """The model's inputs from `--input [NAME=]FILE.npy`, or random ones."""
-    from tilecraft.tools.run import Argument, random_array
+    from tilecraft.tools.run import Argument, random_array, read_npy
 
     specs = {name: Argument(name, shape, dtype) for name, shape, dtype in model.inputs}
     names = list(specs)
@@ -37,13 +37,7 @@ def _feeds(args: argparse.Namespace, model, user_error) -> dict[str, np.ndarray]
             raise user_error(f"the model has no input '{name}' (its inputs: {', '.join(names)})")
         if name in feeds:
             raise user_error(f"input '{name}' is given twice")
-        try:
-            array = np.load(path, allow_pickle=False)
-        except (OSError, ValueError, EOFError) as e:
-            raise user_error(f"cannot read input file '{path}' for input '{name}': {e}") from e
-        if not isinstance(array, np.ndarray):
-            raise user_error(f"input file '{path}' holds several arrays (.npz); give one .npy per input")
-        feeds[name] = array
+        feeds[name] = read_npy(path, f"input file '{path}' for input '{name}'", user_error)
     missing = [n for n in names if n not in feeds]
     if missing:
         raise user_error(f"missing input(s) {', '.join(missing)}; give --input NAME=FILE.npy for each")
