@@ -21,13 +21,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import time
 
 import numpy as np
 
 import tilecraft as tc
 from tilecraft import te
+
+from timing import timed  # bench/timing.py, beside this script
 
 
 def matmul(n: int):
@@ -65,24 +66,6 @@ def hand_schedule(n: int, mr: int = 4, nr: int = 64, kc: int = 256):
     return s, [A, B, C]
 
 
-def timed(fns: dict, repeat: int, rounds: int = 3) -> dict[str, float]:
-    """Median seconds per call of each function, measured in interleaved rounds.
-
-    Each round runs every function `repeat` times after a warm-up call, with a
-    pause between functions: OpenBLAS's and libgomp's idle threads spin for a
-    while after a call, and would otherwise steal the cores from the next one."""
-    samples: dict[str, list[float]] = {name: [] for name in fns}
-    for _ in range(rounds):
-        for name, fn in fns.items():
-            time.sleep(0.3)
-            fn()
-            for _ in range(repeat):
-                t0 = time.perf_counter()
-                fn()
-                samples[name].append(time.perf_counter() - t0)
-    return {name: statistics.median(ts) for name, ts in samples.items()}
-
-
 def build(make, n: int):
     t0 = time.perf_counter()
     s, args = make(n)
@@ -114,7 +97,7 @@ def main():
             np.testing.assert_allclose(c, expected, rtol=1e-3, atol=1e-3 * n**0.5)
             kernels[label] = lambda f=f: f(a, b, c)
         slow = {"naive": kernels.pop("naive")}
-        times = timed(kernels, args.repeat)
+        times = timed(kernels, args.repeat, rounds=3)
         # The naive loop nest takes seconds at n = 1024: time it less.
         times.update(timed(slow, max(1, min(args.repeat, int(2e8 / flops))), rounds=1))
         numpy_gflops = flops / times["numpy"] / 1e9

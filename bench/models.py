@@ -18,7 +18,7 @@ Columns: tilecraft (`tilecraft.compile(path)`) and with fusion off
 interpreter of the ONNX graph that runs one op at a time (OpenBLAS for Conv via
 im2col, Gemm and MatMul). Latency is the median of interleaved rounds, with a pause
 before each block so idle OpenMP/BLAS threads of the previous one sleep
-(bench/matmul.py's `timed`). Also tilecraft's compile time, its largest
+(`timed` of bench/timing.py). Also tilecraft's compile time, its largest
 difference from onnxruntime's output, and its planned peak memory (the arena of
 intermediates) against the naive sum of all intermediates. "fusion ceiling" is
 what fusion could buy at most: the unfused model's time over that time less its
@@ -54,29 +54,10 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from timing import timed  # bench/timing.py, beside this script
+
 OPSET = 17
 IR_VERSION = 8  # onnxruntime reads IR <= 10; onnx's default is newer
-
-
-# ---------------------------------------------------------------------------------
-# Timing
-
-
-def timed(fns: dict, repeat: int, rounds: int = 5, pause: float = 0.3) -> dict[str, float]:
-    """Median seconds per call of each function, in interleaved rounds: a warm-up call
-    and `repeat` timed calls per function per round, with a pause before each block
-    (idle BLAS/OpenMP threads spin for a while after a call and would steal the
-    cores from the next function)."""
-    samples: dict[str, list[float]] = {name: [] for name in fns}
-    for _ in range(rounds):
-        for name, fn in fns.items():
-            time.sleep(pause)
-            fn()
-            for _ in range(repeat):
-                t0 = time.perf_counter()
-                fn()
-                samples[name].append(time.perf_counter() - t0)
-    return {name: statistics.median(ts) for name, ts in samples.items()}
 
 
 # ---------------------------------------------------------------------------------
