@@ -78,8 +78,7 @@ from tilecraft.topi.conv2d import pack_conv2d_weight
 from tilecraft.topi.dense import pack_dense_weight
 from tilecraft.transforms.fold_constants import known_value, value_op
 from tilecraft.transforms.simplify_inference import erase_if_dead
-from tilecraft.utils.diagnostics import OpError
-from tilecraft.utils.weights import WeightError, WeightStore, store_of
+from tilecraft.utils.weights import WeightStore, pass_store
 
 NAME = "alter-layout"
 
@@ -343,10 +342,7 @@ class AlterLayoutPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.block < 1:
             raise PassFailedException(f"{NAME}: block must be a positive number of channels, not {self.block}")
-        try:
-            store = store_of(op)
-        except WeightError as e:
-            raise OpError(op, f"{NAME}: {e}") from None
+        store = pass_store(op, NAME)
         for f in op.ops:
             if isinstance(f, func.FuncOp) and not f.is_declaration:
                 LayoutRewriter(store, self.block, self.kn_dense).run(f.body.block)

@@ -42,7 +42,7 @@ from xdsl.rewriter import Rewriter
 from tilecraft.backends.graph_reference import EvaluationError, constant_value, evaluate_op
 from tilecraft.dialects import graph
 from tilecraft.utils.diagnostics import OpError
-from tilecraft.utils.weights import WeightError, WeightStore, store_of
+from tilecraft.utils.weights import WeightError, WeightStore, pass_store
 
 
 def constant_op(array: np.ndarray, t: TensorType) -> graph.ConstantOp:
@@ -128,10 +128,7 @@ class FoldConstantsPass(ModulePass):
     """Results with at most this many elements become graph.constant, larger ones weights."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        try:
-            store = store_of(op)
-        except WeightError as e:
-            raise OpError(op, f"fold-constants: {e}") from None
+        store = pass_store(op, "fold-constants")
         for f in op.ops:
             if isinstance(f, func.FuncOp) and not f.is_declaration:
                 fold_block(f.body.block, store, self.max_inline_elements)

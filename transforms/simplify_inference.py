@@ -48,8 +48,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from tilecraft.backends.graph_reference import constant_value
 from tilecraft.dialects import graph
 from tilecraft.transforms.fold_constants import known_value, value_op
-from tilecraft.utils.diagnostics import OpError
-from tilecraft.utils.weights import WeightError, WeightStore, store_of
+from tilecraft.utils.weights import WeightStore, pass_store
 
 
 NAME = "simplify-inference"
@@ -223,10 +222,7 @@ class SimplifyInferencePass(ModulePass):
     name = "simplify-inference"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        try:
-            store = store_of(op)
-        except WeightError as e:
-            raise OpError(op, f"{NAME}: {e}") from None
+        store = pass_store(op, NAME)
         for f in op.ops:
             if isinstance(f, func.FuncOp) and not f.is_declaration:
                 simplify_block(f.body.block, store)

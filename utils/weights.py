@@ -72,6 +72,16 @@ class WeightStore:
         return WeightStore(arrays, path.resolve())
 
 
+def pass_store(module: ModuleOp, pass_name: str) -> WeightStore | None:
+    """`store_of(module)` for a pass: an unreadable store is an error at the module."""
+    from tilecraft.utils.diagnostics import OpError
+
+    try:
+        return store_of(module)
+    except WeightError as e:
+        raise OpError(module, f"{pass_name}: {e}") from None
+
+
 def referenced_names(module: ModuleOp) -> set[str]:
     """The weights `module` names: by `graph.weight` ops and, once the graph
     function is at the loop level, by `tc.weight` arguments."""
