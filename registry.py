@@ -72,6 +72,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "alter-layout": graph_pass("alter_layout", "AlterLayoutPass"),
         "fuse-ops": graph_pass("fuse_ops", "FuseOpsPass"),
         "plan-memory": graph_pass("plan_memory", "PlanMemoryPass"),
+        "fold-constant-kernels": graph_pass("fold_constant_kernels", "FoldConstantKernelsPass"),
     }
 
     def convert_graph_to_te():
@@ -79,8 +80,14 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return ConvertGraphToTePass
 
+    def compile_model():
+        from tilecraft.pipelines.compile_model import CompileModelPass
+
+        return CompileModelPass
+
     return {
         **graph_passes,
+        "compile-model": compile_model,
         "convert-graph-to-te": convert_graph_to_te,
         "convert-te-to-loop": convert_te_to_loop,
         "convert-loop-to-llvm": convert_loop_to_llvm,

@@ -124,7 +124,7 @@ def model_demo() -> None:
         small_cnn(path)
         m = tc.compile(str(path))
         print(f"compiled {path.name} in {m.compile_seconds:.2f} s: {m.num_kernels} kernel calls "
-              f"({', '.join(step.kernel for step in m.plan.steps)})")  # fmt: skip
+              f"({', '.join(m.kernel_calls)})")  # fmt: skip
         print(f"planned intermediate memory {m.planned_bytes / 1e3:.0f} kB of a naive {m.naive_bytes / 1e3:.0f} kB")
         x = np.random.default_rng(2).standard_normal((1, 3, 64, 64), dtype=np.float32)
         y = m(x)

@@ -1,9 +1,9 @@
 """Compiled models: `tilecraft.compile(model)` and `tilecraft.runtime.load(path)`.
 
-- `pipeline.py`: the graph passes and convert-graph-to-te, kernels split out;
-- `plan.py`: buffers and kernel calls as plain data (and the memory-plan check);
-- `model.py`: `CompiledModel` and its executor (ctypes calls on raw pointers);
-- `compile.py`: `compile`; `saved.py`: `save` / `load` (shared library + JSON).
+- `compile.py`: `compile` runs the compile-model pipeline and JIT-compiles the
+  loop-level `@main` into one native entry point;
+- `model.py`: `CompiledModel` (one ctypes call per model call) and its `Port`s;
+- `saved.py`: `save` / `load` (shared library, manifest, weights).
 """
 
 from tilecraft.runtime.compile import compile  # noqa: A004

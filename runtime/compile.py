@@ -1,24 +1,90 @@
 """`tilecraft.compile`: a model in, a `CompiledModel` out.
 
 ```
-ONNX / graph module ──graph passes──▶ fused groups ──convert-graph-to-te──▶ kernels
-  ──te-inline, convert-te-to-loop──▶ loop kernels ──LLVM (one module, JIT)──▶ plan + executor
+ONNX / graph module ──compile-model (pipelines/compile_model.py)──▶ loop module
+  ──LLVM (one module, JIT)──▶ @main: one native call per model call
 ```
 
-Kernel calls whose inputs are all weights or constants (a layout transform of a
-weight the graph passes left behind) run once here, and their results are bound
-like weights.
+The pipeline is the `compile-model` pass, the same one `tilecraft-opt -p
+compile-model` runs, so `CompiledModel.ir` is the text that tool prints. The
+caller's weight store is never written: the passes get a child of it.
 """
 
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
-import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, TensorType
 
-from tilecraft.runtime.model import CompiledModel
-from tilecraft.runtime.pipeline import load_model, lower_graph
-from tilecraft.runtime.plan import Plan, build_plan
+from tilecraft.runtime.model import INPUT, OUTPUT, WEIGHT, CompiledModel, Port
+from tilecraft.utils.weights import WeightStore, attach, store_of
+
+
+def load_model(model, input_shapes: dict | None = None, store: WeightStore | None = None) -> ModuleOp:
+    """A graph-level module (its weight store attached) from an ONNX model or path,
+    a `.mlir` file, or a module (with `store` if it has none attached)."""
+    if isinstance(model, ModuleOp):
+        module = model.clone()  # the caller's module is not rewritten
+        store = store if store is not None else store_of(model)
+        if store is not None:
+            attach(module, store)
+        return module
+    if isinstance(model, (str, Path)) and str(model).endswith(".mlir"):
+        from tilecraft.compiler import parse_file
+
+        return parse_file(model)
+    from tilecraft.frontends.onnx import from_onnx
+
+    module, _ = from_onnx(model, input_shapes=input_shapes)
+    return module
+
+
+def graph_function(module: ModuleOp) -> func.FuncOp:
+    """The function a graph-level module computes: `@main`, or its only function."""
+    functions = [op for op in module.ops if isinstance(op, func.FuncOp) and not op.is_declaration]
+    if not functions:
+        raise ValueError("the module has no function to compile")
+    return next((f for f in functions if f.sym_name.data == "main"), functions[0])
+
+
+def _user_shapes(function: func.FuncOp) -> tuple[list[tuple[int, ...]], list[tuple[int, ...]]]:
+    """The shapes the caller sees: the graph function's argument and result types."""
+    def shape(t) -> tuple[int, ...]:
+        return tuple(t.get_shape()) if isinstance(t, TensorType) else ()
+
+    ftype = function.function_type
+    return [shape(t) for t in ftype.inputs.data], [shape(t) for t in ftype.outputs.data]
+
+
+def ports_of(main: func.FuncOp, user_inputs, user_outputs) -> list[Port]:
+    """The model's signature: one port per argument of the loop-level `main`."""
+    from tilecraft.backends.llvm.jit import signatures_of
+
+    module = main.parent_op()
+    assert isinstance(module, ModuleOp)
+    specs = signatures_of([f for f in module.ops if isinstance(f, func.FuncOp)])[main.sym_name.data]
+    ports = []
+    inputs, outputs = iter(user_inputs), iter(user_outputs)
+    for spec in specs:
+        if spec.weight is not None:
+            ports.append(Port(spec.weight, WEIGHT, spec.shape, spec.dtype, spec.shape))
+        elif spec.output:
+            ports.append(Port(spec.name, OUTPUT, spec.shape, spec.dtype, next(outputs, spec.shape)))
+        else:
+            ports.append(Port(spec.name, INPUT, spec.shape, spec.dtype, next(inputs, spec.shape)))
+    return ports
+
+
+def kernel_calls(main: func.FuncOp) -> list[str]:
+    """The kernels `main` calls, in order."""
+    return [op.callee.root_reference.data for op in main.walk() if isinstance(op, func.CallOp)]
+
+
+def _int_attr(op, key: str) -> int:
+    a = op.attributes.get(key)
+    return int(a.value.data) if isinstance(a, IntegerAttr) else 0
 
 
 def compile(  # noqa: A001 - TVM's and the issue's name
@@ -27,75 +93,55 @@ def compile(  # noqa: A001 - TVM's and the issue's name
     *,
     fuse: bool = True,
     input_shapes: dict | None = None,
-    store=None,
+    store: WeightStore | None = None,
+    num_threads: int | None = None,
 ) -> CompiledModel:
     """Compile an ONNX model (a ModelProto or a path), a `.mlir` graph file, or a
-    graph-level `ModuleOp` (with its `WeightStore` as `store`, unless the module
-    already names one). `fuse=False` compiles every op as its own kernel;
-    `input_shapes` fixes dynamic input dimensions of an ONNX model."""
+    graph-level `ModuleOp` (with its `WeightStore` as `store`, unless one is
+    attached to it). `fuse=False` compiles every op as its own kernel;
+    `input_shapes` fixes dynamic input dimensions of an ONNX model; `num_threads`
+    is how many threads parallel loops use (default: `OMP_NUM_THREADS`, else the
+    CPUs this process may run on)."""
+    from tilecraft.compiler import make_context
+    from tilecraft.pipelines.compile_model import CompileModelPass
+    from tilecraft.utils.diagnostics import verify_module
+    from tilecraft.utils.threads import resolve_threads
+
     if target != "llvm":
         raise ValueError(f"unknown target {target!r}; tilecraft.compile supports 'llvm'")
+    threads = resolve_threads(num_threads)
     start = time.perf_counter()
-    module, _ = load_model(model_or_path, input_shapes, store)
-    lowered = lower_graph(module, fuse=fuse)
+    module = load_model(model_or_path, input_shapes, store)
+    name = graph_function(module).sym_name.data
+    user_inputs, user_outputs = _user_shapes(graph_function(module))
+    source = store_of(module)
+    if source is not None:
+        attach(module, source.child())  # what the passes add stays with this model
+    verify_module(module)
+    pipeline = CompileModelPass(fuse=fuse)
+    pipeline.apply(make_context(), module)
+    main = next(f for f in module.ops if isinstance(f, func.FuncOp) and f.sym_name.data == name)
 
     from tilecraft.backends.llvm import compile_loop_module
-    from tilecraft.compiler import lower_to_loops
 
-    kernels = lower_to_loops(lowered.kernels)
-    jit = compile_loop_module(kernels)
-    plan, constants = build_plan(lowered.main, lowered.store)
-    functions = {}
-    for name in jit:
-        compiled = jit[name]
-        functions[name] = compiled.unchecked  # no per-call checks: the plan validated the buffers
-    check_signatures(plan, {name: jit[name].arg_types for name in jit})
-    fold_constant_steps(plan, constants, functions)
+    ir = str(module)
+    jit = compile_loop_module(module, num_threads=threads)
+    ports = ports_of(main, user_inputs, user_outputs)
+    store = store_of(module)
+    weights = {p.name: store[p.name] for p in ports if p.kind == WEIGHT} if store is not None else {}
     return CompiledModel(
-        plan,
-        functions,
-        constants,
+        jit[name].unchecked,
+        ports,
+        weights,
+        entry_name=name,
+        kernel_calls=kernel_calls(main),
+        arena_bytes=_int_attr(main, "tc.arena_bytes"),
+        naive_bytes=_int_attr(main, "tc.naive_bytes"),
+        ir=ir,
+        module=module,
+        num_threads=threads,
         compile_seconds=time.perf_counter() - start,
-        kernel_module=kernels,
+        passes=[p.name for p in pipeline.stages()],
         owner=jit,
-        passes=lowered.passes,
     )
 
-
-def check_signatures(plan: Plan, signatures: dict) -> None:
-    """Every step passes as many buffers as its kernel takes, of its shapes and dtypes
-    (what makes the unchecked fast path safe)."""
-    def same_shape(graph_shape, kernel_shape) -> bool:
-        # A scalar (rank 0) is a one-element buffer to a kernel: te tensors have axes.
-        return tuple(graph_shape or (1,)) == tuple(kernel_shape)
-
-    for step in plan.steps:
-        specs = signatures[step.kernel]
-        slots = [plan.slots[a] for a in step.args]
-        if len(specs) != len(slots) or any(
-            not same_shape(s.shape, shape) or np.dtype(s.dtype) != dtype
-            for s, (shape, dtype) in zip(slots, specs)
-        ):
-            have = [(tuple(s.shape), s.dtype) for s in slots]
-            raise AssertionError(f"kernel {step.kernel} takes {specs}, its call passes {have}")
-
-
-def fold_constant_steps(plan: Plan, constants: dict, functions: dict) -> None:
-    """Run the steps that read only constants now; their results become constants."""
-    kept = []
-    for step in plan.steps:
-        reads = step.args[: len(step.args) - step.results]
-        writes = step.args[len(step.args) - step.results :]
-        if not all(plan.slots[a].kind == "const" for a in reads) or any(
-            plan.slots[a].kind == "output" for a in writes
-        ):
-            kept.append(step)
-            continue
-        arrays = [constants[plan.slots[a].ref] for a in reads]
-        results = [np.empty(plan.slots[a].shape, plan.slots[a].dtype) for a in writes]
-        functions[step.kernel](*[x.ctypes.data for x in arrays + results])
-        for a, value in zip(writes, results):
-            slot = plan.slots[a]
-            slot.kind, slot.offset, slot.ref = "const", -1, f"folded{a}"
-            constants[slot.ref] = value
-    plan.steps = kept

@@ -1,106 +1,51 @@
 """`CompiledModel`: a compiled model called like a function, numpy in and out.
 
-Everything that can be decided before the first call is: the weights are bound
-once, the arena is allocated once, and every kernel call is a ctypes function
-pointer with a list of raw data addresses. A call checks the inputs (by name,
-shape and dtype, with a `ValueError` naming the input), writes the input and
-output addresses into the argument lists that take them, and runs the steps.
-No per-kernel checks run on that path: the plan was checked against the kernels'
-signatures when it was built.
+A model is one native function, the loop-level `@main` that compile-model
+produces: it takes the model's inputs, then its weights, then its outputs (one
+data pointer each) and calls the kernels itself on views of its arena. So a
+model call is one call into native code: the inputs are checked (by name, shape
+and dtype, with a `ValueError` naming the input), fresh output arrays are
+allocated, and the pointers go to `@main` in one ctypes call. The weights are
+bound once, when the model is built.
 
-A model owns one arena, so one model must not be called from two threads at once.
+`Port` describes one argument of `@main`; the list of ports is the model's
+signature, and what a saved model's manifest records.
 """
 
 from __future__ import annotations
 
-import statistics
-import time
-
 import ctypes
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
-from tilecraft.runtime.plan import ALIGNMENT, Plan, Slot, planned_bytes
+INPUT, WEIGHT, OUTPUT = "input", "weight", "output"
 
 
-def _aligned_bytes(nbytes: int) -> np.ndarray:
-    raw = np.empty(nbytes + ALIGNMENT, np.uint8)
-    start = -raw.ctypes.data % ALIGNMENT
-    return raw[start : start + nbytes]
+@dataclass(frozen=True)
+class Port:
+    """One argument of the model's native entry point."""
+
+    name: str  # the input's / output's name, or the weight's key in the store
+    kind: str  # INPUT | WEIGHT | OUTPUT
+    shape: tuple[int, ...]  # the buffer's shape (a scalar is a one-element buffer)
+    dtype: np.dtype
+    user_shape: tuple[int, ...]  # the shape the caller sees (() for a scalar)
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "kind": self.kind, "shape": list(self.shape),
+                "dtype": self.dtype.name, "user_shape": list(self.user_shape)}
+
+    @staticmethod
+    def from_json(data: Mapping) -> Port:
+        return Port(str(data["name"]), str(data["kind"]), tuple(int(n) for n in data["shape"]),
+                    np.dtype(data["dtype"]), tuple(int(n) for n in data["user_shape"]))
 
 
-def _address(array: np.ndarray) -> int:
-    return array.ctypes.data
-
-
-class Executor:
-    """Runs a plan's steps with bound buffers."""
-
-    def __init__(self, plan: Plan, functions: Mapping[str, Callable], constants: Mapping[str, np.ndarray]):
-        self.plan = plan
-        self.arena = _aligned_bytes(max(plan.arena_bytes, 1))
-        self.arrays: list[np.ndarray | None] = [self._bind(s, constants) for s in plan.slots]
-        input_pos = {slot: n for n, slot in enumerate(plan.inputs)}
-        self.output_slots = [n for n, s in enumerate(plan.slots) if s.kind == "output"]
-        output_pos = {slot: n for n, slot in enumerate(self.output_slots)}
-        self.calls: list[tuple[Callable, list[int]]] = []
-        # Where each input / output address goes: (call, argument position).
-        self.input_patches: list[list[tuple[int, int]]] = [[] for _ in plan.inputs]
-        self.output_patches: list[list[tuple[int, int]]] = [[] for _ in self.output_slots]
-        for c, step in enumerate(plan.steps):
-            addresses = []
-            for p, slot in enumerate(step.args):
-                array = self.arrays[slot]
-                addresses.append(_address(array) if array is not None else 0)
-                if slot in input_pos:
-                    self.input_patches[input_pos[slot]].append((c, p))
-                elif slot in output_pos:
-                    self.output_patches[output_pos[slot]].append((c, p))
-            self.calls.append((functions[step.kernel], addresses))
-
-    def _bind(self, slot: Slot, constants: Mapping[str, np.ndarray]) -> np.ndarray | None:
-        if slot.kind == "const":
-            return np.ascontiguousarray(constants[slot.ref], dtype=slot.dtype).reshape(slot.shape)
-        if slot.kind == "arena":
-            view = self.arena[slot.offset : slot.offset + slot.nbytes]
-            return view.view(slot.dtype).reshape(slot.shape)
-        if slot.kind == "buffer":
-            return np.empty(slot.shape, slot.dtype)
-        return None  # input / output: bound per call
-
-    def run(self, inputs: list[np.ndarray], timings: list[float] | None = None) -> list[np.ndarray]:
-        """Run every step; with `timings`, append each call's seconds to it."""
-        calls = self.calls
-        for patches, array in zip(self.input_patches, inputs):
-            address = _address(array)
-            for c, p in patches:
-                calls[c][1][p] = address
-        outputs = [np.empty(self.plan.slots[s].shape, self.plan.slots[s].dtype) for s in self.output_slots]
-        for patches, array in zip(self.output_patches, outputs):
-            address = _address(array)
-            for c, p in patches:
-                calls[c][1][p] = address
-        if timings is None:
-            for function, args in calls:
-                function(*args)
-        else:
-            for function, args in calls:
-                start = time.perf_counter()
-                function(*args)
-                timings.append(time.perf_counter() - start)
-        by_slot = dict(zip(self.output_slots, outputs))
-        for slot, array in zip(self.plan.inputs, inputs):
-            by_slot.setdefault(slot, array)
-        results = []
-        for slot in self.plan.outputs:
-            array = by_slot.get(slot)
-            if array is None:
-                array = self.arrays[slot]
-            # Inputs, weights and repeated results are returned as copies.
-            fresh = slot in self.output_slots and not any(r is array for r in results)
-            results.append(array if fresh else np.array(array))
-        return results
+def ctypes_function(address_or_symbol, nargs: int) -> Callable:
+    """A ctypes callable taking `nargs` raw pointers (ints) and returning nothing."""
+    return ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * nargs)(address_or_symbol)
 
 
 class CompiledModel:
@@ -108,46 +53,74 @@ class CompiledModel:
 
     def __init__(
         self,
-        plan: Plan,
-        functions: Mapping[str, Callable],
-        constants: Mapping[str, np.ndarray],
+        entry: Callable,
+        ports: Sequence[Port],
+        weights: Mapping[str, np.ndarray],
         *,
+        entry_name: str = "main",
+        kernel_calls: Sequence[str] = (),
+        arena_bytes: int = 0,
+        naive_bytes: int = 0,
+        ir: str | None = None,
+        module=None,
+        num_threads: int | None = None,
         compile_seconds: float = 0.0,
-        kernel_module=None,
+        passes: Sequence[str] = (),
         owner: object = None,
-        passes: list[str] | None = None,
     ):
-        self.plan = plan
-        self._executor = Executor(plan, functions, constants)
-        self._constants = dict(constants)
-        self._kernel_module = kernel_module  # loop-level kernels, for save()
+        self._entry = entry
+        self.entry_name = entry_name
+        self.ports = list(ports)
         self._owner = owner  # keeps the machine code alive
+        self._module = module  # the loop-level module, for save() and profile()
+        self.ir = ir
+        self.num_threads = num_threads
+        self.kernel_calls = list(kernel_calls)
+        self.planned_bytes = arena_bytes
+        self.naive_bytes = naive_bytes
         self.compile_seconds = compile_seconds
-        self.passes = list(passes or [])
-        slots = plan.slots
-        self.input_names = [slots[s].ref for s in plan.inputs]
-        self._input_specs = [(slots[s].ref, tuple(slots[s].shape), np.dtype(slots[s].dtype)) for s in plan.inputs]
+        self.passes = list(passes)
+        self._weights = {p.name: _bind_weight(p, weights) for p in self.ports if p.kind == WEIGHT}
+        self._inputs = [(n, p) for n, p in enumerate(self.ports) if p.kind == INPUT]
+        self._outputs = [(n, p) for n, p in enumerate(self.ports) if p.kind == OUTPUT]
+        self.input_names = [p.name for _, p in self._inputs]
+        # One address per port; the weights' are fixed, the rest are set per call.
+        self._addresses: list[int] = [
+            self._weights[p.name].ctypes.data if p.kind == WEIGHT else 0 for p in self.ports
+        ]
 
     @property
-    def planned_bytes(self) -> int:
-        return planned_bytes(self.plan)
-
-    @property
-    def naive_bytes(self) -> int:
-        return self.plan.naive_bytes
+    def module(self):
+        """The loop-level module that was compiled (None for a loaded model)."""
+        return self._module
 
     @property
     def num_kernels(self) -> int:
-        return len({step.kernel for step in self.plan.steps})
+        """How many distinct kernels the model calls."""
+        return len(set(self.kernel_calls))
 
     @property
     def inputs(self) -> list[tuple[str, tuple[int, ...], np.dtype]]:
         """(name, shape, dtype) of each input, in order."""
-        return list(self._input_specs)
+        return [(p.name, p.user_shape, p.dtype) for _, p in self._inputs]
+
+    @property
+    def outputs(self) -> list[tuple[str, tuple[int, ...], np.dtype]]:
+        return [(p.name, p.user_shape, p.dtype) for _, p in self._outputs]
+
+    @property
+    def weights(self) -> dict[str, np.ndarray]:
+        """The bound weights by name (read-only views)."""
+        views = {}
+        for name, array in self._weights.items():
+            view = array.view()
+            view.flags.writeable = False
+            views[name] = view
+        return views
 
     def __repr__(self) -> str:
-        ins = ", ".join(f"{n}: {d}{list(s)}" for n, s, d in self._input_specs)
-        return f"<CompiledModel({ins}), {len(self.plan.steps)} kernel calls>"
+        ins = ", ".join(f"{n}: {d}{list(s)}" for n, s, d in self.inputs)
+        return f"<CompiledModel({ins}), {len(self.kernel_calls)} kernel calls>"
 
     def _arrays(self, args: tuple, kwargs: dict) -> list[np.ndarray]:
         names = self.input_names
@@ -171,46 +144,72 @@ class CompiledModel:
                 raise ValueError(f"unexpected input(s) {', '.join(repr(n) for n in extra)}; "
                                  f"the model's inputs are {', '.join(names)}")
         arrays = []
-        for name, shape, dtype in self._input_specs:
-            array = given[name]
+        for _, port in self._inputs:
+            array = given[port.name]
             if not isinstance(array, np.ndarray):
                 array = np.asarray(array)
-            if array.dtype != dtype:
-                raise ValueError(f"input '{name}' has dtype {array.dtype}, expected {dtype}")
-            if array.shape != shape:
-                raise ValueError(f"input '{name}' has shape {array.shape}, expected {shape}")
+            if array.dtype != port.dtype:
+                raise ValueError(f"input '{port.name}' has dtype {array.dtype}, expected {port.dtype}")
+            if array.shape != port.user_shape:
+                raise ValueError(f"input '{port.name}' has shape {array.shape}, expected {port.user_shape}")
             if not array.flags.c_contiguous or not array.flags.aligned:
                 array = np.ascontiguousarray(array)
             arrays.append(array)
         return arrays
 
+    def _run(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
+        addresses = self._addresses
+        for (n, _), array in zip(self._inputs, inputs):
+            addresses[n] = array.ctypes.data
+        outputs = []
+        for n, port in self._outputs:
+            array = np.empty(port.user_shape, port.dtype)
+            addresses[n] = array.ctypes.data
+            outputs.append(array)
+        self._entry(*addresses)
+        return outputs
+
     def __call__(self, *args, **kwargs):
-        outputs = self._executor.run(self._arrays(args, kwargs))
+        outputs = self._run(self._arrays(args, kwargs))
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
     def profile(self, *args, repeat: int = 20, **kwargs) -> list[tuple[str, float]]:
         """(kernel, median seconds) of each kernel call in order, over `repeat` runs
-        (like TVM's debug executor): where a model's time goes."""
-        arrays = self._arrays(args, kwargs)
-        self._executor.run(arrays)  # warm-up
-        runs = []
-        for _ in range(repeat):
-            timings: list[float] = []
-            self._executor.run(arrays, timings)
-            runs.append(timings)
-        kernels = [step.kernel for step in self.plan.steps]
-        return [(k, statistics.median(r[n] for r in runs)) for n, k in enumerate(kernels)]
+        (like TVM's debug executor): where a model's time goes. The first call
+        builds an instrumented copy of the model (runtime/profile.py)."""
+        from tilecraft.runtime.profile import Profiler, median_times
+
+        if self._module is None:
+            raise ValueError("a loaded model cannot be profiled; profile the compiled one")
+        if getattr(self, "_profiler", None) is None:
+            self._profiler = Profiler(self._module, self.entry_name, len(self.ports), self.num_threads)
+        inputs = self._arrays(args, kwargs)
+        addresses = list(self._addresses)
+        for (n, _), array in zip(self._inputs, inputs):
+            addresses[n] = array.ctypes.data
+        outputs = [np.empty(p.user_shape, p.dtype) for _, p in self._outputs]
+        for (n, _), array in zip(self._outputs, outputs):
+            addresses[n] = array.ctypes.data
+        self._profiler.run(addresses)  # warm-up
+        runs = [self._profiler.run(addresses) for _ in range(repeat)]
+        return list(zip(self.kernel_calls, median_times(runs)))
 
     def save(self, path) -> None:
-        """Write the kernels as a shared library, the plan as JSON and the weights as
-        .npz into the directory `path`; `tilecraft.runtime.load(path)` reads it back."""
+        """Write the model as a shared library, a manifest and its weights (.npz)
+        into the directory `path`; `tilecraft.runtime.load(path)` reads it back."""
         from tilecraft.runtime.saved import save
 
-        if self._kernel_module is None:
+        if self._module is None:
             raise ValueError("this model was loaded from a library; copy its directory instead")
-        save(path, self.plan, self._constants, self._kernel_module)
+        save(path, self)
 
 
-def ctypes_function(address_or_symbol, nargs: int) -> Callable:
-    """A ctypes callable taking `nargs` raw pointers (ints) and returning nothing."""
-    return ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * nargs)(address_or_symbol)
+def _bind_weight(port: Port, weights: Mapping[str, np.ndarray]) -> np.ndarray:
+    if port.name not in weights:
+        raise ValueError(f"no array for weight '{port.name}'")
+    array = np.asarray(weights[port.name])
+    if array.size != int(np.prod(port.shape)):
+        raise ValueError(f"weight '{port.name}' holds {array.shape}, the model takes {port.shape}")
+    if array.dtype != port.dtype:
+        raise ValueError(f"weight '{port.name}' has dtype {array.dtype}, the model takes {port.dtype}")
+    return np.ascontiguousarray(array.reshape(port.shape))

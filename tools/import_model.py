@@ -24,7 +24,7 @@ from pathlib import Path
 from xdsl.printer import Printer
 
 from tilecraft.frontends.onnx import OnnxImportError, from_onnx
-from tilecraft.utils.weights import ATTR, attach
+from tilecraft.utils.weights import attach
 
 
 class UsageError(Exception):
@@ -74,8 +74,6 @@ def run(argv: Sequence[str] | None) -> None:
         if weights is None:
             raise UsageError("the model has weights: pass -o MODEL.mlir (or --weights PATH.npz) to save them")
         attach(module, store, weights)
-    else:
-        del module.attributes[ATTR]  # nothing to name; the in-memory store dies with us
     out = io.StringIO()
     Printer(stream=out).print_op(module)
     text = out.getvalue() + "\n"

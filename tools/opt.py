@@ -81,13 +81,20 @@ class TilecraftOptMain(xDSLOptMain):
                 print()
 
         try:
-            self.pipeline = PassPipeline.parse_spec(
+            pipeline = PassPipeline.parse_spec(
                 self.available_passes, self.args.passes, callback
             )
         # xDSL raises bare ValueErrors for bad specs, and an ArgSpecParseError
         # (a BaseException) for malformed ones.
         except (Exception, ArgSpecParseError) as e:
             raise UsageError(f"bad pass pipeline '{self.args.passes}': {e}") from e
+        # A named pipeline (compile-model) runs as its stages, so that the module
+        # is verified, and printed with --print-between-passes, after each.
+        passes = []
+        for p in pipeline.passes:
+            stages = getattr(p, "stages", None)
+            passes.extend(stages() if callable(stages) else [p])
+        self.pipeline = PassPipeline(tuple(passes), callback)
 
     def prepare_input(self):
         try:

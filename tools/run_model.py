@@ -84,7 +84,7 @@ def run_model(args: argparse.Namespace, user_error: type[Exception], module=None
         print(
             f"latency: median {statistics.median(times) * 1e3:.3f} ms over {args.runs} runs "
             f"(min {min(times) * 1e3:.3f} ms); compiled in {model.compile_seconds:.2f} s, "
-            f"{len(model.plan.steps)} kernel calls, planned memory {model.planned_bytes} of "
+            f"{len(model.kernel_calls)} kernel calls, planned memory {model.planned_bytes} of "
             f"{model.naive_bytes} bytes",
             file=sys.stdout,
         )

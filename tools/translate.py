@@ -41,14 +41,25 @@ def _arguments() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--num-threads",
-        type=int,
+        type=_thread_count,
         default=None,
-        help="threads for parallel loops (default: all CPUs)",
+        help="threads for parallel loops (default: OMP_NUM_THREADS, else the CPUs "
+        "this process may run on)",
     )
     parser.add_argument(
         "--traceback", action="store_true", help="on an internal error, print the Python traceback"
     )
     return parser
+
+
+def _thread_count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
 
 
 def _load(path: str):
@@ -93,6 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _arguments().parse_args(argv)
     from tilecraft.backends.llvm import LinkError
     from tilecraft.backends.llvm.translate import TranslationError
+    from tilecraft.utils.threads import ThreadCountError
 
     try:
         _translate(args)
@@ -105,7 +117,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (FileNotFoundError, IsADirectoryError, PermissionError) as e:
         print(f"tilecraft-translate: error: {e.strerror}: '{e.filename}'", file=sys.stderr)
         return 1
-    except (LinkError, TranslationError) as e:
+    except (LinkError, TranslationError, ThreadCountError) as e:
         print(f"tilecraft-translate: error: {e}", file=sys.stderr)
         return 1
     except Exception as e:

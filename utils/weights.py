@@ -1,18 +1,26 @@
 """Weight stores: the arrays that `graph.weight "name"` ops refer to.
 
-Weights stay out of the IR text. A module names its store in the attribute
-`graph.weights`: either a `.npz` file (a path relative to the current directory,
-or absolute; `tilecraft-import` writes one beside the `.mlir`) or, for a model
-compiled in memory, a key `mem:<n>` of a store registered in this process.
+Weights stay out of the IR text. A store is an object that belongs to one
+module: `attach(module, store)` hands it over, `store_of(module)` gets it back,
+and it lives as long as the module does (a weak reference: no process-wide
+registry, nothing to free). A module whose store is a file names it in the
+attribute `graph.weights` (a `.npz` path, relative to the current directory or
+absolute; `tilecraft-import` writes one beside the `.mlir`), so printed IR
+re-parses in another process given that file; a store held only in memory is
+named nowhere in the text.
+
 Passes that need values (fold-constants, simplify-inference, alter-layout) get
-the store with `store_of(module)`, read arrays by name and add new ones with
-`add`, which marks the store changed so a tool can save it.
+the store with `pass_store(module, pass_name)`, read arrays by name and add new
+ones with `add`. They never change what the caller handed in: the pipeline
+attaches a `child()` of the caller's store, which reads through to it and keeps
+what the passes add to itself.
 """
 
 from __future__ import annotations
 
-import itertools
+import weakref
 import zipfile
+from collections import ChainMap
 from pathlib import Path
 
 import numpy as np
@@ -20,9 +28,8 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr
 
 ATTR = "graph.weights"
 
-_memory: dict[str, WeightStore] = {}
-_files: dict[Path, WeightStore] = {}
-_counter = itertools.count()
+# The store of each module object; an entry goes when its module does.
+_stores: weakref.WeakKeyDictionary[ModuleOp, WeightStore] = weakref.WeakKeyDictionary()
 
 
 class WeightError(Exception):
@@ -30,10 +37,29 @@ class WeightError(Exception):
 
 
 class WeightStore:
-    def __init__(self, arrays: dict[str, np.ndarray] | None = None, path: Path | None = None):
-        self.arrays: dict[str, np.ndarray] = dict(arrays or {})
+    """Named arrays, optionally over a `parent` store that is read but never written."""
+
+    def __init__(
+        self,
+        arrays: dict[str, np.ndarray] | None = None,
+        path: Path | None = None,
+        parent: WeightStore | None = None,
+    ):
+        self._own: dict[str, np.ndarray] = dict(arrays or {})
         self.path = path
+        self.parent = parent
         self.changed = False
+
+    @property
+    def arrays(self) -> ChainMap:
+        """Every array by name (this store's, then its parent's)."""
+        if self.parent is None:
+            return ChainMap(self._own)
+        return ChainMap(self._own, self.parent.arrays)
+
+    def child(self) -> WeightStore:
+        """A store that reads this one and keeps its own additions."""
+        return WeightStore(parent=self)
 
     def __getitem__(self, name: str) -> np.ndarray:
         try:
@@ -50,14 +76,14 @@ class WeightStore:
         name, n = hint, 1
         while name in self.arrays:
             name, n = f"{hint}_{n}", n + 1
-        self.arrays[name] = np.ascontiguousarray(array)
+        self._own[name] = np.ascontiguousarray(array)
         self.changed = True
         return name
 
     def save(self, path: str | Path) -> None:
         path = Path(path)
         with open(path, "wb") as f:
-            np.savez(f, **self.arrays)
+            np.savez(f, **dict(self.arrays))
         self.path = path.resolve()
         self.changed = False
 
@@ -100,29 +126,29 @@ def referenced_names(module: ModuleOp) -> set[str]:
 
 
 def attach(module: ModuleOp, store: WeightStore, path: str | Path | None = None) -> None:
-    """Name `store` in `module`: by file path if given (saving it), else in memory."""
+    """Hand `store` to `module`. With `path`, save it there first and name the file
+    in the module (`graph.weights`), so the printed IR finds it again."""
     if path is not None:
         store.save(path)
         module.attributes[ATTR] = StringAttr(str(path))
-        _files[Path(path).resolve()] = store
-        return
-    key = f"mem:{next(_counter)}"
-    _memory[key] = store
-    module.attributes[ATTR] = StringAttr(key)
+    elif store.path is not None:
+        module.attributes.setdefault(ATTR, StringAttr(str(store.path)))
+    elif ATTR in module.attributes:
+        del module.attributes[ATTR]  # a file it no longer uses
+    _stores[module] = store
 
 
 def store_of(module: ModuleOp) -> WeightStore | None:
-    """The store `module` names, or None if it names none."""
+    """The store of `module`: the one attached to it, else the file it names
+    (loaded once, then attached), else None."""
+    store = _stores.get(module)
+    if store is not None:
+        return store
     attr = module.attributes.get(ATTR)
     if attr is None:
         return None
-    assert isinstance(attr, StringAttr)
-    key = attr.data
-    if key.startswith("mem:"):
-        if key not in _memory:
-            raise WeightError(f"weight store '{key}' is not held by this process")
-        return _memory[key]
-    path = Path(key).resolve()
-    if path not in _files:
-        _files[path] = WeightStore.load(path)
-    return _files[path]
+    if not isinstance(attr, StringAttr):
+        raise WeightError(f"the module attribute {ATTR} must name a .npz file as a string, got {attr}")
+    store = WeightStore.load(attr.data)
+    _stores[module] = store
+    return store

@@ -17,7 +17,6 @@ that they are writeable and overlap no other argument. Any mismatch raises
 from __future__ import annotations
 
 import ctypes
-import os
 from collections.abc import Callable, Iterator, Sequence
 from typing import NoReturn
 from dataclasses import dataclass
@@ -28,6 +27,7 @@ import numpy as np
 from tilecraft.backends.llvm.compile import CompileTimes, build_llvm_module
 from tilecraft.backends.llvm.runtime import default_flavour
 from tilecraft.backends.llvm.target import create_host_target_machine
+from tilecraft.utils.threads import resolve_threads
 from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import (
     AnyFloat,
@@ -254,6 +254,14 @@ class JitModule:
     def __len__(self) -> int:
         return len(self.functions)
 
+    def address(self, name: str) -> int:
+        """The machine-code address of the function `name` (any function of the
+        module, including ones lowered to the llvm dialect before compilation)."""
+        address = self._engine.get_function_address(name)
+        if not address:
+            raise KeyError(f"no function '{name}' in this module")
+        return address
+
     @property
     def llvm_ir(self) -> str:
         """The optimized LLVM IR that was compiled."""
@@ -265,12 +273,12 @@ def compile_loop_module(
 ) -> JitModule:
     """JIT-compile every function of a loop-level module for this CPU.
 
-    `num_threads` (default `os.cpu_count()`) is how many threads a parallel loop
+    `num_threads` (default: `OMP_NUM_THREADS`, else the CPUs this process may run on) is how many threads a parallel loop
     uses; `runtime` is "gomp" (the default when libgomp is found) or "pthread".
     """
     times = CompileTimes()
     llvm_module = build_llvm_module(
-        module, runtime or default_flavour(), num_threads or os.cpu_count(), times=times
+        module, runtime or default_flavour(), resolve_threads(num_threads), times=times
     )
     # After lowering, which has rejected functions that are not memrefs in, nothing out.
     signatures = signatures_of([op for op in module.ops if isinstance(op, func.FuncOp)])

@@ -41,7 +41,8 @@ Two flavours start the threads:
   caller runs too, then `pthread_join`. If a thread cannot be created, the
   others take its chunks. It needs nothing beyond libc.
 
-The thread count is fixed when the module is built (default `os.cpu_count()`),
+The thread count is fixed when the module is built (default: `OMP_NUM_THREADS`,
+else the CPUs this process may run on; see `utils/threads.py`),
 so it and the chunk count are constants.
 
 **Waiting policy.** After a region libgomp's threads spin before they sleep: by
@@ -94,6 +95,8 @@ from pathlib import Path
 
 import llvmlite.binding as llvm_binding
 from llvmlite import ir
+
+from tilecraft.utils.threads import resolve_threads
 
 PARALLEL_LAUNCH = "tilecraft_parallel_launch"
 
@@ -163,7 +166,7 @@ def add_parallel_runtime(module: ir.Module, flavour: str, threads: int | None = 
     except KeyError:
         return
     assert isinstance(launch, ir.Function) and launch.is_declaration
-    threads = max(1, threads or os.cpu_count() or 1)
+    threads = resolve_threads(threads)
     launch.linkage = "internal"
     launch.attributes.add("nounwind")
     worker = _define_worker(module, threads * CHUNKS_PER_THREAD)

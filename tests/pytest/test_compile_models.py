@@ -15,6 +15,8 @@ written by hand runs too, so the runtime is tested without the ONNX frontend.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -344,7 +346,7 @@ def test_model_matches_onnxruntime(case, fuse):
 def test_fusion_makes_fewer_kernel_calls():
     m, feeds = encoder_layer()
     fused, unfused = tc.compile(m), tc.compile(m, fuse=False)
-    assert len(fused.plan.steps) < len(unfused.plan.steps)
+    assert len(fused.kernel_calls) < len(unfused.kernel_calls)
     np.testing.assert_allclose(fused(**feeds), unfused(**feeds), rtol=1e-5, atol=1e-5)
 
 
@@ -361,9 +363,9 @@ def test_profile_times_each_kernel_call():
     m, feeds = cnn()
     compiled = tc.compile(m)
     profile = compiled.profile(feeds["x"], repeat=3)
-    assert [k for k, _ in profile] == [step.kernel for step in compiled.plan.steps]
-    assert all(t >= 0 for _, t in profile)
-    # Profiling runs the same plan: the model still gives onnxruntime's answer.
+    assert [k for k, _ in profile] == compiled.kernel_calls
+    assert all(t > 0 for _, t in profile)
+    # Profiling runs an instrumented copy: the model still gives onnxruntime's answer.
     np.testing.assert_allclose(compiled(feeds["x"]), reference(m, feeds)[0], rtol=1e-4, atol=1e-4)
 
 
@@ -438,14 +440,13 @@ def test_text_pipeline_matches_onnxruntime(case, tmp_path):
     """The whole lowering as text, a user's way: tilecraft-import, one tilecraft-opt
     pipeline down to loop IR (the graph function calls the kernels, weights are
     its arguments), tilecraft-run on the result."""
-    from tilecraft.runtime.pipeline import TEXT_PIPELINE
     from tilecraft.tools import import_model, opt, run
 
     name, m, feeds, expected = case
     onnx.save(m, str(tmp_path / "m.onnx"))
     assert import_model.main([str(tmp_path / "m.onnx"), "-o", str(tmp_path / "m.mlir")]) == 0
     lowered = tmp_path / "m.loop.mlir"
-    opt.main([str(tmp_path / "m.mlir"), "-p", TEXT_PIPELINE, "--weights-out",
+    opt.main([str(tmp_path / "m.mlir"), "-p", "compile-model", "--weights-out",
               str(tmp_path / "folded.npz"), "-o", str(lowered)])
     text = lowered.read_text()
     assert "graph." not in text.split("func.func @main")[1].split("func.func")[0]
@@ -459,3 +460,56 @@ def test_text_pipeline_matches_onnxruntime(case, tmp_path):
     assert run.main([str(lowered), "--entry", "main", *ins, *outs]) == 0
     for n, e in enumerate(expected):
         np.testing.assert_allclose(np.load(tmp_path / f"out{n}.npy"), e, rtol=2e-4, atol=2e-4, err_msg=name)
+
+
+def test_compiled_ir_is_what_tilecraft_opt_prints(case, tmp_path, capsys):
+    """tc.compile runs compile-model: its IR is tilecraft-opt's output, apart from
+    how the weight store is named (a file there, memory here)."""
+    from tilecraft.tools import import_model, opt
+
+    name, m, feeds, expected = case
+    onnx.save(m, str(tmp_path / "m.onnx"))
+    assert import_model.main([str(tmp_path / "m.onnx"), "-o", str(tmp_path / "m.mlir")]) == 0
+    lowered = tmp_path / "m.loop.mlir"
+    assert opt.main([str(tmp_path / "m.mlir"), "-p", "compile-model", "--weights-out",
+                     str(tmp_path / "folded.npz"), "-o", str(lowered)]) == 0
+    text = re.sub(r' attributes \{graph.weights = "[^"]*"\}', "", lowered.read_text()).strip()
+    compiled = tc.compile(tmp_path / "m.onnx")
+    assert compiled.ir.strip() == text, name
+    assert compiled.passes[:2] == ["infer-shapes", "simplify-inference"]
+
+
+def test_a_model_is_one_native_call_with_its_weights_bound():
+    m, feeds = cnn()
+    compiled = tc.compile(m)
+    kinds = [p.kind for p in compiled.ports]
+    # inputs, then weights, then outputs: the loop-level @main's signature.
+    assert kinds == sorted(kinds, key=["input", "weight", "output"].index)
+    assert kinds.count("input") == 1 and kinds.count("output") == 1 and "weight" in kinds
+    assert set(compiled.weights) == {p.name for p in compiled.ports if p.kind == "weight"}
+    assert not next(iter(compiled.weights.values())).flags.writeable
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_num_threads_is_honoured(threads):
+    m, feeds = cnn()
+    compiled = tc.compile(m, num_threads=threads)
+    assert compiled.num_threads == threads
+    np.testing.assert_allclose(compiled(feeds["x"]), reference(m, feeds)[0], rtol=2e-4, atol=2e-4)
+
+
+def test_default_threads_follow_omp_num_threads(monkeypatch):
+    from tilecraft.utils.threads import ThreadCountError, available_cpus, default_threads
+
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    assert default_threads() == available_cpus()
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")
+    assert default_threads() == 3
+    assert tc.compile(mlp()[0]).num_threads == 3
+    monkeypatch.setenv("OMP_NUM_THREADS", "4,2")  # one count per nesting level
+    assert default_threads() == 4
+    monkeypatch.setenv("OMP_NUM_THREADS", "zero")
+    with pytest.raises(ThreadCountError, match="OMP_NUM_THREADS='zero'"):
+        default_threads()
+    with pytest.raises(ValueError, match="num_threads must be a positive integer, got -3"):
+        tc.compile(mlp()[0], num_threads=-3)

@@ -1,11 +1,11 @@
-// A model lowered as text, end to end: tilecraft-import, one tilecraft-opt
-// pipeline from graph IR to loop IR (the graph function becomes a loop function
+// A model lowered as text, end to end: tilecraft-import, tilecraft-opt -p compile-model
+// (what tc.compile runs) from graph IR to loop IR (the graph function becomes a loop function
 // that calls the kernels, its weights named arguments), tilecraft-run on it (and on
 // the graph IR), and tilecraft-translate to LLVM IR. Its outputs equal the
 // compiled model's.
 // RUN: rm -rf %t && python %S/Inputs/make_models.py %t
 // RUN: tilecraft-import %t/mlp.onnx -o %t/mlp.mlir
-// RUN: tilecraft-opt %t/mlp.mlir -p infer-shapes,simplify-inference,alter-layout,fold-constants,cse,dce,fuse-ops,plan-memory,convert-graph-to-te,convert-te-to-loop --weights-out %t/folded.npz -o %t/mlp.loop.mlir
+// RUN: tilecraft-opt %t/mlp.mlir -p compile-model --weights-out %t/folded.npz -o %t/mlp.loop.mlir
 // RUN: filecheck %s --input-file %t/mlp.loop.mlir
 // RUN: python -c "import numpy as np; np.save('%t/x.npy', np.linspace(-1, 1, 16, dtype=np.float32).reshape(2, 8))"
 // RUN: tilecraft-run %t/mlp.loop.mlir --entry main --input %t/x.npy --output %t/logits.npy --output %t/probs.npy
