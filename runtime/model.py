@@ -182,7 +182,9 @@ class CompiledModel:
         if self._module is None:
             raise ValueError("a loaded model cannot be profiled; profile the compiled one")
         if getattr(self, "_profiler", None) is None:
-            self._profiler = Profiler(self._module, self.entry_name, len(self.ports), self.num_threads)
+            self._profiler = Profiler(
+                self._module, self.entry_name, len(self.ports), self.num_threads, len(self.kernel_calls)
+            )
         inputs = self._arrays(args, kwargs)
         addresses = list(self._addresses)
         for (n, _), array in zip(self._inputs, inputs):

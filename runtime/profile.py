@@ -36,8 +36,13 @@ def instrument(module: ModuleOp, entry: str) -> int:
     module.body.block.add_op(
         llvm.FuncOp(MARK, llvm.LLVMFunctionType([i64], None), linkage=llvm.LinkageAttr("external"))
     )
-    calls = [op for op in function.walk() if isinstance(op, llvm.CallOp) and op.callee is not None]
-    calls = [c for c in calls if c.callee.string_value() != MARK]
+    # The kernels are the functions defined here; calls of libc (the arena's
+    # aligned_alloc and free) or of the runtime are not kernel calls.
+    defined = {f.sym_name.data for f in module.ops if isinstance(f, llvm.FuncOp) and f.body.blocks}
+    calls = [
+        op for op in function.walk()
+        if isinstance(op, llvm.CallOp) and op.callee is not None and op.callee.string_value() in defined
+    ]
 
     def mark(n: int):
         index = llvm.ConstantOp(IntegerAttr(n, i64), i64)
@@ -53,12 +58,14 @@ def instrument(module: ModuleOp, entry: str) -> int:
 class Profiler:
     """The instrumented build of one model; `run` times its kernel calls."""
 
-    def __init__(self, module: ModuleOp, entry: str, nargs: int, num_threads: int | None):
+    def __init__(self, module: ModuleOp, entry: str, nargs: int, num_threads: int | None, calls: int):
         from tilecraft.backends.llvm import compile_loop_module
         from tilecraft.backends.llvm.compile import lower_to_llvm_dialect
 
         lowered = lower_to_llvm_dialect(module)
         self.count = instrument(lowered, entry)
+        if self.count != calls:
+            raise AssertionError(f"@{entry} makes {self.count} kernel calls in the llvm dialect, {calls} before")
         self.stamps: list[int] = []
         self._callback = _MARK_TYPE(lambda n: self.stamps.append(time.perf_counter_ns()))
         import llvmlite.binding as llvm_binding
