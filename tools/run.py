@@ -44,6 +44,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import DiagnosticException, ParseError, PassFailedException
 
 from tilecraft.dialects.te import ComputeOp
+from tilecraft.utils.threads import ThreadCountError
 
 PROG = "tilecraft-run"
 
@@ -121,6 +122,13 @@ def make_arg_parser() -> argparse.ArgumentParser:
         "--bench", action="store_true", help="models: print the median latency over --runs calls"
     )
     parser.add_argument("--runs", type=int, default=50, help="calls timed by --bench (default 50)")
+    parser.add_argument(
+        "--num-threads",
+        type=int,
+        default=None,
+        help="threads for parallel loops (default: OMP_NUM_THREADS, else the CPUs this "
+        "process may run on)",
+    )
     parser.add_argument(
         "--traceback",
         action="store_true",
@@ -264,7 +272,7 @@ def run(args: argparse.Namespace) -> int:
 
     from tilecraft.backends.llvm import compile_loop_module
 
-    compiled = compile_loop_module(module)[args.entry]
+    compiled = compile_loop_module(module, num_threads=args.num_threads)[args.entry]
     # A model's graph function takes its weights too: bound from the weight store.
     weights = {n: s.weight for n, s in enumerate(compiled.specs) if s.weight is not None}
     arguments = [
@@ -335,6 +343,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("the following arguments are required: --entry")
     if args.runs < 1:
         parser.error("--runs must be at least 1")
+    if args.num_threads is not None and args.num_threads < 1:
+        parser.error(f"--num-threads must be a positive integer, got {args.num_threads}")
     try:
         if is_model:
             from tilecraft.tools.run_model import run_model
@@ -346,6 +356,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ParseError as e:
         location, _, context = str(e).partition("\n")
         print(f"{location}: error: {e.msg}\n{context}".rstrip(), file=sys.stderr)
+    except ThreadCountError as e:  # OMP_NUM_THREADS
+        print(f"{PROG}: error: {e}", file=sys.stderr)
     except PassFailedException as e:  # a DiagnosticException without a location
         print(f"{PROG}: error: {e}", file=sys.stderr)
     except DiagnosticException as e:  # verifier and pass errors, located at the op

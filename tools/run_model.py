@@ -56,7 +56,7 @@ def run_model(args: argparse.Namespace, user_error: type[Exception], module=None
     if args.entry is not None and module is None:
         raise user_error("--entry names a function of an IR file; a model has one entry")
     try:
-        model = compile_model(module if module is not None else args.file)
+        model = compile_model(module if module is not None else args.file, num_threads=args.num_threads)
     except OnnxImportError as e:
         raise user_error(str(e)) from e
     feeds = _feeds(args, model, user_error)

@@ -24,7 +24,9 @@ EMITTERS = ("llvm-ir", "asm", "obj", "shared-lib")
 
 
 def _arguments() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    from tilecraft.tools.run import ArgumentParser  # usage errors exit 1
+
+    parser = ArgumentParser(
         prog="tilecraft-translate",
         description="Translate loop- or te-level IR to LLVM IR, assembly, an object file "
         "or a shared library for the host CPU.",

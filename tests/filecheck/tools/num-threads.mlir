@@ -1,0 +1,27 @@
+// The thread count of parallel loops: --num-threads, else OMP_NUM_THREADS, else
+// the CPUs this process may run on. A shared library starts its threads with
+// pthread_create, one handle per thread (the caller is thread 0).
+// RUN: tilecraft-translate %s --no-opt --num-threads 3 | filecheck %s --check-prefix=THREE
+// RUN: env OMP_NUM_THREADS=5 tilecraft-translate %s --no-opt | filecheck %s --check-prefix=FIVE
+// RUN: env OMP_NUM_THREADS=5 tilecraft-translate %s --no-opt --num-threads 2 | filecheck %s --check-prefix=TWO
+// RUN: not tilecraft-translate %s --num-threads -3 2>&1 | filecheck %s --check-prefix=BAD
+// RUN: env OMP_NUM_THREADS=many not tilecraft-translate %s 2>&1 | filecheck %s --check-prefix=BADENV
+// RUN: tilecraft-run %s --entry scale --num-threads 1 | filecheck %s --check-prefix=OUT
+// RUN: not tilecraft-run %s --entry scale --num-threads 0 2>&1 | filecheck %s --check-prefix=OUTBAD
+
+// THREE: alloca [3 x i64]
+// FIVE: alloca [5 x i64]
+// TWO: alloca [2 x i64]
+// BAD: tilecraft-translate: error: argument --num-threads: expected a positive integer, got '-3'
+// BADENV: tilecraft-translate: error: OMP_NUM_THREADS='many' is not a positive integer
+// OUT: B: (1024,) float32
+// OUTBAD: tilecraft-run: error: --num-threads must be a positive integer, got 0
+
+func.func @scale(%A: memref<1024xf32> {tc.name = "A"}, %B: memref<1024xf32> {tc.name = "B"}) {
+  loop.for %i = 0 to 1024 parallel {
+    %a = memref.load %A[%i] : memref<1024xf32>
+    %b = arith.mulf %a, %a : f32
+    memref.store %b, %B[%i] : memref<1024xf32>
+  }
+  func.return
+}
