@@ -53,7 +53,7 @@ def backend(monkeypatch):
     """The fake backend; tests may replace entries of `bodies`."""
     bodies = {"add": _add, "rowmax": _rowmax, "copy": _copy}
 
-    def compile_loop_module(module):
+    def compile_loop_module(module, num_threads=None):
         return {
             op.sym_name.data: FakeCompiledFunction(op, bodies[op.sym_name.data])
             for op in module.ops
