@@ -34,7 +34,9 @@ dense and matmul shapes as single kernels (topi's compute + schedule, in the
 layouts alter-layout produces: NCHW16c data, OIHW16i16o kernels, KN dense weights) against
 onnxruntime running the same single node, in GFLOP/s.
 
-Usage: python bench/models.py [--models resnet18,mlp,bert,mobilenet] [--repeat N] [--layers]
+Usage: python bench/models.py [--models resnet18,mlp,bert,mobilenet|small] [--repeat N] [--layers]
+`--models small`: ResNet-18 and MobileNet-v1 at 32x32, an MLP 64-128-10 at batch 1, a
+BERT-style layer (seq 16, hidden 64): models where calling overhead matters.
 The last line printed is one JSON object with the headline figures.
 """
 
@@ -105,7 +107,7 @@ def _value(name: str, shape) -> onnx.ValueInfoProto:
     return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
 
 
-def resnet18(batch: int = 1, seed: int = 0) -> onnx.ModelProto:
+def resnet18(batch: int = 1, seed: int = 0, size: int = 224) -> onnx.ModelProto:
     g = GraphBuilder(seed)
 
     def conv_bn(x, cin, cout, k, stride, relu):
@@ -138,10 +140,10 @@ def resnet18(batch: int = 1, seed: int = 0) -> onnx.ModelProto:
     fc_w = g.weight("fc_w", (1000, 512), 512)
     fc_b = g.const("fc_b", np.zeros(1000, np.float32))
     g.nodes.append(helper.make_node("Gemm", [x, fc_w, fc_b], ["output"], transB=1))
-    return g.model("resnet18", [_value("input", [batch, 3, 224, 224])], [_value("output", [batch, 1000])])
+    return g.model("resnet18", [_value("input", [batch, 3, size, size])], [_value("output", [batch, 1000])])
 
 
-def mobilenet_v1(batch: int = 1, seed: int = 2) -> onnx.ModelProto:
+def mobilenet_v1(batch: int = 1, seed: int = 2, size: int = 224) -> onnx.ModelProto:
     """MobileNet-v1 (width 1.0, 224x224): a 3x3/2 conv, then 13 depthwise-separable
     blocks (depthwise 3x3 + BN + ReLU6, pointwise 1x1 + BN + ReLU6), global average
     pool, fc 1000."""
@@ -170,7 +172,7 @@ def mobilenet_v1(batch: int = 1, seed: int = 2) -> onnx.ModelProto:
     fc_w = g.weight("fc_w", (1000, 1024), 1024)
     fc_b = g.const("fc_b", np.zeros(1000, np.float32))
     g.nodes.append(helper.make_node("Gemm", [x, fc_w, fc_b], ["output"], transB=1))
-    return g.model("mobilenet_v1", [_value("input", [batch, 3, 224, 224])], [_value("output", [batch, 1000])])
+    return g.model("mobilenet_v1", [_value("input", [batch, 3, size, size])], [_value("output", [batch, 1000])])
 
 
 def mlp(batch: int = 32, sizes=(784, 1024, 1024, 10), seed: int = 1) -> onnx.ModelProto:
@@ -226,7 +228,14 @@ MODELS = {
     "mlp": (mlp, (32, 784)),
     "bert": (bert_layer, (1, 128, 768)),
     "mobilenet": (mobilenet_v1, (1, 3, 224, 224)),
+    # Small models, where the cost of calling the kernels is a large share of the
+    # time (the default --models leaves them out; --models small runs them).
+    "resnet18_32": (lambda: resnet18(size=32), (1, 3, 32, 32)),
+    "mobilenet_32": (lambda: mobilenet_v1(size=32), (1, 3, 32, 32)),
+    "mlp_small": (lambda: mlp(1, (64, 128, 10)), (1, 64)),
+    "bert_small": (lambda: bert_layer(16, 64, 2, 256), (1, 16, 64)),
 }
+SMALL = ["resnet18_32", "mobilenet_32", "mlp_small", "bert_small"]
 
 
 # ---------------------------------------------------------------------------------
@@ -494,6 +503,7 @@ def headline(rows: dict[str, dict]) -> dict:
         "bert_layer_vs_ort": ratio("bert", "tilecraft", "onnxruntime"),
         "mlp_vs_ort": ratio("mlp", "tilecraft", "onnxruntime"),
         "mobilenet_v1_vs_ort": ratio("mobilenet", "tilecraft", "onnxruntime"),
+        "small_vs_ort": {m: ratio(m, "tilecraft", "onnxruntime") for m in rows if m in SMALL},
         "fusion_speedup": ratio("resnet18", "tilecraft_nofuse", "tilecraft"),
         "fusion_ceiling": round(c, 3) if (c := _ceiling(resnet)) is not None else None,
         "fusion_speedup_by_model": {m: ratio(m, "tilecraft_nofuse", "tilecraft") for m in rows},
@@ -614,7 +624,8 @@ def measure_layers(repeat: int) -> list[dict]:
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", default="resnet18,mlp,bert,mobilenet")
+    parser.add_argument("--models", default="resnet18,mlp,bert,mobilenet",
+                        help="comma-separated; 'small' names the small models")
     parser.add_argument("--repeat", type=int, default=10)
     parser.add_argument("--layers", action="store_true", help="single conv/dense kernels vs ORT")
     args = parser.parse_args()
@@ -629,7 +640,7 @@ def main():
             "gemm_tc_over_ort": {r["layer"]: round(r["tc"] / r["ort"], 3) for r in rows if r not in convs},
         }))  # fmt: skip
         return
-    names = [n for n in args.models.split(",") if n]
+    names = [m for n in args.models.split(",") if n for m in (SMALL if n == "small" else [n])]
     for n in names:
         if n not in MODELS:
             sys.exit(f"unknown model {n!r}; choose from {', '.join(MODELS)}")

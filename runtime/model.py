@@ -158,7 +158,7 @@ class CompiledModel:
         return arrays
 
     def _run(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
-        addresses = self._addresses
+        addresses = list(self._addresses)  # a copy: calls from two threads do not mix
         for (n, _), array in zip(self._inputs, inputs):
             addresses[n] = array.ctypes.data
         outputs = []
