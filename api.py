@@ -61,9 +61,25 @@ def build(
     return call
 
 
-def compile(model_or_path, target: str = "llvm", *, fuse: bool = True, input_shapes=None, store=None):  # noqa: A001
+def compile(  # noqa: A001
+    model_or_path,
+    target: str = "llvm",
+    *,
+    fuse: bool = True,
+    input_shapes=None,
+    store=None,
+    extra_passes=None,
+):
     """A whole model (ONNX model or path, `.mlir` graph file, or graph `ModuleOp`)
-    compiled for the CPU: `m = tc.compile("model.onnx"); y = m(x)`."""
+    compiled for the CPU: `m = tc.compile("model.onnx"); y = m(x)`.
+    `extra_passes={"after:fuse-ops": [MyPass()]}` inserts passes at named points."""
     from tilecraft.runtime import compile as compile_model
 
-    return compile_model(model_or_path, target, fuse=fuse, input_shapes=input_shapes, store=store)
+    return compile_model(
+        model_or_path,
+        target,
+        fuse=fuse,
+        input_shapes=input_shapes,
+        store=store,
+        extra_passes=extra_passes,
+    )

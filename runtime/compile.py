@@ -16,6 +16,7 @@ import time
 
 import numpy as np
 
+from tilecraft.runtime.extension import ExtraPasses
 from tilecraft.runtime.model import CompiledModel
 from tilecraft.runtime.pipeline import load_model, lower_graph
 from tilecraft.runtime.plan import Plan, build_plan
@@ -28,16 +29,19 @@ def compile(  # noqa: A001 - TVM's and the issue's name
     fuse: bool = True,
     input_shapes: dict | None = None,
     store=None,
+    extra_passes: ExtraPasses | None = None,
 ) -> CompiledModel:
     """Compile an ONNX model (a ModelProto or a path), a `.mlir` graph file, or a
     graph-level `ModuleOp` (with its `WeightStore` as `store`, unless the module
     already names one). `fuse=False` compiles every op as its own kernel;
-    `input_shapes` fixes dynamic input dimensions of an ONNX model."""
+    `input_shapes` fixes dynamic input dimensions of an ONNX model;
+    `extra_passes={"after:fuse-ops": [MyPass()]}` runs passes of one's own at named
+    points of the pipeline (`runtime/extension.py`)."""
     if target != "llvm":
         raise ValueError(f"unknown target {target!r}; tilecraft.compile supports 'llvm'")
     start = time.perf_counter()
     module, _ = load_model(model_or_path, input_shapes, store)
-    lowered = lower_graph(module, fuse=fuse)
+    lowered = lower_graph(module, fuse=fuse, extra_passes=extra_passes)
 
     from tilecraft.backends.llvm import compile_loop_module
     from tilecraft.compiler import lower_to_loops

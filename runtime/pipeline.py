@@ -14,8 +14,8 @@ from pathlib import Path
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
-from xdsl.universe import Universe
 
+from tilecraft.runtime.extension import ExtraPasses, insert_passes
 from tilecraft.utils.diagnostics import verify_module
 from tilecraft.utils.weights import WeightStore, attach, store_of
 
@@ -67,38 +67,38 @@ def load_model(
 
 
 def _pass(name: str) -> type[ModulePass]:
-    """The registered pass class `name` (tilecraft's or xDSL's)."""
-    from tilecraft.registry import get_all_passes
+    """The registered pass class `name` (tilecraft's, xDSL's or a plugin's)."""
+    from tilecraft.registry import get_all_passes, get_multiverse
 
-    factory = get_all_passes().get(name) or Universe.get_multiverse().all_passes.get(name)
+    factory = get_all_passes().get(name) or get_multiverse().all_passes.get(name)
     if factory is None:
         raise LookupError(f"the compile pipeline needs pass '{name}', which is not registered")
     return factory()
 
 
-def lower_graph(module: ModuleOp, fuse: bool = True) -> Lowered:
-    """Run the graph pipeline and convert-graph-to-te on `module` (in place)."""
+def lower_graph(
+    module: ModuleOp, fuse: bool = True, extra_passes: ExtraPasses | None = None
+) -> Lowered:
+    """Run the graph pipeline and convert-graph-to-te on `module` (in place), with
+    the user's `extra_passes` at their points (`runtime/extension.py`)."""
     from xdsl.context import Context
 
     from tilecraft.compiler import make_context
     from tilecraft.lowering.convert_graph_to_te import ConvertGraphToTePass, wrap_unfused_ops
 
     ctx: Context = make_context()
+    names = [n for n in GRAPH_PASSES if fuse or n != "fuse-ops"] + [ConvertGraphToTePass.name]
     ran = []
     verify_module(module)
-    for name in GRAPH_PASSES:
-        if name == "fuse-ops" and not fuse:
-            continue
-        if name == "plan-memory":
+    for step in insert_passes(names, extra_passes):
+        if step == "plan-memory":
             # Groups must exist before memory is planned over them: with fusion off
             # (or no fuse-ops yet) every op becomes a group of its own.
             wrap_unfused_ops(module)
-        _pass(name)().apply(ctx, module)
+        graph_pass = _pass(step)() if isinstance(step, str) else step
+        graph_pass.apply(ctx, module)
         verify_module(module)
-        ran.append(name)
-    ConvertGraphToTePass().apply(ctx, module)
-    verify_module(module)
-    ran.append(ConvertGraphToTePass.name)
+        ran.append(graph_pass.name)
     store = store_of(module)
     main, kernels = split_kernels(module)
     return Lowered(module, main, kernels, store, ran)
