@@ -154,7 +154,13 @@ def providers() -> list[Provider]:
                 f"plugin {where} is not an xdsl.universe.Universe "
                 f"but a {type(universe).__name__}"
             )
-        found.setdefault(point.name, Provider(point.name, point.value, package, universe))
+        provider = Provider(point.name, point.value, package, universe)
+        first = found.setdefault(point.name, provider)
+        if first.universe is not universe:
+            raise PluginError(
+                f"two plugins have the entry-point name '{point.name}', "
+                f"{first.describe()} and {provider.describe()}; rename one of them"
+            )
     return sorted(found.values(), key=lambda p: p.name)
 
 

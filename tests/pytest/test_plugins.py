@@ -181,6 +181,18 @@ def test_a_plugin_pass_named_like_tilecraft_s(tmp_path, monkeypatch):
         _forget_modules("clashplugin")
 
 
+def test_two_plugins_of_one_entry_point_name(site):
+    # Another package declaring its universe as `myplugin` too: neither is dropped.
+    write_plugin(site, "otherplugin", PASS_CLASH.replace("fuse-ops", "other-pass"))
+    entry_points = site / "otherplugin-1.0.dist-info" / "entry_points.txt"
+    entry_points.write_text("[xdsl.universe]\nmyplugin = otherplugin:UNIVERSE\n")
+    try:
+        with pytest.raises(registry.PluginError, match=r"^two plugins have the entry-point name 'myplugin', 'myplugin' \(package (myplugin 0.1.0, myplugin|otherplugin 1.0, otherplugin):UNIVERSE\) and 'myplugin' \(package"):
+            registry.providers()
+    finally:
+        _forget_modules("otherplugin")
+
+
 def test_a_plugin_that_does_not_load(tmp_path, monkeypatch):
     write_plugin(tmp_path, "brokenplugin", "import no_such_module_anywhere\n")
     monkeypatch.syspath_prepend(str(tmp_path))
