@@ -62,14 +62,28 @@ def build(
 
 
 def compile(  # noqa: A001
-    model_or_path, target: str = "llvm", *, fuse: bool = True, input_shapes=None, store=None, num_threads=None
+    model_or_path,
+    target: str = "llvm",
+    *,
+    fuse: bool = True,
+    input_shapes=None,
+    store=None,
+    num_threads=None,
+    extra_passes=None,
 ):
     """A whole model (ONNX model or path, `.mlir` graph file, or graph `ModuleOp`)
     compiled for the CPU: `m = tc.compile("model.onnx"); y = m(x)`. It runs the
     `compile-model` pipeline (what `tilecraft-opt -p compile-model` prints is
-    `m.ir`) and calls the model as one native function."""
+    `m.ir`) and calls the model as one native function.
+    `extra_passes={"after:fuse-ops": [MyPass()]}` inserts passes at named points."""
     from tilecraft.runtime import compile as compile_model
 
     return compile_model(
-        model_or_path, target, fuse=fuse, input_shapes=input_shapes, store=store, num_threads=num_threads
+        model_or_path,
+        target,
+        fuse=fuse,
+        input_shapes=input_shapes,
+        store=store,
+        num_threads=num_threads,
+        extra_passes=extra_passes,
     )

@@ -10,15 +10,16 @@ from pathlib import Path
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.universe import Universe
 
 from tilecraft.utils.diagnostics import LocatedParser, verify_module
 
 
 def make_context() -> Context:
-    """A context with xDSL's dialects and tilecraft's registered (lazily)."""
+    """A context with xDSL's dialects, tilecraft's and plugins' registered (lazily)."""
+    from tilecraft.registry import get_multiverse
+
     ctx = Context()
-    for name, factory in Universe.get_multiverse().all_dialects.items():
+    for name, factory in get_multiverse().all_dialects.items():
         ctx.register_dialect(name, factory)
     return ctx
 

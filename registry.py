@@ -1,14 +1,26 @@
-"""Every dialect and pass of tilecraft, registered lazily with xDSL's universe.
+"""Every dialect and pass of tilecraft, registered lazily with xDSL's universe,
+and the plugins that extend it.
 
 `tilecraft-opt` (and plain `xdsl-opt`) find these through the `xdsl.universe`
 entry point; a module is imported only when its dialect or pass is first used.
+
+Other installed packages extend tilecraft the same way: each declares a
+`Universe` under that entry point (see README, "Extending tilecraft").
+`providers()` loads every such universe and says where it comes from;
+`get_multiverse()` merges them and, unlike xDSL's own merge, reports a name that
+two packages define as a `PluginError` naming both, which the tools print as one
+line instead of an internal error.
 """
 
+from __future__ import annotations
+
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from xdsl.ir import Dialect
 from xdsl.passes import ModulePass
-from xdsl.universe import Universe
+from xdsl.universe import XDSL_UNIVERSE, Universe
+from xdsl.utils.exceptions import DiagnosticException
 
 
 def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
@@ -98,3 +110,103 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 TILECRAFT_UNIVERSE = Universe(
     all_dialects=get_all_dialects(), all_passes=get_all_passes()
 )
+
+
+# -- plugins -------------------------------------------------------------------------
+
+ENTRY_POINT_GROUP = "xdsl.universe"
+
+
+class PluginError(DiagnosticException):
+    """A plugin that does not load, or two that define the same dialect or pass;
+    the tools print it as one line (a diagnostic, not an internal error)."""
+
+
+@dataclass(frozen=True)
+class Provider:
+    """One `xdsl.universe` entry point and the universe it names."""
+
+    name: str  # the entry point's name, e.g. "tilecraft"
+    value: str  # where it points, "module:attribute"
+    package: str | None  # the distribution declaring it, "name version"
+    universe: Universe
+
+    def describe(self) -> str:
+        return _describe(self.name, self.value, self.package)
+
+
+def _describe(name: str, value: str, package: str | None) -> str:
+    """`'myplugin' (package myplugin 0.1.0, myplugin:UNIVERSE)`"""
+    return f"'{name}' ({'package ' + package + ', ' if package else ''}{value})"
+
+
+def providers() -> list[Provider]:
+    """Every universe declared through the `xdsl.universe` entry point (xDSL's,
+    tilecraft's and plugins'), loaded, sorted by entry-point name."""
+    from importlib.metadata import entry_points
+
+    found: dict[str, Provider] = {}
+    for point in entry_points(group=ENTRY_POINT_GROUP):
+        dist = getattr(point, "dist", None)
+        package = f"{dist.metadata['Name']} {dist.version}" if dist is not None else None
+        where = _describe(point.name, point.value, package)
+        try:
+            universe = point.load()
+        except Exception as e:  # an ImportError, or anything the plugin's import raises
+            raise PluginError(
+                f"plugin {where} failed to load: {type(e).__name__}: {e}"
+            ) from e
+        if not isinstance(universe, Universe):
+            raise PluginError(
+                f"plugin {where} is not an xdsl.universe.Universe "
+                f"but a {type(universe).__name__}"
+            )
+        provider = Provider(point.name, point.value, package, universe)
+        first = found.setdefault(point.name, provider)
+        if first.universe is not universe:
+            raise PluginError(
+                f"two plugins have the entry-point name '{point.name}', "
+                f"{first.describe()} and {provider.describe()}; rename one of them"
+            )
+    return sorted(found.values(), key=lambda p: p.name)
+
+
+def plugins(found: list[Provider] | None = None) -> list[Provider]:
+    """The providers other than tilecraft and xDSL themselves."""
+    own = (TILECRAFT_UNIVERSE, XDSL_UNIVERSE)
+    return [p for p in (providers() if found is None else found) if p.universe not in own]
+
+
+def check_unique(found: list[Provider]) -> None:
+    """Raise `PluginError` if two providers define a dialect, pass or target of one name."""
+    for kind in ("dialect", "pass", "target"):
+        owner: dict[str, Provider] = {}
+        for provider in found:
+            for name in _table(provider.universe, kind):
+                first = owner.setdefault(name, provider)
+                if first is not provider:
+                    raise PluginError(
+                        f"{kind} '{name}' is defined twice, by {first.describe()} and by "
+                        f"{provider.describe()}; uninstall one of them or rename its {kind}"
+                    )
+
+
+def get_multiverse(found: list[Provider] | None = None) -> Universe:
+    """All dialects, passes and targets of every provider, merged; `PluginError`
+    if two define one name."""
+    found = providers() if found is None else found
+    check_unique(found)
+    merged = Universe()
+    for provider in found:
+        merged.all_dialects.update(provider.universe.all_dialects)
+        merged.all_passes.update(provider.universe.all_passes)
+        merged.all_targets.update(provider.universe.all_targets)
+    return merged
+
+
+def _table(universe: Universe, kind: str) -> dict:
+    return {
+        "dialect": universe.all_dialects,
+        "pass": universe.all_passes,
+        "target": universe.all_targets,
+    }[kind]

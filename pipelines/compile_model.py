@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
-from xdsl.universe import Universe
 
 from tilecraft.utils.diagnostics import verify_module
 
@@ -56,7 +55,9 @@ class PipelineError(LookupError):
 
 def registered_pass(name: str) -> type[ModulePass]:
     """The registered pass class `name` (tilecraft's, a plugin's or xDSL's)."""
-    factory = Universe.get_multiverse().all_passes.get(name)
+    from tilecraft.registry import get_multiverse
+
+    factory = get_multiverse().all_passes.get(name)
     if factory is None:
         raise PipelineError(f"compile-model needs pass '{name}', which is not registered")
     return factory()

@@ -18,6 +18,7 @@ from pathlib import Path
 from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, TensorType
 
+from tilecraft.runtime.extension import ExtraPasses, insert_passes
 from tilecraft.runtime.model import INPUT, OUTPUT, WEIGHT, CompiledModel, Port
 from tilecraft.utils.weights import WeightStore, attach, store_of
 
@@ -95,13 +96,16 @@ def compile(  # noqa: A001 - TVM's and the issue's name
     input_shapes: dict | None = None,
     store: WeightStore | None = None,
     num_threads: int | None = None,
+    extra_passes: ExtraPasses | None = None,
 ) -> CompiledModel:
     """Compile an ONNX model (a ModelProto or a path), a `.mlir` graph file, or a
     graph-level `ModuleOp` (with its `WeightStore` as `store`, unless one is
     attached to it). `fuse=False` compiles every op as its own kernel;
     `input_shapes` fixes dynamic input dimensions of an ONNX model; `num_threads`
     is how many threads parallel loops use (default: `OMP_NUM_THREADS`, else the
-    CPUs this process may run on)."""
+    CPUs this process may run on); `extra_passes={"after:fuse-ops": [MyPass()]}`
+    runs passes of one's own at named points of compile-model
+    (`runtime/extension.py`)."""
     from tilecraft.compiler import make_context
     from tilecraft.pipelines.compile_model import CompileModelPass
     from tilecraft.utils.diagnostics import verify_module
@@ -118,8 +122,11 @@ def compile(  # noqa: A001 - TVM's and the issue's name
     if source is not None:
         attach(module, source.child())  # what the passes add stays with this model
     verify_module(module)
-    pipeline = CompileModelPass(fuse=fuse)
-    pipeline.apply(make_context(), module)
+    stages = insert_passes(CompileModelPass(fuse=fuse).stages(), extra_passes)
+    ctx = make_context()
+    for stage in stages:
+        stage.apply(ctx, module)
+        verify_module(module)
     main = next(f for f in module.ops if isinstance(f, func.FuncOp) and f.sym_name.data == name)
 
     from tilecraft.backends.llvm import compile_loop_module
@@ -141,7 +148,7 @@ def compile(  # noqa: A001 - TVM's and the issue's name
         module=module,
         num_threads=threads,
         compile_seconds=time.perf_counter() - start,
-        passes=[p.name for p in pipeline.stages()],
+        passes=[p.name for p in stages],
         owner=jit,
     )
 

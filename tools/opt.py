@@ -1,9 +1,11 @@
 """`tilecraft-opt`: read IR, run a pass pipeline, print IR (xdsl-opt with diagnostics).
 
 On top of xDSL's driver it parses with op locations, verifies op by op so an error
-names `file:line:col` of the op at fault, lists every dialect and pass in `--help`,
-and turns every user error (bad IR, bad schedule, unknown pass, bad pass option)
-into one line on stderr and exit code 1 instead of a traceback.
+names `file:line:col` of the op at fault, lists every dialect and pass in `--help`
+(tilecraft's, then each plugin's, found through the `xdsl.universe` entry point),
+and turns every user error (bad IR, bad schedule, unknown pass, bad pass option, a
+plugin that does not load or clashes with another) into one line on stderr and exit
+code 1 instead of a traceback.
 """
 
 from __future__ import annotations
@@ -19,7 +21,15 @@ from xdsl.passes import PassPipeline
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from tilecraft.registry import get_all_dialects, get_all_passes
+from tilecraft.registry import (
+    PluginError,
+    Provider,
+    get_all_dialects,
+    get_all_passes,
+    get_multiverse,
+    plugins,
+    providers,
+)
 from tilecraft.utils.diagnostics import LocatedParser, verify_module
 from tilecraft.utils.weights import WeightError, WeightStore, attach, referenced_names, store_of
 
@@ -31,7 +41,23 @@ class UsageError(Exception):
 class TilecraftOptMain(xDSLOptMain):
     def __init__(self, args: Sequence[str] | None = None):
         self._line_offset = 0
+        # Every `xdsl.universe` entry point, loaded once and checked for clashes
+        # (xDSL's driver would load them three times and raise a bare ValueError).
+        self._providers = providers()
+        self._multiverse = get_multiverse(self._providers)
         super().__init__(description="tilecraft modular optimizer driver", args=args)
+
+    def register_all_dialects(self):
+        for name, factory in self._multiverse.all_dialects.items():
+            self.ctx.register_dialect(name, factory)
+
+    def register_all_passes(self):
+        for name, factory in self._multiverse.all_passes.items():
+            self.register_pass(name, factory)
+
+    def register_all_targets(self):
+        for name, factory in self._multiverse.all_targets.items():
+            self.available_targets.setdefault(name, factory)
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser):
         super().register_all_arguments(arg_parser)
@@ -47,12 +73,14 @@ class TilecraftOptMain(xDSLOptMain):
             help="on an internal error, print the Python traceback",
         )
         arg_parser.formatter_class = argparse.RawDescriptionHelpFormatter
-        arg_parser.epilog = (
-            "tilecraft dialects: "
-            + ", ".join(sorted(get_all_dialects()))
-            + "\ntilecraft passes:\n  "
-            + "\n  ".join(sorted(get_all_passes()))
-            + "\n(xDSL's own dialects and passes are available too.)"
+        arg_parser.epilog = "\n".join(
+            [
+                "tilecraft dialects: " + ", ".join(sorted(get_all_dialects())),
+                "tilecraft passes:",
+                *(f"  {name}" for name in sorted(get_all_passes())),
+                *(line for p in plugins(self._providers) for line in _plugin_help(p)),
+                "(xDSL's own dialects and passes are available too.)",
+            ]
         )
 
     def register_all_frontends(self):
@@ -129,12 +157,26 @@ class TilecraftOptMain(xDSLOptMain):
         attach(prog, kept, self.args.weights_out)
 
 
+def _plugin_help(provider: Provider) -> list[str]:
+    """What `--help` says about one plugin: where it comes from, what it adds."""
+    universe = provider.universe
+    lines = [f"plugin {provider.describe()}:"]
+    if universe.all_dialects:
+        lines.append("  dialects: " + ", ".join(sorted(universe.all_dialects)))
+    if universe.all_passes:
+        lines.append("  passes:")
+        lines += [f"    {name}" for name in sorted(universe.all_passes)]
+    if universe.all_targets:
+        lines.append("  targets: " + ", ".join(sorted(universe.all_targets)))
+    return lines
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--traceback" in args
     try:
         TilecraftOptMain(args=args).run()
-    except UsageError as e:
+    except (UsageError, PluginError) as e:
         print(f"tilecraft-opt: error: {e}", file=sys.stderr)
         return 1
     except ParseError as e:

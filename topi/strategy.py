@@ -5,6 +5,10 @@ dialects/graph.py) and returns the te tensors of its results. `constants[i]` is
 the value of operand i when it is a known small constant (a Pow exponent of 2
 becomes a multiply). An op without an entry raises `NotImplementedError`; the
 caller turns that into a diagnostic at the op.
+
+Plugins add the ops of their own dialects with `register_strategy` (exported as
+`tilecraft.register_strategy`), from the module that defines the op, so the strategy
+exists whenever the op can.
 """
 
 from __future__ import annotations
@@ -192,11 +196,69 @@ ANCHOR_SCHEDULES = {
 }
 
 
+Schedule = Callable[[te.Schedule, te.Tensor, te.Tensor, list[te.Tensor]], None]
+
+
+def register_strategy(
+    op: str | type[graph.GraphOp],
+    compute: Callable | None = None,
+    schedule: Schedule | None = None,
+    *,
+    replace: bool = False,
+):
+    """Make convert-graph-to-te lower the graph-level op `op` (its name, or its class)
+    with `compute(op, inputs, constants)`, which returns the te tensor (or a list, one
+    per result) computing the op's results from `inputs`, its operands as te tensors
+    (`constants[i]`: operand i's value when it is a small constant, else None).
+
+    Without `schedule` the op's group gets the default schedule (injective ops inline
+    into their consumer). With one, the op is an anchor like conv2d: a group whose
+    first anchor it is runs `schedule(s, out, anchor, between)` (see `schedule_group`).
+    The op's fusion kind comes from its trait (`graph.Injective`, ...), which the op
+    declares; the op subclasses `graph.GraphOp` so fuse-ops and convert-graph-to-te see it.
+
+    Registering an op that already has a strategy is an error unless `replace`.
+    Without `compute`, returns a decorator: `@register_strategy("mydialect.op")`.
+    """
+    if isinstance(op, type):
+        if not issubclass(op, graph.GraphOp):
+            raise TypeError(
+                f"register_strategy: {op.__name__} is not a graph.GraphOp; a graph-level "
+                "op subclasses it so fuse-ops and convert-graph-to-te see it"
+            )
+        op = op.name
+    if not isinstance(op, str) or "." not in op:
+        raise ValueError(f"register_strategy: expected an op name 'dialect.op', got {op!r}")
+    if compute is None:
+
+        def decorate(f: Callable) -> Callable:
+            register_strategy(op, f, schedule, replace=replace)
+            return f
+
+        return decorate
+    if not callable(compute) or (schedule is not None and not callable(schedule)):
+        raise TypeError(f"register_strategy: the compute and schedule of '{op}' must be callable")
+    if op in COMPUTES and not replace:
+        raise ValueError(f"register_strategy: '{op}' already has a te strategy (pass replace=True)")
+    COMPUTES[op] = compute
+    if schedule is not None:
+        ANCHOR_SCHEDULES[op] = schedule
+    else:
+        ANCHOR_SCHEDULES.pop(op, None)
+    return None
+
+
 def compute(op: graph.GraphOp, inputs: Sequence[te.Tensor], constants: Sequence) -> list[te.Tensor]:
     rule = COMPUTES.get(op.name)
     if rule is None:
         raise NotImplementedError(op.name)
-    return list(rule(op, list(inputs), list(constants)))
+    outs = rule(op, list(inputs), list(constants))
+    outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
+    if not outs or not all(isinstance(t, te.Tensor) for t in outs):
+        raise ValueError(f"its te strategy returned {outs!r}, not te tensors")
+    if len(outs) != len(op.results):
+        raise ValueError(f"its te strategy computes {len(outs)} tensors for {len(op.results)} results")
+    return outs
 
 
 def schedule_group(

@@ -9,6 +9,7 @@ from xdsl.ir import Dialect
 from xdsl.passes import ModulePass
 from xdsl.universe import Universe
 
+from tilecraft import registry
 from tilecraft.registry import TILECRAFT_UNIVERSE, get_all_dialects, get_all_passes
 
 FILECHECK_DIR = Path(__file__).resolve().parents[1] / "filecheck"
@@ -66,3 +67,26 @@ def test_registered_with_xdsl():
 def test_universe_is_the_registry():
     assert set(TILECRAFT_UNIVERSE.all_passes) == set(PASSES)
     assert set(TILECRAFT_UNIVERSE.all_dialects) == set(DIALECTS)
+
+
+def test_providers_are_tilecraft_and_xdsl():
+    """What tilecraft-opt's --help groups by; plugins are tested in test_plugins.py."""
+    found = {p.name: p for p in registry.providers()}
+    assert found["tilecraft"].universe is TILECRAFT_UNIVERSE
+    assert found["tilecraft"].value == "tilecraft.registry:TILECRAFT_UNIVERSE"
+    assert found["tilecraft"].package.startswith("tilecraft ")
+    assert "xdsl" in found
+    merged = registry.get_multiverse()
+    assert set(DIALECTS) | {"arith", "func"} <= set(merged.all_dialects)
+    assert set(PASSES) | {"cse", "canonicalize"} <= set(merged.all_passes)
+
+
+def test_check_unique_between_given_providers():
+    def provider(name: str, **tables) -> registry.Provider:
+        return registry.Provider(name, f"{name}:U", None, Universe(**tables))
+
+    fine = [provider("a", all_dialects={"x": None}), provider("b", all_dialects={"y": None}, all_passes={"x": None})]
+    registry.check_unique(fine)  # a dialect and a pass may share a name
+    clash = [*fine, provider("c", all_passes={"x": None})]
+    with pytest.raises(registry.PluginError, match=r"^pass 'x' is defined twice, by 'b' \(b:U\) and by 'c' \(c:U\)"):
+        registry.check_unique(clash)
