@@ -23,7 +23,7 @@ from tilecraft.utils.weights import WeightStore, attach, store_of
 # alter-layout runs before fold-constants, which then packs the weights once.
 GRAPH_PASSES = (
     "infer-shapes",
-    "simplify-inference",
+    "canonicalize",
     "alter-layout",
     "fold-constants",
     "cse",

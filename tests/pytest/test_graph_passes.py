@@ -11,6 +11,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import Builtin, ModuleOp
 from xdsl.dialects.func import Func, FuncOp
 from xdsl.passes import ModulePass
+from xdsl.transforms.canonicalize import CanonicalizePass
 
 from tilecraft.backends.graph_reference import evaluate
 from tilecraft.dialects import graph
@@ -18,7 +19,6 @@ from tilecraft.transforms.fold_constants import FoldConstantsPass
 from tilecraft.transforms.fuse_ops import FuseOpsPass
 from tilecraft.transforms.infer_shapes import InferShapesPass
 from tilecraft.transforms.plan_memory import MemoryPlan, PlanMemoryPass, plan
-from tilecraft.transforms.simplify_inference import SimplifyInferencePass
 from tilecraft.utils.diagnostics import LocatedParser, verify_module
 from tilecraft.utils.weights import WeightStore, attach, store_of
 
@@ -107,7 +107,7 @@ def test_fold_respects_max_inline_elements():
     np.testing.assert_allclose(store_of(module)[w.weight_name.data], np.exp([1, 2, 3, 4]), rtol=1e-6)
 
 
-# -- simplify-inference ----------------------------------------------------------------------
+# -- canonicalize: batch_norm and identities ----------------------------------------------------
 
 
 def bn_weights(c: int = 8) -> dict[str, np.ndarray]:
@@ -138,7 +138,7 @@ CONV_BIAS = (
 @pytest.mark.parametrize("producer", [CONV, CONV_BIAS])
 def test_batch_norm_folds_into_conv(producer):
     weights = {"conv.weight": rand(8, 4, 3, 3), "conv.bias": rand(8), **bn_weights()}
-    module = check_pass(parse(bn_text(producer), weights), SimplifyInferencePass())
+    module = check_pass(parse(bn_text(producer), weights), CanonicalizePass())
     assert not ops_named(module, "graph.batch_norm") and not ops_named(module, "graph.mul")
     (conv,) = ops_named(module, "graph.conv2d")
     assert len(conv.inputs) == 3
@@ -147,7 +147,7 @@ def test_batch_norm_folds_into_conv(producer):
 
 def test_batch_norm_after_shared_conv_scales_and_shifts():
     weights = {"conv.weight": rand(8, 4, 3, 3), **bn_weights()}
-    module = check_pass(parse(bn_text(CONV, extra_result=True), weights), SimplifyInferencePass())
+    module = check_pass(parse(bn_text(CONV, extra_result=True), weights), CanonicalizePass())
     assert len(ops_named(module, "graph.mul")) == 1 and len(ops_named(module, "graph.add")) == 1
     (conv,) = ops_named(module, "graph.conv2d")
     assert len(conv.inputs) == 2
@@ -164,7 +164,7 @@ def test_batch_norm_with_argument_parameters_and_then_folded():
     x, s, b, m = rand(2, 8, 3, 3), rand(8), rand(8), rand(8)
     v = np.abs(rand(8)) + 0.1
     (before,) = evaluate(f, None, [x, s, b, m, v])
-    SimplifyInferencePass().apply(context(), module)
+    CanonicalizePass().apply(context(), module)
     verify_module(module)
     (after,) = evaluate(f, None, [x, s, b, m, v])
     np.testing.assert_allclose(after, before, rtol=1e-5, atol=1e-5)
@@ -185,7 +185,7 @@ def test_dense_batch_norm_and_identities():
       %o = graph.mul %z, %one : (tensor<5x8xf32>, tensor<8xf32>) -> tensor<5x8xf32>
       func.return %o : tensor<5x8xf32>
     }"""
-    module = check_pass(parse(text, {"fc.weight": rand(8, 16), **bn_weights()}), SimplifyInferencePass())
+    module = check_pass(parse(text, {"fc.weight": rand(8, 16), **bn_weights()}), CanonicalizePass())
     assert [op.name for op in main_func(module).body.block.ops] == [
         "graph.weight", "graph.constant", "graph.dense", "func.return"
     ]  # fmt: skip
@@ -261,7 +261,7 @@ def test_fuse_ops_random_graphs(text, max_depth, enabled):
         assert all(len(op.body.block.ops) == 2 for op in ops_named(module, "graph.fused"))
 
 
-def test_cnn_pipeline_simplify_fold_fuse():
+def test_cnn_pipeline_canonicalize_fold_fuse():
     """conv -> batch_norm -> relu -> max_pool -> conv -> add (residual) -> relu ->
     global pool -> flatten -> dense: after the graph pipeline, conv+bn+relu is one
     kernel and values match."""
@@ -287,7 +287,7 @@ def test_cnn_pipeline_simplify_fold_fuse():
       func.return %d : tensor<1x10xf32>
     }"""
     weights = {"c1.w": rand(8, 4, 3, 3), "c2.w": rand(8, 8, 3, 3), "fc.w": rand(10, 8), **bn_weights()}
-    module = check_pass(parse(text, weights), SimplifyInferencePass(), FoldConstantsPass(), FuseOpsPass())
+    module = check_pass(parse(text, weights), CanonicalizePass(), FoldConstantsPass(), FuseOpsPass())
     names = [op.group_name.data for op in ops_named(module, "graph.fused")]
     assert names == [
         "fused_conv2d_relu", "fused_max_pool2d", "fused_conv2d_add_relu",
