@@ -191,6 +191,47 @@ def test_dense_batch_norm_and_identities():
     ]  # fmt: skip
 
 
+def test_canonicalize_folds_small_values_and_leaves_the_store_alone():
+    """canonicalize folds through the same op folders as fold-constants, but only
+    results small enough to be inline constants: it adds nothing to the store."""
+    text = """
+    func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+      %s = graph.weight "scale" : tensor<8xf32>
+      %e = graph.exp %s : (tensor<8xf32>) -> tensor<8xf32>
+      %w = graph.weight "big" : tensor<4x8xf32>
+      %n = graph.neg %w : (tensor<4x8xf32>) -> tensor<4x8xf32>
+      %m = graph.mul %x, %e : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+      %y = graph.add %m, %n : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+      func.return %y : tensor<4x8xf32>
+    }"""
+    module = check_pass(parse(text, {"scale": rand(8), "big": rand(4, 8)}), CanonicalizePass())
+    assert not ops_named(module, "graph.exp") and len(ops_named(module, "graph.neg")) == 1
+    assert not store_of(module).changed
+    check_pass(module, FoldConstantsPass())
+    assert not ops_named(module, "graph.neg") and store_of(module)["big.neg"].shape == (4, 8)
+
+
+def test_batch_norm_after_a_layout_transform_scales_and_shifts():
+    """batch_norm reads a blocked conv2d through a layout_transform: its producer
+    is no conv2d, so it becomes a scale and shift and the conv keeps its weight."""
+    text = """
+    func.func @main(%x: tensor<1x1x4x4x16xf32>) -> tensor<1x16x4x4xf32> {
+      %w = graph.weight "w" : tensor<1x1x1x1x16x16xf32>
+      %y = graph.conv2d %x, %w {data_layout = "NCHW16c", kernel_layout = "OIHW16i16o", out_layout = "NCHW16c"} : (tensor<1x1x4x4x16xf32>, tensor<1x1x1x1x16x16xf32>) -> tensor<1x1x4x4x16xf32>
+      %t = graph.layout_transform %y {src = "NCHW16c", dst = "NCHW"} : (tensor<1x1x4x4x16xf32>) -> tensor<1x16x4x4xf32>
+      %s = graph.weight "bn.s" : tensor<16xf32>
+      %b = graph.weight "bn.b" : tensor<16xf32>
+      %m = graph.weight "bn.m" : tensor<16xf32>
+      %v = graph.weight "bn.v" : tensor<16xf32>
+      %z = graph.batch_norm %t, %s, %b, %m, %v : (tensor<1x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<1x16x4x4xf32>
+      func.return %z : tensor<1x16x4x4xf32>
+    }"""
+    weights = {"w": rand(1, 1, 1, 1, 16, 16), **bn_weights(16)}
+    module = check_pass(parse(text, weights), CanonicalizePass())
+    assert not ops_named(module, "graph.batch_norm")
+    assert len(ops_named(module, "graph.mul")) == 1 and len(ops_named(module, "graph.conv2d")[0].inputs) == 2
+
+
 # -- fuse-ops -------------------------------------------------------------------------------
 
 UNARY = ["relu", "tanh", "sigmoid", "neg"]
@@ -294,6 +335,27 @@ def test_cnn_pipeline_canonicalize_fold_fuse():
         "fused_global_avg_pool2d", "fused_flatten", "fused_dense",
     ]  # fmt: skip (a reduction takes no consumers, an anchor no producers: flatten is alone)
     check_groups(module, 16)
+
+
+@settings(max_examples=30, deadline=None)
+@given(text=random_graphs(), max_depth=st.sampled_from([2, 16]))
+def test_fusion_analysis_changes_nothing_and_fuse_ops_forms_its_groups(text, max_depth):
+    """plan_fusion only reads the IR; fuse-ops forms exactly the groups it plans."""
+    from tilecraft.analysis.fusion import plan_fusion
+    from tilecraft.transforms.fuse_ops import erase_dead_nodes
+
+    module = parse(text)
+    block = main_func(module).body.block
+    erase_dead_nodes(block)
+    before = str(module)
+    plan = plan_fusion(block, max_depth)
+    assert str(module) == before
+    grouped = [op for grp in plan.groups for op in grp.ops]
+    assert len(grouped) == len(set(grouped)) and set(grouped) == {op for op in block.ops if isinstance(op, graph.GraphOp)}
+    planned = [(grp.name, [op.name for op in grp.ops]) for grp in plan.groups]
+    FuseOpsPass(max_depth=max_depth).apply(context(), module)
+    formed = [(f.group_name.data, [op.name for op in f.body.block.ops][:-1]) for f in ops_named(module, "graph.fused")]
+    assert formed == planned
 
 
 # -- plan-memory -------------------------------------------------------------------------------
