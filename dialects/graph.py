@@ -7,6 +7,9 @@ Each op takes and returns ranked tensors; its attributes follow ONNX's meaning
   `ComplexOutFusable`, `Opaque`), which is all `fuse-ops` looks at;
 - infers its result types from its operands (`infer`), which the verifier checks
   and `infer-shapes` applies, so a shape error is reported at the op.
+- has canonicalization patterns (identities removed, batch_norm folded) and a
+  folder (an op on constants computes its value), applied by xDSL's `canonicalize`
+  and by `fold-constants`; their bodies live in transforms/.
 
 ```mlir
 func.func @main(%x: tensor<1x3x32x32xf32> {tc.name = "x"}) -> tensor<1x8x32x32xf32> {

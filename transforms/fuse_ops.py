@@ -76,6 +76,7 @@ class FormFusedGroup(RewritePattern):
             outputs.extend(r for r in member.results if any(u.operation not in members for u in r.uses))
         body = Block(arg_types=[v.type for v in inputs])
         fused = graph.FusedOp(group.name, inputs, [r.type for r in outputs], Region(body))
+        fused.location = op.location  # errors about the group point at its first op
         rewriter.insert(fused, InsertPoint.before(op))
         for r, new in zip(outputs, fused.outputs):
             new.name_hint = r.name_hint
