@@ -1,4 +1,19 @@
 // RUN: tilecraft-opt %s --split-input-file -p canonicalize | filecheck %s
+// With a weight store: batch_norm folds into a conv whose weight is in the store;
+// the scaled weight (288 elements) goes into the store, the bias (8) is inline.
+// RUN: python -c "import numpy as np; np.savez('%t.npz', **{'conv.weight': np.ones((8, 4, 3, 3), np.float32), 'bn.scale': np.arange(8, dtype=np.float32), 'bn.bias': np.full(8, 2, np.float32), 'bn.mean': np.ones(8, np.float32), 'bn.var': np.full(8, 4, np.float32)})"
+// RUN: sed -e 's|@STORE@|%t.npz|' %S/Inputs/canonicalize-store.mlir | tilecraft-opt -p canonicalize --weights-out %t.out.npz | filecheck %s --check-prefix=STORE
+// RUN: python -c "import numpy as np; s = np.load('%t.out.npz'); print(sorted(s.files)); print(s['conv.weight.bn'][:, 0, 0, 0].tolist())" | filecheck %s --check-prefix=ARRAYS
+
+// STORE-LABEL: func.func @store
+// STORE-NEXT:    %[[W:.*]] = graph.weight "conv.weight.bn" : tensor<8x4x3x3xf32>
+// bias = b - mean * scale / sqrt(var) = 2 - c / 2 for channel c
+// STORE-NEXT:    %[[B:.*]] = graph.constant dense<[2.000000e+00, 1.500000e+00, 1.000000e+00, 5.000000e-01, 0.000000e+00, -5.000000e-01, -1.000000e+00, -1.500000e+00]> : tensor<8xf32>
+// STORE-NEXT:    %[[Y:.*]] = graph.conv2d %x, %[[W]], %[[B]]
+// STORE-NEXT:    func.return %[[Y]]
+// ARRAYS: ['conv.weight.bn']
+// The weight of output channel c scales by c / sqrt(4).
+// ARRAYS-NEXT: [0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5]
 
 // The graph dialect's canonicalization patterns (transforms/graph_canonicalization.py)
 // and op folders (transforms/graph_folders.py), run by xDSL's canonicalize.
