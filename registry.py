@@ -80,7 +80,6 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     graph_passes = {
         "infer-shapes": graph_pass("infer_shapes", "InferShapesPass"),
         "fold-constants": graph_pass("fold_constants", "FoldConstantsPass"),
-        "simplify-inference": graph_pass("simplify_inference", "SimplifyInferencePass"),
         "alter-layout": graph_pass("alter_layout", "AlterLayoutPass"),
         "fuse-ops": graph_pass("fuse_ops", "FuseOpsPass"),
         "plan-memory": graph_pass("plan_memory", "PlanMemoryPass"),

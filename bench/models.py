@@ -443,7 +443,8 @@ def elementwise_share(m, x: np.ndarray) -> float:
     """Share of the unfused model's kernel time spent in injective and broadcast
     kernels (relu, bias and residual adds, transposes, ...): all that fuse-ops can
     fold into a neighbour. 1 / (1 - share) bounds what fusion can buy, however well
-    it is done. With fusion off each kernel holds one op, named `<op>_<n>`."""
+    it is done. With fusion off each kernel holds one op and is named after it,
+    `fused_<op>` (`fused_<op>_<n>` when names repeat)."""
     from tilecraft.dialects.graph import GRAPH_OPS, Broadcast, Injective
 
     kinds = {op.name.removeprefix("graph."): op for op in GRAPH_OPS}
@@ -452,10 +453,15 @@ def elementwise_share(m, x: np.ndarray) -> float:
     fusible = sum(
         t
         for kernel, t in profile
-        if (op := kinds.get(kernel.rsplit("_", 1)[0])) is not None
+        if (op := kinds.get(_op_of_kernel(kernel, kinds))) is not None
         and (op.has_trait(Injective) or op.has_trait(Broadcast))
     )
     return fusible / total
+
+
+def _op_of_kernel(kernel: str, kinds: dict) -> str:
+    name = kernel.removeprefix("fused_")
+    return name if name in kinds else name.rsplit("_", 1)[0]
 
 
 def _fmt(value, spec: str) -> str:

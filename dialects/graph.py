@@ -7,6 +7,9 @@ Each op takes and returns ranked tensors; its attributes follow ONNX's meaning
   `ComplexOutFusable`, `Opaque`), which is all `fuse-ops` looks at;
 - infers its result types from its operands (`infer`), which the verifier checks
   and `infer-shapes` applies, so a shape error is reported at the op.
+- has canonicalization patterns (identities removed, batch_norm folded) and a
+  folder (an op on constants computes its value), applied by xDSL's `canonicalize`
+  and by `fold-constants`; their bodies live in transforms/.
 
 ```mlir
 func.func @main(%x: tensor<1x3x32x32xf32> {tc.name = "x"}) -> tensor<1x8x32x32xf32> {
@@ -55,7 +58,16 @@ from xdsl.irdl import (
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.traits import IsolatedFromAbove, IsTerminator, OpTrait, Pure
+from xdsl.dialect_interfaces.constant_materialization import ConstantMaterializationInterface
+from xdsl.traits import (
+    ConstantLike,
+    HasCanonicalizationPatternsTrait,
+    HasFolder,
+    IsolatedFromAbove,
+    IsTerminator,
+    OpTrait,
+    Pure,
+)
 from xdsl.utils.exceptions import VerifyException
 
 # -- fusion kinds ---------------------------------------------------------------
@@ -103,6 +115,46 @@ def fusion_kind(op: Operation) -> type[FusionKind] | None:
         if op.has_trait(kind):
             return kind
     return None
+
+
+# -- canonicalization and folding --------------------------------------------------
+# The pattern and folder bodies compute with numpy and the weight store, so they
+# live in transforms/ (graph_canonicalization.py, graph_folders.py) and are imported
+# when `canonicalize` first asks for them, not when this dialect loads.
+
+
+class GraphCanonicalization(HasCanonicalizationPatternsTrait):
+    """Identity removal and batch_norm folding, run by xDSL's `canonicalize`."""
+
+    def get_patterns(self, op: type[Operation]):
+        from tilecraft.transforms.graph_canonicalization import patterns_for
+
+        return patterns_for(op)
+
+    @classmethod
+    def get_canonicalization_patterns(cls):
+        from tilecraft.transforms.graph_canonicalization import all_patterns
+
+        return all_patterns()
+
+
+class GraphFolder(HasFolder):
+    """An op on constants and weights folds to the values it computes."""
+
+    @classmethod
+    def fold(cls, op: Operation):
+        from tilecraft.transforms.graph_folders import fold
+
+        return fold(op)
+
+
+class GraphConstantMaterialization(ConstantMaterializationInterface):
+    """Folded values become `graph.constant`s."""
+
+    def materialize_constant(self, value: Attribute, type: Attribute) -> Operation | None:
+        if isinstance(value, DenseIntOrFPElementsAttr) and value.type == type:
+            return ConstantOp(value)
+        return None
 
 
 # -- shapes ---------------------------------------------------------------------
@@ -168,6 +220,7 @@ class GraphOp(IRDLOperation):
 
     inputs = var_operand_def()
     outputs = var_result_def()
+    traits = traits_def(GraphCanonicalization(), GraphFolder())
     assembly_format = "$inputs attr-dict `:` functional-type($inputs, $outputs)"
     ARITY: ClassVar[tuple[int, int | None]] = (1, 1)
 
@@ -963,7 +1016,7 @@ class ConstantOp(IRDLOperation):
     name = "graph.constant"
     value = prop_def(DenseIntOrFPElementsAttr)
     outputs = var_result_def()
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), ConstantLike())
 
     def __init__(self, value: DenseIntOrFPElementsAttr):
         super().__init__(properties={"value": value}, result_types=[[value.type]])
@@ -1094,4 +1147,4 @@ GRAPH_OPS: list[type[Operation]] = [
     LayoutTransformOp, ConstantOp, WeightOp, FusedOp, YieldOp,
 ]  # fmt: skip
 
-GRAPH = Dialect("graph", GRAPH_OPS, [])
+GRAPH = Dialect("graph", GRAPH_OPS, [], [GraphConstantMaterialization()])

@@ -2,7 +2,7 @@
 that `tilecraft.compile` runs and `tilecraft-opt -p compile-model` prints.
 
 ```
-graph (imported) ──infer-shapes, simplify-inference, alter-layout, fold-constants,
+graph (imported) ──infer-shapes, canonicalize, alter-layout, fold-constants,
                    cse, dce, fuse-ops, plan-memory──▶ graph (fused groups, offsets)
       ──convert-graph-to-te──▶ te kernels + calls ──fold-constant-kernels──▶
       ──convert-te-to-loop──▶ loop kernels + a loop-level @main
@@ -16,7 +16,7 @@ that module and calls `@main` once per model call.
 The pipeline is a pass so that it has one name everywhere; `stages()` lists its
 passes, which `tilecraft-opt --print-between-passes` prints one by one, and the
 module is verified after each. Options: `fuse=false` compiles every op as its own
-kernel (what TVM's opt level 0 does).
+kernel (fuse-ops{enabled=false}, what TVM's opt level 0 does).
 """
 
 from __future__ import annotations
@@ -32,7 +32,8 @@ from tilecraft.utils.diagnostics import verify_module
 # The stages, by registered pass name, in order.
 GRAPH_STAGES = (
     "infer-shapes",
-    "simplify-inference",
+    # identities removed, batch_norm folded into its conv/dense, small values folded
+    "canonicalize",
     # alter-layout before fold-constants, which then packs the weights once.
     "alter-layout",
     "fold-constants",
@@ -64,19 +65,6 @@ def registered_pass(name: str) -> type[ModulePass]:
 
 
 @dataclass(frozen=True)
-class UngroupedOpsPass(ModulePass):
-    """Stands for fuse-ops when fusion is off: every graph op a group of its own,
-    so plan-memory and convert-graph-to-te see groups either way."""
-
-    name = "group-each-op"
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        from tilecraft.lowering.convert_graph_to_te import wrap_unfused_ops
-
-        wrap_unfused_ops(op)
-
-
-@dataclass(frozen=True)
 class CompileModelPass(ModulePass):
     """Graph IR in, loop IR out: the whole model pipeline (see the module docstring)."""
 
@@ -87,10 +75,10 @@ class CompileModelPass(ModulePass):
     def stages(self) -> tuple[ModulePass, ...]:
         passes: list[ModulePass] = []
         for name in STAGES:
-            if name == "fuse-ops" and not self.fuse:
-                passes.append(UngroupedOpsPass())
-            else:
-                passes.append(registered_pass(name)())
+            stage = registered_pass(name)
+            # Without fusion every op is a group of its own (TVM's opt level 0), so
+            # plan-memory and convert-graph-to-te see groups either way.
+            passes.append(stage(enabled=False) if name == "fuse-ops" and not self.fuse else stage())
         return tuple(passes)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:

@@ -140,7 +140,7 @@ def batch_norm(
     var: te.Tensor,
     epsilon: float = 1e-5,
 ) -> te.Tensor:
-    """Inference batch norm over channel axis 1 (simplify-inference usually folds it)."""
+    """Inference batch norm over channel axis 1 (canonicalize usually folds it into its conv)."""
 
     def f(*i):
         c = i[1]

@@ -76,8 +76,7 @@ from tilecraft.backends.graph_reference import to_layout
 from tilecraft.dialects import graph
 from tilecraft.topi.conv2d import pack_conv2d_weight
 from tilecraft.topi.dense import pack_dense_weight
-from tilecraft.transforms.fold_constants import known_value, value_op
-from tilecraft.transforms.simplify_inference import erase_if_dead
+from tilecraft.transforms.graph_values import erase_if_dead, known_value, value_op
 from tilecraft.utils.weights import WeightStore, pass_store
 
 NAME = "alter-layout"

@@ -8,7 +8,10 @@ one arena much smaller than the naive sum of all buffers.
 Algorithm (static, by program order):
 
 1. Planned values: results of the function's top-level ops except weights and
-   constants. A value the function returns lives in the caller's output buffer
+   constants. Every graph compute op must be in a group (run fuse-ops first;
+   `fuse-ops{enabled=false}` makes each op a group of its own): a kernel is what
+   reads and writes the arena, and an op outside any group would be wrapped in one
+   later, after its offsets were decided. A value the function returns lives in the caller's output buffer
    and gets offset -1.
 2. Liveness: a value is live from the op that defines it to its last reader (a
    reader nested in a region counts at its top-level op). A kernel never writes
@@ -130,6 +133,12 @@ def plan(func_op: func.FuncOp) -> MemoryPlan:
     for n, op in enumerate(ops):
         if isinstance(op, (graph.WeightOp, graph.ConstantOp, func.ReturnOp)):
             continue
+        if isinstance(op, graph.GraphOp):
+            raise OpError(
+                op,
+                f"plan-memory: {op.name} is in no fused group; run fuse-ops first "
+                "(fuse-ops{enabled=false} puts every op in a group of its own)",
+            )
         for v in op.results:
             last = max((index[_top_level(u.operation, func_op)] for u in v.uses), default=n)
             try:

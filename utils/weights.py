@@ -9,7 +9,7 @@ absolute; `tilecraft-import` writes one beside the `.mlir`), so printed IR
 re-parses in another process given that file; a store held only in memory is
 named nowhere in the text.
 
-Passes that need values (fold-constants, simplify-inference, alter-layout) get
+Passes that need values (fold-constants, canonicalize, alter-layout) get
 the store with `pass_store(module, pass_name)`, read arrays by name and add new
 ones with `add`. They never change what the caller handed in: the pipeline
 attaches a `child()` of the caller's store, which reads through to it and keeps

@@ -33,7 +33,7 @@ def conv(name: str, x: str, w: str, shape_in, shape_w, shape_out, attrs: str = "
 
 
 # A small ResNet in graph IR: 3-channel stem (stride 2, bias), relu, max pool, a
-# basic block with a per-channel scale and shift (batch_norm as simplify-inference
+# basic block with a per-channel scale and shift (batch_norm as canonicalize
 # leaves it when it cannot fold), a downsampling block with a 1x1 stride-2 conv on
 # the shortcut, global average pooling, flatten and a dense classifier.
 RESNET = f"""
@@ -317,12 +317,12 @@ def test_small_resnet_matches_onnxruntime(fuse):
 
 
 def test_evaluator_agrees_on_the_whole_onnx_pipeline():
-    """The ONNX model's graph before and after simplify-inference + alter-layout."""
+    """The ONNX model's graph before and after canonicalize + alter-layout."""
     from tilecraft.frontends.onnx import from_onnx
     from tilecraft.transforms.infer_shapes import InferShapesPass
-    from tilecraft.transforms.simplify_inference import SimplifyInferencePass
+    from xdsl.transforms.canonicalize import CanonicalizePass
 
     m, _ = resnet_onnx()
     module, _ = from_onnx(m)
-    check_pass(module, InferShapesPass(), SimplifyInferencePass(), AlterLayoutPass(kn_dense=True), FoldConstantsPass())
+    check_pass(module, InferShapesPass(), CanonicalizePass(), AlterLayoutPass(kn_dense=True), FoldConstantsPass())
     assert isinstance(main_func(module), FuncOp)

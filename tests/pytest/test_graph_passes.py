@@ -11,6 +11,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import Builtin, ModuleOp
 from xdsl.dialects.func import Func, FuncOp
 from xdsl.passes import ModulePass
+from xdsl.transforms.canonicalize import CanonicalizePass
 
 from tilecraft.backends.graph_reference import evaluate
 from tilecraft.dialects import graph
@@ -18,7 +19,6 @@ from tilecraft.transforms.fold_constants import FoldConstantsPass
 from tilecraft.transforms.fuse_ops import FuseOpsPass
 from tilecraft.transforms.infer_shapes import InferShapesPass
 from tilecraft.transforms.plan_memory import MemoryPlan, PlanMemoryPass, plan
-from tilecraft.transforms.simplify_inference import SimplifyInferencePass
 from tilecraft.utils.diagnostics import LocatedParser, verify_module
 from tilecraft.utils.weights import WeightStore, attach, store_of
 
@@ -107,7 +107,7 @@ def test_fold_respects_max_inline_elements():
     np.testing.assert_allclose(store_of(module)[w.weight_name.data], np.exp([1, 2, 3, 4]), rtol=1e-6)
 
 
-# -- simplify-inference ----------------------------------------------------------------------
+# -- canonicalize: batch_norm and identities ----------------------------------------------------
 
 
 def bn_weights(c: int = 8) -> dict[str, np.ndarray]:
@@ -138,7 +138,7 @@ CONV_BIAS = (
 @pytest.mark.parametrize("producer", [CONV, CONV_BIAS])
 def test_batch_norm_folds_into_conv(producer):
     weights = {"conv.weight": rand(8, 4, 3, 3), "conv.bias": rand(8), **bn_weights()}
-    module = check_pass(parse(bn_text(producer), weights), SimplifyInferencePass())
+    module = check_pass(parse(bn_text(producer), weights), CanonicalizePass())
     assert not ops_named(module, "graph.batch_norm") and not ops_named(module, "graph.mul")
     (conv,) = ops_named(module, "graph.conv2d")
     assert len(conv.inputs) == 3
@@ -147,7 +147,7 @@ def test_batch_norm_folds_into_conv(producer):
 
 def test_batch_norm_after_shared_conv_scales_and_shifts():
     weights = {"conv.weight": rand(8, 4, 3, 3), **bn_weights()}
-    module = check_pass(parse(bn_text(CONV, extra_result=True), weights), SimplifyInferencePass())
+    module = check_pass(parse(bn_text(CONV, extra_result=True), weights), CanonicalizePass())
     assert len(ops_named(module, "graph.mul")) == 1 and len(ops_named(module, "graph.add")) == 1
     (conv,) = ops_named(module, "graph.conv2d")
     assert len(conv.inputs) == 2
@@ -164,7 +164,7 @@ def test_batch_norm_with_argument_parameters_and_then_folded():
     x, s, b, m = rand(2, 8, 3, 3), rand(8), rand(8), rand(8)
     v = np.abs(rand(8)) + 0.1
     (before,) = evaluate(f, None, [x, s, b, m, v])
-    SimplifyInferencePass().apply(context(), module)
+    CanonicalizePass().apply(context(), module)
     verify_module(module)
     (after,) = evaluate(f, None, [x, s, b, m, v])
     np.testing.assert_allclose(after, before, rtol=1e-5, atol=1e-5)
@@ -185,10 +185,51 @@ def test_dense_batch_norm_and_identities():
       %o = graph.mul %z, %one : (tensor<5x8xf32>, tensor<8xf32>) -> tensor<5x8xf32>
       func.return %o : tensor<5x8xf32>
     }"""
-    module = check_pass(parse(text, {"fc.weight": rand(8, 16), **bn_weights()}), SimplifyInferencePass())
+    module = check_pass(parse(text, {"fc.weight": rand(8, 16), **bn_weights()}), CanonicalizePass())
     assert [op.name for op in main_func(module).body.block.ops] == [
         "graph.weight", "graph.constant", "graph.dense", "func.return"
     ]  # fmt: skip
+
+
+def test_canonicalize_folds_small_values_and_leaves_the_store_alone():
+    """canonicalize folds through the same op folders as fold-constants, but only
+    results small enough to be inline constants: it adds nothing to the store."""
+    text = """
+    func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+      %s = graph.weight "scale" : tensor<8xf32>
+      %e = graph.exp %s : (tensor<8xf32>) -> tensor<8xf32>
+      %w = graph.weight "big" : tensor<4x8xf32>
+      %n = graph.neg %w : (tensor<4x8xf32>) -> tensor<4x8xf32>
+      %m = graph.mul %x, %e : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+      %y = graph.add %m, %n : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+      func.return %y : tensor<4x8xf32>
+    }"""
+    module = check_pass(parse(text, {"scale": rand(8), "big": rand(4, 8)}), CanonicalizePass())
+    assert not ops_named(module, "graph.exp") and len(ops_named(module, "graph.neg")) == 1
+    assert not store_of(module).changed
+    check_pass(module, FoldConstantsPass())
+    assert not ops_named(module, "graph.neg") and store_of(module)["big.neg"].shape == (4, 8)
+
+
+def test_batch_norm_after_a_layout_transform_scales_and_shifts():
+    """batch_norm reads a blocked conv2d through a layout_transform: its producer
+    is no conv2d, so it becomes a scale and shift and the conv keeps its weight."""
+    text = """
+    func.func @main(%x: tensor<1x1x4x4x16xf32>) -> tensor<1x16x4x4xf32> {
+      %w = graph.weight "w" : tensor<1x1x1x1x16x16xf32>
+      %y = graph.conv2d %x, %w {data_layout = "NCHW16c", kernel_layout = "OIHW16i16o", out_layout = "NCHW16c"} : (tensor<1x1x4x4x16xf32>, tensor<1x1x1x1x16x16xf32>) -> tensor<1x1x4x4x16xf32>
+      %t = graph.layout_transform %y {src = "NCHW16c", dst = "NCHW"} : (tensor<1x1x4x4x16xf32>) -> tensor<1x16x4x4xf32>
+      %s = graph.weight "bn.s" : tensor<16xf32>
+      %b = graph.weight "bn.b" : tensor<16xf32>
+      %m = graph.weight "bn.m" : tensor<16xf32>
+      %v = graph.weight "bn.v" : tensor<16xf32>
+      %z = graph.batch_norm %t, %s, %b, %m, %v : (tensor<1x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<1x16x4x4xf32>
+      func.return %z : tensor<1x16x4x4xf32>
+    }"""
+    weights = {"w": rand(1, 1, 1, 1, 16, 16), **bn_weights(16)}
+    module = check_pass(parse(text, weights), CanonicalizePass())
+    assert not ops_named(module, "graph.batch_norm")
+    assert len(ops_named(module, "graph.mul")) == 1 and len(ops_named(module, "graph.conv2d")[0].inputs) == 2
 
 
 # -- fuse-ops -------------------------------------------------------------------------------
@@ -261,7 +302,7 @@ def test_fuse_ops_random_graphs(text, max_depth, enabled):
         assert all(len(op.body.block.ops) == 2 for op in ops_named(module, "graph.fused"))
 
 
-def test_cnn_pipeline_simplify_fold_fuse():
+def test_cnn_pipeline_canonicalize_fold_fuse():
     """conv -> batch_norm -> relu -> max_pool -> conv -> add (residual) -> relu ->
     global pool -> flatten -> dense: after the graph pipeline, conv+bn+relu is one
     kernel and values match."""
@@ -287,13 +328,34 @@ def test_cnn_pipeline_simplify_fold_fuse():
       func.return %d : tensor<1x10xf32>
     }"""
     weights = {"c1.w": rand(8, 4, 3, 3), "c2.w": rand(8, 8, 3, 3), "fc.w": rand(10, 8), **bn_weights()}
-    module = check_pass(parse(text, weights), SimplifyInferencePass(), FoldConstantsPass(), FuseOpsPass())
+    module = check_pass(parse(text, weights), CanonicalizePass(), FoldConstantsPass(), FuseOpsPass())
     names = [op.group_name.data for op in ops_named(module, "graph.fused")]
     assert names == [
         "fused_conv2d_relu", "fused_max_pool2d", "fused_conv2d_add_relu",
         "fused_global_avg_pool2d", "fused_flatten", "fused_dense",
     ]  # fmt: skip (a reduction takes no consumers, an anchor no producers: flatten is alone)
     check_groups(module, 16)
+
+
+@settings(max_examples=30, deadline=None)
+@given(text=random_graphs(), max_depth=st.sampled_from([2, 16]))
+def test_fusion_analysis_changes_nothing_and_fuse_ops_forms_its_groups(text, max_depth):
+    """plan_fusion only reads the IR; fuse-ops forms exactly the groups it plans."""
+    from tilecraft.analysis.fusion import plan_fusion
+    from tilecraft.transforms.fuse_ops import erase_dead_nodes
+
+    module = parse(text)
+    block = main_func(module).body.block
+    erase_dead_nodes(block)
+    before = str(module)
+    plan = plan_fusion(block, max_depth)
+    assert str(module) == before
+    grouped = [op for grp in plan.groups for op in grp.ops]
+    assert len(grouped) == len(set(grouped)) and set(grouped) == {op for op in block.ops if isinstance(op, graph.GraphOp)}
+    planned = [(grp.name, [op.name for op in grp.ops]) for grp in plan.groups]
+    FuseOpsPass(max_depth=max_depth).apply(context(), module)
+    formed = [(f.group_name.data, [op.name for op in f.body.block.ops][:-1]) for f in ops_named(module, "graph.fused")]
+    assert formed == planned
 
 
 # -- plan-memory -------------------------------------------------------------------------------

@@ -327,7 +327,7 @@ def test_compile_conv_block_with_the_plugin(site, fuse):
     w = RNG.standard_normal((4, 3, 3, 3), np.float32)
     r = RNG.standard_normal((1, 4, 8, 8), np.float32)
     # From the start of the pipeline: the plugin op meets infer-shapes,
-    # simplify-inference, alter-layout and fold-constants too.
+    # canonicalize, alter-layout and fold-constants too.
     extra = {"before:infer-shapes": [scale_relus(3.0)]}
     model = tc.compile(parse_text(CONV_RELU_ADD), fuse=fuse, extra_passes=extra)
     expected = 3.0 * np.maximum(3.0 * np.maximum(_conv_nchw(x, w), 0) + r, 0)

@@ -21,7 +21,7 @@
 
 // Its stages, in order, each printed (and verified) after it runs.
 // STAGES:      // IR after infer-shapes:
-// STAGES:      // IR after simplify-inference:
+// STAGES:      // IR after canonicalize:
 // STAGES:      // IR after alter-layout:
 // STAGES:      // IR after fold-constants:
 // STAGES:      // IR after cse:
@@ -38,9 +38,9 @@
 
 // Without fusion each op is a kernel of its own, still planned in the arena.
 // UNFUSED:      func.func @main(
-// UNFUSED:        func.call @dense_0(%x, %w, %[[D:.*]]) :
-// UNFUSED:        func.call @relu_1(%[[D]], %[[R:.*]]) :
-// UNFUSED:        func.call @softmax_2(%[[R]], %out0) :
+// UNFUSED:        func.call @fused_dense(%x, %w, %[[D:.*]]) :
+// UNFUSED:        func.call @fused_relu(%[[D]], %[[R:.*]]) :
+// UNFUSED:        func.call @fused_softmax(%[[R]], %out0) :
 
 func.func @main(%x: tensor<4x16xf32> {tc.name = "x"}, %w: tensor<8x16xf32> {tc.name = "w"}) -> tensor<4x8xf32> {
   %d = graph.dense %x, %w : (tensor<4x16xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>

@@ -1,4 +1,5 @@
-// RUN: tilecraft-opt %s --split-input-file -p plan-memory | filecheck %s
+// Every op its own group (fuse-ops{enabled=false}): what each op writes is planned.
+// RUN: tilecraft-opt %s --split-input-file -p 'fuse-ops{enabled=false},plan-memory' | filecheck %s
 // RUN: tilecraft-opt %s --split-input-file -p fuse-ops,plan-memory | filecheck %s --check-prefix=FUSED
 
 // A chain: each value dies at its next reader, so two 1 KiB buffers take turns
@@ -14,10 +15,14 @@ func.func @chain(%x: tensor<1x256xf32>) -> tensor<1x256xf32> {
 
 // CHECK-LABEL: func.func @chain
 // CHECK-SAME:    attributes {tc.arena_bytes = 2048 : i64, tc.naive_bytes = 3072 : i64}
-// CHECK-NEXT:    graph.exp {{.*}} {tc.offsets = array<i64: 0>}
-// CHECK-NEXT:    graph.neg {{.*}} {tc.offsets = array<i64: 1024>}
-// CHECK-NEXT:    graph.tanh {{.*}} {tc.offsets = array<i64: 0>}
-// CHECK-NEXT:    graph.relu {{.*}} {tc.offsets = array<i64: -1>}
+// CHECK:         graph.fused "fused_exp"
+// CHECK:         } {tc.offsets = array<i64: 0>}
+// CHECK:         graph.fused "fused_neg"
+// CHECK:         } {tc.offsets = array<i64: 1024>}
+// CHECK:         graph.fused "fused_tanh"
+// CHECK:         } {tc.offsets = array<i64: 0>}
+// CHECK:         graph.fused "fused_relu"
+// CHECK:         } {tc.offsets = array<i64: -1>}
 
 // After fuse-ops the groups are what is planned (one group here: all output).
 // FUSED-LABEL: func.func @chain
@@ -38,10 +43,13 @@ func.func @long_lived(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // CHECK-LABEL: func.func @long_lived
 // CHECK-SAME:    attributes {tc.arena_bytes = 192 : i64, tc.naive_bytes = 192 : i64}
-// CHECK-NEXT:    graph.exp {{.*}} {tc.offsets = array<i64: 0>}
-// CHECK-NEXT:    graph.neg {{.*}} {tc.offsets = array<i64: 64>}
+// CHECK:         graph.fused "fused_exp"
+// CHECK:         } {tc.offsets = array<i64: 0>}
+// CHECK:         graph.fused "fused_neg"
+// CHECK:         } {tc.offsets = array<i64: 64>}
 // A kernel never writes into a buffer it reads: %c cannot take %b's bytes.
-// CHECK-NEXT:    graph.tanh {{.*}} {tc.offsets = array<i64: 128>}
+// CHECK:         graph.fused "fused_tanh"
+// CHECK:         } {tc.offsets = array<i64: 128>}
 
 // -----
 
@@ -65,12 +73,18 @@ func.func @best_fit(%x: tensor<1024xf32>, %y: tensor<256xf32>, %z: tensor<256xf3
 // CHECK-LABEL: func.func @best_fit
 // CHECK-SAME:    tc.arena_bytes = 5184 : i64, tc.naive_bytes = 8256 : i64
 // CHECK-NEXT:    graph.weight "w" : tensor<256xf32>
-// CHECK-NEXT:    graph.exp {{.*}} {tc.offsets = array<i64: 0>}
-// CHECK-NEXT:    graph.reduce_sum {{.*}} tc.offsets = array<i64: 4096>}
-// CHECK-NEXT:    graph.neg {{.*}} {tc.offsets = array<i64: 4160>}
-// CHECK-NEXT:    graph.concat {{.*}} tc.offsets = array<i64: -1>}
-// CHECK-NEXT:    graph.mul {{.*}} {tc.offsets = array<i64: 4160>}
-// CHECK-NEXT:    graph.exp {{.*}} {tc.offsets = array<i64: 0>}
+// CHECK:         graph.fused "fused_exp"
+// CHECK:         } {tc.offsets = array<i64: 0>}
+// CHECK:         graph.fused "fused_reduce_sum"
+// CHECK:         } {tc.offsets = array<i64: 4096>}
+// CHECK:         graph.fused "fused_neg"
+// CHECK:         } {tc.offsets = array<i64: 4160>}
+// CHECK:         graph.fused "fused_concat"
+// CHECK:         } {tc.offsets = array<i64: -1>}
+// CHECK:         graph.fused "fused_mul"
+// CHECK:         } {tc.offsets = array<i64: 4160>}
+// CHECK:         graph.fused "fused_exp_1"
+// CHECK:         } {tc.offsets = array<i64: 0>}
 
 // -----
 
@@ -84,5 +98,7 @@ func.func @split(%x: tensor<32xf32>) -> tensor<32xf32> {
 
 // CHECK-LABEL: func.func @split
 // CHECK-SAME:    tc.arena_bytes = 256 : i64, tc.naive_bytes = 256 : i64
-// CHECK-NEXT:    graph.neg {{.*}} {tc.offsets = array<i64: 0>}
-// CHECK-NEXT:    graph.split {{.*}} tc.offsets = array<i64: 128, 192>}
+// CHECK:         graph.fused "fused_neg"
+// CHECK:         } {tc.offsets = array<i64: 0>}
+// CHECK:         graph.fused "fused_split"
+// CHECK:         } {tc.offsets = array<i64: 128, 192>}
