@@ -29,39 +29,37 @@ from xdsl.passes import ModulePass
 
 from tilecraft.utils.diagnostics import verify_module
 
-# The stages, by registered pass name, in order.
-GRAPH_STAGES = (
-    "infer-shapes",
-    # identities removed, batch_norm folded into its conv/dense, small values folded
-    "canonicalize",
-    # alter-layout before fold-constants, which then packs the weights once.
-    "alter-layout",
-    "fold-constants",
-    "cse",
-    "dce",
-    "fuse-ops",
-    "plan-memory",
-)
-LOWERING_STAGES = (
-    "convert-graph-to-te",
-    "fold-constant-kernels",
-    "convert-te-to-loop",
-)
-STAGES = (*GRAPH_STAGES, *LOWERING_STAGES)
 
+def stage_classes() -> tuple[type[ModulePass], ...]:
+    """The pass of each stage, in order."""
+    from xdsl.transforms.canonicalize import CanonicalizePass
+    from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
+    from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
-class PipelineError(LookupError):
-    """A stage the pipeline needs is not registered."""
+    from tilecraft.lowering.convert_graph_to_te import ConvertGraphToTePass
+    from tilecraft.lowering.convert_te_to_loop import ConvertTeToLoopPass
+    from tilecraft.transforms.alter_layout import AlterLayoutPass
+    from tilecraft.transforms.fold_constant_kernels import FoldConstantKernelsPass
+    from tilecraft.transforms.fold_constants import FoldConstantsPass
+    from tilecraft.transforms.fuse_ops import FuseOpsPass
+    from tilecraft.transforms.infer_shapes import InferShapesPass
+    from tilecraft.transforms.plan_memory import PlanMemoryPass
 
-
-def registered_pass(name: str) -> type[ModulePass]:
-    """The registered pass class `name` (tilecraft's, a plugin's or xDSL's)."""
-    from tilecraft.registry import get_multiverse
-
-    factory = get_multiverse().all_passes.get(name)
-    if factory is None:
-        raise PipelineError(f"compile-model needs pass '{name}', which is not registered")
-    return factory()
+    return (
+        InferShapesPass,
+        # identities removed, batch_norm folded into its conv/dense, small values folded
+        CanonicalizePass,
+        # alter-layout before fold-constants, which then packs the weights once
+        AlterLayoutPass,
+        FoldConstantsPass,
+        CommonSubexpressionElimination,
+        DeadCodeElimination,
+        FuseOpsPass,
+        PlanMemoryPass,
+        ConvertGraphToTePass,
+        FoldConstantKernelsPass,
+        ConvertTeToLoopPass,
+    )
 
 
 @dataclass(frozen=True)
@@ -74,11 +72,10 @@ class CompileModelPass(ModulePass):
 
     def stages(self) -> tuple[ModulePass, ...]:
         passes: list[ModulePass] = []
-        for name in STAGES:
-            stage = registered_pass(name)
+        for stage in stage_classes():
             # Without fusion every op is a group of its own (TVM's opt level 0), so
             # plan-memory and convert-graph-to-te see groups either way.
-            passes.append(stage(enabled=False) if name == "fuse-ops" and not self.fuse else stage())
+            passes.append(stage(enabled=False) if stage.name == "fuse-ops" and not self.fuse else stage())
         return tuple(passes)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:

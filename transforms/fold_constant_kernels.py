@@ -38,6 +38,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from tilecraft.dialects import graph
+from tilecraft.transforms.graph_values import known_value
 from tilecraft.utils.diagnostics import OpError
 from tilecraft.utils.weights import WeightStore, attach, pass_store
 
@@ -79,9 +80,14 @@ class FoldConstantCall(RewritePattern):
         if not all(isinstance(p, _CONSTANT_OPS) for p in producers):
             return
         from tilecraft.backends.reference import EvaluationError, evaluate
-        from tilecraft.lowering.convert_graph_to_te import constant_value
 
-        values = [constant_value(p, self.module) for p in producers]
+        store = pass_store(self.module, NAME)
+        values = []
+        for v in op.arguments:
+            value = known_value(v, store, NAME)
+            if value is None:
+                raise OpError(v.owner, f"{NAME}: the module names no weight store to read it from")
+            values.append(np.asarray(value).reshape(v.type.get_shape()))
         try:
             results = evaluate(kernel, values)
         except (EvaluationError, ValueError) as e:
