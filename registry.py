@@ -91,6 +91,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return ConvertGraphToTePass
 
+    def check_graph_level():
+        from tilecraft.pipelines.check_graph_level import CheckGraphLevelPass
+
+        return CheckGraphLevelPass
+
     def compile_model():
         from tilecraft.pipelines.compile_model import CompileModelPass
 
@@ -99,6 +104,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     return {
         **graph_passes,
         "compile-model": compile_model,
+        "check-graph-level": check_graph_level,
         "convert-graph-to-te": convert_graph_to_te,
         "convert-te-to-loop": convert_te_to_loop,
         "convert-loop-to-llvm": convert_loop_to_llvm,

@@ -2,7 +2,7 @@
 that `tilecraft.compile` runs and `tilecraft-opt -p compile-model` prints.
 
 ```
-graph (imported) ──infer-shapes, canonicalize, alter-layout, fold-constants,
+graph (imported) ──check-graph-level, infer-shapes, canonicalize, alter-layout, fold-constants,
                    cse, dce, fuse-ops, plan-memory──▶ graph (fused groups, offsets)
       ──convert-graph-to-te──▶ te kernels + calls ──fold-constant-kernels──▶
       ──convert-te-to-loop──▶ loop kernels + a loop-level @main
@@ -45,7 +45,10 @@ def stage_classes() -> tuple[type[ModulePass], ...]:
     from tilecraft.transforms.infer_shapes import InferShapesPass
     from tilecraft.transforms.plan_memory import PlanMemoryPass
 
+    from tilecraft.pipelines.check_graph_level import CheckGraphLevelPass
+
     return (
+        CheckGraphLevelPass,
         InferShapesPass,
         # identities removed, batch_norm folded into its conv/dense, small values folded
         CanonicalizePass,

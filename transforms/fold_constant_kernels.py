@@ -23,7 +23,7 @@ becomes
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.context import Context
@@ -63,6 +63,7 @@ class FoldConstantCall(RewritePattern):
 
     module: ModuleOp
     kernels: dict[str, func.FuncOp]
+    folded: set[str] = field(default_factory=set)  # kernels some call of which was folded
 
     def store(self) -> WeightStore:
         store = pass_store(self.module, NAME)
@@ -98,6 +99,7 @@ class FoldConstantCall(RewritePattern):
             name = store.add(np.asarray(value), f"{kernel.sym_name.data}.result{n}")
             weights.append(graph.WeightOp(name, result.type))
         rewriter.replace_matched_op(weights, [w.results[0] for w in weights])
+        self.folded.add(kernel.sym_name.data)
         for producer in set(producers):
             if not any(r.uses for r in producer.results):
                 rewriter.erase_op(producer)
@@ -122,8 +124,11 @@ class FoldConstantKernelsPass(ModulePass):
         kernels = _kernels(op)
         if not kernels:
             return
-        PatternRewriteWalker(FoldConstantCall(op, kernels), apply_recursively=False).rewrite_module(op)
-        erase_uncalled(op, set(kernels))
+        pattern = FoldConstantCall(op, kernels)
+        PatternRewriteWalker(pattern, apply_recursively=False).rewrite_module(op)
+        # Only kernels whose calls went away: a te function nobody calls may be
+        # what the user wrote.
+        erase_uncalled(op, pattern.folded)
 
 
 

@@ -55,5 +55,18 @@ func.func @nothing_constant(%x: tensor<4xf32> {tc.name = "x"}) -> tensor<4xf32> 
   func.return %y : tensor<4xf32>
 }
 
+// -----
+
+// A te function nobody calls is the user's, not a folded kernel: it stays.
+// CHECK-LABEL: func.func @uncalled
+// CHECK:         te.compute "C"
+func.func @uncalled(%A: tensor<8xf32>) -> tensor<8xf32> {
+  %C = te.compute "C" (%i: "i") -> tensor<8xf32> {
+    %a = te.read %A[%i] : tensor<8xf32>
+    te.yield %a : f32
+  }
+  func.return %C : tensor<8xf32>
+}
+
 // VALUES: ['transpose_1.result0']
 // VALUES: values ok
