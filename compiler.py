@@ -40,11 +40,20 @@ def has_te(module: ModuleOp) -> bool:
     return any(isinstance(op, ComputeOp) for op in module.walk())
 
 
-def lower_to_loops(module: ModuleOp) -> ModuleOp:
-    """te + sched → loop, in place; returns `module`. (convert-te-to-loop carries
-    out compute_inline itself, as te-inline would.)"""
-    from tilecraft.lowering.convert_te_to_loop import ConvertTeToLoopPass
+# te + sched -> loop, as `tilecraft-opt -p` spells it: compute_inline carried out
+# by te-inline, the schedules applied by convert-te-to-loop, and a function that
+# calls the kernels (a model's graph function) given their memref convention.
+LOWER_TO_LOOPS = ("te-inline", "convert-te-to-loop", "bufferize-graph-function")
 
-    ConvertTeToLoopPass().apply(make_context(), module)
-    verify_module(module)
+
+def lower_to_loops(module: ModuleOp) -> ModuleOp:
+    """Run the `LOWER_TO_LOOPS` passes on `module` in place, verifying it after each;
+    returns `module`."""
+    from tilecraft.registry import get_all_passes
+
+    ctx = make_context()
+    passes = get_all_passes()
+    for name in LOWER_TO_LOOPS:
+        passes[name]()().apply(ctx, module)
+        verify_module(module)
     return module

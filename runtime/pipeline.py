@@ -33,8 +33,10 @@ GRAPH_PASSES = (
 )
 
 # The same lowering as one `tilecraft-opt -p` pipeline, graph IR in, loop IR out
-# (convert-te-to-loop also rewrites the graph function to call the loop kernels).
-TEXT_PIPELINE = ",".join((*GRAPH_PASSES, "convert-graph-to-te", "convert-te-to-loop"))
+# (bufferize-graph-function rewrites the graph function to call the loop kernels).
+TEXT_PIPELINE = ",".join(
+    (*GRAPH_PASSES, "convert-graph-to-te", "te-inline", "convert-te-to-loop", "bufferize-graph-function")
+)
 
 
 @dataclass

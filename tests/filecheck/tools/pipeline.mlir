@@ -5,7 +5,7 @@
 // compiled model's.
 // RUN: rm -rf %t && python %S/Inputs/make_models.py %t
 // RUN: tilecraft-import %t/mlp.onnx -o %t/mlp.mlir
-// RUN: tilecraft-opt %t/mlp.mlir -p infer-shapes,simplify-inference,alter-layout,fold-constants,cse,dce,fuse-ops,plan-memory,convert-graph-to-te,convert-te-to-loop --weights-out %t/folded.npz -o %t/mlp.loop.mlir
+// RUN: tilecraft-opt %t/mlp.mlir -p infer-shapes,simplify-inference,alter-layout,fold-constants,cse,dce,fuse-ops,plan-memory,convert-graph-to-te,te-inline,convert-te-to-loop,bufferize-graph-function --weights-out %t/folded.npz -o %t/mlp.loop.mlir
 // RUN: filecheck %s --input-file %t/mlp.loop.mlir
 // RUN: python -c "import numpy as np; np.save('%t/x.npy', np.linspace(-1, 1, 16, dtype=np.float32).reshape(2, 8))"
 // RUN: tilecraft-run %t/mlp.loop.mlir --entry main --input %t/x.npy --output %t/logits.npy --output %t/probs.npy
