@@ -19,7 +19,9 @@ returning nothing. The work is split as an MLIR conversion is:
    the stages still to come stay well typed; a stage computed at a consumer's loop
    is emitted with that consumer;
 4. the function-level finish: the tensor arguments and results go, the
-   bridging `to_tensor`s with them.
+   bridging `to_tensor`s with them, and what nothing reads any more (index
+   arithmetic no load or store used, the te.computes of the stages emitted inside
+   their consumers) goes with xDSL's dead-code pattern (`RemoveUnusedOperations`).
 
 A function that calls a te function (a model's graph function) keeps calling it
 on tensors, bridged as MLIR's function-boundary bufferization does (`BridgeKernelCall`):
