@@ -300,18 +300,7 @@ class BridgeKernelCall(RewritePattern):
         lowering = self.kernels.get(name)
         if lowering is None or not any(isinstance(t, TensorType) for t in op.result_types):
             return
-        got = [a.type for a in op.arguments] + list(op.result_types)
         want = lowering.arg_types
-        if len(got) != len(want) or any(
-            not isinstance(g, TensorType)
-            or (g.element_type, g.get_shape()) != (w.element_type, w.get_shape())
-            for g, w in zip(got, want)
-        ):
-            raise OpError(
-                op,
-                f"{PASS}: the call of @{name} passes ({', '.join(map(str, got))}), "
-                f"but the kernel takes ({', '.join(map(str, want))})",
-            )
         n_in = len(op.arguments)
         new_ops: list[Operation] = []
         args = []
@@ -333,6 +322,27 @@ class BridgeKernelCall(RewritePattern):
         for new in (*new_ops, call, *results):
             new.location = op.location  # diagnostics of later passes point at the call
         rewriter.replace(op, [*new_ops, call, *results], [r.tensor for r in results])
+
+
+def check_kernel_calls(module: ModuleOp, kernels: dict[str, TeFunctionLowering]) -> None:
+    """Each call of a te function passes one tensor per memref argument of its
+    loop form (a te function's non-tensor arguments have none), before any rewrite."""
+    for op in module.walk():
+        if not isinstance(op, func.CallOp) or op.callee.root_reference.data not in kernels:
+            continue
+        name = op.callee.root_reference.data
+        got = [a.type for a in op.arguments] + list(op.result_types)
+        want = kernels[name].arg_types
+        if len(got) != len(want) or any(
+            not isinstance(g, TensorType)
+            or (g.element_type, g.get_shape()) != (w.element_type, w.get_shape())
+            for g, w in zip(got, want)
+        ):
+            raise OpError(
+                op,
+                f"{PASS}: the call of @{name} passes ({', '.join(map(str, got))}), "
+                f"but the kernel takes ({', '.join(map(str, want))})",
+            )
 
 
 def te_to_loop_patterns(lowerings: dict[func.FuncOp, TeFunctionLowering]) -> list[RewritePattern]:
@@ -361,6 +371,7 @@ class ConvertTeToLoopPass(ModulePass):
             return
         # Every analysis (and every diagnostic it raises) before the IR changes.
         lowerings = {f: TeFunctionLowering(f) for f in kernels}
+        check_kernel_calls(op, {f.sym_name.data: lowering for f, lowering in lowerings.items()})
         for lowering in lowerings.values():
             lowering.prepare()
         # No dead-code elimination during the walk: a te.compute whose result only

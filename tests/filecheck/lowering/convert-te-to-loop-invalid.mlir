@@ -61,3 +61,22 @@ func.func @returned_twice(%A: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
   // CHECK: convert-te-to-loop-invalid.mlir:[[# @LINE + 1]]:3: error: convert-te-to-loop: each result must be a distinct te.compute (return a copy to return an input).
   func.return %B, %B : tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// A call is bridged argument for argument to the kernel's memrefs: a te function's
+// non-tensor argument has no memref, so its caller cannot be.
+builtin.module {
+  func.func @caller(%x: tensor<4xf32>, %n: index) -> tensor<4xf32> {
+    // CHECK: convert-te-to-loop-invalid.mlir:[[# @LINE + 1]]:5: error: convert-te-to-loop: the call of @scale passes (tensor<4xf32>, index, tensor<4xf32>), but the kernel takes (memref<4xf32>, memref<4xf32>)
+    %y = func.call @scale(%x, %n) : (tensor<4xf32>, index) -> tensor<4xf32>
+    func.return %y : tensor<4xf32>
+  }
+  func.func @scale(%p0: tensor<4xf32>, %n: index) -> tensor<4xf32> {
+    %s = te.compute "s" (%i: "i") -> tensor<4xf32> {
+      %0 = te.read %p0[%i] : tensor<4xf32>
+      te.yield %0 : f32
+    }
+    func.return %s : tensor<4xf32>
+  }
+}
