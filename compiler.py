@@ -42,10 +42,12 @@ def has_te(module: ModuleOp) -> bool:
 
 
 def lower_to_loops(module: ModuleOp) -> ModuleOp:
-    """te + sched → loop, in place; returns `module`. (convert-te-to-loop carries
-    out compute_inline itself, as te-inline would.)"""
-    from tilecraft.lowering.convert_te_to_loop import ConvertTeToLoopPass
+    """te + sched -> loop in place, verifying after each pass (the te stages of
+    compile-model: `pipelines.compile_model.lower_te_stages`); returns `module`."""
+    from tilecraft.pipelines.compile_model import lower_te_stages
 
-    ConvertTeToLoopPass().apply(make_context(), module)
-    verify_module(module)
+    ctx = make_context()
+    for stage in lower_te_stages():
+        stage().apply(ctx, module)
+        verify_module(module)
     return module

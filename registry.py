@@ -63,6 +63,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return ConvertLoopToLlvmPass
 
+    def bufferize_graph_function():
+        from tilecraft.lowering.bufferize_graph_function import BufferizeGraphFunctionPass
+
+        return BufferizeGraphFunctionPass
+
     def te_inline():
         from tilecraft.transforms.te_inline import TeInlinePass
 
@@ -107,6 +112,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "check-graph-level": check_graph_level,
         "convert-graph-to-te": convert_graph_to_te,
         "convert-te-to-loop": convert_te_to_loop,
+        "bufferize-graph-function": bufferize_graph_function,
         "convert-loop-to-llvm": convert_loop_to_llvm,
         "te-inline": te_inline,
     }

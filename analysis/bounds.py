@@ -9,18 +9,30 @@ range over their extents. The result per producer dimension is a box
 `[min, min + extent)` with `min` an expression in the enclosing loop variables and
 `extent` a constant — the producer's loop extents and buffer shape. A read this
 analysis cannot follow (a data-dependent index) gives the whole dimension.
+
+`infer_bounds` runs this over a whole replayed schedule (TVM's InferBound), consumers
+first, and returns what lowering reads: every stage's region, the extent of every
+axis, and every root axis as an expression in the stage's loop variables.
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable
+from dataclasses import dataclass, field
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import SSAValue
 
 from tilecraft.analysis.expr import Expr, NonAffine, split_range
-from tilecraft.analysis.schedule import IterVar, Stage
+from tilecraft.analysis.schedule import (
+    Fuse,
+    IterVar,
+    ScheduleState,
+    Split,
+    Stage,
+    leaf_extents,
+)
 from tilecraft.dialects import te
 
 Access = tuple[Expr | None, ...]
@@ -131,3 +143,75 @@ def _union(ranges: list[tuple[Expr, int] | None]) -> tuple[Expr, int] | None:
             return None
         lo, hi = min(lo, diff.const), max(hi, diff.const + ext)
     return base + lo, hi - lo
+
+
+@dataclass
+class Bounds:
+    """The result of bound inference over one schedule."""
+
+    # Per stage: the box of the tensor it computes, as (mins, sizes): the whole
+    # tensor at the root, the region its readers need when computed at a loop.
+    regions: dict[Stage, tuple[list[Expr], list[int]]] = field(default_factory=dict)
+    # Per stage: the extent of each of its axes (root, intermediate and leaf).
+    leaf_extents: dict[Stage, dict[IterVar, int]] = field(default_factory=dict)
+    # Every axis of every stage with its extent (loop variables range [0, extent)).
+    extents: dict[Hashable, int] = field(default_factory=dict)
+    # Per stage: each root axis as an expression in the stage's leaf axes and the
+    # loop variables of the loops it is computed in.
+    root_values: dict[Stage, dict[IterVar, Expr]] = field(default_factory=dict)
+
+
+def infer_bounds(state: ScheduleState) -> Bounds:
+    """Regions, axis extents and root index expressions of every stage of `state`,
+    consumers first: a stage's region depends on the loops of its readers."""
+    result = Bounds()
+    for s in reversed(state.topological_order()):
+        if s.kind == "input" or s.attach == "inline":
+            continue
+        if s.attach == "at":
+            requests = _requests(state, s)
+            mins, sizes = infer_region(s, requests, result.root_values, result.extents)
+        else:
+            mins, sizes = [Expr()] * len(s.shape), list(s.shape)
+        result.regions[s] = (mins, sizes)
+        reduce_bounds = s.root_bounds()[len(s.shape) :]
+        root_mins = list(mins) + [Expr(const=lo) for lo, _ in reduce_bounds]
+        root_ext = list(sizes) + [hi - lo for lo, hi in reduce_bounds]
+        ext = leaf_extents(s, root_ext)
+        result.leaf_extents[s] = ext
+        result.extents.update(ext)
+        local = axis_values(s, ext)
+        result.root_values[s] = {r: root_mins[k] + local[r] for k, r in enumerate(s.root)}
+    return result
+
+
+def _requests(state: ScheduleState, p: Stage) -> list[tuple[Stage, set[Hashable]]]:
+    """Each reader of `p` with the loops that run inside `p`'s attach point."""
+    consumer, axis = p.attach_stage, p.attach_axis
+    order = consumer.loop_order
+    after = set(order[order.index(axis) + 1 :])
+    requests = []
+    for reader in state.readers(p):
+        free: set[Hashable] = set(after)
+        s = reader
+        while s is not consumer:
+            free |= set(s.leaves)
+            s = s.attach_stage
+        requests.append((reader, free))
+    return requests
+
+
+def axis_values(s: Stage, ext: dict[IterVar, int]) -> dict[IterVar, Expr]:
+    """Every axis of `s` as an expression in its leaf axes (relations undone in
+    reverse: `outer * factor + inner` for a split, div/mod for a fuse)."""
+    value: dict[IterVar, Expr] = {v: Expr.var(v) for v in s.leaves}
+    for rel in reversed(s.relations):
+        if isinstance(rel, Split):
+            value[rel.parent] = value[rel.outer] * ext[rel.inner] + value[rel.inner]
+        elif isinstance(rel, Fuse):
+            rest = value[rel.fused]
+            for p in reversed(rel.parents[1:]):
+                value[p] = rest.mod(ext[p])
+                rest = rest.floordiv(ext[p])
+            value[rel.parents[0]] = rest
+    return value

@@ -13,7 +13,7 @@ a compute_at into a stage that does not read the producer, ...) and raises an
 `OpError` at the op at fault. `convert-te-to-loop` lowers from the same state.
 
 Extents are not fixed here: a stage computed at a consumer's loop covers only the
-region that loop reads, known once bounds are inferred (see convert-te-to-loop),
+region that loop reads, known once bounds are inferred (`analysis.bounds`),
 so relations keep their factors and extents are derived from the root extents.
 """
 
@@ -531,3 +531,15 @@ def leaf_extents(stage: Stage, root_extents: list[int]) -> dict[IterVar, int]:
                 total *= ext[p]
             ext[rel.fused] = total
     return ext
+
+
+def read_producers(state: ScheduleState) -> dict[te.ReadOp, Stage]:
+    """The stage each te.read reads (a cache copy where the schedule put one)."""
+    producers: dict[te.ReadOp, Stage] = {}
+    for s in state.stages:
+        if s.compute is None:
+            continue
+        for op in s.compute.body.walk():
+            if isinstance(op, te.ReadOp):
+                producers[op] = s.reads[op.tensor]
+    return producers

@@ -5,7 +5,8 @@ that `tilecraft.compile` runs and `tilecraft-opt -p compile-model` prints.
 graph (imported) ──check-graph-level, infer-shapes, canonicalize, alter-layout, fold-constants,
                    cse, dce, fuse-ops, plan-memory──▶ graph (fused groups, offsets)
       ──convert-graph-to-te──▶ te kernels + calls ──fold-constant-kernels──▶
-      ──convert-te-to-loop──▶ loop kernels + a loop-level @main
+      ──te-inline, convert-te-to-loop──▶ loop kernels
+      ──bufferize-graph-function──▶ + a loop-level @main
 ```
 
 The result is one module: the kernels as loop functions and `@main`, which takes
@@ -30,6 +31,18 @@ from xdsl.passes import ModulePass
 from tilecraft.utils.diagnostics import verify_module
 
 
+def lower_te_stages() -> tuple[type[ModulePass], ...]:
+    """te + sched -> loop: compute_inline carried out by te-inline, the schedules
+    applied by convert-te-to-loop, and the function calling the kernels (a model's
+    graph function) given their memref convention. `tilecraft.lower`/`build`,
+    tilecraft-run and tilecraft-translate run these too."""
+    from tilecraft.lowering.bufferize_graph_function import BufferizeGraphFunctionPass
+    from tilecraft.lowering.convert_te_to_loop import ConvertTeToLoopPass
+    from tilecraft.transforms.te_inline import TeInlinePass
+
+    return (TeInlinePass, ConvertTeToLoopPass, BufferizeGraphFunctionPass)
+
+
 def stage_classes() -> tuple[type[ModulePass], ...]:
     """The pass of each stage, in order."""
     from xdsl.transforms.canonicalize import CanonicalizePass
@@ -37,7 +50,6 @@ def stage_classes() -> tuple[type[ModulePass], ...]:
     from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
     from tilecraft.lowering.convert_graph_to_te import ConvertGraphToTePass
-    from tilecraft.lowering.convert_te_to_loop import ConvertTeToLoopPass
     from tilecraft.transforms.alter_layout import AlterLayoutPass
     from tilecraft.transforms.fold_constant_kernels import FoldConstantKernelsPass
     from tilecraft.transforms.fold_constants import FoldConstantsPass
@@ -61,7 +73,7 @@ def stage_classes() -> tuple[type[ModulePass], ...]:
         PlanMemoryPass,
         ConvertGraphToTePass,
         FoldConstantKernelsPass,
-        ConvertTeToLoopPass,
+        *lower_te_stages(),
     )
 
 

@@ -227,36 +227,6 @@ func.func @stencil(%A: tensor<18xf32>) -> tensor<16xf32> {
 
 // -----
 
-// compute_inline: B's expression is substituted into C; B gets no loops.
-func.func @inline(%A: tensor<8xf32>) -> tensor<8xf32> {
-  %B = te.compute "B" (%i: "i") -> tensor<8xf32> {
-    %a = te.read %A[%i] : tensor<8xf32>
-    %e = math.exp %a : f32
-    te.yield %e : f32
-  }
-  %C = te.compute "C" (%i: "i") -> tensor<8xf32> {
-    %b = te.read %B[%i] : tensor<8xf32>
-    %s = arith.addf %b, %b : f32
-    te.yield %s : f32
-  }
-  sched.schedule {
-    %sb = sched.stage %B : tensor<8xf32>
-    sched.compute_inline %sb
-  }
-  func.return %C : tensor<8xf32>
-}
-
-// CHECK-LABEL: func.func @inline
-// CHECK-NEXT:    loop.for %[[I:.*]] = 0 to 8 {
-// CHECK-NEXT:      %[[A:.*]] = memref.load %A[%[[I]]] : memref<8xf32>
-// CHECK-NEXT:      %[[E:.*]] = math.exp %[[A]] : f32
-// CHECK-NEXT:      %[[S:.*]] = arith.addf %[[E]], %[[E]] : f32
-// CHECK-NEXT:      memref.store %[[S]], %C[%[[I]]] : memref<8xf32>
-// CHECK-NEXT:    }
-// CHECK-NOT:     loop.alloc
-
-// -----
-
 // An intermediate stage at the root gets a whole-tensor global buffer.
 func.func @two_stages(%A: tensor<8xf32>) -> tensor<8xf32> {
   %B = te.compute "B" (%i: "i") -> tensor<8xf32> {
@@ -522,3 +492,35 @@ func.func @still_blocked(%A: tensor<4x16xf32>) -> tensor<64xf32> {
 // CHECK:           %[[Q:.*]] = arith.floordivsi
 // CHECK:           %[[R:.*]] = arith.remsi
 // CHECK:           memref.load %A[%[[Q]], %[[R]]] : memref<4x16xf32>
+
+// -----
+
+// A function that calls a te function (a model's graph function) keeps working on
+// tensors; each call is bridged to the kernel's memref convention (operands
+// through to_buffer, the result written into a fresh buffer and read back with
+// to_tensor), its attributes kept, for bufferize-graph-function to place.
+// CHECK-LABEL: func.func @caller(%x: tensor<4xf32>) -> tensor<4xf32> {
+// CHECK-NEXT:    %[[XB:.*]] = bufferization.to_buffer %x : tensor<4xf32> to memref<4xf32>
+// CHECK-NEXT:    %[[YB:.*]] = memref.alloc() : memref<4xf32>
+// CHECK-NEXT:    func.call @neg(%[[XB]], %[[YB]]) {tc.offsets = array<i64: -1>} : (memref<4xf32>, memref<4xf32>) -> ()
+// CHECK-NEXT:    %[[Y:.*]] = bufferization.to_tensor %[[YB]] : memref<4xf32> to tensor<4xf32>
+// CHECK-NEXT:    func.return %[[Y]] : tensor<4xf32>
+// CHECK-LABEL: func.func @neg(%p0: memref<4xf32> {tc.name = "p0"}, %n: memref<4xf32> {tc.name = "n"}) {
+// CHECK-NEXT:    loop.for %[[I:.*]] = 0 to 4 {
+// CHECK-NEXT:      %[[V:.*]] = memref.load %p0[%[[I]]] : memref<4xf32>
+// CHECK-NEXT:      %[[N:.*]] = arith.negf %[[V]] : f32
+// CHECK-NEXT:      memref.store %[[N]], %n[%[[I]]] : memref<4xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return
+func.func @caller(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %y = func.call @neg(%x) {tc.offsets = array<i64: -1>} : (tensor<4xf32>) -> tensor<4xf32>
+  func.return %y : tensor<4xf32>
+}
+func.func @neg(%p0: tensor<4xf32>) -> tensor<4xf32> {
+  %n = te.compute "n" (%i: "i") -> tensor<4xf32> {
+    %0 = te.read %p0[%i] : tensor<4xf32>
+    %1 = arith.negf %0 : f32
+    te.yield %1 : f32
+  }
+  func.return %n : tensor<4xf32>
+}

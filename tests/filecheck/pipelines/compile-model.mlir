@@ -34,6 +34,9 @@
 // STAGES:      // IR after convert-graph-to-te:
 // STAGES:        te.compute
 // STAGES:      // IR after fold-constant-kernels:
+// STAGES:      // IR after te-inline:
+// STAGES:      // IR after convert-te-to-loop:
+// STAGES:        loop.for
 // STAGES-NOT:  // IR after
 // STAGES:      loop.for
 

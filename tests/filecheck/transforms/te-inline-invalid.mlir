@@ -34,3 +34,26 @@ func.func @input(%A: tensor<8xf32>) -> tensor<8xf32> {
   }
   func.return %C : tensor<8xf32>
 }
+
+// -----
+
+// A stage handle used before its compute_inline (here by a cache_read) would
+// name a stage that no longer exists.
+func.func @cached(%A: tensor<8xf32>) -> tensor<8xf32> {
+  %B = te.compute "B" (%i: "i") -> tensor<8xf32> {
+    %a = te.read %A[%i] : tensor<8xf32>
+    te.yield %a : f32
+  }
+  %C = te.compute "C" (%i: "i") -> tensor<8xf32> {
+    %b = te.read %B[%i] : tensor<8xf32>
+    te.yield %b : f32
+  }
+  sched.schedule {
+    %sb = sched.stage %B : tensor<8xf32>
+    %sc = sched.stage %C : tensor<8xf32>
+    // CHECK: te-inline-invalid.mlir:[[# @LINE + 1]]:5: error: te-inline: stage 'B' is inlined and cannot be scheduled.
+    %bc = sched.cache_read %sb "global" for %sc
+    sched.compute_inline %sb
+  }
+  func.return %C : tensor<8xf32>
+}

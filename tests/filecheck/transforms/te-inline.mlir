@@ -64,3 +64,42 @@ func.func @none(%A: tensor<8xf32>) -> tensor<8xf32> {
 
 // CHECK-LABEL: func.func @none
 // CHECK-NEXT:    %B = te.compute "B"
+
+// -----
+
+// Each read is one substitution: two reads of B at different indices give two
+// copies of its body, each at its own index.
+func.func @twice(%A: tensor<8xf32>) -> tensor<7xf32> {
+  %B = te.compute "B" (%i: "i") -> tensor<8xf32> {
+    %a = te.read %A[%i] : tensor<8xf32>
+    %n = arith.negf %a : f32
+    te.yield %n : f32
+  }
+  %C = te.compute "C" (%i: "i") -> tensor<7xf32> {
+    %c1 = arith.constant 1 : index
+    %j = arith.addi %i, %c1 : index
+    %x = te.read %B[%i] : tensor<8xf32>
+    %y = te.read %B[%j] : tensor<8xf32>
+    %s = arith.addf %x, %y : f32
+    te.yield %s : f32
+  }
+  sched.schedule {
+    %sb = sched.stage %B : tensor<8xf32>
+    sched.compute_inline %sb
+  }
+  func.return %C : tensor<7xf32>
+}
+
+// CHECK-LABEL: func.func @twice
+// CHECK-NEXT:    %C = te.compute "C" (%[[I:.*]]: "i") -> tensor<7xf32> {
+// CHECK-NEXT:      %[[C1:.*]] = arith.constant 1 : index
+// CHECK-NEXT:      %[[J:.*]] = arith.addi %[[I]], %[[C1]] : index
+// CHECK-NEXT:      %[[AI:.*]] = te.read %A[%[[I]]] : tensor<8xf32>
+// CHECK-NEXT:      %[[X:.*]] = arith.negf %[[AI]] : f32
+// CHECK-NEXT:      %[[AJ:.*]] = te.read %A[%[[J]]] : tensor<8xf32>
+// CHECK-NEXT:      %[[Y:.*]] = arith.negf %[[AJ]] : f32
+// CHECK-NEXT:      %{{.*}} = arith.addf %[[X]], %[[Y]] : f32
+// CHECK-NEXT:      te.yield
+// CHECK-NEXT:    }
+// CHECK-NOT:     sched.stage
+// CHECK-NOT:     te.compute "B"

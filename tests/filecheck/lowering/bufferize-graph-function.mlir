@@ -1,4 +1,4 @@
-// RUN: tilecraft-opt %s --split-input-file -p convert-te-to-loop | filecheck %s
+// RUN: tilecraft-opt %s --split-input-file -p convert-te-to-loop,bufferize-graph-function | filecheck %s
 
 // The function that calls the kernels (a model's graph function) follows them to
 // the loop calling convention: inputs, then the weights it names (bound by name
@@ -125,4 +125,40 @@ func.func @identity(%x: tensor<4xf32>) -> tensor<4xf32> {
 func.func @not_yet(%x: tensor<4xf32>) -> tensor<4xf32> {
   %r = graph.relu %x : (tensor<4xf32>) -> tensor<4xf32>
   func.return %r : tensor<4xf32>
+}
+
+// -----
+
+// The pass on its own input, as convert-te-to-loop leaves it: a scalar meets a
+// kernel's one-element tensor through graph.reshape views, which fold to the same
+// buffer; a scalar constant is a one-element buffer, returned by a copy.
+// CHECK-LABEL: func.func @scalar(
+// CHECK-SAME:      %s: memref<1xf32> {tc.name = "s"}, %out0: memref<1xf32> {tc.name = "out0"}, %out1: memref<1xf32> {tc.name = "out1"}) {
+// CHECK-NEXT:    %k = loop.alloc "constant" global : memref<1xf32>
+// CHECK-NEXT:    %[[TWO:.*]] = arith.constant 2.000000e+00 : f32
+// CHECK-NEXT:    loop.for %[[I:.*]] = 0 to 1 {
+// CHECK-NEXT:      memref.store %[[TWO]], %k[%[[I]]] : memref<1xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.call @mul(%s, %k, %out1) : (memref<1xf32>, memref<1xf32>, memref<1xf32>) -> ()
+// CHECK-NEXT:    loop.for %[[J:.*]] = 0 to 1 {
+// CHECK-NEXT:      %[[V:.*]] = memref.load %k[%[[J]]] : memref<1xf32>
+// CHECK-NEXT:      memref.store %[[V]], %out0[%[[J]]] : memref<1xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return
+// CHECK-NOT:     bufferization
+builtin.module {
+  func.func @scalar(%s: tensor<f32> {tc.name = "s"}) -> (tensor<f32>, tensor<1xf32>) {
+    %k = graph.constant dense<2.0> : tensor<f32>
+    %r = graph.reshape %s {shape = array<i64: 1>} : (tensor<f32>) -> tensor<1xf32>
+    %kr = graph.reshape %k {shape = array<i64: 1>} : (tensor<f32>) -> tensor<1xf32>
+    %rb = bufferization.to_buffer %r : tensor<1xf32> to memref<1xf32>
+    %kb = bufferization.to_buffer %kr : tensor<1xf32> to memref<1xf32>
+    %yb = memref.alloc() : memref<1xf32>
+    func.call @mul(%rb, %kb, %yb) : (memref<1xf32>, memref<1xf32>, memref<1xf32>) -> ()
+    %y = bufferization.to_tensor %yb : memref<1xf32> to tensor<1xf32>
+    func.return %k, %y : tensor<f32>, tensor<1xf32>
+  }
+  func.func @mul(%p0: memref<1xf32>, %p1: memref<1xf32>, %m: memref<1xf32>) {
+    func.return
+  }
 }
