@@ -25,7 +25,7 @@ from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import SSAValue
 
 from tilecraft.analysis.expr import Expr, NonAffine, split_range
-from tilecraft.analysis.schedule import (
+from tilecraft.dialects.sched_replay import (
     Fuse,
     IterVar,
     ScheduleState,

@@ -32,48 +32,20 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import (
-    Float16Type,
-    Float32Type,
-    Float64Type,
     FloatAttr,
-    IndexType,
     IntegerAttr,
-    IntegerType,
     ModuleOp,
     TensorType,
 )
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 
 from tilecraft.dialects import sched as sched_ir
 from tilecraft.dialects import te as te_ir
-from tilecraft.utils.diagnostics import OpError
+from tilecraft.utils.diagnostics import EvaluationError
+from tilecraft.utils.dtypes import numpy_dtype
 
 # Elements one chunk of a reduction may span (its broadcast grid); 8 Mi floats = 32 MiB.
 CHUNK_ELEMENTS = 1 << 23
-
-
-class EvaluationError(OpError):
-    """The reference evaluator cannot evaluate an op (unknown op, read out of bounds)."""
-
-
-def numpy_dtype(t: Attribute) -> np.dtype:
-    """The numpy dtype holding values of an IR type (`index` as int64; a tensor's
-    element type for a tensor)."""
-    if isinstance(t, TensorType):
-        t = t.get_element_type()
-    if isinstance(t, IndexType):
-        return np.dtype(np.int64)
-    if isinstance(t, IntegerType):
-        width = t.width.data
-        if width == 1:
-            return np.dtype(np.bool_)
-        if width in (8, 16, 32, 64):
-            return np.dtype(f"int{width}")
-    floats = ((Float16Type, np.float16), (Float32Type, np.float32), (Float64Type, np.float64))
-    for ftype, dtype in floats:
-        if isinstance(t, ftype):
-            return np.dtype(dtype)
-    raise ValueError(f"the reference evaluator has no numpy dtype for {t}")
 
 
 def evaluate(func_op: func.FuncOp, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:

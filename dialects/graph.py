@@ -118,22 +118,23 @@ def fusion_kind(op: Operation) -> type[FusionKind] | None:
 
 
 # -- canonicalization and folding --------------------------------------------------
-# The pattern and folder bodies compute with numpy and the weight store, so they
-# live in transforms/ (graph_canonicalization.py, graph_folders.py) and are imported
-# when `canonicalize` first asks for them, not when this dialect loads.
+# The pattern and folder bodies compute with numpy (the ops' meaning,
+# graph_reference.py) and the weight store; they live in modules of their own
+# beside this one (graph_canonicalization.py, graph_folders.py), imported when
+# `canonicalize` first asks for them, not when this dialect loads.
 
 
 class GraphCanonicalization(HasCanonicalizationPatternsTrait):
     """Identity removal and batch_norm folding, run by xDSL's `canonicalize`."""
 
     def get_patterns(self, op: type[Operation]):
-        from tilecraft.transforms.graph_canonicalization import patterns_for
+        from tilecraft.dialects.graph_canonicalization import patterns_for
 
         return patterns_for(op)
 
     @classmethod
     def get_canonicalization_patterns(cls):
-        from tilecraft.transforms.graph_canonicalization import all_patterns
+        from tilecraft.dialects.graph_canonicalization import all_patterns
 
         return all_patterns()
 
@@ -143,7 +144,7 @@ class GraphFolder(HasFolder):
 
     @classmethod
     def fold(cls, op: Operation):
-        from tilecraft.transforms.graph_folders import fold
+        from tilecraft.dialects.graph_folders import fold
 
         return fold(op)
 

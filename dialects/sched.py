@@ -20,7 +20,7 @@ sched.schedule {
 Each op checks what it can alone (factors > 0, ...). What needs the te program
 (unknown axis names, vectorizing a reduce axis, compute_at into a loop that does
 not enclose the consumer, ...) is checked by replaying the schedule
-(`tilecraft.analysis.schedule`) when `sched.schedule` verifies; the error names the
+(`tilecraft.dialects.sched_replay`) when `sched.schedule` verifies; the error names the
 op that is wrong.
 """
 
@@ -95,7 +95,7 @@ class ScheduleOp(IRDLOperation):
         super().__init__(regions=[body])
 
     def verify_(self) -> None:
-        from tilecraft.analysis.schedule import ScheduleState
+        from tilecraft.dialects.sched_replay import ScheduleState
 
         ScheduleState.replay(self)
 

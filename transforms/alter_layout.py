@@ -72,11 +72,11 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
-from tilecraft.backends.graph_reference import to_layout
+from tilecraft.dialects.graph_reference import to_layout
 from tilecraft.dialects import graph
 from tilecraft.topi.conv2d import pack_conv2d_weight
 from tilecraft.topi.dense import pack_dense_weight
-from tilecraft.transforms.graph_values import erase_if_dead, known_value, value_op
+from tilecraft.dialects.graph_values import erase_if_dead, known_value, value_op
 from tilecraft.utils.weights import WeightStore, pass_store
 
 NAME = "alter-layout"

@@ -38,7 +38,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from tilecraft.dialects import graph
-from tilecraft.transforms.graph_values import known_value
+from tilecraft.dialects.graph_values import known_value
 from tilecraft.utils.diagnostics import OpError
 from tilecraft.utils.weights import WeightStore, attach, pass_store
 

@@ -1,7 +1,7 @@
 """fold-constants: replace graph ops whose operands are all known values by those values.
 
 An op whose every operand is a `graph.constant` or a `graph.weight` computes the
-same arrays on every run; its op folder (`transforms/graph_folders.py`: the op's
+same arrays on every run; its op folder (`dialects/graph_folders.py`: the op's
 meaning in the graph evaluator) computes them once, here. One pattern,
 `FoldToValues`, applied in program order, so chains of foldable ops collapse into
 one value:
@@ -43,8 +43,8 @@ from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, Rewrite
 from xdsl.utils.exceptions import PassFailedException
 
 from tilecraft.dialects import graph
-from tilecraft.transforms.graph_folders import fold_arrays, foldable, result_sizes
-from tilecraft.transforms.graph_values import MAX_INLINE_ELEMENTS, value_op
+from tilecraft.dialects.graph_folders import fold_arrays, foldable, result_sizes
+from tilecraft.dialects.graph_values import MAX_INLINE_ELEMENTS, value_op
 from tilecraft.utils.weights import WeightStore, pass_store
 
 NAME = "fold-constants"

@@ -5,7 +5,7 @@ of its body with the read's indices in place of its axes (TVM's compute_inline).
 This pass is the only place that happens; convert-te-to-loop rejects a schedule
 that still inlines a te.compute.
 
-The decision is the schedule's: replaying it (`analysis.schedule`) reports an
+The decision is the schedule's: replaying it (`dialects.sched_replay`) reports an
 invalid schedule at its op and names the te.computes to inline (a compute_inline
 of a cache copy stage is not an expression to substitute: it stays, for
 convert-te-to-loop). Then, per function, the compute_inline ops and the stage
@@ -49,7 +49,7 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import Rewriter
 
-from tilecraft.analysis.schedule import ScheduleState, find_schedule
+from tilecraft.dialects.sched_replay import ScheduleState, find_schedule
 from tilecraft.dialects import sched, te
 from tilecraft.utils.diagnostics import OpError
 

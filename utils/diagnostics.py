@@ -24,6 +24,11 @@ class OpError(DiagnosticException):
         super().__init__(f"{location_of(op)}: error: {message}")
 
 
+class EvaluationError(OpError):
+    """A numpy evaluator (the te reference, the graph ops' meaning) cannot evaluate
+    an op: an unknown op, a read out of bounds."""
+
+
 class LocatedParser(Parser):
     """A parser that records `file:line:col` of every op it reads."""
 

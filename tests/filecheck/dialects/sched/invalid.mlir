@@ -1,6 +1,6 @@
 // One case per sched op verifier error: the message and the file:line:col of
 // the op. (Errors that need the te program, found by replaying the schedule,
-// are tested with tilecraft/analysis/schedule.py.)
+// are tested with tilecraft/dialects/sched_replay.py.)
 // RUN: tilecraft-opt %s --split-input-file --verify-diagnostics --parsing-diagnostics 2>&1 | filecheck %s
 
 func.func @split_neither(%A: tensor<8xf32>) -> tensor<8xf32> {

@@ -1,7 +1,7 @@
 """Known values of graph SSA values, and ops that make new ones.
 
 The graph rewrites that compute with values (the canonicalization patterns of
-`transforms/graph_canonicalization.py`, the folders of `transforms/graph_folders.py`,
+`dialects/graph_canonicalization.py`, the folders of `dialects/graph_folders.py`,
 fold-constants, alter-layout) read a `graph.constant`'s array from the IR and a
 `graph.weight`'s from the weight store the module names. All of them reach the
 store through `store_near(op, pass_name)`, which calls `utils.weights.pass_store`,
@@ -19,7 +19,7 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import Rewriter
 
-from tilecraft.backends.graph_reference import constant_value
+from tilecraft.dialects.graph_reference import constant_value
 from tilecraft.dialects import graph
 from tilecraft.utils.diagnostics import OpError
 from tilecraft.utils.weights import WeightError, WeightStore, pass_store

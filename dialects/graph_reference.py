@@ -1,5 +1,7 @@
-"""A numpy evaluator of graph functions: the oracle graph passes and compiled models
-are checked against.
+"""The meaning of the graph ops in numpy: the op folders (`graph_folders.py`) and
+the canonicalization patterns compute with it, and as an evaluator of whole graph
+functions it is the oracle graph passes and compiled models are checked against.
+It lives with the dialect because the folders are part of the dialect, as in MLIR.
 
 It must be obviously right, so each op is a direct numpy formula of its ONNX
 meaning (NCHW; pads [begin..., end...]); the few that are not one line say how:
@@ -34,7 +36,8 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import Float32Type, StringAttr, TensorType, i64
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
-from tilecraft.backends.reference import EvaluationError, numpy_dtype
+from tilecraft.utils.diagnostics import EvaluationError
+from tilecraft.utils.dtypes import numpy_dtype
 from tilecraft.dialects import graph
 from tilecraft.utils.weights import WeightStore
 

@@ -3,7 +3,7 @@
 A graph op whose operands are all known values (`graph.constant`, or `graph.weight`
 read from the module's weight store) computes the same arrays on every run. Its
 folder computes them once, at compile time. The folder of each op is that op's
-meaning in the graph evaluator (`backends.graph_reference.evaluate_op`, one numpy
+meaning in the graph evaluator (`dialects.graph_reference.evaluate_op`, one numpy
 formula per op kind), so folding and the numeric oracle cannot disagree.
 
 Two drivers apply the folders:
@@ -35,9 +35,9 @@ import numpy as np
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, Operation
 
-from tilecraft.backends.graph_reference import EvaluationError, evaluate_op
+from tilecraft.dialects.graph_reference import EvaluationError, evaluate_op
 from tilecraft.dialects import graph
-from tilecraft.transforms.graph_values import MAX_INLINE_ELEMENTS, dense_attr, is_known, known_value, store_near
+from tilecraft.dialects.graph_values import MAX_INLINE_ELEMENTS, dense_attr, is_known, known_value, store_near
 from tilecraft.utils.diagnostics import OpError
 from tilecraft.utils.weights import WeightStore
 

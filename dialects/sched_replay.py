@@ -7,7 +7,8 @@ new axes from old ones (`Split`, `Fuse`), the current order of its leaf axes,
 annotations (parallel, vectorized, unrolled) and where it is computed (at the
 root of the function, inlined, or at a leaf axis of a consumer).
 
-The replay is the schedule's verifier: every primitive checks its operands against
+It lives with the sched dialect because it is the dialect's verifier (and the
+meaning of its ops): every primitive checks its operands against
 the state (an axis that is not a leaf any more, a reduce axis being vectorized,
 a compute_at into a stage that does not read the producer, ...) and raises an
 `OpError` at the op at fault. `convert-te-to-loop` lowers from the same state.

@@ -2,7 +2,7 @@
 
 Every graph op carries the `GraphCanonicalization` trait (dialects/graph.py), which
 asks `patterns_for(op type)` here for its patterns; `canonicalize` applies them
-with the op folders (`transforms/graph_folders.py`) until nothing changes. What
+with the op folders (`dialects/graph_folders.py`) until nothing changes. What
 they do is what an inference compiler does first to an exported model:
 
 **Identities disappear** (`RemoveIdentity`): reshape/flatten/squeeze/unsqueeze/
@@ -49,9 +49,9 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
-from tilecraft.backends.graph_reference import constant_value
+from tilecraft.dialects.graph_reference import constant_value
 from tilecraft.dialects import graph
-from tilecraft.transforms.graph_values import known_value, store_near, value_op
+from tilecraft.dialects.graph_values import known_value, store_near, value_op
 
 NAME = "canonicalize"
 

@@ -12,7 +12,7 @@ func.func @f(%A: tensor<8x8xf32>) -> tensor<8xf32> {
   }
   sched.schedule {
     %s = sched.stage %C : tensor<8xf32>
-    // CHECK: schedule-invalid.mlir:[[# @LINE + 1]]:5: error: stage 'C' has no axis 'q' (its axes: i, k).
+    // CHECK: replay-invalid.mlir:[[# @LINE + 1]]:5: error: stage 'C' has no axis 'q' (its axes: i, k).
     %q = sched.axis %s "q"
   }
   func.return %C : tensor<8xf32>
@@ -31,7 +31,7 @@ func.func @f(%A: tensor<8x8xf32>) -> tensor<8xf32> {
   sched.schedule {
     %s = sched.stage %C : tensor<8xf32>
     %k = sched.axis %s "k"
-    // CHECK: schedule-invalid.mlir:[[# @LINE + 1]]:5: error: cannot vectorize reduce axis 'k' of stage 'C': its iterations accumulate into the same
+    // CHECK: replay-invalid.mlir:[[# @LINE + 1]]:5: error: cannot vectorize reduce axis 'k' of stage 'C': its iterations accumulate into the same
     sched.vectorize %k
   }
   func.return %C : tensor<8xf32>
@@ -51,7 +51,7 @@ func.func @f(%A: tensor<8x8xf32>) -> tensor<8xf32> {
     %s = sched.stage %C : tensor<8xf32>
     %k = sched.axis %s "k"
     %o, %n = sched.split %k by 2
-    // CHECK: schedule-invalid.mlir:[[# @LINE + 1]]:5: error: cannot parallelize reduce axis 'k.outer' of stage 'C': its iterations accumulate into the
+    // CHECK: replay-invalid.mlir:[[# @LINE + 1]]:5: error: cannot parallelize reduce axis 'k.outer' of stage 'C': its iterations accumulate into the
     sched.parallel %o
   }
   func.return %C : tensor<8xf32>
@@ -68,7 +68,7 @@ func.func @f(%A: tensor<8x8xf32>) -> tensor<8x8xf32> {
     %s = sched.stage %C : tensor<8x8xf32>
     %i = sched.axis %s "i"
     %o, %n = sched.split %i by 2
-    // CHECK: schedule-invalid.mlir:[[# @LINE + 1]]:5: error: axis 'i' of stage 'C' was already split or fused; use the axes that replaced it.
+    // CHECK: replay-invalid.mlir:[[# @LINE + 1]]:5: error: axis 'i' of stage 'C' was already split or fused; use the axes that replaced it.
     sched.unroll %i
   }
   func.return %C : tensor<8x8xf32>
@@ -87,7 +87,7 @@ func.func @f(%A: tensor<8x8xf32>) -> tensor<8x8xf32> {
     %i = sched.axis %s "i"
     %j = sched.axis %s "j"
     sched.vectorize %i
-    // CHECK: schedule-invalid.mlir:[[# @LINE + 1]]:5: error: stage 'C' already has vectorized axis 'i'; vectorize one axis per stage (fuse them first).
+    // CHECK: replay-invalid.mlir:[[# @LINE + 1]]:5: error: stage 'C' already has vectorized axis 'i'; vectorize one axis per stage (fuse them first).
     sched.vectorize %j
   }
   func.return %C : tensor<8x8xf32>
@@ -105,7 +105,7 @@ func.func @f(%A: tensor<8x8xf32>) -> tensor<8x8xf32> {
     %i = sched.axis %s "i"
     %j = sched.axis %s "j"
     %io, %ii = sched.split %i by 2
-    // CHECK: schedule-invalid.mlir:[[# @LINE + 1]]:5: error: sched.fuse takes adjacent axes, outermost first (the current order is i.outer, i.inner,
+    // CHECK: replay-invalid.mlir:[[# @LINE + 1]]:5: error: sched.fuse takes adjacent axes, outermost first (the current order is i.outer, i.inner,
     %f = sched.fuse %io, %j
   }
   func.return %C : tensor<8x8xf32>
@@ -125,7 +125,7 @@ func.func @f(%A: tensor<8x8xf32>) -> tensor<8xf32> {
     %s = sched.stage %C : tensor<8xf32>
     %i = sched.axis %s "i"
     %k = sched.axis %s "k"
-    // CHECK: schedule-invalid.mlir:[[# @LINE + 1]]:5: error: sched.fuse cannot fuse a reduce axis with a spatial axis.
+    // CHECK: replay-invalid.mlir:[[# @LINE + 1]]:5: error: sched.fuse cannot fuse a reduce axis with a spatial axis.
     %f = sched.fuse %i, %k
   }
   func.return %C : tensor<8xf32>
@@ -151,7 +151,7 @@ func.func @f(%A: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
     %sb = sched.stage %B : tensor<8xf32>
     %sd = sched.stage %D : tensor<8xf32>
     %i = sched.axis %sd "i"
-    // CHECK: schedule-invalid.mlir:[[# @LINE + 1]]:5: error: loop 'i' of stage 'D' does not enclose a consumer of 'B': neither 'D' nor a stage computed inside that loop reads it.
+    // CHECK: replay-invalid.mlir:[[# @LINE + 1]]:5: error: loop 'i' of stage 'D' does not enclose a consumer of 'B': neither 'D' nor a stage computed inside that loop reads it.
     sched.compute_at %sb, %i
   }
   func.return %C, %D : tensor<8xf32>, tensor<8xf32>
@@ -177,7 +177,7 @@ func.func @f(%A: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
     %sb = sched.stage %B : tensor<8xf32>
     %sc = sched.stage %C : tensor<8xf32>
     %i = sched.axis %sc "i"
-    // CHECK: schedule-invalid.mlir:[[# @LINE + 1]]:5: error: 'B' is also read by 'D', outside loop 'i' of 'C'; compute it at the root or give each
+    // CHECK: replay-invalid.mlir:[[# @LINE + 1]]:5: error: 'B' is also read by 'D', outside loop 'i' of 'C'; compute it at the root or give each
     sched.compute_at %sb, %i
   }
   func.return %C, %D : tensor<8xf32>, tensor<8xf32>
@@ -194,7 +194,7 @@ func.func @f(%A: tensor<8xf32>) -> tensor<8xf32> {
     %sa = sched.stage %A : tensor<8xf32>
     %sc = sched.stage %C : tensor<8xf32>
     %i = sched.axis %sc "i"
-    // CHECK: schedule-invalid.mlir:[[# @LINE + 1]]:5: error: 'A' is an input; only computed stages can be computed at a loop.
+    // CHECK: replay-invalid.mlir:[[# @LINE + 1]]:5: error: 'A' is an input; only computed stages can be computed at a loop.
     sched.compute_at %sa, %i
   }
   func.return %C : tensor<8xf32>
@@ -209,7 +209,7 @@ func.func @f(%A: tensor<8xf32>) -> tensor<8xf32> {
   }
   sched.schedule {
     %sc = sched.stage %C : tensor<8xf32>
-    // CHECK: schedule-invalid.mlir:[[# @LINE + 1]]:5: error: 'C' is a function result and cannot be inlined.
+    // CHECK: replay-invalid.mlir:[[# @LINE + 1]]:5: error: 'C' is a function result and cannot be inlined.
     sched.compute_inline %sc
   }
   func.return %C : tensor<8xf32>
@@ -231,7 +231,7 @@ func.func @f(%A: tensor<8x8xf32>) -> tensor<8xf32> {
   }
   sched.schedule {
     %sb = sched.stage %B : tensor<8xf32>
-    // CHECK: schedule-invalid.mlir:[[# @LINE + 1]]:5: error: 'B' is a reduction and cannot be inlined.
+    // CHECK: replay-invalid.mlir:[[# @LINE + 1]]:5: error: 'B' is a reduction and cannot be inlined.
     sched.compute_inline %sb
   }
   func.return %C : tensor<8xf32>
@@ -251,7 +251,7 @@ func.func @f(%A: tensor<8xf32>) -> tensor<8xf32> {
   sched.schedule {
     %sb = sched.stage %B : tensor<8xf32>
     sched.compute_inline %sb
-    // CHECK: schedule-invalid.mlir:[[# @LINE + 1]]:5: error: stage 'B' is inlined (sched.compute_inline): it has no loops to schedule.
+    // CHECK: replay-invalid.mlir:[[# @LINE + 1]]:5: error: stage 'B' is inlined (sched.compute_inline): it has no loops to schedule.
     %i = sched.axis %sb "i"
   }
   func.return %C : tensor<8xf32>
@@ -268,7 +268,7 @@ func.func @f(%A: tensor<8xf32>) -> tensor<8xf32> {
     %sa = sched.stage %A : tensor<8xf32>
     %sc = sched.stage %C : tensor<8xf32>
     %AA = sched.cache_read %sa "local" for %sc
-    // CHECK: schedule-invalid.mlir:[[# @LINE + 1]]:5: error: stage 'C' does not read 'A'.
+    // CHECK: replay-invalid.mlir:[[# @LINE + 1]]:5: error: stage 'C' does not read 'A'.
     %CC = sched.cache_read %sa "local" for %sc
   }
   func.return %C : tensor<8xf32>
@@ -285,7 +285,7 @@ func.func @f(%A: tensor<8xf32>) -> tensor<8xf32> {
     %sc = sched.stage %C : tensor<8xf32>
     %i = sched.axis %sc "i"
     %o, %n = sched.split %i by 2
-    // CHECK: schedule-invalid.mlir:[[# @LINE + 1]]:5: error: stage 'C' is already scheduled; apply sched.cache_write before splitting, annotating or
+    // CHECK: replay-invalid.mlir:[[# @LINE + 1]]:5: error: stage 'C' is already scheduled; apply sched.cache_write before splitting, annotating or
     %CL = sched.cache_write %sc "local"
   }
   func.return %C : tensor<8xf32>
@@ -302,7 +302,7 @@ func.func @f(%A: tensor<8xf32>) -> tensor<8xf32> {
     %sc = sched.stage %C : tensor<8xf32>
     %i = sched.axis %sc "i"
     %CL = sched.cache_write %sc "local"
-    // CHECK: schedule-invalid.mlir:[[# @LINE + 1]]:5: error: axis 'i' of stage 'C' was replaced by sched.cache_write; take the stage's axes again
+    // CHECK: replay-invalid.mlir:[[# @LINE + 1]]:5: error: axis 'i' of stage 'C' was replaced by sched.cache_write; take the stage's axes again
     sched.parallel %i
   }
   func.return %C : tensor<8xf32>
@@ -324,7 +324,7 @@ func.func @f(%A: tensor<8x8xf32>) -> tensor<8x8xf32> {
     %sd = sched.stage %D : tensor<8x8xf32>
     %i = sched.axis %sc "i"
     %j = sched.axis %sd "j"
-    // CHECK: schedule-invalid.mlir:[[# @LINE + 1]]:5: error: sched.tile takes two different axes of one stage.
+    // CHECK: replay-invalid.mlir:[[# @LINE + 1]]:5: error: sched.tile takes two different axes of one stage.
     %a, %b, %c, %d = sched.tile %i, %j by 2, 2
   }
   func.return %D : tensor<8x8xf32>
