@@ -5,7 +5,7 @@ loop function taking memrefs: its inputs first, then one output memref per resul
 returning nothing. The work is split as an MLIR conversion is:
 
 1. analyses, per function, before anything changes: the schedule replay
-   (`analysis.schedule`, which also reports a bad schedule at its op) and bound
+   (`dialects.sched_replay`, which also reports a bad schedule at its op) and bound
    inference (`analysis.bounds`: the region of every stage computed at a loop, the
    extent of every axis);
 2. the function-level decisions (`TeFunctionLowering.prepare`): the memref
@@ -80,7 +80,7 @@ from xdsl.transforms.dead_code_elimination import RemoveUnusedOperations
 
 from tilecraft.analysis.bounds import infer_bounds
 from tilecraft.analysis.expr import Expr
-from tilecraft.analysis.schedule import MAX_UNROLL, ScheduleState, Stage, find_schedule
+from tilecraft.dialects.sched_replay import MAX_UNROLL, ScheduleState, Stage, find_schedule
 from tilecraft.dialects import loop, te
 from tilecraft.lowering.loop_builder import Cursor
 from tilecraft.lowering.stage_emitter import Buffer, StageEmitter

@@ -9,7 +9,7 @@ A reduction is emitted as TVM does: its init nest sits just outside the first
 reduce loop (repeating the spatial loops inside it), then the update nest.
 
 Every decision it reads was made before: the stages and their relations by the
-schedule replay (`analysis.schedule`), regions, extents and root index expressions
+schedule replay (`dialects.sched_replay`), regions, extents and root index expressions
 by bound inference (`analysis.bounds`), the buffers of root stages by
 convert-te-to-loop. Index arithmetic is emitted with div/mod simplified by the loop
 extents (`analysis.expr.simplify`) and hoisted by `lowering.loop_builder`; what no
@@ -29,7 +29,7 @@ from xdsl.rewriter import Rewriter
 
 from tilecraft.analysis.bounds import Bounds, axis_values, index_expr
 from tilecraft.analysis.expr import Expr, bounds, simplify
-from tilecraft.analysis.schedule import IterVar, ScheduleState, Split, Stage, read_producers
+from tilecraft.dialects.sched_replay import IterVar, ScheduleState, Split, Stage, read_producers
 from tilecraft.dialects import loop, te
 from tilecraft.lowering.loop_builder import Cursor, emit_index
 from tilecraft.utils.diagnostics import OpError

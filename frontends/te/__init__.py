@@ -44,7 +44,7 @@ Design:
   many times. Every axis object is one SSA handle; `sched.stage`/`sched.axis` are
   emitted on first use. Steps carry the Python source location of the call that
   made them, so a schedule the verifier rejects is reported at the user's line.
-- Axis naming convention shared with `tilecraft.analysis.schedule`: a compute's
+- Axis naming convention shared with `tilecraft.dialects.sched_replay`: a compute's
   axes are named after its lambda parameters and reduce axes (suffixed `_1`, `_2`
   when two would clash); a `cache_read` stage has the spatial axis names of the
   stage it copies (`ax0, ax1, ...` for a placeholder); after

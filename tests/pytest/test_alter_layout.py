@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from xdsl.dialects.func import FuncOp
 
-from tilecraft.backends.graph_reference import evaluate, to_layout
+from tilecraft.dialects.graph_reference import evaluate, to_layout
 from tilecraft.dialects import graph
 from tilecraft.transforms.alter_layout import AlterLayoutPass
 from tilecraft.transforms.fold_constants import FoldConstantsPass

@@ -13,7 +13,7 @@ from xdsl.dialects.func import Func, FuncOp
 from xdsl.passes import ModulePass
 from xdsl.transforms.canonicalize import CanonicalizePass
 
-from tilecraft.backends.graph_reference import evaluate
+from tilecraft.dialects.graph_reference import evaluate
 from tilecraft.dialects import graph
 from tilecraft.transforms.fold_constants import FoldConstantsPass
 from tilecraft.transforms.fuse_ops import FuseOpsPass

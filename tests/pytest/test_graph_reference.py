@@ -1,4 +1,4 @@
-"""The graph evaluator (backends/graph_reference.py) against numpy formulas and, for
+"""The graph evaluator (dialects/graph_reference.py) against numpy formulas and, for
 the ops with fiddly semantics (conv, pooling, normalizations), against onnxruntime
 on one-node models."""
 
@@ -13,7 +13,7 @@ from xdsl.dialects.builtin import Builtin, Float32Type, ModuleOp, TensorType, i6
 from xdsl.dialects.func import Func, FuncOp
 from xdsl.ir import Block
 
-from tilecraft.backends.graph_reference import (
+from tilecraft.dialects.graph_reference import (
     EvaluationError,
     evaluate,
     evaluate_op,

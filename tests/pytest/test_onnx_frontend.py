@@ -1,6 +1,6 @@
 """The ONNX frontend: models built with onnx.helper, imported, checked for the IR they
 give (op names, shapes, verification) and for numerics: the graph evaluator
-(`backends.graph_reference`) on the imported IR against onnxruntime.
+(`dialects.graph_reference`) on the imported IR against onnxruntime.
 
 Models use ir_version 8 and opset 17 (onnxruntime reads IR versions up to 10);
 Gelu needs opset 20.
@@ -19,7 +19,7 @@ from tilecraft.utils.weights import store_of
 
 ort = pytest.importorskip("onnxruntime")
 try:
-    from tilecraft.backends.graph_reference import evaluate
+    from tilecraft.dialects.graph_reference import evaluate
 except ImportError:  # being written in parallel; numerics are skipped only while it is missing
     evaluate = None
 
@@ -60,7 +60,7 @@ def check(m, feeds, rtol=1e-4, atol=1e-5):
     verify_module(module)
     assert store_of(module) is store
     if evaluate is None:
-        pytest.skip("backends.graph_reference is not there yet")
+        pytest.skip("dialects.graph_reference is not there yet")
     session = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
     expected = session.run(None, feeds)
     got = evaluate(main_of(module), store, feeds)
