@@ -84,7 +84,7 @@ def _fold_into_producer(bn: graph.BatchNormOp, a: np.ndarray, b: np.ndarray, sto
             return False  # blocked convs take no bias; alter-layout runs after this pass
     elif len(graph.shape_of(x.type)) != 2:
         return False  # batch_norm's channel axis is the dense's output axis only in 2-D
-    elif producer.str_attr("weight_layout", "NK") != "NK":
+    elif producer.weight_layout != graph.WeightLayout.NK:
         return False  # the scaling below is per row of an [N, K] weight
     w = known_value(producer.inputs[1], store, NAME)
     bias = known_value(producer.inputs[2], store, NAME) if len(producer.inputs) == 3 else np.zeros_like(a)
@@ -95,7 +95,7 @@ def _fold_into_producer(bn: graph.BatchNormOp, a: np.ndarray, b: np.ndarray, sto
     w_type, b_type = producer.inputs[1].type, TensorType(bn.inputs[1].type.get_element_type(), [len(a)])
     w_op = value_op(new_w, w_type, store, _hint(producer.inputs[1], "bn"))
     b_op = value_op(new_b, b_type, store, _hint(producer.inputs[1], "bn_bias"))
-    new = type(producer)([producer.inputs[0], w_op.results[0], b_op.results[0]], dict(producer.attributes))
+    new = producer.with_properties([producer.inputs[0], w_op.results[0], b_op.results[0]])
     Rewriter.insert_op([w_op, b_op], InsertPoint.before(producer))
     old_params = list(producer.inputs[1:]) + list(bn.inputs[1:])
     Rewriter.replace_op(producer, new)
@@ -124,7 +124,7 @@ def _affine_known(bn: graph.BatchNormOp, a: np.ndarray, b: np.ndarray, store: We
 def _affine_symbolic(bn: graph.BatchNormOp) -> None:
     x, scale, bias, mean, var = bn.inputs
     c = graph.shape_of(scale.type)[0]
-    eps_value = np.full(c, bn.float_attr("epsilon", 1e-5), dtype=np.float32)
+    eps_value = np.full(c, bn.epsilon, dtype=np.float32)
     eps = graph.ConstantOp(DenseIntOrFPElementsAttr.from_list(scale.type, eps_value.tolist()))
     ops: list[Operation] = [eps]
     add_eps = graph.AddOp([var, eps.results[0]])
@@ -132,7 +132,7 @@ def _affine_symbolic(bn: graph.BatchNormOp) -> None:
     a = graph.DivOp([scale, root.outputs[0]])
     ma = graph.MulOp([mean, a.outputs[0]])
     b = graph.SubOp([bias, ma.outputs[0]])
-    shape = graph.attrs(shape=_channel_shape(x, c))
+    shape = {"shape": _channel_shape(x, c)}
     a_r = graph.ReshapeOp([a.outputs[0]], shape)
     b_r = graph.ReshapeOp([b.outputs[0]], shape)
     mul = graph.MulOp([x, a_r.outputs[0]])
@@ -147,7 +147,7 @@ def simplify_batch_norm(bn: graph.BatchNormOp, store: WeightStore | None) -> Non
         _affine_symbolic(bn)
         return
     scale, bias, mean, var = (p.astype(np.float64) for p in params)
-    a = scale / np.sqrt(var + bn.float_attr("epsilon", 1e-5))
+    a = scale / np.sqrt(var + bn.epsilon)
     b = bias - mean * a
     dtype = params[0].dtype
     a, b = a.astype(dtype), b.astype(dtype)
@@ -181,18 +181,18 @@ def identity_operand(op: Operation) -> SSAValue | None:
                 return None
             if isinstance(op, graph.TransposeOp):
                 rank = len(graph.shape_of(x.type))
-                return x if op.ints("perm", list(reversed(range(rank)))) == list(range(rank)) else None
+                return x if op.permutation(rank) == list(range(rank)) else None
             if isinstance(op, graph.SliceOp):
                 return x if all(st == 1 for _, _, st in op.ranges(graph.shape_of(x.type))) else None
             if isinstance(op, graph.PadOp):
-                return x if not any(op.ints("pads")) else None
+                return x if not any(op.pads) else None
             if isinstance(op, graph.LayoutTransformOp):
-                return x if op.str_attr("src", "") == op.str_attr("dst", "") else None
+                return x if op.src == op.dst else None
             return x  # a split into one piece
         case graph.ConcatOp():
             return x if len(op.inputs) == 1 else None
         case graph.ClipOp():
-            return x if "min" not in op.attributes and "max" not in op.attributes else None
+            return x if op.min is None and op.max is None else None
         case graph.MulOp() | graph.AddOp() | graph.SubOp():
             neutral = 1.0 if isinstance(op, graph.MulOp) else 0.0
             rhs, lhs = op.inputs[1], op.inputs[0]
