@@ -29,6 +29,7 @@ A fused group (`graph.fused`) holds its ops in an isolated region.
 from __future__ import annotations
 
 import difflib
+import functools
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -408,8 +409,9 @@ class GraphOp(IRDLOperation):
                 setattr(cls, f"{name}_attr", opt_prop_def(prop.constraint, prop_name=name))
 
     @classmethod
+    @functools.cache
     def props(cls) -> dict[str, Prop]:
-        """The op's typed properties by name."""
+        """The op's typed properties by name (do not mutate: it is cached)."""
         found: dict[str, Prop] = {}
         for klass in reversed(cls.__mro__):
             found |= {k: v for k, v in vars(klass).items() if isinstance(v, Prop)}
