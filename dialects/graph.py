@@ -32,7 +32,7 @@ import difflib
 import functools
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
@@ -493,11 +493,7 @@ class GraphOp(IRDLOperation):
 
     def verify_properties(self) -> None:
         known = type(self).props()
-        for key in self.attributes:
-            if key in known:
-                raise VerifyException(f"{self.name} attribute '{key}' must be a property (<{{{key} = ...}}>).")
-            if not _is_discardable(key):
-                raise VerifyException(f"{self.name} has no attribute '{key}'{_suggestion(key, known)}.")
+        verify_attribute_names(self, known)
         for key, attr in self.properties.items():
             prop = known.get(key)
             if prop is None:
@@ -536,13 +532,24 @@ class GraphOp(IRDLOperation):
                 raise VerifyException(f"{self.name} result is {r.type} but its operands give {t}.")
 
 
-def _suggestion(key: str, known: Mapping[str, Prop]) -> str:
+def verify_attribute_names(op: Operation, known: Collection[str]) -> None:
+    """Reject a discardable attribute that is not namespaced (a misspelled
+    property, most likely) or that spells one of the op's `known` properties."""
+    for key in op.attributes:
+        if key in known:
+            raise VerifyException(f"{op.name} attribute '{key}' must be a property (<{{{key} = ...}}>).")
+        if not _is_discardable(key):
+            raise VerifyException(f"{op.name} has no attribute '{key}'{_suggestion(key, known)}.")
+
+
+def _suggestion(key: str, known: Collection[str]) -> str:
     close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
     if close:
         return f" (did you mean '{close[0]}'?)"
     if known:
         return f" (it has {', '.join(repr(k) for k in known)})"
     return " (it takes none)"
+
 
 # -- elementwise ------------------------------------------------------------------
 
@@ -1255,6 +1262,7 @@ class ConstantOp(IRDLOperation):
         super().__init__(properties={"value": value}, result_types=[[value.type]])
 
     def verify_(self) -> None:
+        verify_attribute_names(self, ("value",))
         if len(self.outputs) != 1 or self.outputs[0].type != self.value.type:
             raise VerifyException("graph.constant has one result, of its value's type.")
 
@@ -1287,6 +1295,9 @@ class WeightOp(IRDLOperation):
     def __init__(self, name: str, result_type: TensorType):
         super().__init__(properties={"name": StringAttr(name)}, result_types=[[result_type]])
 
+    def verify_(self) -> None:
+        verify_attribute_names(self, ("name",))
+
 
 # -- fused groups ------------------------------------------------------------------------
 
@@ -1300,6 +1311,9 @@ class YieldOp(IRDLOperation):
 
     def __init__(self, values: Sequence[SSAValue]):
         super().__init__(operands=[list(values)])
+
+    def verify_(self) -> None:
+        verify_attribute_names(self, ())
 
 
 @irdl_op_definition
@@ -1331,6 +1345,7 @@ class FusedOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
+        verify_attribute_names(self, ("name",))
         block = self.body.block
         if [a.type for a in block.args] != [v.type for v in self.inputs]:
             raise VerifyException("graph.fused region arguments must match its operands.")

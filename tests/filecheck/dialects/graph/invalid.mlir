@@ -557,3 +557,23 @@ func.func @approximate_word(%x: tensor<4xf32>) {
   %0 = graph.gelu %x {approximate = #graph<approximate fast>} : (tensor<4xf32>) -> tensor<4xf32>
   func.return
 }
+
+// -----
+
+// The value-less ops and fused groups accept namespaced attributes only, too.
+func.func @weight_attribute() {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.weight' op: graph.weight has no attribute 'nmae' (did you mean 'name'?).
+  %0 = graph.weight "w" {nmae = "v"} : tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @fused_attribute(%x: tensor<4xf32>) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.fused' op: graph.fused has no attribute 'kind' (it has 'name').
+  %y = graph.fused "g" (%x) : (tensor<4xf32>) -> (tensor<4xf32>) {
+  ^bb0(%a: tensor<4xf32>):
+    graph.yield %a : tensor<4xf32>
+  } {kind = "injective"}
+  func.return
+}
