@@ -474,7 +474,10 @@ class GraphOp(IRDLOperation):
         function = parser.parse_function_type()
         if len(function.inputs) != len(unresolved):
             parser.raise_error(
-                f"{cls.name} has {len(unresolved)} operands but its type lists {len(function.inputs)}", pos, parser.pos
+                f"{cls.name} has {len(unresolved)} operand{'s' * (len(unresolved) != 1)} "
+                f"but its type lists {len(function.inputs)}",
+                pos,
+                parser.pos,
             )
         inputs = [parser.resolve_operand(u, t) for u, t in zip(unresolved, function.inputs.data)]
         known = cls.props()

@@ -577,3 +577,13 @@ func.func @fused_attribute(%x: tensor<4xf32>) {
   } {kind = "injective"}
   func.return
 }
+
+// -----
+
+// A parse error of the graph ops' custom form: operands and their types disagree.
+func.func @operand_types(%x: tensor<4xf32>) {
+  // CHECK: invalid.mlir:[[# @LINE + 2]]:24
+  // CHECK: graph.relu has 1 operand but its type lists 2
+  %0 = graph.relu %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  func.return
+}
