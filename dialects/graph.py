@@ -3,6 +3,9 @@
 Each op takes and returns ranked tensors; its attributes follow ONNX's meaning
 (NCHW convolutions, pads as [begin..., end...]). Every op
 
+- declares its attributes as typed properties with their defaults
+  (`strides = Ints(default=(1, 1), length=2)`, read as `op.strides`); the verifier
+  rejects an unknown or misspelled attribute, naming it and the closest property;
 - declares its fusion kind as a trait (`Injective`, `Broadcast`, `Reduction`,
   `ComplexOutFusable`, `Opaque`), which is all `fuse-ops` looks at;
 - infers its result types from its operands (`infer`), which the verifier checks
@@ -28,13 +31,14 @@ A fused group (`graph.fused`) holds its ops in an isolated region.
 
 from __future__ import annotations
 
+import difflib
+import functools
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
-    ArrayAttr,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
     FloatAttr,
@@ -46,10 +50,17 @@ from xdsl.dialects.builtin import (
     i1,
     i64,
 )
-from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue, TypeAttribute
+from xdsl.dialects.utils import EnumAttribute
+from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SpacedOpaqueSyntaxAttribute, SSAValue, TypeAttribute
 from xdsl.irdl import (
+    AttrConstraint,
+    BaseAttr,
+    EqAttrConstraint,
     IRDLOperation,
+    VerificationContext,
+    irdl_attr_definition,
     irdl_op_definition,
+    opt_prop_def,
     prop_def,
     region_def,
     traits_def,
@@ -69,6 +80,7 @@ from xdsl.traits import (
     Pure,
 )
 from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.str_enum import StrEnum
 
 # -- fusion kinds ---------------------------------------------------------------
 
@@ -211,76 +223,342 @@ def pool_out(size: int, kernel: int, stride: int, pad_lo: int, pad_hi: int, dila
     return out
 
 
+# -- typed properties -------------------------------------------------------------------
+#
+# Each graph op declares its attributes once, as typed accessors on the class:
+#
+#     strides = Ints(default=(1, 1), length=2)
+#
+# An accessor is a Python `property` giving the value (a tuple of ints here), or
+# its default when the op does not spell it; `GraphOp.__init_subclass__` turns it
+# into the IRDL property `strides_attr = opt_prop_def(DenseArrayBase.constr(i64),
+# prop_name="strides")`, so xDSL knows its kind and the generic form carries it as
+# `<{strides = array<i64: 2, 2>}>`. The custom form keeps properties in the
+# `{...}` dictionary, as the ops printed before they were typed.
+#
+# Required properties are declared optional to IRDL too: the op's verifier
+# (`GraphOp.verify_properties`) reports a missing, misspelled or ill-typed one by
+# name, where a declarative format's parser would raise a nameless constraint
+# error.
+#
+# Closed sets of words are enum attributes (`#graph<approximate tanh>`). Layouts
+# stay strings ("NCHW16c", "OIHW4i16o"): they are a family with a block size
+# parameter, not a closed set, and `layout_block` parses and checks them.
+
+
+class _Required:
+    def __repr__(self) -> str:
+        return "required"
+
+
+REQUIRED = _Required()
+
+
+class Prop(property):
+    """A typed op property: `op.<name>` is its Python value, or the default."""
+
+    constraint: ClassVar[AttrConstraint]
+    what: ClassVar[str]  # "an array of i64", for diagnostics
+
+    def __init__(self, default: object = REQUIRED, doc: str | None = None):
+        self.default = default
+        self.name = ""
+        super().__init__(self._get, doc=doc)
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @property
+    def required(self) -> bool:
+        return self.default is REQUIRED
+
+    def _get(self, op: Operation):
+        attr = op.properties.get(self.name)
+        if attr is None:
+            if self.required:
+                raise ShapeError(f"{op.name} needs attribute '{self.name}'")
+            return self.default(op) if callable(self.default) else self.default
+        return self.value(attr)
+
+    def value(self, attr: Attribute):
+        raise NotImplementedError
+
+    def to_attr(self, value: object) -> Attribute:
+        """The property's attribute for a Python value (an Attribute passes through)."""
+        raise NotImplementedError
+
+    def check(self, op: Operation, attr: Attribute) -> None:
+        """Raise a VerifyException naming the op and the property if `attr` is not
+        of this property's kind."""
+        try:
+            self.constraint.verify(attr, VerificationContext())
+        except VerifyException:
+            raise VerifyException(f"{op.name} attribute '{self.name}' must be {self.what}, not {attr}.") from None
+
+
+class Ints(Prop):
+    """An `array<i64: ...>`; `length` is how many values it must have."""
+
+    constraint = DenseArrayBase.constr(EqAttrConstraint(i64))
+    what = "an array of i64 (array<i64: ...>)"
+
+    def __init__(self, default: object = REQUIRED, length: int | None = None, doc: str | None = None):
+        super().__init__(default if default is None or default is REQUIRED else tuple(default), doc)  # type: ignore[arg-type]
+        self.length = length
+
+    def value(self, attr: Attribute) -> tuple[int, ...]:
+        assert isinstance(attr, DenseArrayBase)
+        return tuple(int(v) for v in attr.get_values())
+
+    def to_attr(self, value: object) -> Attribute:
+        if isinstance(value, Attribute):
+            return value
+        return DenseArrayBase.from_list(i64, [int(v) for v in value])  # type: ignore[union-attr]
+
+    def check(self, op: Operation, attr: Attribute) -> None:
+        super().check(op, attr)
+        n = len(self.value(attr))
+        if self.length is not None and n != self.length:
+            raise VerifyException(f"{op.name} attribute '{self.name}' needs {self.length} values, got {n}.")
+
+
+class Int(Prop):
+    constraint = IntegerAttr.constr(EqAttrConstraint(i64))
+    what = "an i64 integer"
+
+    def value(self, attr: Attribute) -> int:
+        assert isinstance(attr, IntegerAttr)
+        return attr.value.data
+
+    def to_attr(self, value: object) -> Attribute:
+        return value if isinstance(value, Attribute) else IntegerAttr(int(value), i64)  # type: ignore[arg-type]
+
+
+class Bool(Prop):
+    constraint = IntegerAttr.constr(EqAttrConstraint(i1))
+    what = "a boolean (true or false)"
+
+    def value(self, attr: Attribute) -> bool:
+        assert isinstance(attr, IntegerAttr)
+        return bool(attr.value.data)
+
+    def to_attr(self, value: object) -> Attribute:
+        return value if isinstance(value, Attribute) else IntegerAttr(int(bool(value)), i1)
+
+
+class Float(Prop):
+    """A float of any width; the value is a Python float."""
+
+    constraint = BaseAttr(FloatAttr)
+    what = "a float (like 1.0 : f32)"
+
+    def value(self, attr: Attribute) -> float:
+        assert isinstance(attr, FloatAttr)
+        return float(attr.value.data)
+
+    def to_attr(self, value: object) -> Attribute:
+        return value if isinstance(value, Attribute) else FloatAttr(float(value), 32)  # type: ignore[arg-type]
+
+
+class Str(Prop):
+    constraint = BaseAttr(StringAttr)
+    what = "a string"
+
+    def value(self, attr: Attribute) -> str:
+        assert isinstance(attr, StringAttr)
+        return attr.data
+
+    def to_attr(self, value: object) -> Attribute:
+        return value if isinstance(value, Attribute) else StringAttr(str(value))
+
+
+class Type(Prop):
+    """A type (`{to = f32}`); the value is the type attribute itself."""
+
+    constraint = BaseAttr(TypeAttribute)
+    what = "a type (like f32)"
+
+    def value(self, attr: Attribute) -> Attribute:
+        return attr
+
+    def to_attr(self, value: object) -> Attribute:
+        assert isinstance(value, Attribute)
+        return value
+
+
+class Enum(Prop):
+    """One word of a closed set, stored as the EnumAttribute `attr`; the value is
+    the StrEnum member (which compares equal to its string)."""
+
+    what = ""
+
+    def __init__(self, attr: type[EnumAttribute], default: object = REQUIRED, doc: str | None = None):
+        super().__init__(default if default is REQUIRED else attr.enum_type(default), doc)
+        self.attr = attr
+        self.constraint = BaseAttr(attr)  # type: ignore[misc]
+        self.what = f"one of {', '.join(str(e.value) for e in attr.enum_type)} (#graph<{attr.name.split('.')[-1]} ...>)"  # type: ignore[misc]
+
+    def value(self, attr: Attribute):
+        assert isinstance(attr, self.attr)
+        return attr.data
+
+    def to_attr(self, value: object) -> Attribute:
+        return value if isinstance(value, Attribute) else self.attr(self.attr.enum_type(value))
+
+
+class Approximate(StrEnum):
+    """How graph.gelu computes Phi: exactly with erf, or with tanh."""
+
+    NONE = "none"
+    TANH = "tanh"
+
+
+@irdl_attr_definition
+class ApproximateAttr(EnumAttribute[Approximate], SpacedOpaqueSyntaxAttribute):
+    """`#graph<approximate tanh>`"""
+
+    name = "graph.approximate"
+
+
+class WeightLayout(StrEnum):
+    """How graph.dense stores its weight: [N, K] (ONNX Gemm with transB) or [K, N]."""
+
+    NK = "NK"
+    KN = "KN"
+
+
+@irdl_attr_definition
+class WeightLayoutAttr(EnumAttribute[WeightLayout], SpacedOpaqueSyntaxAttribute):
+    """`#graph<weight_layout KN>`"""
+
+    name = "graph.weight_layout"
+
+
+def _is_discardable(name: str) -> bool:
+    """Discardable attributes are namespaced (`tc.offsets`); any other name must be
+    a property of the op."""
+    return "." in name
+
+
 # -- the op base ----------------------------------------------------------------
 
 
 class GraphOp(IRDLOperation):
-    """Tensors in, tensors out; attributes in the attribute dictionary.
+    """Tensors in, tensors out; typed properties (see `Prop`) for the rest.
 
-    Subclasses set `name`, `traits`, `ARITY` (min, max operands) and `infer`."""
+    Subclasses set `name`, `traits`, `ARITY` (min, max operands), their properties
+    and `infer`. An op accepts only its own properties and namespaced discardable
+    attributes (`tc.offsets`); anything else, a misspelling above all, is an error
+    that names it, so a typo never runs as the default."""
 
     inputs = var_operand_def()
     outputs = var_result_def()
     traits = traits_def(GraphCanonicalization(), GraphFolder())
-    assembly_format = "$inputs attr-dict `:` functional-type($inputs, $outputs)"
     ARITY: ClassVar[tuple[int, int | None]] = (1, 1)
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        for name, prop in list(vars(cls).items()):
+            if isinstance(prop, Prop):
+                setattr(cls, f"{name}_attr", opt_prop_def(prop.constraint, prop_name=name))
+
+    @classmethod
+    @functools.cache
+    def props(cls) -> dict[str, Prop]:
+        """The op's typed properties by name (do not mutate: it is cached)."""
+        found: dict[str, Prop] = {}
+        for klass in reversed(cls.__mro__):
+            found |= {k: v for k, v in vars(klass).items() if isinstance(v, Prop)}
+        return found
 
     def __init__(
         self,
         inputs: Sequence[SSAValue],
-        attributes: dict[str, Attribute] | None = None,
+        properties: Mapping[str, object] | None = None,
         result_types: Sequence[Attribute] | None = None,
+        attributes: Mapping[str, Attribute] | None = None,
     ):
+        """`properties` maps names to Python values (ints, tuples, strings, enum
+        members...) or attributes; None values are left out."""
+        known = type(self).props()
+        props: dict[str, Attribute] = {}
+        for key, value in (properties or {}).items():
+            if key not in known:
+                raise TypeError(f"{self.name} has no attribute '{key}'{_suggestion(key, known)}")
+            if value is not None:
+                props[key] = known[key].to_attr(value)
         attributes = dict(attributes or {})
         if result_types is None:
             probe = type(self).__new__(type(self))
-            probe.attributes = attributes
+            probe.properties, probe.attributes = props, attributes
             result_types = type(self).infer(probe, [v.type for v in inputs])
-        super().__init__(operands=[list(inputs)], result_types=[list(result_types)], attributes=attributes)
+        super().__init__(
+            operands=[list(inputs)], result_types=[list(result_types)], properties=props, attributes=attributes
+        )
 
-    # attribute helpers -----------------------------------------------------------
-    def ints(self, key: str, default: Sequence[int] | None = None, length: int | None = None) -> list[int]:
-        """An integer array attribute; `length` checks how many values it has."""
-        a = self.attributes.get(key)
-        if a is None:
-            if default is None:
-                raise ShapeError(f"missing attribute '{key}'")
-            return list(default)
-        if isinstance(a, DenseArrayBase) and isinstance(a.elt_type, IntegerType):
-            values = [int(v) for v in a.get_values()]
-        elif isinstance(a, ArrayAttr) and all(isinstance(v, IntegerAttr) for v in a.data):
-            values = [int(v.value.data) for v in a.data]
-        else:
-            raise ShapeError(f"attribute '{key}' must be an array of integers")
-        if length is not None and len(values) != length:
-            raise ShapeError(f"attribute '{key}' needs {length} values, got {len(values)}")
-        return values
+    def with_properties(self, inputs: Sequence[SSAValue], **changes: object) -> GraphOp:
+        """A new op of this kind on `inputs` with this op's properties and discardable
+        attributes, `changes` applied (None removes a property); result types inferred."""
+        properties: dict[str, object] = dict(self.properties)
+        properties |= changes
+        return type(self)(inputs, properties, attributes=self.attributes)
 
-    def int_attr(self, key: str, default: int | None = None) -> int:
-        a = self.attributes.get(key)
-        if a is None:
-            if default is None:
-                raise ShapeError(f"missing attribute '{key}'")
-            return default
-        if not isinstance(a, IntegerAttr):
-            raise ShapeError(f"attribute '{key}' must be an integer")
-        return a.value.data
+    # custom form ------------------------------------------------------------------
+    # `graph.conv2d %x, %w {strides = array<i64: 2, 2>, tc.offsets = ...} : (...) -> ...`:
+    # what `$inputs attr-dict : functional-type($inputs, $outputs)` with
+    # `ParsePropInAttrDict` would print, except that the properties come first and
+    # the discardable attributes after them (xDSL's attr-dict puts them first).
 
-    def float_attr(self, key: str, default: float) -> float:
-        a = self.attributes.get(key)
-        if a is None:
-            return default
-        if isinstance(a, (FloatAttr, IntegerAttr)):
-            return float(a.value.data)
-        raise ShapeError(f"attribute '{key}' must be a number")
+    def print(self, printer: Printer):
+        if self.inputs:
+            printer.print_string(" ")
+            printer.print_list(self.inputs, printer.print_ssa_value)
+        printer.print_op_attributes(self.properties | self.attributes)
+        printer.print_string(" : ")
+        printer.print_operation_type(self)
 
-    def str_attr(self, key: str, default: str) -> str:
-        a = self.attributes.get(key)
-        if a is None:
-            return default
-        if not isinstance(a, StringAttr):
-            raise ShapeError(f"attribute '{key}' must be a string")
-        return a.data
+    @classmethod
+    def parse(cls, parser: Parser) -> GraphOp:
+        unresolved = parser.parse_optional_undelimited_comma_separated_list(
+            parser.parse_optional_unresolved_operand, parser.parse_unresolved_operand
+        ) or []
+        entries = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        pos = parser.pos
+        function = parser.parse_function_type()
+        if len(function.inputs) != len(unresolved):
+            parser.raise_error(
+                f"{cls.name} has {len(unresolved)} operand{'s' * (len(unresolved) != 1)} "
+                f"but its type lists {len(function.inputs)}",
+                pos,
+                parser.pos,
+            )
+        inputs = [parser.resolve_operand(u, t) for u, t in zip(unresolved, function.inputs.data)]
+        known = cls.props()
+        properties = {k: v for k, v in entries.items() if k in known}
+        attributes = {k: v for k, v in entries.items() if k not in known}
+        return cls.create(
+            operands=inputs, result_types=list(function.outputs.data), properties=properties, attributes=attributes
+        )
+
+    # verification -----------------------------------------------------------------
+    def verify(self, verify_nested_ops: bool = True) -> None:
+        # Names and kinds first: a misspelled attribute is reported as such, not
+        # as whatever its absence leads `infer` to complain about.
+        self.verify_properties()
+        super().verify(verify_nested_ops)
+
+    def verify_properties(self) -> None:
+        known = type(self).props()
+        verify_attribute_names(self, known)
+        for key, attr in self.properties.items():
+            prop = known.get(key)
+            if prop is None:
+                raise VerifyException(f"{self.name} has no attribute '{key}'{_suggestion(key, known)}.")
+            prop.check(self, attr)
+        for key, prop in known.items():
+            if prop.required and key not in self.properties:
+                raise VerifyException(f"{self.name} needs attribute '{key}'.")
 
     # shapes ---------------------------------------------------------------------
     def infer(self, types: list[Attribute]) -> list[TensorType]:
@@ -311,30 +589,24 @@ class GraphOp(IRDLOperation):
                 raise VerifyException(f"{self.name} result is {r.type} but its operands give {t}.")
 
 
-def _attrs(**kwargs) -> dict[str, Attribute]:
-    """Attribute dictionary from Python values (ints -> i64, lists -> array<i64>)."""
-    out: dict[str, Attribute] = {}
-    for k, v in kwargs.items():
-        if v is None:
-            continue
-        if isinstance(v, bool):
-            out[k] = IntegerAttr(int(v), i64)
-        elif isinstance(v, int):
-            out[k] = IntegerAttr(v, i64)
-        elif isinstance(v, float):
-            out[k] = FloatAttr(v, 32)
-        elif isinstance(v, str):
-            out[k] = StringAttr(v)
-        elif isinstance(v, (list, tuple)):
-            out[k] = DenseArrayBase.from_list(i64, [int(x) for x in v])
-        elif isinstance(v, Attribute):
-            out[k] = v
-        else:
-            raise TypeError(f"cannot make an attribute of {v!r}")
-    return out
+def verify_attribute_names(op: Operation, known: Collection[str]) -> None:
+    """Reject a discardable attribute that is not namespaced (a misspelled
+    property, most likely) or that spells one of the op's `known` properties."""
+    for key in op.attributes:
+        if key in known:
+            raise VerifyException(f"{op.name} attribute '{key}' must be a property (<{{{key} = ...}}>).")
+        if not _is_discardable(key):
+            raise VerifyException(f"{op.name} has no attribute '{key}'{_suggestion(key, known)}.")
 
 
-attrs = _attrs
+def _suggestion(key: str, known: Collection[str]) -> str:
+    close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
+    if close:
+        return f" (did you mean '{close[0]}'?)"
+    if known:
+        return f" (it has {', '.join(repr(k) for k in known)})"
+    return " (it takes none)"
+
 
 # -- elementwise ------------------------------------------------------------------
 
@@ -371,12 +643,7 @@ class GeluOp(_Unary):
     """x * Phi(x); `approximate` is "none" (erf) or "tanh"."""
 
     name = "graph.gelu"
-
-    def infer(self, types):
-        approximate = self.str_attr("approximate", "none")
-        if approximate not in ("none", "tanh"):
-            raise ShapeError(f"approximate must be \"none\" or \"tanh\", not \"{approximate}\"")
-        return super().infer(types)
+    approximate = Enum(ApproximateAttr, default="none")
 
 
 @irdl_op_definition
@@ -409,10 +676,8 @@ class ClipOp(_Unary):
     """min(max(x, `min`), `max`); a missing bound is unbounded."""
 
     name = "graph.clip"
-
-    def infer(self, types):
-        self.float_attr("min", 0.0), self.float_attr("max", 0.0)  # numbers if present
-        return super().infer(types)
+    min = Float(default=None)
+    max = Float(default=None)
 
 
 @irdl_op_definition
@@ -422,12 +687,10 @@ class CastOp(GraphOp):
 
     name = "graph.cast"
     traits = traits_def(Pure(), Injective())
+    to = Type()
 
     def infer(self, types):
-        to = self.attributes.get("to")
-        if not isinstance(to, TypeAttribute):
-            raise ShapeError("graph.cast needs an element type attribute 'to' (like {to = f32})")
-        return [tensor(shape_of(types[0]), to)]
+        return [tensor(shape_of(types[0]), self.to)]
 
 
 class _Binary(GraphOp):
@@ -523,10 +786,11 @@ class BroadcastToOp(GraphOp):
 
     name = "graph.broadcast_to"
     traits = traits_def(Pure(), Broadcast())
+    shape = Ints()
 
     def infer(self, types):
         x = ranked(types[0])
-        return [tensor(broadcast_shapes(shape_of(x), self.ints("shape")), x.get_element_type())]
+        return [tensor(broadcast_shapes(shape_of(x), self.shape), x.get_element_type())]
 
 
 # -- anchors: conv2d, dense, matmul, pooling ---------------------------------------
@@ -546,12 +810,17 @@ class Conv2dOp(GraphOp):
     name = "graph.conv2d"
     traits = traits_def(Pure(), ComplexOutFusable())
     ARITY: ClassVar = (2, 3)
+    strides = Ints(default=(1, 1), length=2)
+    pads = Ints(default=(0, 0, 0, 0), length=4)
+    dilations = Ints(default=(1, 1), length=2)
+    groups = Int(default=1)
+    data_layout = Str(default="NCHW")
+    kernel_layout = Str(default="OIHW")
+    out_layout = Str(default=lambda op: op.data_layout)
 
     def layouts(self) -> tuple[int, tuple[int, int], int]:
         """(input block, (kernel in-block, kernel out-block), output block); 0 = unblocked."""
-        data = self.str_attr("data_layout", "NCHW")
-        kernel = self.str_attr("kernel_layout", "OIHW")
-        out = self.str_attr("out_layout", data)
+        data, kernel, out = self.data_layout, self.kernel_layout, self.out_layout
         kb = (0, 0)
         if kernel != "OIHW":
             m = re.fullmatch(r"OIHW(\d+)i(\d+)o", kernel)
@@ -579,12 +848,12 @@ class Conv2dOp(GraphOp):
             raise ShapeError(f"conv2d takes an OIHW weight, got rank {len(w)}")
         else:
             o, ci, kh, kw = w
-        groups = self.int_attr("groups", 1)
+        groups = self.groups
         if groups < 1:
             raise ShapeError(f"groups must be positive, got {groups}")
-        sh, sw = self.ints("strides", [1, 1], 2)
-        dh, dw = self.ints("dilations", [1, 1], 2)
-        pt, pl, pb, pr = self.ints("pads", [0, 0, 0, 0], 4)
+        sh, sw = self.strides
+        dh, dw = self.dilations
+        pt, pl, pb, pr = self.pads
         if c % groups or o % groups or ci * groups != c:
             raise ShapeError(f"input channels {c} and weight {w} do not match groups={groups}")
         if len(types) == 3:
@@ -613,16 +882,11 @@ class DenseOp(GraphOp):
     name = "graph.dense"
     traits = traits_def(Pure(), ComplexOutFusable())
     ARITY: ClassVar = (2, 3)
-
-    def weight_layout(self) -> str:
-        layout = self.str_attr("weight_layout", "NK")
-        if layout not in ("NK", "KN"):
-            raise ShapeError(f"weight_layout must be \"NK\" or \"KN\", not \"{layout}\"")
-        return layout
+    weight_layout = Enum(WeightLayoutAttr, default="NK")
 
     def infer(self, types):
         x, w = shape_of(types[0]), shape_of(types[1])
-        layout = self.weight_layout()
+        layout = self.weight_layout
         n, k = (w if layout == "NK" else w[::-1]) if len(w) == 2 else (0, 0)
         if len(w) != 2 or not x or x[-1] != k:
             want = "w[N, K]" if layout == "NK" else "w[K, N]"
@@ -648,10 +912,10 @@ class MatmulOp(GraphOp):
         return [tensor((*batch, a[-2], b[-1]), ranked(types[0]).get_element_type())]
 
 
-def _layout_input(op: GraphOp, x: Sequence[int], what: str) -> int:
-    """The channel block of the op's `layout` attribute ("NCHW" by default, or
-    "NCHW<b>c"), checked against the input shape `x`."""
-    block = layout_block(op.str_attr("layout", "NCHW"))
+def _layout_input(layout: str, x: Sequence[int], what: str) -> int:
+    """The channel block of a pooling `layout` ("NCHW" or "NCHW<b>c"), checked
+    against the input shape `x`."""
+    block = layout_block(layout)
     if block and (len(x) != 5 or x[4] != block):
         raise ShapeError(f"{what} input {tuple(x)} is not in layout NCHW{block}c")
     if not block and len(x) != 4:
@@ -664,14 +928,19 @@ class _Pool(GraphOp):
     "NCHW" (default) or "NCHW<b>c" ([N, C/b, H, W, b] in and out)."""
 
     traits = traits_def(Pure(), ComplexOutFusable())
+    kernel = Ints(length=2)
+    strides = Ints(default=(1, 1), length=2)
+    pads = Ints(default=(0, 0, 0, 0), length=4)
+    ceil_mode = Bool(default=False)
+    layout = Str(default="NCHW")
 
     def infer(self, types):
         x = shape_of(types[0])
-        _layout_input(self, x, "pooling")
-        kh, kw = self.ints("kernel", length=2)
-        sh, sw = self.ints("strides", [1, 1], 2)
-        pt, pl, pb, pr = self.ints("pads", [0, 0, 0, 0], 4)
-        ceil = bool(self.int_attr("ceil_mode", 0))
+        _layout_input(self.layout, x, "pooling")
+        kh, kw = self.kernel
+        sh, sw = self.strides
+        pt, pl, pb, pr = self.pads
+        ceil = self.ceil_mode
         out = list(x)
         out[2] = pool_out(x[2], kh, sh, pt, pb, 1, ceil)
         out[3] = pool_out(x[3], kw, sw, pl, pr, 1, ceil)
@@ -688,6 +957,7 @@ class AvgPool2dOp(_Pool):
     """Average pooling; `count_include_pad` as in ONNX."""
 
     name = "graph.avg_pool2d"
+    count_include_pad = Bool(default=False)
 
 
 @irdl_op_definition
@@ -697,10 +967,11 @@ class GlobalAvgPool2dOp(GraphOp):
 
     name = "graph.global_avg_pool2d"
     traits = traits_def(Pure(), Reduction())
+    layout = Str(default="NCHW")
 
     def infer(self, types):
         x = shape_of(types[0])
-        _layout_input(self, x, "global pooling")
+        _layout_input(self.layout, x, "global pooling")
         return [tensor((x[0], x[1], 1, 1, *x[4:]), ranked(types[0]).get_element_type())]
 
 
@@ -711,15 +982,17 @@ class _Reduce(GraphOp):
     """Reduce over `axes` (all when absent), keeping them as 1s if `keepdims` (default 1)."""
 
     traits = traits_def(Pure(), Reduction())
+    axes = Ints(default=None, doc="the axes to reduce; None: all")
+    keepdims = Bool(default=True)
 
     def reduce_axes(self, rank: int) -> list[int]:
-        axes = self.ints("axes", list(range(rank)))
+        axes = range(rank) if self.axes is None else self.axes
         return sorted({normalize_axis(a, rank) for a in axes})
 
     def infer(self, types):
         x = shape_of(types[0])
         axes = self.reduce_axes(len(x))
-        keep = bool(self.int_attr("keepdims", 1))
+        keep = self.keepdims
         shape = [1 if d in axes else n for d, n in enumerate(x)] if keep else [n for d, n in enumerate(x) if d not in axes]
         return [tensor(shape, ranked(types[0]).get_element_type())]
 
@@ -745,10 +1018,11 @@ class SoftmaxOp(GraphOp):
 
     name = "graph.softmax"
     traits = traits_def(Pure(), Opaque())
+    axis = Int(default=-1)
 
     def infer(self, types):
         x = ranked(types[0])
-        normalize_axis(self.int_attr("axis", -1), len(x.get_shape()))
+        normalize_axis(self.axis, len(x.get_shape()))
         return [x]
 
 
@@ -759,10 +1033,12 @@ class LayerNormOp(GraphOp):
     name = "graph.layer_norm"
     traits = traits_def(Pure(), Opaque())
     ARITY: ClassVar = (1, 3)
+    axis = Int(default=-1)
+    epsilon = Float(default=1e-5)
 
     def infer(self, types):
         x = shape_of(types[0])
-        axis = normalize_axis(self.int_attr("axis", -1), len(x))
+        axis = normalize_axis(self.axis, len(x))
         norm = x[axis:]
         for t in types[1:]:
             if shape_of(t) != norm:
@@ -778,6 +1054,7 @@ class BatchNormOp(GraphOp):
     name = "graph.batch_norm"
     traits = traits_def(Pure(), Opaque())
     ARITY: ClassVar = (5, 5)
+    epsilon = Float(default=1e-5)
 
     def infer(self, types):
         x = shape_of(types[0])
@@ -801,10 +1078,12 @@ class PadOp(_Injective):
     """Constant padding: `pads` [begin_0.., end_0..], `value` (default 0)."""
 
     name = "graph.pad"
+    pads = Ints()
+    value = Float(default=0.0)
 
     def infer(self, types):
         x = shape_of(types[0])
-        pads = self.ints("pads")
+        pads = list(self.pads)
         if len(pads) != 2 * len(x):
             raise ShapeError(f"pads needs {2 * len(x)} values for rank {len(x)}, got {len(pads)}")
         out = [n + pads[d] + pads[d + len(x)] for d, n in enumerate(x)]
@@ -818,10 +1097,11 @@ class ReshapeOp(_Injective):
     """Row-major reshape to `shape` (one -1 allowed, 0 copies the input extent)."""
 
     name = "graph.reshape"
+    shape = Ints()
 
     def infer(self, types):
         x = shape_of(types[0])
-        shape = self.ints("shape")
+        shape = list(self.shape)
         if any(s == 0 and d >= len(x) for d, s in enumerate(shape)) or any(s < -1 for s in shape):
             raise ShapeError(f"bad target shape {shape} for input {x} (0 copies an input extent, -1 is inferred)")
         shape = [x[d] if s == 0 else s for d, s in enumerate(shape)]
@@ -843,10 +1123,11 @@ class FlattenOp(_Injective):
     """To 2-D: dims before `axis` (default 1) and from it."""
 
     name = "graph.flatten"
+    axis = Int(default=1)
 
     def infer(self, types):
         x = shape_of(types[0])
-        axis = self.int_attr("axis", 1)
+        axis = self.axis
         axis = axis + len(x) if axis < 0 else axis
         if not 0 <= axis <= len(x):
             raise ShapeError(f"flatten axis {axis} out of range for rank {len(x)}")
@@ -856,10 +1137,11 @@ class FlattenOp(_Injective):
 @irdl_op_definition
 class SqueezeOp(_Injective):
     name = "graph.squeeze"
+    axes = Ints(default=None, doc="the axes to remove; None: every axis of extent 1")
 
     def infer(self, types):
         x = shape_of(types[0])
-        axes = {normalize_axis(a, len(x)) for a in self.ints("axes", [d for d, n in enumerate(x) if n == 1])}
+        axes = {normalize_axis(a, len(x)) for a in (self.axes if self.axes is not None else [d for d, n in enumerate(x) if n == 1])}
         for a in axes:
             if x[a] != 1:
                 raise ShapeError(f"cannot squeeze axis {a} of extent {x[a]}")
@@ -869,11 +1151,12 @@ class SqueezeOp(_Injective):
 @irdl_op_definition
 class UnsqueezeOp(_Injective):
     name = "graph.unsqueeze"
+    axes = Ints()
 
     def infer(self, types):
         x = list(shape_of(types[0]))
-        rank = len(x) + len(self.ints("axes"))
-        for a in sorted(normalize_axis(a, rank) for a in self.ints("axes")):
+        rank = len(x) + len(self.axes)
+        for a in sorted(normalize_axis(a, rank) for a in self.axes):
             x.insert(a, 1)
         return [tensor(x, ranked(types[0]).get_element_type())]
 
@@ -883,10 +1166,14 @@ class TransposeOp(_Injective):
     """Permute axes by `perm` (default: reverse)."""
 
     name = "graph.transpose"
+    perm = Ints(default=None, doc="the permutation; None: reverse the axes")
+
+    def permutation(self, rank: int) -> list[int]:
+        return list(reversed(range(rank))) if self.perm is None else list(self.perm)
 
     def infer(self, types):
         x = shape_of(types[0])
-        perm = self.ints("perm", list(reversed(range(len(x)))))
+        perm = self.permutation(len(x))
         if sorted(perm) != list(range(len(x))):
             raise ShapeError(f"perm {perm} is not a permutation of {len(x)} axes")
         return [tensor([x[p] for p in perm], ranked(types[0]).get_element_type())]
@@ -896,10 +1183,11 @@ class TransposeOp(_Injective):
 class ConcatOp(_Injective):
     name = "graph.concat"
     ARITY: ClassVar = (1, None)
+    axis = Int()
 
     def infer(self, types):
         shapes = [shape_of(t) for t in types]
-        axis = normalize_axis(self.int_attr("axis"), len(shapes[0]))
+        axis = normalize_axis(self.axis, len(shapes[0]))
         for s in shapes[1:]:
             if len(s) != len(shapes[0]) or any(a != b for d, (a, b) in enumerate(zip(s, shapes[0])) if d != axis):
                 raise ShapeError(f"cannot concatenate {shapes[0]} and {s} along axis {axis}")
@@ -915,11 +1203,13 @@ class SplitOp(_Injective):
     """Split along `axis` into pieces of `sizes`."""
 
     name = "graph.split"
+    axis = Int(default=0)
+    sizes = Ints()
 
     def infer(self, types):
         x = shape_of(types[0])
-        axis = normalize_axis(self.int_attr("axis", 0), len(x))
-        sizes = self.ints("sizes")
+        axis = normalize_axis(self.axis, len(x))
+        sizes = list(self.sizes)
         if not sizes or min(sizes) < 1:
             raise ShapeError(f"split sizes {sizes} must be positive")
         if sum(sizes) != x[axis]:
@@ -932,11 +1222,15 @@ class SliceOp(_Injective):
     """`starts`, `ends`, `axes`, `steps` as ONNX Slice (static)."""
 
     name = "graph.slice"
+    starts = Ints()
+    ends = Ints()
+    axes = Ints(default=None, doc="the axes sliced; None: the first len(starts)")
+    steps = Ints(default=None, doc="the steps; None: 1 on every axis")
 
     def ranges(self, x: Sequence[int]) -> list[tuple[int, int, int]]:
-        starts, ends = self.ints("starts"), self.ints("ends")
-        axes = [normalize_axis(a, len(x)) for a in self.ints("axes", list(range(len(starts))))]
-        steps = self.ints("steps", [1] * len(starts))
+        starts, ends = self.starts, self.ends
+        axes = [normalize_axis(a, len(x)) for a in (self.axes if self.axes is not None else range(len(starts)))]
+        steps = self.steps if self.steps is not None else (1,) * len(starts)
         out = [(0, n, 1) for n in x]
         for a, s, e, st in zip(axes, starts, ends, steps):
             if st == 0:
@@ -959,12 +1253,13 @@ class GatherOp(_Injective):
 
     name = "graph.gather"
     ARITY: ClassVar = (2, 2)
+    axis = Int(default=0)
 
     def infer(self, types):
         x, idx = shape_of(types[0]), shape_of(types[1])
         if not isinstance(ranked(types[1]).get_element_type(), IntegerType):
             raise ShapeError("gather indices must be integers")
-        axis = normalize_axis(self.int_attr("axis", 0), len(x))
+        axis = normalize_axis(self.axis, len(x))
         return [tensor((*x[:axis], *idx, *x[axis + 1 :]), ranked(types[0]).get_element_type())]
 
 
@@ -973,11 +1268,12 @@ class LayoutTransformOp(_Injective):
     """Between NCHW and blocked NCHW[x]c: `src` and `dst` layouts, e.g. "NCHW" -> "NCHW16c"."""
 
     name = "graph.layout_transform"
+    src = Str()
+    dst = Str()
 
     def infer(self, types):
         x = shape_of(types[0])
-        src, dst = self.str_attr("src", ""), self.str_attr("dst", "")
-        return [tensor(layout_shape(x, src, dst), ranked(types[0]).get_element_type())]
+        return [tensor(layout_shape(x, self.src, self.dst), ranked(types[0]).get_element_type())]
 
 
 def layout_block(layout: str) -> int:
@@ -1023,6 +1319,7 @@ class ConstantOp(IRDLOperation):
         super().__init__(properties={"value": value}, result_types=[[value.type]])
 
     def verify_(self) -> None:
+        verify_attribute_names(self, ("value",))
         if len(self.outputs) != 1 or self.outputs[0].type != self.value.type:
             raise VerifyException("graph.constant has one result, of its value's type.")
 
@@ -1055,6 +1352,9 @@ class WeightOp(IRDLOperation):
     def __init__(self, name: str, result_type: TensorType):
         super().__init__(properties={"name": StringAttr(name)}, result_types=[[result_type]])
 
+    def verify_(self) -> None:
+        verify_attribute_names(self, ("name",))
+
 
 # -- fused groups ------------------------------------------------------------------------
 
@@ -1068,6 +1368,9 @@ class YieldOp(IRDLOperation):
 
     def __init__(self, values: Sequence[SSAValue]):
         super().__init__(operands=[list(values)])
+
+    def verify_(self) -> None:
+        verify_attribute_names(self, ())
 
 
 @irdl_op_definition
@@ -1099,6 +1402,7 @@ class FusedOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
+        verify_attribute_names(self, ("name",))
         block = self.body.block
         if [a.type for a in block.args] != [v.type for v in self.inputs]:
             raise VerifyException("graph.fused region arguments must match its operands.")
@@ -1148,4 +1452,4 @@ GRAPH_OPS: list[type[Operation]] = [
     LayoutTransformOp, ConstantOp, WeightOp, FusedOp, YieldOp,
 ]  # fmt: skip
 
-GRAPH = Dialect("graph", GRAPH_OPS, [], [GraphConstantMaterialization()])
+GRAPH = Dialect("graph", GRAPH_OPS, [ApproximateAttr, WeightLayoutAttr], [GraphConstantMaterialization()])

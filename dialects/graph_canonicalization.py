@@ -71,13 +71,13 @@ def _moves_nothing(op: graph.GraphOp, x: SSAValue) -> bool:
     match op:
         case graph.TransposeOp():
             rank = len(graph.shape_of(x.type))
-            return op.ints("perm", list(reversed(range(rank)))) == list(range(rank))
+            return op.permutation(rank) == list(range(rank))
         case graph.SliceOp():
             return all(st == 1 for _, _, st in op.ranges(graph.shape_of(x.type)))
         case graph.PadOp():
-            return not any(op.ints("pads"))
+            return not any(op.pads)
         case graph.LayoutTransformOp():
-            return op.str_attr("src", "") == op.str_attr("dst", "")
+            return op.src == op.dst
         case _:  # a split into one piece
             return True
 
@@ -99,7 +99,7 @@ def identity_operand(op: Operation) -> SSAValue | None:
         case graph.ConcatOp():
             return x if len(op.inputs) == 1 else None
         case graph.ClipOp():
-            return x if "min" not in op.attributes and "max" not in op.attributes else None
+            return x if op.min is None and op.max is None else None
         case graph.MulOp() | graph.AddOp() | graph.SubOp():
             neutral = 1.0 if isinstance(op, graph.MulOp) else 0.0
             rhs, lhs = op.inputs[1], op.inputs[0]
@@ -151,7 +151,7 @@ def scale_shift(bn: graph.BatchNormOp) -> tuple[np.ndarray, np.ndarray] | None:
     if any(p is None for p in params):
         return None
     scale, bias, mean, var = (p.astype(np.float64) for p in params)
-    a = scale / np.sqrt(var + bn.float_attr("epsilon", 1e-5))
+    a = scale / np.sqrt(var + bn.epsilon)
     b = bias - mean * a
     dtype = params[0].dtype
     return a.astype(dtype), b.astype(dtype)
@@ -186,7 +186,7 @@ class FoldBatchNormIntoProducer(RewritePattern):
                 return  # blocked convs take no bias (alter-layout runs after this)
         elif len(graph.shape_of(x.type)) != 2:
             return  # batch_norm's channel axis is the dense's output axis only in 2-D
-        elif producer.str_attr("weight_layout", "NK") != "NK":
+        elif producer.weight_layout != graph.WeightLayout.NK:
             return  # the scaling below is per row of an [N, K] weight
         if not all(isinstance(v.owner, (graph.ConstantOp, graph.WeightOp)) for v in producer.inputs[1:]):
             return
@@ -207,7 +207,7 @@ class FoldBatchNormIntoProducer(RewritePattern):
         b_op = value_op(new_b, b_type, store, _hint(producer.inputs[1], "bn_bias"))
         _name(w_op, producer.inputs[1].name_hint or "weight")
         _name(b_op, "bias")
-        new = type(producer)([producer.inputs[0], w_op.results[0], b_op.results[0]], dict(producer.attributes))
+        new = producer.with_properties([producer.inputs[0], w_op.results[0], b_op.results[0]])
         old_params = list(producer.inputs[1:]) + list(bn.inputs[1:])
         rewriter.replace(producer, [w_op, b_op, new], [new.outputs[0]])
         rewriter.replace(bn, [], [new.outputs[0]])
@@ -249,14 +249,14 @@ class BatchNormToArithmetic(RewritePattern):
             return  # shapes not inferred yet
         x, scale, bias, mean, var = bn.inputs
         c = graph.shape_of(scale.type)[0]
-        eps_value = np.full(c, bn.float_attr("epsilon", 1e-5), dtype=np.float32)
+        eps_value = np.full(c, bn.epsilon, dtype=np.float32)
         eps = graph.ConstantOp(DenseIntOrFPElementsAttr.from_list(scale.type, eps_value.tolist()))
         add_eps = graph.AddOp([var, eps.results[0]])
         root = graph.SqrtOp([add_eps.outputs[0]])
         a = graph.DivOp([scale, root.outputs[0]])
         ma = graph.MulOp([mean, a.outputs[0]])
         b = graph.SubOp([bias, ma.outputs[0]])
-        shape = graph.attrs(shape=_channel_shape(x, c))
+        shape = {"shape": _channel_shape(x, c)}
         a_r = graph.ReshapeOp([a.outputs[0]], shape)
         b_r = graph.ReshapeOp([b.outputs[0]], shape)
         mul = graph.MulOp([x, a_r.outputs[0]])

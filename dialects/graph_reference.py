@@ -11,7 +11,7 @@ meaning (NCHW; pads [begin..., end...]); the few that are not one line say how:
   blocked layouts (NCHW<b>c data, OIHW<i>i<o>o kernels) are converted to NCHW/OIHW
   around that, exactly as `graph.layout_transform` does;
 - pooling (and global average pooling) in a blocked `layout` converts to NCHW,
-  pools, and converts back; a dense with `weight_layout = "KN"` computes x @ w;
+  pools, and converts back; a dense with `weight_layout = #graph<weight_layout KN>` computes x @ w;
 - pooling pads explicitly (-inf for max, 0 for avg) plus, for `ceil_mode`, an
   extra margin on the high side that no window counts; the average divides by the
   window's count of input elements, or of input and explicit padding when
@@ -107,46 +107,36 @@ def conv2d_nchw(
 
 
 def _conv2d(op: graph.Conv2dOp, x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None):
-    data = op.str_attr("data_layout", "NCHW")
-    kernel = op.str_attr("kernel_layout", "OIHW")
-    out_layout = op.str_attr("out_layout", data)
-    x = to_layout(x, data, "NCHW")
-    if kernel != "OIHW":
+    x = to_layout(x, op.data_layout, "NCHW")
+    if op.kernel_layout != "OIHW":
         w = kernel_to_oihw(w)
-    y = conv2d_nchw(
-        x,
-        w,
-        op.ints("strides", [1, 1]),
-        op.ints("pads", [0, 0, 0, 0]),
-        op.ints("dilations", [1, 1]),
-        op.int_attr("groups", 1),
-    )
+    y = conv2d_nchw(x, w, op.strides, op.pads, op.dilations, op.groups)
     if b is not None:
         y = y + b.reshape(1, -1, 1, 1)
-    return to_layout(y, "NCHW", out_layout)
+    return to_layout(y, "NCHW", op.out_layout)
 
 
-def _pool(op: graph.GraphOp, x: np.ndarray, kind: str) -> np.ndarray:
-    layout = op.str_attr("layout", "NCHW")
+def _pool(op: graph.MaxPool2dOp | graph.AvgPool2dOp, x: np.ndarray, kind: str) -> np.ndarray:
+    layout = op.layout
     return to_layout(_pool_nchw(op, to_layout(x, layout, "NCHW"), kind), "NCHW", layout)
 
 
 def _global_avg_pool(op: graph.GlobalAvgPool2dOp, x: np.ndarray) -> np.ndarray:
-    layout = op.str_attr("layout", "NCHW")
+    layout = op.layout
     mean = to_layout(x, layout, "NCHW").mean(axis=(2, 3), keepdims=True)
     return to_layout(mean, "NCHW", layout)
 
 
 def _dense(op: graph.DenseOp, x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None) -> np.ndarray:
-    y = x @ (w.T if op.str_attr("weight_layout", "NK") == "NK" else w)
+    y = x @ (w.T if op.weight_layout == graph.WeightLayout.NK else w)
     return y if b is None else y + b
 
 
-def _pool_nchw(op: graph.GraphOp, x: np.ndarray, kind: str) -> np.ndarray:
-    kh, kw = op.ints("kernel")
-    sh, sw = op.ints("strides", [1, 1])
-    pt, pl, pb, pr = op.ints("pads", [0, 0, 0, 0])
-    ceil = bool(op.int_attr("ceil_mode", 0))
+def _pool_nchw(op: graph.MaxPool2dOp | graph.AvgPool2dOp, x: np.ndarray, kind: str) -> np.ndarray:
+    kh, kw = op.kernel
+    sh, sw = op.strides
+    pt, pl, pb, pr = op.pads
+    ceil = op.ceil_mode
     _, _, h, w = x.shape
     oh = graph.pool_out(h, kh, sh, pt, pb, 1, ceil)
     ow = graph.pool_out(w, kw, sw, pl, pr, 1, ceil)
@@ -158,7 +148,7 @@ def _pool_nchw(op: graph.GraphOp, x: np.ndarray, kind: str) -> np.ndarray:
     windows = sliding_window_view(xp, (kh, kw), axis=(2, 3))[:, :, ::sh, ::sw][:, :, :oh, :ow]
     if kind == "max":
         return windows.max(axis=(4, 5))
-    if op.int_attr("count_include_pad", 0):
+    if isinstance(op, graph.AvgPool2dOp) and op.count_include_pad:
         mask = np.pad(np.ones((h + pt + pb, w + pl + pr), x.dtype), ((0, eh), (0, ew)))
     else:
         mask = np.pad(np.ones((h, w), x.dtype), ((pt, pb + eh), (pl, pr + ew)))
@@ -175,11 +165,11 @@ def _softmax(x: np.ndarray, axis: int) -> np.ndarray:
 
 
 def _layer_norm(op: graph.LayerNormOp, x: np.ndarray, *params: np.ndarray) -> np.ndarray:
-    axis = graph.normalize_axis(op.int_attr("axis", -1), x.ndim)
+    axis = graph.normalize_axis(op.axis, x.ndim)
     axes = tuple(range(axis, x.ndim))
     mean = x.mean(axis=axes, keepdims=True)
     var = ((x - mean) ** 2).mean(axis=axes, keepdims=True)
-    y = (x - mean) / np.sqrt(var + x.dtype.type(op.float_attr("epsilon", 1e-5)))
+    y = (x - mean) / np.sqrt(var + x.dtype.type(op.epsilon))
     if len(params) > 0:
         y = y * params[0]
     if len(params) > 1:
@@ -189,18 +179,15 @@ def _layer_norm(op: graph.LayerNormOp, x: np.ndarray, *params: np.ndarray) -> np
 
 def _batch_norm(op: graph.BatchNormOp, x, scale, bias, mean, var) -> np.ndarray:
     shape = (1, -1) + (1,) * (x.ndim - 2)
-    eps = x.dtype.type(op.float_attr("epsilon", 1e-5))
+    eps = x.dtype.type(op.epsilon)
     inv = scale / np.sqrt(var + eps)
     return (x - mean.reshape(shape)) * inv.reshape(shape) + bias.reshape(shape)
 
 
 def _gelu(op: graph.GeluOp, x: np.ndarray) -> np.ndarray:
-    approximate = op.str_attr("approximate", "none")
-    if approximate == "tanh":
+    if op.approximate == graph.Approximate.TANH:
         k = x.dtype.type(math.sqrt(2 / math.pi))
         return 0.5 * x * (1 + np.tanh(k * (x + x.dtype.type(0.044715) * x**3)))
-    if approximate != "none":
-        raise EvaluationError(op, f"graph.gelu: unknown approximate '{approximate}' (none or tanh)")
     return 0.5 * x * (1 + _erf(x / x.dtype.type(math.sqrt(2))))
 
 
@@ -225,12 +212,12 @@ def _element_type(op: Operation, a: np.ndarray) -> Attribute:
 
 
 def _pad(op: graph.PadOp, x: np.ndarray) -> np.ndarray:
-    pads = op.ints("pads")
+    pads = op.pads
     r = x.ndim
     # Negative pads crop (ONNX allows them).
     x = x[tuple(slice(max(0, -pads[d]), x.shape[d] - max(0, -pads[d + r])) for d in range(r))]
     widths = [(max(0, pads[d]), max(0, pads[d + r])) for d in range(r)]
-    return np.pad(x, widths, constant_values=op.float_attr("value", 0.0))
+    return np.pad(x, widths, constant_values=op.value)
 
 
 def _slice(op: graph.SliceOp, x: np.ndarray) -> np.ndarray:
@@ -238,22 +225,20 @@ def _slice(op: graph.SliceOp, x: np.ndarray) -> np.ndarray:
 
 
 def _split(op: graph.SplitOp, x: np.ndarray) -> list[np.ndarray]:
-    axis = graph.normalize_axis(op.int_attr("axis", 0), x.ndim)
-    return np.split(x, np.cumsum(op.ints("sizes"))[:-1], axis=axis)
+    axis = graph.normalize_axis(op.axis, x.ndim)
+    return np.split(x, np.cumsum(op.sizes)[:-1], axis=axis)
 
 
 def _reduce(op: graph.GraphOp, x: np.ndarray, fn: Callable) -> np.ndarray:
     axes = tuple(op.reduce_axes(x.ndim))
-    return fn(x, axis=axes, keepdims=bool(op.int_attr("keepdims", 1)))
+    return fn(x, axis=axes, keepdims=op.keepdims)
 
 
 def _clip(op: graph.ClipOp, x: np.ndarray) -> np.ndarray:
-    lo = op.attributes.get("min")
-    hi = op.attributes.get("max")
-    if lo is not None:
-        x = np.maximum(x, x.dtype.type(op.float_attr("min", 0.0)))
-    if hi is not None:
-        x = np.minimum(x, x.dtype.type(op.float_attr("max", 0.0)))
+    if op.min is not None:
+        x = np.maximum(x, x.dtype.type(op.min))
+    if op.max is not None:
+        x = np.minimum(x, x.dtype.type(op.max))
     return x
 
 
@@ -296,7 +281,7 @@ _OPS: dict[type[Operation], Callable[..., np.ndarray | list[np.ndarray]]] = {
     graph.ReduceSumOp: lambda op, x: _reduce(op, x, np.sum),
     graph.ReduceMeanOp: lambda op, x: _reduce(op, x, np.mean),
     graph.ReduceMaxOp: lambda op, x: _reduce(op, x, np.max),
-    graph.SoftmaxOp: lambda op, x: _softmax(x, op.int_attr("axis", -1)),
+    graph.SoftmaxOp: lambda op, x: _softmax(x, op.axis),
     graph.LayerNormOp: _layer_norm,
     graph.BatchNormOp: _batch_norm,
     graph.PadOp: _pad,
@@ -304,12 +289,12 @@ _OPS: dict[type[Operation], Callable[..., np.ndarray | list[np.ndarray]]] = {
     graph.FlattenOp: lambda op, x: x.reshape(_inferred_shape(op, [x])),
     graph.SqueezeOp: lambda op, x: x.reshape(_inferred_shape(op, [x])),
     graph.UnsqueezeOp: lambda op, x: x.reshape(_inferred_shape(op, [x])),
-    graph.TransposeOp: lambda op, x: x.transpose(op.ints("perm", list(reversed(range(x.ndim))))),
-    graph.ConcatOp: lambda op, *xs: np.concatenate(xs, axis=op.int_attr("axis")),
+    graph.TransposeOp: lambda op, x: x.transpose(op.permutation(x.ndim)),
+    graph.ConcatOp: lambda op, *xs: np.concatenate(xs, axis=op.axis),
     graph.SplitOp: _split,
     graph.SliceOp: _slice,
-    graph.GatherOp: lambda op, x, i: np.take(x, i, axis=op.int_attr("axis", 0)),
-    graph.LayoutTransformOp: lambda op, x: to_layout(x, op.str_attr("src", ""), op.str_attr("dst", "")),
+    graph.GatherOp: lambda op, x, i: np.take(x, i, axis=op.axis),
+    graph.LayoutTransformOp: lambda op, x: to_layout(x, op.src, op.dst),
 }
 
 # Comparisons and broadcast_to (ONNX Equal/Less/Greater/Expand).

@@ -22,6 +22,12 @@ Each op checks what it can alone (factors > 0, ...). What needs the te program
 not enclose the consumer, ...) is checked by replaying the schedule
 (`tilecraft.dialects.sched_replay`) when `sched.schedule` verifies; the error names the
 op that is wrong.
+
+Memory scopes are an enum attribute (`MemoryScopeAttr`), printed as the bare word
+(`sched.cache_write %C local`; the quoted `"local"` of older text still parses).
+Ops use declarative assembly formats, except `sched.split` and `sched.tile`: their
+factors are `IntAttr`s (read as `.data` by the schedule replay), which a
+declarative `$factor` does not print as a bare integer.
 """
 
 from __future__ import annotations
@@ -29,7 +35,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import ArrayAttr, IntAttr, StringAttr, TensorType
-from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, Region, SSAValue, TypeAttribute
+from xdsl.dialects.utils import EnumAttribute
+from xdsl.ir import (
+    Attribute,
+    Dialect,
+    ParametrizedAttribute,
+    Region,
+    SpacedOpaqueSyntaxAttribute,
+    SSAValue,
+    TypeAttribute,
+)
 from xdsl.irdl import (
     IRDLOperation,
     irdl_attr_definition,
@@ -46,8 +61,25 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import NoTerminator
 from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.str_enum import StrEnum
 
-MEMORY_SCOPES = ("global", "local", "shared")
+
+class MemoryScope(StrEnum):
+    """Where a cache stage's buffer lives."""
+
+    GLOBAL = "global"
+    LOCAL = "local"
+    SHARED = "shared"
+
+
+@irdl_attr_definition
+class MemoryScopeAttr(EnumAttribute[MemoryScope], SpacedOpaqueSyntaxAttribute):
+    """`#sched<scope local>` in the generic form, `local` in the ops' custom forms."""
+
+    name = "sched.scope"
+
+
+MEMORY_SCOPES = tuple(s.value for s in MemoryScope)
 
 
 @irdl_attr_definition
@@ -66,20 +98,6 @@ class AxisType(ParametrizedAttribute, TypeAttribute):
 
 def _axis_results(n: int) -> list[Attribute]:
     return [AxisType()] * n
-
-
-def _parse_operands(parser: Parser, typ: Attribute) -> list[SSAValue]:
-    return [
-        parser.resolve_operand(u, typ)
-        for u in parser.parse_comma_separated_list(
-            Parser.Delimiter.NONE, parser.parse_unresolved_operand
-        )
-    ]
-
-
-def _print_operands(printer: Printer, values: Sequence[SSAValue]):
-    printer.print_string(" ")
-    printer.print_list(values, printer.print_ssa_value)
 
 
 @irdl_op_definition
@@ -242,6 +260,7 @@ class ReorderOp(IRDLOperation):
 
     name = "sched.reorder"
     axes = var_operand_def(AxisType)
+    assembly_format = "$axes attr-dict"
 
     def __init__(self, axes: Sequence[SSAValue]):
         super().__init__(operands=[axes])
@@ -249,16 +268,6 @@ class ReorderOp(IRDLOperation):
     def verify_(self) -> None:
         if len(set(self.axes)) != len(self.axes):
             raise VerifyException("sched.reorder names an axis twice.")
-
-    def print(self, printer: Printer):
-        _print_operands(printer, self.axes)
-        printer.print_op_attributes(self.attributes)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> ReorderOp:
-        op = cls(_parse_operands(parser, AxisType()))
-        op.attributes |= parser.parse_optional_attr_dict()
-        return op
 
 
 @irdl_op_definition
@@ -268,6 +277,7 @@ class FuseOp(IRDLOperation):
     name = "sched.fuse"
     axes = var_operand_def(AxisType)
     fused = result_def(AxisType)
+    assembly_format = "$axes attr-dict"
 
     def __init__(self, axes: Sequence[SSAValue]):
         super().__init__(operands=[axes], result_types=[AxisType()])
@@ -275,16 +285,6 @@ class FuseOp(IRDLOperation):
     def verify_(self) -> None:
         if len(self.axes) < 2:
             raise VerifyException("sched.fuse takes at least two axes.")
-
-    def print(self, printer: Printer):
-        _print_operands(printer, self.axes)
-        printer.print_op_attributes(self.attributes)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> FuseOp:
-        op = cls(_parse_operands(parser, AxisType()))
-        op.attributes |= parser.parse_optional_attr_dict()
-        return op
 
 
 @irdl_op_definition
@@ -316,79 +316,50 @@ class ComputeInlineOp(IRDLOperation):
         super().__init__(operands=[stage])
 
 
-def _verify_scope(op: IRDLOperation, scope: StringAttr):
-    if scope.data not in MEMORY_SCOPES:
-        raise VerifyException(
-            f"{op.name} scope must be one of {', '.join(MEMORY_SCOPES)}, "
-            f"not '{scope.data}'."
-        )
-
-
 @irdl_op_definition
 class CacheReadOp(IRDLOperation):
     """Copy a tensor into a buffer of a memory scope for some readers:
-    `%AA = sched.cache_read %A "local" for %C`. The readers then read the copy.
+    `%AA = sched.cache_read %A local for %C`. The readers then read the copy.
     """
 
     name = "sched.cache_read"
     stage = operand_def(StageType)
-    scope = prop_def(StringAttr)
+    scope = prop_def(MemoryScopeAttr)
     readers = var_operand_def(StageType)
     cache = result_def(StageType)
+    assembly_format = "$stage $scope `for` $readers attr-dict"
 
     def __init__(self, stage: SSAValue, scope: str, readers: Sequence[SSAValue]):
         super().__init__(
             operands=[stage, readers],
-            properties={"scope": StringAttr(scope)},
+            properties={"scope": MemoryScopeAttr(MemoryScope(scope))},
             result_types=[StageType()],
         )
 
     def verify_(self) -> None:
-        _verify_scope(self, self.scope)
         if not self.readers:
             raise VerifyException("sched.cache_read needs at least one reader stage.")
-
-    def print(self, printer: Printer):
-        printer.print_string(" ")
-        printer.print_ssa_value(self.stage)
-        printer.print_string(" ")
-        printer.print_string_literal(self.scope.data)
-        printer.print_string(" for")
-        _print_operands(printer, self.readers)
-        printer.print_op_attributes(self.attributes)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> CacheReadOp:
-        stage = parser.resolve_operand(parser.parse_unresolved_operand(), StageType())
-        scope = parser.parse_str_literal()
-        parser.parse_keyword("for")
-        op = cls(stage, scope, _parse_operands(parser, StageType()))
-        op.attributes |= parser.parse_optional_attr_dict()
-        return op
 
 
 @irdl_op_definition
 class CacheWriteOp(IRDLOperation):
     """Compute a stage into a buffer of a memory scope, then copy it out:
-    `%CL = sched.cache_write %C "local"`. The result is the stage that computes;
+    `%CL = sched.cache_write %C local`. The result is the stage that computes;
     the original stage becomes the copy, with fresh axes.
     """
 
     name = "sched.cache_write"
     stage = operand_def(StageType)
-    scope = prop_def(StringAttr)
+    scope = prop_def(MemoryScopeAttr)
     cache = result_def(StageType)
     assembly_format = "$stage $scope attr-dict"
 
     def __init__(self, stage: SSAValue, scope: str):
         super().__init__(
             operands=[stage],
-            properties={"scope": StringAttr(scope)},
+            properties={"scope": MemoryScopeAttr(MemoryScope(scope))},
             result_types=[StageType()],
         )
-
-    def verify_(self) -> None:
-        _verify_scope(self, self.scope)
 
 
 class _AnnotateOp(IRDLOperation):
@@ -438,5 +409,5 @@ SCHED = Dialect(
         ParallelOp,
         UnrollOp,
     ],
-    [StageType, AxisType],
+    [StageType, AxisType, MemoryScopeAttr],
 )

@@ -24,11 +24,22 @@ func.func @matmul(%A: tensor<64x32xf32>, %B: tensor<32x64xf32>) -> tensor<64x64x
 
 Axis names are part of the IR (not SSA name hints): schedules and the loop IR
 refer to them, so they must survive printing and parsing unchanged.
+
+A reduction's kind is an enum attribute (`ReduceKindAttr`, printed as the bare word
+after `te.reduce`): a kind outside sum, max, min and prod is a parse error at the
+word.
+
+`te.read` says what upstream `tensor.extract` says (one element of a ranked tensor,
+out-of-bounds undefined) with the same syntax. It stays a te op for now because
+te-inline, bound inference and convert-te-to-loop (being rewritten as patterns in
+parallel) recognise te reads by this op; replacing it by `tensor.extract` is a
+mechanical rename to do once that rewrite lands, not a difference in meaning.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -37,9 +48,13 @@ from xdsl.dialects.builtin import (
     StringAttr,
     TensorType,
 )
-from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
+from xdsl.dialects.utils import EnumAttribute
+from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SpacedOpaqueSyntaxAttribute, SSAValue
 from xdsl.irdl import (
+    AnyAttr,
     IRDLOperation,
+    VarConstraint,
+    irdl_attr_definition,
     irdl_op_definition,
     lazy_traits_def,
     operand_def,
@@ -49,12 +64,30 @@ from xdsl.irdl import (
     traits_def,
     var_operand_def,
 )
-from xdsl.parser import Parser, UnresolvedOperand
+from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.str_enum import StrEnum
 
-REDUCE_KINDS = ("sum", "max", "min", "prod")
+
+class ReduceKind(StrEnum):
+    """How a te.reduce combines its terms."""
+
+    SUM = "sum"
+    MAX = "max"
+    MIN = "min"
+    PROD = "prod"
+
+
+@irdl_attr_definition
+class ReduceKindAttr(EnumAttribute[ReduceKind], SpacedOpaqueSyntaxAttribute):
+    """`#te<reduce_kind sum>` in the generic form; `te.reduce sum ...` in the custom one."""
+
+    name = "te.reduce_kind"
+
+
+REDUCE_KINDS = tuple(k.value for k in ReduceKind)
 
 
 def _parse_named_axes(parser: Parser, with_bounds: bool):
@@ -238,12 +271,13 @@ def _check_unique_axis_names(compute: ComputeOp):
 class ReduceOp(IRDLOperation):
     """A reduction over named axes: `te.reduce sum (%k: "k" = 0 to 32) -> f32 {...}`.
 
-    `kind` is sum, max, min or prod; the body's block arguments are the reduce
-    axes, each iterating over `[lo, hi)`; the body yields the term to combine.
+    `kind` is sum, max, min or prod (`kind.data` is the `ReduceKind`, equal to its
+    word); the body's block arguments are the reduce axes, each iterating over
+    `[lo, hi)`; the body yields the term to combine.
     """
 
     name = "te.reduce"
-    kind = prop_def(StringAttr)
+    kind = prop_def(ReduceKindAttr)
     axis_names = prop_def(ArrayAttr[StringAttr])
     lower = prop_def(ArrayAttr[IntAttr])
     upper = prop_def(ArrayAttr[IntAttr])
@@ -261,7 +295,7 @@ class ReduceOp(IRDLOperation):
     ):
         super().__init__(
             properties={
-                "kind": StringAttr(kind),
+                "kind": ReduceKindAttr(ReduceKind(kind)),
                 "axis_names": ArrayAttr([StringAttr(a) for a in axis_names]),
                 "lower": ArrayAttr([IntAttr(lo) for lo, _ in bounds]),
                 "upper": ArrayAttr([IntAttr(hi) for _, hi in bounds]),
@@ -287,11 +321,6 @@ class ReduceOp(IRDLOperation):
         return term.value
 
     def verify_(self) -> None:
-        if self.kind.data not in REDUCE_KINDS:
-            raise VerifyException(
-                f"te.reduce kind must be one of {', '.join(REDUCE_KINDS)}, "
-                f"not '{self.kind.data}'."
-            )
         block = self.body.block
         n = len(block.args)
         if n == 0 or any(
@@ -325,7 +354,7 @@ class ReduceOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> ReduceOp:
-        kind = parser.parse_identifier()
+        kind = parser.parse_str_enum(ReduceKind)
         axes = _parse_named_axes(parser, with_bounds=True)
         parser.parse_punctuation("->")
         rtype = parser.parse_type()
@@ -345,10 +374,12 @@ class ReadOp(IRDLOperation):
     """
 
     name = "te.read"
-    tensor = operand_def(TensorType)
+    ELEMENT: ClassVar = VarConstraint("ELEMENT", AnyAttr())
+    tensor = operand_def(TensorType.constr(ELEMENT))
     indices = var_operand_def(IndexType)
-    result = result_def()
+    result = result_def(ELEMENT)
     traits = traits_def(Pure())
+    assembly_format = "$tensor `[` $indices `]` attr-dict `:` type($tensor)"
 
     def __init__(self, tensor: SSAValue, indices: Sequence[SSAValue]):
         assert isinstance(tensor.type, TensorType)
@@ -365,36 +396,6 @@ class ReadOp(IRDLOperation):
                 f"te.read of a rank-{len(ttype.get_shape())} tensor takes "
                 f"{len(ttype.get_shape())} indices, not {len(self.indices)}."
             )
-        if self.result.type != ttype.get_element_type():
-            raise VerifyException("te.read result must be the tensor's element type.")
-
-    def print(self, printer: Printer):
-        printer.print_string(" ")
-        printer.print_ssa_value(self.tensor)
-        printer.print_string("[")
-        printer.print_list(self.indices, printer.print_ssa_value)
-        printer.print_string("]")
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_attribute(self.tensor.type)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> ReadOp:
-        tensor: UnresolvedOperand = parser.parse_unresolved_operand()
-        indices = parser.parse_comma_separated_list(
-            Parser.Delimiter.SQUARE, parser.parse_unresolved_operand
-        )
-        attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        type_pos = parser.pos
-        ttype = parser.parse_type()
-        if not isinstance(ttype, TensorType):
-            parser.raise_error(f"te.read expects a tensor type, not {ttype}", type_pos)
-        t = parser.resolve_operand(tensor, ttype)
-        idx = [parser.resolve_operand(i, IndexType()) for i in indices]
-        op = cls(t, idx)
-        op.attributes |= attrs
-        return op
 
 
 def compute_ops(func_op: Operation) -> list[ComputeOp]:
@@ -406,4 +407,4 @@ def new_block(n_index_args: int) -> Block:
     return Block(arg_types=[IndexType()] * n_index_args)
 
 
-TE = Dialect("te", [ComputeOp, ReduceOp, ReadOp, YieldOp], [])
+TE = Dialect("te", [ComputeOp, ReduceOp, ReadOp, YieldOp], [ReduceKindAttr])

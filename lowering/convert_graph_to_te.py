@@ -292,7 +292,7 @@ def _retyped(value: SSAValue, t: Attribute, before: Operation) -> SSAValue:
     if value.type == t:
         return value
     assert isinstance(t, TensorType)
-    reshape = graph.ReshapeOp([value], graph.attrs(shape=list(t.get_shape())))
+    reshape = graph.ReshapeOp([value], {"shape": t.get_shape()})
     Rewriter.insert_op(reshape, InsertPoint.before(before))
     return reshape.outputs[0]
 

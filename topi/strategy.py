@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, TensorType
+from xdsl.dialects.builtin import TensorType
 
 from tilecraft.dialects import graph
 from tilecraft.frontends import te
@@ -40,15 +40,8 @@ def _binary(f) -> Compute:
     return lambda op, xs, cs: [f(xs[0], xs[1])]
 
 
-def _optional_float(op: graph.GraphOp, key: str) -> float | None:
-    a = op.attributes.get(key)
-    if isinstance(a, (FloatAttr, IntegerAttr)):
-        return float(a.value.data)
-    return None
-
-
 def _clip(op, xs, cs):
-    return [elementwise.clip(xs[0], _optional_float(op, "min"), _optional_float(op, "max"))]
+    return [elementwise.clip(xs[0], op.min, op.max)]
 
 
 def _cast(op, xs, cs):
@@ -72,47 +65,36 @@ def _reshape(op, xs, cs):
 def _reduce(f) -> Compute:
     def compute(op, xs, cs):
         axes = op.reduce_axes(len(xs[0].shape))
-        return [f(xs[0], axes, bool(op.int_attr("keepdims", 1)))]
+        return [f(xs[0], axes, op.keepdims)]
 
     return compute
 
 
 def _conv2d(op, xs, cs):
-    data_layout = op.str_attr("data_layout", "NCHW")
     out = anchors.conv2d_compute(
         xs[0],
         xs[1],
         xs[2] if len(xs) > 2 else None,
-        strides=op.ints("strides", [1, 1]),
-        pads=op.ints("pads", [0, 0, 0, 0]),
-        dilations=op.ints("dilations", [1, 1]),
-        groups=op.int_attr("groups", 1),
-        data_layout=data_layout,
-        kernel_layout=op.str_attr("kernel_layout", "OIHW"),
-        out_layout=op.str_attr("out_layout", data_layout),
+        strides=list(op.strides),
+        pads=list(op.pads),
+        dilations=list(op.dilations),
+        groups=op.groups,
+        data_layout=op.data_layout,
+        kernel_layout=op.kernel_layout,
+        out_layout=op.out_layout,
     )
     return [out]
 
 
 def _dense(op, xs, cs):
     bias = xs[2] if len(xs) > 2 else None
-    return [anchors.dense_compute(xs[0], xs[1], bias, weight_layout=op.str_attr("weight_layout", "NK"))]
+    return [anchors.dense_compute(xs[0], xs[1], bias, weight_layout=str(op.weight_layout))]
 
 
 def _pool(f, with_count: bool) -> Compute:
     def compute(op, xs, cs):
-        extra = {"count_include_pad": bool(op.int_attr("count_include_pad", 0))} if with_count else {}
-        return [
-            f(
-                xs[0],
-                op.ints("kernel"),
-                op.ints("strides", [1, 1]),
-                op.ints("pads", [0, 0, 0, 0]),
-                bool(op.int_attr("ceil_mode", 0)),
-                layout=op.str_attr("layout", "NCHW"),
-                **extra,
-            )
-        ]
+        extra = {"count_include_pad": op.count_include_pad} if with_count else {}
+        return [f(xs[0], list(op.kernel), list(op.strides), list(op.pads), op.ceil_mode, layout=op.layout, **extra)]
 
     return compute
 
@@ -120,15 +102,15 @@ def _pool(f, with_count: bool) -> Compute:
 def _layer_norm(op, xs, cs):
     scale = xs[1] if len(xs) > 1 else None
     bias = xs[2] if len(xs) > 2 else None
-    return [reduce.layer_norm(xs[0], scale, bias, op.int_attr("axis", -1), op.float_attr("epsilon", 1e-5))]
+    return [reduce.layer_norm(xs[0], scale, bias, op.axis, op.epsilon)]
 
 
 def _slice(op, xs, cs):
     return [transform.strided_slice(xs[0], op.ranges(xs[0].shape))]
 
 
-def _axis(op, rank: int, default: int | None = 0) -> int:
-    return op.int_attr("axis", default) % rank
+def _axis(op, rank: int) -> int:
+    return op.axis % rank
 
 
 COMPUTES: dict[str, Compute] = {
@@ -136,7 +118,7 @@ COMPUTES: dict[str, Compute] = {
     "graph.sigmoid": _unary(elementwise.sigmoid),
     "graph.tanh": _unary(elementwise.tanh),
     "graph.erf": _unary(elementwise.erf),
-    "graph.gelu": lambda op, xs, cs: [elementwise.gelu(xs[0], op.str_attr("approximate", "none"))],
+    "graph.gelu": lambda op, xs, cs: [elementwise.gelu(xs[0], str(op.approximate))],
     "graph.exp": _unary(elementwise.exp),
     "graph.log": _unary(elementwise.log),
     "graph.sqrt": _unary(elementwise.sqrt),
@@ -152,7 +134,7 @@ COMPUTES: dict[str, Compute] = {
     "graph.maximum": _binary(elementwise.maximum),
     "graph.minimum": _binary(elementwise.minimum),
     "graph.where": lambda op, xs, cs: [elementwise.where(*xs)],
-    "graph.broadcast_to": lambda op, xs, cs: [elementwise.broadcast_to(xs[0], op.ints("shape"))],
+    "graph.broadcast_to": lambda op, xs, cs: [elementwise.broadcast_to(xs[0], list(op.shape))],
     "graph.less": _binary(lambda a, b: elementwise.compare("less", a, b)),
     "graph.less_equal": _binary(lambda a, b: elementwise.compare("less_equal", a, b)),
     "graph.greater": _binary(lambda a, b: elementwise.compare("greater", a, b)),
@@ -168,23 +150,23 @@ COMPUTES: dict[str, Compute] = {
     "graph.reduce_sum": _reduce(reduce.reduce_sum),
     "graph.reduce_mean": _reduce(reduce.reduce_mean),
     "graph.reduce_max": _reduce(reduce.reduce_max),
-    "graph.softmax": lambda op, xs, cs: [reduce.softmax(xs[0], op.int_attr("axis", -1))],
+    "graph.softmax": lambda op, xs, cs: [reduce.softmax(xs[0], op.axis)],
     "graph.layer_norm": _layer_norm,
-    "graph.batch_norm": lambda op, xs, cs: [reduce.batch_norm(*xs, epsilon=op.float_attr("epsilon", 1e-5))],
-    "graph.pad": lambda op, xs, cs: [transform.pad(xs[0], op.ints("pads"), op.float_attr("value", 0.0))],
+    "graph.batch_norm": lambda op, xs, cs: [reduce.batch_norm(*xs, epsilon=op.epsilon)],
+    "graph.pad": lambda op, xs, cs: [transform.pad(xs[0], list(op.pads), op.value)],
     "graph.reshape": _reshape,
     "graph.flatten": _reshape,
     "graph.squeeze": _reshape,
     "graph.unsqueeze": _reshape,
     "graph.transpose": lambda op, xs, cs: [
-        transform.transpose(xs[0], op.ints("perm", list(reversed(range(len(xs[0].shape))))))
+        transform.transpose(xs[0], op.permutation(len(xs[0].shape)))
     ],
-    "graph.concat": lambda op, xs, cs: [transform.concat(xs, _axis(op, len(xs[0].shape), None))],
-    "graph.split": lambda op, xs, cs: transform.split(xs[0], _axis(op, len(xs[0].shape)), op.ints("sizes")),
+    "graph.concat": lambda op, xs, cs: [transform.concat(xs, _axis(op, len(xs[0].shape)))],
+    "graph.split": lambda op, xs, cs: transform.split(xs[0], _axis(op, len(xs[0].shape)), list(op.sizes)),
     "graph.slice": _slice,
     "graph.gather": lambda op, xs, cs: [transform.gather(xs[0], xs[1], _axis(op, len(xs[0].shape)))],
     "graph.layout_transform": lambda op, xs, cs: [
-        transform.layout_transform(xs[0], op.str_attr("src", ""), op.str_attr("dst", ""))
+        transform.layout_transform(xs[0], op.src, op.dst)
     ],
 }
 

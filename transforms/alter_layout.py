@@ -34,7 +34,7 @@ followed by NCHW -> NCHW16c cancels; two transforms in a row compose into one;
 transforms left without users are erased. A transform of a constant stays for
 fold-constants (which runs after this pass) to fold.
 
-**dense** with a known weight [N, K] gets `weight_layout = "KN"` and the weight
+**dense** with a known weight [N, K] gets `weight_layout = #graph<weight_layout KN>` and the weight
 transposed into the store (the register-tiled GEMM reads KN rows as vectors), with
 the option `kn-dense` (default true; `kn-dense=false` keeps NK). Measured here, the
 KN GEMM of topi/dense.py (register tile 6 x 64, a packed K x 64 weight panel per
@@ -104,10 +104,10 @@ def _ranked(values) -> bool:
 def unblocked_source(value: SSAValue) -> tuple[SSAValue, int] | None:
     """(x, b) when `value` is `graph.layout_transform x` from NCHW<b>c to NCHW."""
     op = value.owner
-    if not isinstance(op, graph.LayoutTransformOp) or op.str_attr("dst", "") != "NCHW":
+    if not isinstance(op, graph.LayoutTransformOp) or op.dst != "NCHW":
         return None
     try:
-        block = graph.layout_block(op.str_attr("src", ""))
+        block = graph.layout_block(op.src)
     except graph.ShapeError:
         return None
     return (op.inputs[0], block) if block else None
@@ -140,7 +140,7 @@ class LayoutRewriter:
             return source[0]
         if (value, block) not in self.transforms:
             src, layout = (source[0], blocked(source[1])) if source else (value, "NCHW")
-            op = graph.LayoutTransformOp([src], graph.attrs(src=layout, dst=blocked(block)))
+            op = graph.LayoutTransformOp([src], {"src": layout, "dst": blocked(block)})
             Rewriter.insert_op(op, InsertPoint.before(before))
             self.transforms[(value, block)] = op.outputs[0]
         return self.transforms[(value, block)]
@@ -149,7 +149,7 @@ class LayoutRewriter:
         """Replace `old` (NCHW result) by `new_ops` computing `result` in NCHW<block>c;
         its users read it through a transform back to NCHW, which cancels against
         the transforms of users that are rewritten later."""
-        back = graph.LayoutTransformOp([result], graph.attrs(src=blocked(block), dst="NCHW"))
+        back = graph.LayoutTransformOp([result], {"src": blocked(block), "dst": "NCHW"})
         self.made.append(back)
         operands = list(old.operands)
         Rewriter.replace_op(old, [*new_ops, back], [back.outputs[0]])
@@ -192,7 +192,7 @@ class LayoutRewriter:
     def conv2d(self, conv: graph.Conv2dOp) -> bool:
         """A plain conv2d in the blocked layouts; False (unchanged) where that is not
         supported or the weight is not known."""
-        groups = conv.int_attr("groups", 1)
+        groups = conv.groups
         if conv.layouts() != (0, (0, 0), 0):
             return False
         x, w = conv.inputs[0], conv.inputs[1]
@@ -220,10 +220,9 @@ class LayoutRewriter:
         w_op = self.new_value(packed, w, kernel_layout)
         blocked_data = in_block == b or depthwise
         data, data_layout = (self.to_blocked(x, b, conv), blocked(b)) if blocked_data else (x, "NCHW")
-        attributes = dict(conv.attributes) | graph.attrs(
-            data_layout=data_layout, kernel_layout=kernel_layout, out_layout=blocked(b)
+        new = conv.with_properties(
+            [data, w_op.results[0]], data_layout=data_layout, kernel_layout=kernel_layout, out_layout=blocked(b)
         )
-        new = graph.Conv2dOp([data, w_op.results[0]], attributes)
         new_ops: list[Operation] = [w_op, new]
         result = new.outputs[0]
         if len(conv.inputs) == 3:
@@ -233,7 +232,7 @@ class LayoutRewriter:
             if known is not None:
                 b_op = self.new_value(known.reshape(shape), bias, "blocked")
             else:
-                b_op = graph.ReshapeOp([bias], graph.attrs(shape=shape))
+                b_op = graph.ReshapeOp([bias], {"shape": shape})
             add = graph.AddOp([result, b_op.results[0]])
             new_ops += [b_op, add]
             result = add.outputs[0]
@@ -253,10 +252,9 @@ class LayoutRewriter:
         if out_shape[1] % b:
             return False
         if isinstance(op, POOLS):
-            if op.str_attr("layout", "NCHW") != "NCHW":
+            if op.layout != "NCHW":
                 return False
-            operands = [sources[0][0]]
-            attributes = dict(op.attributes) | graph.attrs(layout=blocked(b))
+            new = op.with_properties([sources[0][0]], layout=blocked(b))
         else:
             operands = []
             for v, source in zip(op.inputs, sources):
@@ -269,14 +267,13 @@ class LayoutRewriter:
                 if moved is None:
                     return False
                 operands.append(moved)
-            attributes = dict(op.attributes)
-        new = type(op)(operands, attributes)
+            new = op.with_properties(operands)
         self.replace_blocked(op, [new], new.outputs[0], b)
         return True
 
     def dense(self, dense: graph.DenseOp) -> bool:
         """A dense with a known NK weight reads it as KN."""
-        if dense.str_attr("weight_layout", "NK") != "NK":
+        if dense.weight_layout != graph.WeightLayout.NK:
             return False
         w = dense.inputs[1]
         weight = known_value(w, self.store, NAME)
@@ -284,7 +281,7 @@ class LayoutRewriter:
             return False
         w_op = self.new_value(pack_dense_weight(weight), w, "KN")
         operands = [dense.inputs[0], w_op.results[0], *dense.inputs[2:]]
-        new = graph.DenseOp(operands, dict(dense.attributes) | graph.attrs(weight_layout="KN"))
+        new = dense.with_properties(operands, weight_layout=graph.WeightLayout.KN)
         Rewriter.replace_op(dense, [w_op, new])
         erase_if_dead([w])
         return True
@@ -294,11 +291,11 @@ class LayoutRewriter:
         inner = op.inputs[0].owner
         if not isinstance(inner, graph.LayoutTransformOp):
             return False
-        src, dst = inner.str_attr("src", ""), op.str_attr("dst", "")
+        src, dst = inner.src, op.dst
         if src == dst:
             Rewriter.replace_op(op, [], [inner.inputs[0]])
         else:
-            Rewriter.replace_op(op, graph.LayoutTransformOp([inner.inputs[0]], graph.attrs(src=src, dst=dst)))
+            Rewriter.replace_op(op, graph.LayoutTransformOp([inner.inputs[0]], {"src": src, "dst": dst}))
         if not inner.outputs[0].uses:
             Rewriter.erase_op(inner)
         return True

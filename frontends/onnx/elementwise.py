@@ -119,7 +119,7 @@ def convert_gelu(node: Node):
     approximate = node.attr("approximate", "none")
     if approximate not in ("none", "tanh"):
         raise node.error(f"unsupported approximate '{approximate}' (none or tanh)")
-    return [node.emit(graph.GeluOp, [node.input(0)], approximate=None if approximate == "none" else "tanh")]
+    return [node.emit(graph.GeluOp, [node.input(0)], approximate=None if approximate == "none" else graph.Approximate.TANH)]
 
 
 @converter("Where")

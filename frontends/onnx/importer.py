@@ -174,7 +174,7 @@ class Node:
     # building ------------------------------------------------------------------------
     def emit_op(self, cls: type[graph.GraphOp], inputs: Sequence[SSAValue], **attributes: Any) -> graph.GraphOp:
         try:
-            op = cls(inputs, graph.attrs(**attributes))
+            op = cls(inputs, attributes)
         except graph.ShapeError as e:
             raise self.error(f"{e} (while building {cls.name})") from None
         self.importer.block.add_op(op)

@@ -215,9 +215,9 @@ def pool_attributes(node: Node, count_include_pad: bool) -> tuple[SSAValue, dict
     pads = window_pads(node, xs[2:], kernel, strides, dilations)
     attributes = {"kernel": kernel, **nondefault(strides=(strides, [1, 1]), pads=(pads, [0] * 4))}
     if int(node.attr("ceil_mode", 0)):
-        attributes["ceil_mode"] = 1
+        attributes["ceil_mode"] = True
     if count_include_pad and int(node.attr("count_include_pad", 0)):
-        attributes["count_include_pad"] = 1
+        attributes["count_include_pad"] = True
     return node.input(0), attributes
 
 
@@ -241,7 +241,7 @@ def convert_global_pool(node: Node):
     if node.op_type == "GlobalAveragePool" and rank == 4:
         return [node.emit(graph.GlobalAvgPool2dOp, [node.input(0)])]
     cls = graph.ReduceMeanOp if node.op_type == "GlobalAveragePool" else graph.ReduceMaxOp
-    return [node.emit(cls, [node.input(0)], axes=list(range(2, rank)), keepdims=1)]
+    return [node.emit(cls, [node.input(0)], axes=list(range(2, rank)), keepdims=True)]
 
 
 @converter("Softmax")
@@ -285,9 +285,9 @@ def convert_instance_norm(node: Node):
     epsilon = float(node.attr("epsilon", 1e-5))
     x = node.input(0)
     spatial = list(range(2, len(xs)))
-    mean = node.emit(graph.ReduceMeanOp, [x], axes=spatial, keepdims=1)
+    mean = node.emit(graph.ReduceMeanOp, [x], axes=spatial, keepdims=True)
     centered = node.emit(graph.SubOp, [x, mean])
-    variance = node.emit(graph.ReduceMeanOp, [node.emit(graph.MulOp, [centered, centered])], axes=spatial, keepdims=1)
+    variance = node.emit(graph.ReduceMeanOp, [node.emit(graph.MulOp, [centered, centered])], axes=spatial, keepdims=True)
     std = node.emit(graph.SqrtOp, [node.emit(graph.AddOp, [variance, node.scalar(epsilon, x)])])
     normalized = node.emit(graph.DivOp, [centered, std])
     per_channel = [xs[1]] + [1] * len(spatial)
@@ -324,12 +324,12 @@ def convert_arg_reduce(node: Node):
     over the (negated, for the first) indices."""
     xs = node.shape(0)
     axis = int(node.attr("axis", 0)) % len(xs)
-    keepdims = int(node.attr("keepdims", 1))
+    keepdims = bool(node.attr("keepdims", 1))
     last = int(node.attr("select_last_index", 0))
     x = node.input(0)
     if node.op_type == "ArgMin":  # the minimum of x is the maximum of -x
         x = node.emit(graph.NegOp, [x])
-    best = node.emit(graph.ReduceMaxOp, [x], axes=[axis], keepdims=1)
+    best = node.emit(graph.ReduceMaxOp, [x], axes=[axis], keepdims=True)
     hit = node.emit(graph.EqualOp, [x, best])
     shape = [1] * len(xs)
     shape[axis] = xs[axis]
@@ -346,7 +346,7 @@ def convert_arg_reduce(node: Node):
 def convert_reduce(node: Node):
     rank = len(node.shape(0))
     axes = axes_of(node, [None, node.optional_const(1, "axes")], 1)
-    keepdims = int(node.attr("keepdims", 1))
+    keepdims = bool(node.attr("keepdims", 1))
     if not axes:
         if int(node.attr("noop_with_empty_axes", 0)):
             return [node.raw(0)]

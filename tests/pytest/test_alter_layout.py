@@ -65,7 +65,7 @@ func.func @main(%x: tensor<1x3x32x32xf32>) -> tensor<1x10xf32> {{
   {conv("cd", "r2", "wd", (1, 16, 8, 8), (32, 16, 1, 1), (1, 32, 4, 4), "{strides = array<i64: 2, 2>}")}
   %s4 = graph.add %c4, %cd : (tensor<1x32x4x4xf32>, tensor<1x32x4x4xf32>) -> tensor<1x32x4x4xf32>
   %r4 = graph.relu %s4 : (tensor<1x32x4x4xf32>) -> tensor<1x32x4x4xf32>
-  %ap = graph.avg_pool2d %r4 {{kernel = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, count_include_pad = 1 : i64}} : (tensor<1x32x4x4xf32>) -> tensor<1x32x4x4xf32>
+  %ap = graph.avg_pool2d %r4 {{kernel = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, count_include_pad = true}} : (tensor<1x32x4x4xf32>) -> tensor<1x32x4x4xf32>
   %g = graph.global_avg_pool2d %ap : (tensor<1x32x4x4xf32>) -> tensor<1x32x1x1xf32>
   %f = graph.flatten %g : (tensor<1x32x1x1xf32>) -> tensor<1x32xf32>
   %fw = graph.weight "fc.w" : tensor<10x32xf32>
@@ -87,22 +87,22 @@ def resnet_weights() -> dict[str, np.ndarray]:
 
 
 def layouts(module) -> list[tuple[str, str]]:
-    return [(op.str_attr("src", ""), op.str_attr("dst", "")) for op in ops_named(module, "graph.layout_transform")]
+    return [(op.src, op.dst) for op in ops_named(module, "graph.layout_transform")]
 
 
 def test_resnet_keeps_its_values_and_runs_blocked():
     module = check_pass(parse(RESNET, resnet_weights()), AlterLayoutPass(kn_dense=True), FoldConstantsPass())
     convs = ops_named(module, "graph.conv2d")
-    assert [c.str_attr("kernel_layout", "") for c in convs] == ["OIHW3i16o"] + ["OIHW16i16o"] * 5
-    assert all(c.str_attr("out_layout", "") == "NCHW16c" for c in convs)
+    assert [c.kernel_layout for c in convs] == ["OIHW3i16o"] + ["OIHW16i16o"] * 5
+    assert all(c.out_layout == "NCHW16c" for c in convs)
     # The stem reads the NCHW input as it is; everything up to flatten stays
     # blocked, so the only transform left is the one back before flatten.
     assert layouts(module) == [("NCHW16c", "NCHW")]
     assert ops_named(module, "graph.layout_transform")[0].outputs[0].uses.get_length() == 1
     for name in ("graph.max_pool2d", "graph.avg_pool2d", "graph.global_avg_pool2d"):
-        assert ops_named(module, name)[0].str_attr("layout", "") == "NCHW16c"
+        assert ops_named(module, name)[0].layout == "NCHW16c"
     (dense,) = ops_named(module, "graph.dense")
-    assert dense.str_attr("weight_layout", "") == "KN"
+    assert dense.weight_layout == "KN"
 
 
 def test_pass_is_idempotent():
@@ -117,7 +117,7 @@ def test_pass_is_idempotent():
 def test_other_blocks(block):
     module = check_pass(parse(RESNET, resnet_weights()), AlterLayoutPass(block=block))
     convs = ops_named(module, "graph.conv2d")
-    assert all(c.str_attr("out_layout", "") == f"NCHW{block}c" for c in convs)
+    assert all(c.out_layout == f"NCHW{block}c" for c in convs)
 
 
 MLP = """
@@ -137,13 +137,13 @@ def test_mlp_dense_weights_become_kn():
     weights = {"w1": randn(40, 24), "b1": randn(40), "w2": randn(8, 40)}
     module = check_pass(parse(MLP, weights), AlterLayoutPass(kn_dense=True))
     denses = ops_named(module, "graph.dense")
-    assert [d.str_attr("weight_layout", "") for d in denses] == ["KN", "KN"]
+    assert [d.weight_layout for d in denses] == ["KN", "KN"]
     assert [graph.shape_of(d.inputs[1].type) for d in denses] == [(24, 40), (40, 8)]
     # On by default; kn-dense=false keeps the NK weights.
     module = check_pass(parse(MLP, weights), AlterLayoutPass())
-    assert [d.str_attr("weight_layout", "") for d in ops_named(module, "graph.dense")] == ["KN", "KN"]
+    assert [d.weight_layout for d in ops_named(module, "graph.dense")] == ["KN", "KN"]
     module = check_pass(parse(MLP, weights), AlterLayoutPass(kn_dense=False))
-    assert not any("weight_layout" in d.attributes for d in ops_named(module, "graph.dense"))
+    assert not any("weight_layout" in d.properties for d in ops_named(module, "graph.dense"))
 
 
 def test_values_between_blocked_ops_are_blocked_once():
@@ -161,7 +161,7 @@ func.func @main(%x: tensor<2x16x6x6xf32>) -> (tensor<2x16x6x6xf32>, tensor<2x16x
 }}
 """
     module = check_pass(parse(text, {"w1": randn(16, 16, 3, 3), "w2": randn(16, 16, 1, 1)}), AlterLayoutPass())
-    into_blocked = [op.inputs[0] for op in ops_named(module, "graph.layout_transform") if op.str_attr("src", "") == "NCHW"]
+    into_blocked = [op.inputs[0] for op in ops_named(module, "graph.layout_transform") if op.src == "NCHW"]
     # %x once (for both convs), and the sigmoid's result for the blocked mul.
     assert len(into_blocked) == 2 and len(set(into_blocked)) == 2
 
@@ -207,9 +207,9 @@ def compile_text(text: str, weights: dict[str, np.ndarray] | None = None):
     "pool",
     [
         'graph.max_pool2d %t {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, layout = "NCHW16c"}',
-        'graph.max_pool2d %t {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, ceil_mode = 1 : i64, layout = "NCHW16c"}',
+        'graph.max_pool2d %t {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, ceil_mode = true, layout = "NCHW16c"}',
         'graph.avg_pool2d %t {kernel = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, layout = "NCHW16c"}',
-        'graph.avg_pool2d %t {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 1, 1>, count_include_pad = 1 : i64, layout = "NCHW16c"}',
+        'graph.avg_pool2d %t {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 1, 1>, count_include_pad = true, layout = "NCHW16c"}',
         'graph.avg_pool2d %t {kernel = array<i64: 2, 2>, layout = "NCHW16c"}',
         'graph.global_avg_pool2d %t {layout = "NCHW16c"}',
     ],
@@ -237,7 +237,7 @@ func.func @main(%x: tensor<2x32x7x7xf32>) -> tensor<*xf32> {
 def test_kn_dense_compiles():
     text = """
 func.func @main(%x: tensor<5x48xf32>, %w: tensor<48x70xf32>, %b: tensor<70xf32>) -> tensor<5x70xf32> {
-  %y = graph.dense %x, %w, %b {weight_layout = "KN"} : (tensor<5x48xf32>, tensor<48x70xf32>, tensor<70xf32>) -> tensor<5x70xf32>
+  %y = graph.dense %x, %w, %b {weight_layout = #graph<weight_layout KN>} : (tensor<5x48xf32>, tensor<48x70xf32>, tensor<70xf32>) -> tensor<5x70xf32>
   %r = graph.relu %y : (tensor<5x70xf32>) -> tensor<5x70xf32>
   func.return %r : tensor<5x70xf32>
 }

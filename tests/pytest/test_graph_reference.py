@@ -40,7 +40,7 @@ def run_op(cls, arrays, **attributes) -> list[np.ndarray]:
     """Build one op on block arguments of the arrays' types and evaluate it."""
     types = [TensorType(i64 if a.dtype.kind == "i" else Float32Type(), list(a.shape)) for a in arrays]
     block = Block(arg_types=types)
-    op = cls(list(block.args), graph.attrs(**attributes))
+    op = cls(list(block.args), attributes)
     return evaluate_op(op, arrays)
 
 

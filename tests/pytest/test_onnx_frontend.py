@@ -8,11 +8,15 @@ Gelu needs opset 20.
 
 from __future__ import annotations
 
+import io
+
 import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
+from xdsl.printer import Printer
 
+from tilecraft.compiler import parse_text
 from tilecraft.frontends.onnx import OnnxImportError, from_onnx
 from tilecraft.utils.diagnostics import verify_module
 from tilecraft.utils.weights import store_of
@@ -208,6 +212,22 @@ def test_one_operator_ir(case):
     module, _ = from_onnx(m)
     verify_module(module)
     assert graph_ops(module) == expected_ops
+
+
+def _printed(module, generic: bool = False) -> str:
+    out = io.StringIO()
+    Printer(stream=out, print_generic_format=generic).print_op(module)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("case", sorted(ONE_OP))
+def test_one_operator_ir_round_trips(case):
+    """What the importer prints parses back to the same text, in the custom and the
+    generic form (typed properties survive both)."""
+    module, _ = from_onnx(ONE_OP[case][0])
+    text = _printed(module)
+    assert _printed(parse_text(text)) == text
+    assert _printed(parse_text(_printed(module, generic=True))) == text
 
 
 def test_signature_names_and_weights():

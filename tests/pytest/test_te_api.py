@@ -316,7 +316,7 @@ def test_cache_read():
     s[AA].vectorize(AA.op.axis[1])
     module = te.build_module(s, [A, B, C])
     text = sched_text(module)
-    assert '%s_A.shared = sched.cache_read %s_A "shared" for %s_C' in text
+    assert '%s_A.shared = sched.cache_read %s_A shared for %s_C' in text
     assert 'sched.axis %s_A.shared "ax1"' in text
     assert "sched.compute_at %s_A.shared, %i.outer" in text
     assert round_trips(module)
@@ -351,7 +351,7 @@ def test_cache_write_gives_fresh_axes():
     s[CL].reorder(CL.op.reduce_axis[0], CL.op.axis[0], CL.op.axis[1])
     module = te.build_module(s, [A, B, C])
     text = sched_text(module)
-    assert '%s_C.local = sched.cache_write %s_C "local"' in text
+    assert '%s_C.local = sched.cache_write %s_C local' in text
     assert 'sched.axis %s_C.local "k"' in text
     # The copy stage's axis is taken after the cache_write, on the original handle.
     lines = text.splitlines()

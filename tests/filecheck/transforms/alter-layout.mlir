@@ -14,7 +14,7 @@
 // STORE-NEXT:    %[[A:.*]] = graph.add %[[C]], %[[B]]
 // STORE-NEXT:    %[[P:.*]] = graph.layout_transform %[[A]] {src = "NCHW16c", dst = "NCHW"}
 // STORE-NEXT:    %[[FW:.*]] = graph.weight "fc.weight.KN" : tensor<5x4xf32>
-// STORE-NEXT:    %[[D:.*]] = graph.dense %y, %[[FW]] {weight_layout = "KN"} : (tensor<2x5xf32>, tensor<5x4xf32>) -> tensor<2x4xf32>
+// STORE-NEXT:    %[[D:.*]] = graph.dense %y, %[[FW]] {weight_layout = #graph<weight_layout KN>} : (tensor<2x5xf32>, tensor<5x4xf32>) -> tensor<2x4xf32>
 // STORE-NEXT:    func.return %[[P]], %[[D]]
 
 // The saved store holds the arrays the output names (the old ones stay in the
@@ -164,7 +164,7 @@ func.func @dense(%x: tensor<4x3xf32>, %v: tensor<2x3xf32>) -> (tensor<4x2xf32>, 
 // CHECK-LABEL: func.func @dense
 // CHECK-NEXT:    %[[B:.*]] = graph.constant dense<[1.000000e+00, -1.000000e+00]> : tensor<2xf32>
 // CHECK-NEXT:    %[[W:.*]] = graph.constant dense<{{\[}}[1.000000e+00, 4.000000e+00], [2.000000e+00, 5.000000e+00], [3.000000e+00, 6.000000e+00]]> : tensor<3x2xf32>
-// CHECK-NEXT:    %[[Y:.*]] = graph.dense %x, %[[W]], %[[B]] {weight_layout = "KN"} : (tensor<4x3xf32>, tensor<3x2xf32>, tensor<2xf32>) -> tensor<4x2xf32>
+// CHECK-NEXT:    %[[Y:.*]] = graph.dense %x, %[[W]], %[[B]] {weight_layout = #graph<weight_layout KN>} : (tensor<4x3xf32>, tensor<3x2xf32>, tensor<2xf32>) -> tensor<4x2xf32>
 // CHECK-NEXT:    %[[Z:.*]] = graph.dense %x, %v : (tensor<4x3xf32>, tensor<2x3xf32>) -> tensor<4x2xf32>
 // CHECK-NEXT:    func.return %[[Y]], %[[Z]]
 

@@ -15,8 +15,8 @@
 // The weight of output channel c scales by c / sqrt(4).
 // ARRAYS-NEXT: [0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5]
 
-// The graph dialect's canonicalization patterns (transforms/graph_canonicalization.py)
-// and op folders (transforms/graph_folders.py), run by xDSL's canonicalize.
+// The graph dialect's canonicalization patterns (dialects/graph_canonicalization.py)
+// and op folders (dialects/graph_folders.py), run by xDSL's canonicalize.
 
 // batch_norm after a conv2d that feeds nothing else folds into it: with
 // a = scale / sqrt(var + eps) = [1, 0.5] and b = bias - mean * a = [2, 2], the
@@ -37,6 +37,36 @@ func.func @conv_bn(%x: tensor<1x1x4x4xf32>) -> tensor<1x2x4x4xf32> {
 // CHECK-NEXT:    %[[B:.*]] = graph.constant dense<2.000000e+00> : tensor<2xf32>
 // CHECK-NEXT:    %[[Y:.*]] = graph.conv2d %x, %[[W]], %[[B]] : (tensor<1x1x4x4xf32>, tensor<2x1x1x1xf32>, tensor<2xf32>) -> tensor<1x2x4x4xf32>
 // CHECK-NEXT:    func.return %[[Y]]
+
+// -----
+
+// The folded conv keeps its own properties (strides, pads): only weight and bias change.
+func.func @strided_conv_bn(%x: tensor<1x1x4x4xf32>) -> tensor<1x2x2x2xf32> {
+  %w = graph.constant dense<[[[[4.0]]], [[[2.0]]]]> : tensor<2x1x1x1xf32>
+  %y = graph.conv2d %x, %w {strides = array<i64: 2, 2>} : (tensor<1x1x4x4xf32>, tensor<2x1x1x1xf32>) -> tensor<1x2x2x2xf32>
+  %s = graph.constant dense<[2.0, 1.0]> : tensor<2xf32>
+  %b = graph.constant dense<3.0> : tensor<2xf32>
+  %m = graph.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  %v = graph.constant dense<3.0> : tensor<2xf32>
+  %z = graph.batch_norm %y, %s, %b, %m, %v {epsilon = 1.0 : f32} : (tensor<1x2x2x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x2x2x2xf32>
+  func.return %z : tensor<1x2x2x2xf32>
+}
+
+// CHECK-LABEL: func.func @strided_conv_bn
+// CHECK:         graph.conv2d %x, %{{.*}}, %{{.*}} {strides = array<i64: 2, 2>}
+// CHECK-NOT:     graph.batch_norm
+
+// -----
+
+// A clip with a bound is no identity.
+func.func @bounded_clip(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %c = graph.clip %x {min = 0.0 : f32} : (tensor<4xf32>) -> tensor<4xf32>
+  func.return %c : tensor<4xf32>
+}
+
+// CHECK-LABEL: func.func @bounded_clip
+// CHECK-NEXT:    %[[C:.*]] = graph.clip %x {min = 0.000000e+00 : f32}
+// CHECK-NEXT:    func.return %[[C]]
 
 // -----
 

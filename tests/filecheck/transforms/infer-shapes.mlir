@@ -23,7 +23,7 @@ func.func @conv_relu(%x: tensor<1x3x8x8xf32>) -> tensor<*xf32> {
 // two results.
 func.func @mixed(%a: tensor<2x1x4xf32>, %b: tensor<3x1xf32>) -> (tensor<*xf32>, tensor<*xf32>) {
   %s = graph.add %a, %b : (tensor<2x1x4xf32>, tensor<3x1xf32>) -> tensor<*xf32>
-  %m = graph.reduce_mean %s {axes = array<i64: 1>, keepdims = 0 : i64} : (tensor<*xf32>) -> tensor<*xf32>
+  %m = graph.reduce_mean %s {axes = array<i64: 1>, keepdims = false} : (tensor<*xf32>) -> tensor<*xf32>
   %f = graph.reshape %m {shape = array<i64: -1>} : (tensor<*xf32>) -> tensor<*xf32>
   %p, %q = graph.split %f {axis = 0 : i64, sizes = array<i64: 3, 5>} : (tensor<*xf32>) -> (tensor<*xf32>, tensor<*xf32>)
   func.return %p, %q : tensor<*xf32>, tensor<*xf32>

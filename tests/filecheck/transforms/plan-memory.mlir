@@ -60,7 +60,7 @@ func.func @long_lived(%x: tensor<4xf32>) -> tensor<4xf32> {
 func.func @best_fit(%x: tensor<1024xf32>, %y: tensor<256xf32>, %z: tensor<256xf32>, %v: tensor<512xf32>) -> (tensor<1280xf32>, tensor<256xf32>, tensor<512xf32>) {
   %w = graph.weight "w" : tensor<256xf32>
   %a = graph.exp %x : (tensor<1024xf32>) -> tensor<1024xf32>
-  %k = graph.reduce_sum %a {keepdims = 0 : i64} : (tensor<1024xf32>) -> tensor<f32>
+  %k = graph.reduce_sum %a {keepdims = false} : (tensor<1024xf32>) -> tensor<f32>
   %b = graph.neg %y : (tensor<256xf32>) -> tensor<256xf32>
   %c = graph.concat %a, %b {axis = 0 : i64} : (tensor<1024xf32>, tensor<256xf32>) -> tensor<1280xf32>
   %d = graph.mul %z, %w : (tensor<256xf32>, tensor<256xf32>) -> tensor<256xf32>

@@ -1,9 +1,21 @@
 // One case per graph verifier error: the message and the file:line:col of the op.
 // RUN: tilecraft-opt %s --split-input-file --verify-diagnostics --parsing-diagnostics 2>&1 | filecheck %s
-// Without --verify-diagnostics, the first error stops the tool with exit code 1.
+// Without --verify-diagnostics, the first error stops the tool with exit code 1,
+// after one line (no traceback, nothing else).
 // RUN: not tilecraft-opt %s --split-input-file 2>&1 | filecheck %s --check-prefix=FIRST
-// FIRST: invalid.mlir:10:3: error: 'graph.relu' op: graph.relu takes 1 operand, not 2.
-// FIRST-NOT: Traceback
+// FIRST: invalid.mlir:14:3: error: 'graph.conv2d' op: graph.conv2d has no attribute 'strdes' (did you mean 'strides'?).
+// FIRST-NOT: {{.}}
+
+// Typed attributes: a misspelled name is an error that names it and suggests the
+// closest property, never a silent default (this conv would otherwise run
+// unpadded with stride 1).
+func.func @typo_conv(%x: tensor<1x4x8x8xf32>, %w: tensor<8x4x3x3xf32>) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.conv2d' op: graph.conv2d has no attribute 'strdes' (did you mean 'strides'?).
+  %0 = graph.conv2d %x, %w {strdes = [2, 2], padz = [1, 1, 1, 1]} : (tensor<1x4x8x8xf32>, tensor<8x4x3x3xf32>) -> tensor<1x8x6x6xf32>
+  func.return
+}
+
+// -----
 
 func.func @arity(%a: tensor<2x3xf32>) {
   // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.relu' op: graph.relu takes 1 operand, not 2.
@@ -54,7 +66,7 @@ func.func @where_condition(%a: tensor<2x3xf32>) {
 // -----
 
 func.func @cast_to(%a: tensor<2x3xf32>) {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.cast' op: graph.cast needs an element type attribute 'to' (like {to = f32}).
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.cast' op: graph.cast attribute 'to' must be a type (like f32), not "f32".
   %0 = graph.cast %a {to = "f32"} : (tensor<2x3xf32>) -> tensor<2x3xf32>
   func.return
 }
@@ -102,7 +114,7 @@ func.func @conv_layout(%x: tensor<1x4x8x8xf32>, %w: tensor<8x4x3x3xf32>) {
 // -----
 
 func.func @conv_pads_kind(%x: tensor<1x4x8x8xf32>, %w: tensor<8x4x3x3xf32>) {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.conv2d' op: attribute 'pads' must be an array of integers.
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.conv2d' op: graph.conv2d attribute 'pads' must be an array of i64 (array<i64: ...>), not 1 : i64.
   %0 = graph.conv2d %x, %w {pads = 1 : i64} : (tensor<1x4x8x8xf32>, tensor<8x4x3x3xf32>) -> tensor<1x8x6x6xf32>
   func.return
 }
@@ -142,7 +154,7 @@ func.func @pool_rank(%x: tensor<3x16xf32>) {
 // -----
 
 func.func @pool_kernel_missing(%x: tensor<1x1x4x4xf32>) {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.avg_pool2d' op: missing attribute 'kernel'.
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.avg_pool2d' op: graph.avg_pool2d needs attribute 'kernel'.
   %0 = graph.avg_pool2d %x : (tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
   func.return
 }
@@ -262,7 +274,7 @@ func.func @concat_shapes(%x: tensor<3x16xf32>, %y: tensor<4x8xf32>) {
 // -----
 
 func.func @concat_axis_missing(%x: tensor<3x16xf32>) {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.concat' op: missing attribute 'axis'.
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.concat' op: graph.concat needs attribute 'axis'.
   %0 = graph.concat %x : (tensor<3x16xf32>) -> tensor<3x16xf32>
   func.return
 }
@@ -348,7 +360,7 @@ func.func @fused_yield(%x: tensor<4xf32>) {
 // -----
 
 func.func @perm_kind(%x: tensor<4xf32>) {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.transpose' op: attribute 'perm' must be an array of integers.
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.transpose' op: graph.transpose attribute 'perm' must be an array of i64 (array<i64: ...>), not "x".
   %0 = graph.transpose %x {perm = "x"} : (tensor<4xf32>) -> tensor<4xf32>
   func.return
 }
@@ -356,7 +368,7 @@ func.func @perm_kind(%x: tensor<4xf32>) {
 // -----
 
 func.func @axis_kind(%x: tensor<4xf32>) {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.softmax' op: attribute 'axis' must be an integer.
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.softmax' op: graph.softmax attribute 'axis' must be an i64 integer, not 1.000000e+00 : f32.
   %0 = graph.softmax %x {axis = 1.0 : f32} : (tensor<4xf32>) -> tensor<4xf32>
   func.return
 }
@@ -364,7 +376,7 @@ func.func @axis_kind(%x: tensor<4xf32>) {
 // -----
 
 func.func @clip_bound(%x: tensor<4xf32>) {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.clip' op: attribute 'min' must be a number.
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.clip' op: graph.clip attribute 'min' must be a float (like 1.0 : f32), not "a".
   %0 = graph.clip %x {min = "a"} : (tensor<4xf32>) -> tensor<4xf32>
   func.return
 }
@@ -372,7 +384,7 @@ func.func @clip_bound(%x: tensor<4xf32>) {
 // -----
 
 func.func @gelu_approximate(%x: tensor<4xf32>) {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.gelu' op: approximate must be "none" or "tanh", not "fast".
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.gelu' op: graph.gelu attribute 'approximate' must be one of none, tanh (#graph<approximate ...>), not "fast".
   %0 = graph.gelu %x {approximate = "fast"} : (tensor<4xf32>) -> tensor<4xf32>
   func.return
 }
@@ -380,7 +392,7 @@ func.func @gelu_approximate(%x: tensor<4xf32>) {
 // -----
 
 func.func @pool_kernel_length(%x: tensor<1x1x4x4xf32>) {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.max_pool2d' op: attribute 'kernel' needs 2 values, got 1.
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.max_pool2d' op: graph.max_pool2d attribute 'kernel' needs 2 values, got 1.
   %0 = graph.max_pool2d %x {kernel = array<i64: 2>} : (tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
   func.return
 }
@@ -432,5 +444,146 @@ func.func @constant_value() {
   // CHECK: invalid.mlir:[[# @LINE + 2]]:23
   // CHECK: graph.constant takes a dense<...> : tensor<...> value
   %0 = graph.constant 1.0 : f32
+  func.return
+}
+
+// -----
+
+// The unknown name is reported before the required `kernel` it stands in for.
+func.func @typo_pool(%x: tensor<1x1x4x4xf32>) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.max_pool2d' op: graph.max_pool2d has no attribute 'kernal' (did you mean 'kernel'?).
+  %0 = graph.max_pool2d %x {kernal = array<i64: 2, 2>} : (tensor<1x1x4x4xf32>) -> tensor<1x1x3x3xf32>
+  func.return
+}
+
+// -----
+
+func.func @typo_reduce(%x: tensor<3x16xf32>) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.reduce_mean' op: graph.reduce_mean has no attribute 'keepdim' (did you mean 'keepdims'?).
+  %0 = graph.reduce_mean %x {axes = array<i64: 1>, keepdim = false} : (tensor<3x16xf32>) -> tensor<3xf32>
+  func.return
+}
+
+// -----
+
+func.func @typo_softmax(%x: tensor<3x16xf32>) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.softmax' op: graph.softmax has no attribute 'axes' (did you mean 'axis'?).
+  %0 = graph.softmax %x {axes = array<i64: 0>} : (tensor<3x16xf32>) -> tensor<3x16xf32>
+  func.return
+}
+
+// -----
+
+// Nothing close: the message lists what the op takes, or says it takes nothing.
+func.func @unknown_gather(%x: tensor<3x16xf32>, %i: tensor<2xi64>) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.gather' op: graph.gather has no attribute 'batch_dims' (it has 'axis').
+  %0 = graph.gather %x, %i {batch_dims = 0 : i64} : (tensor<3x16xf32>, tensor<2xi64>) -> tensor<2x16xf32>
+  func.return
+}
+
+// -----
+
+func.func @unknown_relu(%x: tensor<4xf32>) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.relu' op: graph.relu has no attribute 'alpha' (it takes none).
+  %0 = graph.relu %x {alpha = 1.0 : f32} : (tensor<4xf32>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+// In the generic form properties are spelled <{...}>: a misspelling there too.
+func.func @typo_generic(%x: tensor<3x4xf32>) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.transpose' op: graph.transpose has no attribute 'prem' (did you mean 'perm'?).
+  %0 = "graph.transpose"(%x) <{prem = array<i64: 1, 0>}> : (tensor<3x4xf32>) -> tensor<4x3xf32>
+  func.return
+}
+
+// -----
+
+// Wrong kinds: keepdims is a boolean, weight_layout an enum, pads i64s.
+func.func @keepdims_kind(%x: tensor<3x16xf32>) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.reduce_sum' op: graph.reduce_sum attribute 'keepdims' must be a boolean (true or false), not 0 : i64.
+  %0 = graph.reduce_sum %x {keepdims = 0 : i64} : (tensor<3x16xf32>) -> tensor<1x1xf32>
+  func.return
+}
+
+// -----
+
+func.func @weight_layout_kind(%x: tensor<3x16xf32>, %w: tensor<16x10xf32>) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.dense' op: graph.dense attribute 'weight_layout' must be one of NK, KN (#graph<weight_layout ...>), not "KN".
+  %0 = graph.dense %x, %w {weight_layout = "KN"} : (tensor<3x16xf32>, tensor<16x10xf32>) -> tensor<3x10xf32>
+  func.return
+}
+
+// -----
+
+func.func @pads_element_type(%x: tensor<1x4x8x8xf32>, %w: tensor<8x4x3x3xf32>) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.conv2d' op: graph.conv2d attribute 'pads' must be an array of i64 (array<i64: ...>), not array<i32: 1, 1, 1, 1>.
+  %0 = graph.conv2d %x, %w {pads = array<i32: 1, 1, 1, 1>} : (tensor<1x4x8x8xf32>, tensor<8x4x3x3xf32>) -> tensor<1x8x8x8xf32>
+  func.return
+}
+
+// -----
+
+func.func @strides_length(%x: tensor<1x4x8x8xf32>, %w: tensor<8x4x3x3xf32>) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.conv2d' op: graph.conv2d attribute 'strides' needs 2 values, got 3.
+  %0 = graph.conv2d %x, %w {strides = array<i64: 1, 1, 1>} : (tensor<1x4x8x8xf32>, tensor<8x4x3x3xf32>) -> tensor<1x8x6x6xf32>
+  func.return
+}
+
+// -----
+
+// Missing required properties.
+func.func @layout_transform_dst(%x: tensor<1x8x4x4xf32>) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.layout_transform' op: graph.layout_transform needs attribute 'dst'.
+  %0 = graph.layout_transform %x {src = "NCHW"} : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  func.return
+}
+
+// -----
+
+func.func @reshape_shape(%x: tensor<4xf32>) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.reshape' op: graph.reshape needs attribute 'shape'.
+  %0 = graph.reshape %x : (tensor<4xf32>) -> tensor<2x2xf32>
+  func.return
+}
+
+// -----
+
+// A word outside the enum's set is a parse error at the word.
+func.func @approximate_word(%x: tensor<4xf32>) {
+  // CHECK: invalid.mlir:[[# @LINE + 2]]:56
+  // CHECK: Expected `none`, or `tanh`.
+  %0 = graph.gelu %x {approximate = #graph<approximate fast>} : (tensor<4xf32>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+// The value-less ops and fused groups accept namespaced attributes only, too.
+func.func @weight_attribute() {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.weight' op: graph.weight has no attribute 'nmae' (did you mean 'name'?).
+  %0 = graph.weight "w" {nmae = "v"} : tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @fused_attribute(%x: tensor<4xf32>) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.fused' op: graph.fused has no attribute 'kind' (it has 'name').
+  %y = graph.fused "g" (%x) : (tensor<4xf32>) -> (tensor<4xf32>) {
+  ^bb0(%a: tensor<4xf32>):
+    graph.yield %a : tensor<4xf32>
+  } {kind = "injective"}
+  func.return
+}
+
+// -----
+
+// A parse error of the graph ops' custom form: operands and their types disagree.
+func.func @operand_types(%x: tensor<4xf32>) {
+  // CHECK: invalid.mlir:[[# @LINE + 2]]:24
+  // CHECK: graph.relu has 1 operand but its type lists 2
+  %0 = graph.relu %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   func.return
 }

@@ -9,7 +9,7 @@ func.func @elementwise(%a: tensor<2x4xf32>, %b: tensor<4xf32>, %m: tensor<2x1xi1
   %1 = graph.sigmoid %0 : (tensor<2x4xf32>) -> tensor<2x4xf32>
   %2 = graph.tanh %1 : (tensor<2x4xf32>) -> tensor<2x4xf32>
   %3 = graph.erf %2 : (tensor<2x4xf32>) -> tensor<2x4xf32>
-  %4 = graph.gelu %3 {approximate = "tanh"} : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  %4 = graph.gelu %3 {approximate = #graph<approximate tanh>} : (tensor<2x4xf32>) -> tensor<2x4xf32>
   %5 = graph.exp %4 : (tensor<2x4xf32>) -> tensor<2x4xf32>
   %6 = graph.log %5 : (tensor<2x4xf32>) -> tensor<2x4xf32>
   %7 = graph.sqrt %6 : (tensor<2x4xf32>) -> tensor<2x4xf32>
@@ -38,7 +38,7 @@ func.func @elementwise(%a: tensor<2x4xf32>, %b: tensor<4xf32>, %m: tensor<2x1xi1
 // CHECK-NEXT:    %[[R1:.*]] = graph.sigmoid %[[R0]] : (tensor<2x4xf32>) -> tensor<2x4xf32>
 // CHECK-NEXT:    %[[R2:.*]] = graph.tanh %[[R1]]
 // CHECK-NEXT:    %[[R3:.*]] = graph.erf %[[R2]]
-// CHECK-NEXT:    %[[R4:.*]] = graph.gelu %[[R3]] {approximate = "tanh"} : (tensor<2x4xf32>) -> tensor<2x4xf32>
+// CHECK-NEXT:    %[[R4:.*]] = graph.gelu %[[R3]] {approximate = #graph<approximate tanh>} : (tensor<2x4xf32>) -> tensor<2x4xf32>
 // CHECK-NEXT:    %[[R5:.*]] = graph.exp %[[R4]]
 // CHECK-NEXT:    %[[R6:.*]] = graph.log %[[R5]]
 // CHECK-NEXT:    %[[R7:.*]] = graph.sqrt %[[R6]]
@@ -74,7 +74,7 @@ func.func @anchors(%x: tensor<1x4x9x9xf32>, %w: tensor<8x4x3x3xf32>, %dw: tensor
   %4 = graph.dense %p, %fc : (tensor<2x3x16xf32>, tensor<10x16xf32>) -> tensor<2x3x10xf32>
   %5 = graph.matmul %p, %q : (tensor<2x3x16xf32>, tensor<16x5xf32>) -> tensor<2x3x5xf32>
   %6 = graph.max_pool2d %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x4x9x9xf32>) -> tensor<1x4x5x5xf32>
-  %7 = graph.avg_pool2d %x {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, ceil_mode = 1 : i64, count_include_pad = 1 : i64} : (tensor<1x4x9x9xf32>) -> tensor<1x4x5x5xf32>
+  %7 = graph.avg_pool2d %x {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, ceil_mode = true, count_include_pad = true} : (tensor<1x4x9x9xf32>) -> tensor<1x4x5x5xf32>
   %8 = graph.global_avg_pool2d %x : (tensor<1x4x9x9xf32>) -> tensor<1x4x1x1xf32>
   func.return %0 : tensor<1x8x5x9xf32>
 }
@@ -88,14 +88,14 @@ func.func @anchors(%x: tensor<1x4x9x9xf32>, %w: tensor<8x4x3x3xf32>, %dw: tensor
 // CHECK-NEXT:    graph.matmul %{{.*}}, %{{.*}} : (tensor<2x3x16xf32>, tensor<16x5xf32>) -> tensor<2x3x5xf32>
 // CHECK-NEXT:    graph.max_pool2d %{{.*}} {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x4x9x9xf32>) -> tensor<1x4x5x5xf32>
 // ceil_mode: 9 with window 2, stride 2 gives 5 windows, the last one half outside.
-// CHECK-NEXT:    graph.avg_pool2d %{{.*}} {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, ceil_mode = 1 : i64, count_include_pad = 1 : i64} : (tensor<1x4x9x9xf32>) -> tensor<1x4x5x5xf32>
+// CHECK-NEXT:    graph.avg_pool2d %{{.*}} {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, ceil_mode = true, count_include_pad = true} : (tensor<1x4x9x9xf32>) -> tensor<1x4x5x5xf32>
 // CHECK-NEXT:    graph.global_avg_pool2d %{{.*}} : (tensor<1x4x9x9xf32>) -> tensor<1x4x1x1xf32>
 
 // -----
 
 // Reductions and normalizations.
 func.func @reductions(%x: tensor<2x3x4xf32>, %s: tensor<4xf32>, %img: tensor<1x3x2x2xf32>, %c: tensor<3xf32>) -> tensor<2x4xf32> {
-  %0 = graph.reduce_sum %x {axes = array<i64: 1>, keepdims = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<2x4xf32>
+  %0 = graph.reduce_sum %x {axes = array<i64: 1>, keepdims = false} : (tensor<2x3x4xf32>) -> tensor<2x4xf32>
   %1 = graph.reduce_mean %x {axes = array<i64: -1>} : (tensor<2x3x4xf32>) -> tensor<2x3x1xf32>
   %2 = graph.reduce_max %x : (tensor<2x3x4xf32>) -> tensor<1x1x1xf32>
   %3 = graph.softmax %x {axis = 1 : i64} : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
@@ -106,7 +106,7 @@ func.func @reductions(%x: tensor<2x3x4xf32>, %s: tensor<4xf32>, %img: tensor<1x3
 }
 
 // CHECK-LABEL: func.func @reductions(
-// CHECK-NEXT:    graph.reduce_sum %{{.*}} {axes = array<i64: 1>, keepdims = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<2x4xf32>
+// CHECK-NEXT:    graph.reduce_sum %{{.*}} {axes = array<i64: 1>, keepdims = false} : (tensor<2x3x4xf32>) -> tensor<2x4xf32>
 // CHECK-NEXT:    graph.reduce_mean %{{.*}} {axes = array<i64: -1>} : (tensor<2x3x4xf32>) -> tensor<2x3x1xf32>
 // No axes: all of them, kept as 1s by default.
 // CHECK-NEXT:    graph.reduce_max %{{.*}} : (tensor<2x3x4xf32>) -> tensor<1x1x1xf32>
@@ -181,3 +181,34 @@ func.func @values_and_groups(%x: tensor<4xf32>) -> tensor<4xf32> {
 // CHECK-NEXT:      graph.yield %[[R]] : tensor<4xf32>
 // CHECK-NEXT:    } {tc.note = "kept"}
 // CHECK-NEXT:    func.return %[[Y]] : tensor<4xf32>
+
+// -----
+
+// Typed properties: enums print as #graph<kind word>, booleans as true/false;
+// properties print first, namespaced (discardable) attributes after them.
+func.func @properties(%x: tensor<1x8x4x4xf32>, %v: tensor<3x16xf32>, %kn: tensor<16x10xf32>) -> tensor<3x10xf32> {
+  %0 = graph.dense %v, %kn {weight_layout = #graph<weight_layout KN>} : (tensor<3x16xf32>, tensor<16x10xf32>) -> tensor<3x10xf32>
+  %1 = graph.gelu %v {approximate = #graph<approximate none>} : (tensor<3x16xf32>) -> tensor<3x16xf32>
+  %2 = graph.clip %v {max = 6.0 : f32} : (tensor<3x16xf32>) -> tensor<3x16xf32>
+  %xb = graph.layout_transform %x {src = "NCHW", dst = "NCHW4c"} : (tensor<1x8x4x4xf32>) -> tensor<1x2x4x4x4xf32>
+  %3 = graph.max_pool2d %xb {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, layout = "NCHW4c"} : (tensor<1x2x4x4x4xf32>) -> tensor<1x2x2x2x4xf32>
+  %4 = graph.global_avg_pool2d %xb {layout = "NCHW4c"} : (tensor<1x2x4x4x4xf32>) -> tensor<1x2x1x1x4xf32>
+  %5 = graph.reduce_max %v {axes = array<i64: 0>, keepdims = true} : (tensor<3x16xf32>) -> tensor<1x16xf32>
+  %6 = graph.relu %v {tc.note = "no properties"} : (tensor<3x16xf32>) -> tensor<3x16xf32>
+  %7 = graph.softmax %v {tc.offsets = array<i64: 0>, axis = 0 : i64} : (tensor<3x16xf32>) -> tensor<3x16xf32>
+  %8 = graph.layer_norm %v {epsilon = 1.0e-05 : f64} : (tensor<3x16xf32>) -> tensor<3x16xf32>
+  func.return %0 : tensor<3x10xf32>
+}
+
+// CHECK-LABEL: func.func @properties(
+// CHECK-NEXT:    graph.dense %{{.*}}, %{{.*}} {weight_layout = #graph<weight_layout KN>} : (tensor<3x16xf32>, tensor<16x10xf32>) -> tensor<3x10xf32>
+// CHECK-NEXT:    graph.gelu %{{.*}} {approximate = #graph<approximate none>} : (tensor<3x16xf32>) -> tensor<3x16xf32>
+// CHECK-NEXT:    graph.clip %{{.*}} {max = 6.000000e+00 : f32} : (tensor<3x16xf32>) -> tensor<3x16xf32>
+// CHECK-NEXT:    %[[XB:.*]] = graph.layout_transform %{{.*}} {src = "NCHW", dst = "NCHW4c"} : (tensor<1x8x4x4xf32>) -> tensor<1x2x4x4x4xf32>
+// CHECK-NEXT:    graph.max_pool2d %[[XB]] {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, layout = "NCHW4c"} : (tensor<1x2x4x4x4xf32>) -> tensor<1x2x2x2x4xf32>
+// CHECK-NEXT:    graph.global_avg_pool2d %[[XB]] {layout = "NCHW4c"} : (tensor<1x2x4x4x4xf32>) -> tensor<1x2x1x1x4xf32>
+// CHECK-NEXT:    graph.reduce_max %{{.*}} {axes = array<i64: 0>, keepdims = true} : (tensor<3x16xf32>) -> tensor<1x16xf32>
+// CHECK-NEXT:    graph.relu %{{.*}} {tc.note = "no properties"} : (tensor<3x16xf32>) -> tensor<3x16xf32>
+// CHECK-NEXT:    graph.softmax %{{.*}} {axis = 0 : i64, tc.offsets = array<i64: 0>} : (tensor<3x16xf32>) -> tensor<3x16xf32>
+// A float property keeps the width it was written with.
+// CHECK-NEXT:    graph.layer_norm %{{.*}} {epsilon = 1.000000e-05 : f64} : (tensor<3x16xf32>) -> tensor<3x16xf32>

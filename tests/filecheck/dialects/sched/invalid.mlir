@@ -142,7 +142,9 @@ func.func @cache_read_scope(%A: tensor<8xf32>) -> tensor<8xf32> {
   sched.schedule {
     %sA = sched.stage %A : tensor<8xf32>
     %sC = sched.stage %C : tensor<8xf32>
-    // CHECK: invalid.mlir:[[# @LINE + 1]]:5: error: 'sched.cache_read' op: sched.cache_read scope must be one of global, local, shared, not 'texture'.
+    // The scope is an enum attribute: another word is a parse error at the word.
+    // CHECK: invalid.mlir:[[# @LINE + 2]]:32
+    // CHECK: Expected `global`, `local`, or `shared`.
     %AA = sched.cache_read %sA "texture" for %sC
   }
   func.return %C : tensor<8xf32>
@@ -159,7 +161,7 @@ func.func @cache_read_no_reader(%A: tensor<8xf32>) -> tensor<8xf32> {
   sched.schedule {
     %sA = sched.stage %A : tensor<8xf32>
     // CHECK: invalid.mlir:[[# @LINE + 1]]:5: error: 'sched.cache_read' op: sched.cache_read needs at least one reader stage.
-    %AA = "sched.cache_read"(%sA) <{scope = "local"}> : (!sched.stage) -> !sched.stage
+    %AA = "sched.cache_read"(%sA) <{scope = #sched<scope local>}> : (!sched.stage) -> !sched.stage
   }
   func.return %C : tensor<8xf32>
 }
@@ -173,8 +175,9 @@ func.func @cache_write_scope(%A: tensor<8xf32>) -> tensor<8xf32> {
   }
   sched.schedule {
     %sC = sched.stage %C : tensor<8xf32>
-    // CHECK: invalid.mlir:[[# @LINE + 1]]:5: error: 'sched.cache_write' op: sched.cache_write scope must be one of global, local, shared, not 'register'.
-    %CL = sched.cache_write %sC "register"
+    // CHECK: invalid.mlir:[[# @LINE + 2]]:33
+    // CHECK: Expected `global`, `local`, or `shared`.
+    %CL = sched.cache_write %sC register
   }
   func.return %C : tensor<8xf32>
 }

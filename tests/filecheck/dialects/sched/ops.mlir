@@ -124,7 +124,8 @@ func.func @chain(%A: tensor<64xf32>) -> tensor<64xf32> {
 
 // -----
 
-// cache_read of an input for its reader, with the memory scope as a string.
+// cache_read of an input for its reader. The memory scope prints as a bare word;
+// the quoted word of older text still parses.
 func.func @cache_read(%A: tensor<64x64xf32>) -> tensor<64x64xf32> {
   %C = te.compute "C" (%i: "i", %j: "j") -> tensor<64x64xf32> {
     %a = te.read %A[%j, %i] : tensor<64x64xf32>
@@ -147,7 +148,7 @@ func.func @cache_read(%A: tensor<64x64xf32>) -> tensor<64x64xf32> {
 // CHECK:         sched.schedule {
 // CHECK-NEXT:      %[[SA:.*]] = sched.stage %[[A]] : tensor<64x64xf32>
 // CHECK-NEXT:      %[[SC:.*]] = sched.stage %{{.*}} : tensor<64x64xf32>
-// CHECK-NEXT:      %[[AA:.*]] = sched.cache_read %[[SA]] "shared" for %[[SC]]
+// CHECK-NEXT:      %[[AA:.*]] = sched.cache_read %[[SA]] shared for %[[SC]]
 // CHECK-NEXT:      %[[I:.*]] = sched.axis %[[SC]] "i"
 // CHECK-NEXT:      %[[J:.*]] = sched.axis %[[SC]] "j"
 // CHECK-NEXT:      %{{.*}}, %[[JO:.*]], %{{.*}}, %{{.*}} = sched.tile %[[I]], %[[J]] by 8, 8
@@ -168,7 +169,7 @@ func.func @cache_write(%A: tensor<32x16xf32>) -> tensor<32xf32> {
   }
   sched.schedule {
     %sC = sched.stage %C : tensor<32xf32>
-    %CL = sched.cache_write %sC "local"
+    %CL = sched.cache_write %sC local
     %i = sched.axis %sC "i"
     %io, %ii = sched.split %i by 8
     sched.compute_at %CL, %io
@@ -179,7 +180,7 @@ func.func @cache_write(%A: tensor<32x16xf32>) -> tensor<32xf32> {
 // CHECK-LABEL: func.func @cache_write(
 // CHECK:         sched.schedule {
 // CHECK-NEXT:      %[[SC:.*]] = sched.stage %{{.*}} : tensor<32xf32>
-// CHECK-NEXT:      %[[CL:.*]] = sched.cache_write %[[SC]] "local"
+// CHECK-NEXT:      %[[CL:.*]] = sched.cache_write %[[SC]] local
 // CHECK-NEXT:      %[[I:.*]] = sched.axis %[[SC]] "i"
 // CHECK-NEXT:      %[[IO:.*]], %{{.*}} = sched.split %[[I]] by 8
 // CHECK-NEXT:      sched.compute_at %[[CL]], %[[IO]]
@@ -239,7 +240,7 @@ func.func @more_attributes(%A: tensor<8x8xf32>) -> tensor<8x8xf32> {
     %sB = sched.stage %B : tensor<8x8xf32>
     %sC = sched.stage %C : tensor<8x8xf32>
     %sD = sched.stage %D : tensor<8x8xf32>
-    %AA = sched.cache_read %sA "local" for %sB {tag}
+    %AA = sched.cache_read %sA local for %sB {tag}
     %DL = sched.cache_write %sD "local" {tag}
     sched.compute_inline %sB {tag}
     %i = sched.axis %sD "i"
@@ -258,8 +259,8 @@ func.func @more_attributes(%A: tensor<8x8xf32>) -> tensor<8x8xf32> {
 // CHECK-NEXT:      %[[SB:.*]] = sched.stage %{{.*}} : tensor<8x8xf32>
 // CHECK-NEXT:      %{{.*}} = sched.stage %{{.*}} : tensor<8x8xf32>
 // CHECK-NEXT:      %[[SD:.*]] = sched.stage %{{.*}} : tensor<8x8xf32>
-// CHECK-NEXT:      %{{.*}} = sched.cache_read %[[SA]] "local" for %[[SB]] {tag}
-// CHECK-NEXT:      %[[DL:.*]] = sched.cache_write %[[SD]] "local" {tag}
+// CHECK-NEXT:      %{{.*}} = sched.cache_read %[[SA]] local for %[[SB]] {tag}
+// CHECK-NEXT:      %[[DL:.*]] = sched.cache_write %[[SD]] local {tag}
 // CHECK-NEXT:      sched.compute_inline %[[SB]] {tag}
 // CHECK-NEXT:      %[[I:.*]] = sched.axis %[[SD]] "i"
 // CHECK-NEXT:      %[[J:.*]] = sched.axis %[[SD]] "j"

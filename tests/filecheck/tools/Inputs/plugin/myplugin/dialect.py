@@ -8,9 +8,8 @@ graph-level op (tensors in, tensors out, shapes from `infer`); its `Injective`
 trait lets fuse-ops put it in the group of the op that produces its operand.
 """
 
-from xdsl.dialects.builtin import Float32Type, FloatAttr
 from xdsl.ir import Dialect, SSAValue
-from xdsl.irdl import ParsePropInAttrDict, irdl_op_definition, prop_def, traits_def
+from xdsl.irdl import irdl_op_definition, traits_def
 from xdsl.traits import Pure
 
 import tilecraft as tc
@@ -23,17 +22,13 @@ class ScaledReluOp(graph.GraphOp):
     """`alpha * max(x, 0)`, elementwise."""
 
     name = "myplugin.scaled_relu"
-    alpha = prop_def(FloatAttr[Float32Type])
+    # A typed property: `op.alpha` is a Python float; a misspelled or missing
+    # attribute is a diagnostic naming it.
+    alpha = graph.Float()
     traits = traits_def(Pure(), graph.Injective())
-    # GraphOp's format prints `attr-dict`; alpha is read and printed there.
-    irdl_options = (ParsePropInAttrDict(),)
 
     def __init__(self, x: SSAValue, alpha: float):
-        super(graph.GraphOp, self).__init__(
-            operands=[[x]],
-            result_types=[[x.type]],
-            properties={"alpha": FloatAttr(alpha, Float32Type())},
-        )
+        super().__init__([x], {"alpha": alpha})
 
     def infer(self, types):
         return [graph.ranked(types[0])]
@@ -47,5 +42,5 @@ def scaled_relu_compute(op: ScaledReluOp, inputs: list[te.Tensor], constants: li
     """The te compute of one scaled_relu; being injective it needs no schedule of
     its own (the group's schedule inlines it)."""
     (x,) = inputs
-    alpha = op.alpha.value.data
+    alpha = op.alpha
     return te.compute(x.shape, lambda *i: te.maximum(x[i], 0.0) * alpha, name="scaled_relu")
