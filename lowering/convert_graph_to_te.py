@@ -192,7 +192,11 @@ def build_kernel(fused: graph.FusedOp, module: ModuleOp, name: str) -> Kernel:
         try:
             outs = strategy.compute(op, inputs, known)
         except NotImplementedError:
-            raise OpError(op, f"{PASS}: no te lowering for '{op.name}' (supported: {', '.join(sorted(strategy.COMPUTES))})") from None
+            raise OpError(
+                op,
+                f"{PASS}: no te lowering for '{op.name}'; a plugin op gets one with "
+                "tilecraft.register_strategy (see README, Extending tilecraft)",
+            ) from None
         except (ValueError, graph.ShapeError) as e:
             raise OpError(op, f"{PASS}: cannot lower '{op.name}': {e}") from None
         for r, t in zip(op.results, outs):
