@@ -51,6 +51,20 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return ConvertLoopToLlvmPass
 
+    def loop_pass(module: str, cls: str) -> Callable[[], type[ModulePass]]:
+        # The loop-level passes of transforms/, one module each.
+        def load() -> type[ModulePass]:
+            from importlib import import_module
+
+            return getattr(import_module(f"tilecraft.transforms.{module}"), cls)
+
+        return load
+
+    loop_passes = {
+        "loop-unroll": loop_pass("loop_unroll", "LoopUnrollPass"),
+        "loop-outline-parallel": loop_pass("loop_outline_parallel", "LoopOutlineParallelPass"),
+    }
+
     def te_inline():
         from tilecraft.transforms.te_inline import TeInlinePass
 
@@ -85,6 +99,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "convert-te-to-loop": convert_te_to_loop,
         "convert-loop-to-llvm": convert_loop_to_llvm,
         "te-inline": te_inline,
+        **loop_passes,
     }
 
 

@@ -1,33 +1,46 @@
 """`convert-loop-to-llvm`: the loop program as LLVM IR (xDSL's `llvm` dialect).
 
-Each `func.func` of memref arguments becomes an `llvm.func` of pointers
-(`noalias`, aligned to the element, `dereferenceable` for the whole buffer), and
-its body is written in one forward sweep (no rewrite patterns: the loop kinds
-decide how often and in which form a body is written, which a sweep with an IR
-builder says directly and in linear time):
+It runs after `loop-unroll` and `loop-outline-parallel` (see `LOOP_TO_LLVM` in
+`backends/llvm/compile.py`): no unrolled or parallel loop is left, and parallel
+work is a `loop.launch` of an outlined function. One conversion pattern per op
+kind, applied in one forward walk (parents before their bodies, so every operand
+an op sees is already an LLVM value):
 
-- `loop.for` serial: a counted loop, `br ^body(lb)` ... `cond_br %more,
-  ^body(%next), ^exit` (bottom-tested; the extent is static and non-zero);
-- unrolled: the body written once per iteration with the variable a constant, so
-  small "local" accumulators are indexed by constants and LLVM's SROA turns them
-  into registers;
-- vectorized: the body written once for W lanes at a time (`backends/llvm/
-  vectorize.py`, `memory.py`), with masks for lane-varying guards;
-- parallel (the outermost one; inner ones run serially): the body is outlined
-  into `@<f>_parallelN_body(captures..., %begin, %end)` and a task
-  `@<f>_parallelN(%ctx, %thread, %threads)` that unpacks the captured values from
-  a context struct and runs its share of the iterations; the loop itself becomes
-  `llvm.call @tilecraft_parallel_launch(@<f>_parallelN, %ctx)`, which the backend's
-  runtime (`backends/llvm/runtime.py`) runs on all cores.
-- `loop.guard`, `scf.if`: branches (uniform conditions) or masks (lane-varying);
+- `func.func` → `llvm.func`: memrefs become pointers (`noalias`, aligned to the
+  element, `dereferenceable` for the whole buffer; distinct loop-level buffers
+  never overlap), `index` becomes `i64`; private functions (outlined bodies) get
+  internal linkage. Every function starts with a *prologue* block that holds the
+  constants and `llvm.alloca`s (`backends/llvm/builder.py`);
+- `loop.for` (serial): its body block moves into the function and branches back
+  to itself, `br ^body(lb)` ... `cond_br %more, ^body(%next), ^exit`
+  (bottom-tested: the extent is static and non-zero); `scf.for` (the dynamic
+  chunk loop of an outlined body) the same with an entry test;
+- `loop.for ... vectorized`: the loop nest is written for W lanes at a time by
+  `backends/llvm/vectorize.py` (masks for lane-varying guards, gathers,
+  remainders) — the one pattern that lowers a whole nest, until `loop-vectorize`
+  writes that vector code as IR;
+- `loop.guard`, `scf.if`: branches (a condition known to be constant is folded);
 - `loop.alloc`: "local"/"shared" buffers up to 256 KiB are `llvm.alloca`s in the
-  function's entry block, 64-byte aligned; larger ones and "global" ones come
-  from `aligned_alloc(64, ...)` and are freed at the end of their block;
-- `arith`/`math`: `backends/llvm/ops.py`; memory access: `backends/llvm/memory.py`.
+  prologue, 64-byte aligned; larger ones and "global" ones come from
+  `aligned_alloc(64, ...)` and are freed at the end of their block;
+- `loop.view`: a GEP into the byte buffer; `func.call`: `llvm.call`;
+- `loop.launch`: a task `@<body>_task(%ctx, %chunk, %chunks)` that unpacks the
+  arguments from a context struct and calls the body on its chunk of the range,
+  and `llvm.call @tilecraft_parallel_launch(@<body>_task, %ctx)`, which the
+  backend's runtime (`backends/llvm/runtime.py`) runs on all cores;
+- `memref.load`/`store`: GEP addressing (`backends/llvm/memory.py`);
+  `arith`/`math`: one lowering per op kind in the table `HANDLERS` of
+  `backends/llvm/ops.py`, applied by one pattern.
 
 Float arithmetic carries the fast-math flags `contract` (so multiply-adds become
 FMAs) and, unless the option `reassociate=false` is given, `reassoc` (so LLVM may
 vectorize the reductions left in serial loops).
+
+Patterns share one `FunctionBuilder` per function (a small piece of state: the
+prologue's constants are made once per function and integer arithmetic on them
+is folded in Python, which keeps unrolled code small for xDSL and LLVM). What
+the patterns cannot convert is rejected before the walk by `check_convertible`,
+at the op, so no pattern fails half way.
 
 Where xDSL's `llvm` dialect has no op for an instruction (vector fcmp/select,
 fptosi, masked and gather/scatter memory access), the small `llvmx` dialect in
@@ -35,7 +48,7 @@ fptosi, masked and gather/scatter memory access), the small `llvmx` dialect in
 
 ```mlir
 func.func @scale(%A: memref<64xf32> {tc.name = "A"}, %B: memref<64xf32>) {
-  loop.for %i = 0 to 64 vectorized {
+  loop.for %i = 0 to 64 {
     %a = memref.load %A[%i] : memref<64xf32>
     %b = arith.mulf %a, %a : f32
     memref.store %b, %B[%i] : memref<64xf32>
@@ -46,11 +59,19 @@ func.func @scale(%A: memref<64xf32> {tc.name = "A"}, %B: memref<64xf32>) {
 becomes
 ```mlir
 llvm.func @scale(%A: !llvm.ptr {llvm.noalias, llvm.align = 4 : i64, ...}, %B: ...) {
-  llvm.br ^bb1        // from the prologue block, which holds constants and allocas
+  %c0 = llvm.mlir.constant(0) : i64      // the prologue
+  ...
+  llvm.br ^bb1
 ^bb1:
-  %a = llvm.load %A {alignment = 4 : i64} : !llvm.ptr -> vector<64xf32>
-  %b = llvm.fmul %a, %a {fastmathFlags = #llvm.fastmath<reassoc,contract>} : vector<64xf32>
-  llvm.store %b, %B {alignment = 4 : i64} : vector<64xf32>, !llvm.ptr
+  llvm.br ^bb2(%c0 : i64)
+^bb2(%i: i64):
+  %p = llvm.getelementptr inbounds %A[%i] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+  %a = llvm.load %p {alignment = 4 : i64} : !llvm.ptr -> f32
+  %b = llvm.fmul %a, %a {fastmathFlags = #llvm.fastmath<reassoc,contract>} : f32
+  ...
+  %more = llvm.icmp "slt" %next, %c64 : i64
+  llvm.cond_br %more, ^bb2(%next : i64), ^bb3
+^bb3:
   llvm.return
 }
 ```
@@ -58,25 +79,15 @@ llvm.func @scale(%A: !llvm.ptr {llvm.noalias, llvm.align = 4 : i64, ...}, %B: ..
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from math import prod
 
-from tilecraft.backends.llvm.builder import PTR, FunctionBuilder, lanes_type, scalar_type
+from tilecraft.backends.llvm.builder import NSW, PTR, FunctionBuilder, scalar_type
 from tilecraft.backends.llvm.memory import element_bytes, lower_load, lower_store, memory_type
 from tilecraft.backends.llvm.ops import HANDLERS, OpLowering
-from tilecraft.backends.llvm.vectorize import (
-    Affine,
-    Lanes,
-    Lowered,
-    Vec,
-    affine_arith,
-    is_uniform,
-    materialize,
-    max_lanes,
-    vectorization_blocker,
-)
-from tilecraft.dialects.loop import AllocOp, ForOp, GuardOp, ViewOp
+from tilecraft.backends.llvm.runtime import PARALLEL_LAUNCH
+from tilecraft.backends.llvm.vectorize import lower_vectorized_loop, vectorization_blocker
+from tilecraft.dialects.loop import AllocOp, ForOp, GuardOp, LaunchOp, LoopKind, ViewOp, YieldOp
 from tilecraft.utils.diagnostics import OpError
 from xdsl.context import Context
 from xdsl.dialects import arith, func, llvm, memref, scf
@@ -89,35 +100,61 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     UnitAttr,
+    UnrealizedConversionCastOp,
     i8,
+    i32,
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.traits import IsTerminator
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint
 
 PASS = "convert-loop-to-llvm"
 # "local" buffers larger than this go to the heap: worker threads have small stacks.
 MAX_STACK_BYTES = 256 * 1024
 BUFFER_ALIGNMENT = 64
-# Small buffers get a stack slot per copy (SROA keeps them apart in registers).
+# Small buffers get a stack slot per copy (SROA keeps them apart in registers);
+# larger copies of one buffer (an unrolled body's) share one slot.
 SHARED_SLOT_BYTES = 4096
 
 
-class ModuleLowering:
-    """The `llvm.func`s of one module: kernels, outlined parallel tasks, declarations."""
+# The shared state ------------------------------------------------------------
 
-    def __init__(self, fastmath: llvm.FastMathAttr):
-        self.fastmath = fastmath
-        self.functions: list[llvm.FuncOp] = []
-        self._declared: set[str] = set()
 
-    def declare(self, name: str, inputs: list[Attribute], output: Attribute | None) -> None:
+@dataclass
+class Conversion:
+    """What the patterns of one run share: the module, the fast-math flags, one
+    builder per function and the external functions declared so far."""
+
+    module: ModuleOp
+    fastmath: llvm.FastMathAttr
+    builders: dict[llvm.FuncOp, FunctionBuilder] = field(default_factory=dict)
+    declared: set[str] = field(default_factory=set)
+    stack_slots: dict[tuple, SSAValue] = field(default_factory=dict)
+
+    def builder(self, op: Operation) -> FunctionBuilder:
+        """The builder of the function holding `op`, inserting before `op`."""
+        function = op.parent_op()
+        while not isinstance(function, llvm.FuncOp):
+            assert function is not None, "a loop-level op outside a function"
+            function = function.parent_op()
+        return self.builders[function].at(op)
+
+    def declare(self, name: str, inputs, output: Attribute | None) -> None:
         """Declare external function `name` (libc, libm, the runtime) once."""
-        if name not in self._declared:
-            self._declared.add(name)
-            ftype = llvm.LLVMFunctionType(inputs, output)
-            self.functions.append(llvm.FuncOp(name, ftype, linkage=llvm.LinkageAttr("external")))
+        if name not in self.declared:
+            self.declared.add(name)
+            ftype = llvm.LLVMFunctionType(list(inputs), output)
+            self.module.body.block.add_op(
+                llvm.FuncOp(name, ftype, linkage=llvm.LinkageAttr("external"))
+            )
 
     def define(
         self,
@@ -126,343 +163,31 @@ class ModuleLowering:
         linkage: str,
         arg_attrs: list[dict[str, Attribute]] | None = None,
     ) -> llvm.FuncOp:
-        """A new `void` function with a body; `nounwind`: nothing here throws."""
+        """A new `void` function (not yet in the module); `nounwind`: nothing throws."""
         props: dict[str, Attribute | None] = {"no_unwind": UnitAttr()}
         if arg_attrs is not None:
             props["arg_attrs"] = ArrayAttr([DictionaryAttr(a) for a in arg_attrs])
-        function = llvm.FuncOp(
+        return llvm.FuncOp(
             name,
             llvm.LLVMFunctionType(inputs, None),
             linkage=llvm.LinkageAttr(linkage),
             other_props=props,
         )
-        self.functions.append(function)
-        return function
 
-    def lower_function(self, op: func.FuncOp) -> None:
-        if not op.body.blocks:
-            raise OpError(
-                op,
-                f"{PASS}: function declarations are not supported; "
-                f"give '{op.sym_name.data}' a body.",
-            )
-        if op.function_type.outputs.data:
-            raise OpError(
-                op, f"{PASS}: functions return nothing; write results to output memref arguments."
-            )
-        inputs: list[Attribute] = []
-        attrs: list[dict[str, Attribute]] = []
-        for i, t in enumerate(op.function_type.inputs.data):
-            if not isinstance(t, MemRefType) or any(d < 0 for d in t.get_shape()):
-                raise OpError(
-                    op,
-                    f"{PASS}: argument #{i + 1} of '{op.sym_name.data}' has type {t}; "
-                    "only statically shaped memrefs are supported.",
-                )
-            size = element_bytes(t.element_type)
-            arg = {
-                "llvm.noalias": UnitAttr(),
-                "llvm.nonnull": UnitAttr(),
-                "llvm.align": IntegerAttr(size, i64),
-                "llvm.dereferenceable": IntegerAttr(size * prod(t.get_shape()), i64),
-            }
-            if op.arg_attrs is not None:
-                for key in ("tc.name", "tc.weight"):
-                    if key in op.arg_attrs.data[i].data:
-                        arg[key] = op.arg_attrs.data[i].data[key]
-            inputs.append(PTR)
-            attrs.append(arg)
-        function = self.define(op.sym_name.data, inputs, "external", attrs)
-        lowering = FunctionLowering(self, function, op.sym_name.data, in_parallel=False)
-        lowering.values.update(zip(op.body.block.args, lowering.b.args))
-        lowering.run_block(op.body.block)
-        lowering.b.finish()
+    def op_lowering(self, b: FunctionBuilder) -> OpLowering:
+        return OpLowering(b, self.fastmath, None, self.declare)
 
 
-class FunctionLowering:
-    """Writes the body of one `llvm.func` from loop IR (see the module docstring)."""
+# What can be converted (checked before any rewriting) -------------------------
 
-    def __init__(self, module: ModuleLowering, function: llvm.FuncOp, name: str, in_parallel: bool):
-        self.module = module
-        self.b = FunctionBuilder(function)
-        self.name = name
-        self.in_parallel = in_parallel
-        self.values: dict[SSAValue, Lowered] = {}
-        self.lanes: Lanes | None = None
-        self._heap_buffers: list[list[SSAValue]] = []
-        self._stack_slots: dict[AllocOp, SSAValue] = {}
-        self._outlined = 0
-
-    # Values -----------------------------------------------------------------
-
-    def get(self, value: SSAValue) -> Lowered:
-        return self.values[value]
-
-    def vector(self, value: Lowered) -> SSAValue:
-        assert self.lanes is not None
-        return materialize(self.b, value, self.lanes.width)
-
-    # Blocks and ops ---------------------------------------------------------
-
-    def run_block(self, block: Block) -> list[Lowered]:
-        """Lower `block`'s ops; return what its terminator yields."""
-        self._heap_buffers.append([])
-        yielded: list[Lowered] = []
-        for op in block.ops:
-            if op.has_trait(IsTerminator):
-                yielded = [self.get(v) for v in op.operands]
-                self._free_heap_buffers()
-                if isinstance(op, func.ReturnOp):
-                    self.b.add(llvm.ReturnOp())
-                return yielded
-            self.lower_op(op)
-        self._free_heap_buffers()
-        return yielded
-
-    def lower_op(self, op: Operation) -> None:
-        if isinstance(op, ForOp):
-            self.lower_for(op)
-        elif isinstance(op, GuardOp):
-            self.lower_guard(op)
-        elif isinstance(op, scf.IfOp):
-            self.lower_if(op)
-        elif isinstance(op, AllocOp):
-            self.lower_alloc(op)
-        elif isinstance(op, ViewOp):
-            source = self.get(op.source)
-            self.values[op.result] = self.b.gep(source, self.b.index(op.offset.data), i8)  # type: ignore[arg-type]
-        elif isinstance(op, func.CallOp):
-            self.lower_call(op)
-        elif isinstance(op, memref.LoadOp):
-            indices = [self.get(i) for i in op.indices]
-            ref = self.get(op.memref)
-            self.values[op.res] = lower_load(self.b, op, ref, indices, self.lanes)  # type: ignore[arg-type]
-        elif isinstance(op, memref.StoreOp):
-            indices = [self.get(i) for i in op.indices]
-            ref = self.get(op.memref)
-            lower_store(self.b, op, self.get(op.value), ref, indices, self.lanes)  # type: ignore[arg-type]
-        elif isinstance(op, arith.ConstantOp):
-            self.lower_constant(op)
-        elif type(op) in HANDLERS:
-            self.lower_compute(op)
-        else:
-            raise OpError(
-                op,
-                f"{PASS}: '{op.name}' is not supported; "
-                "lower it to loop, memref, scf.if, arith or math ops first.",
-            )
-
-    def lower_constant(self, op: arith.ConstantOp) -> None:
-        value = op.value
-        if not isinstance(value, IntegerAttr | FloatAttr):
-            raise OpError(op, f"{PASS}: only scalar constants are supported, not {value}.")
-        self.values[op.result] = self.b.const(value.value.data, scalar_type(op.result.type))
-
-    def lower_compute(self, op: Operation) -> None:
-        args = [self.get(v) for v in op.operands]
-        result = op.results[0]
-        if self.lanes is not None and isinstance(result.type, IndexType):
-            kind = {arith.AddiOp: "add", arith.SubiOp: "sub", arith.MuliOp: "mul"}.get(type(op))
-            affine = affine_arith(self.b, kind, *args) if kind else None
-            if affine is not None:
-                self.values[result] = affine
-                return
-        vector = self.lanes is not None and not all(is_uniform(a) for a in args)
-        width = self.lanes.width if vector else None  # type: ignore[union-attr]
-        llvm_args = [self.vector(a) for a in args] if vector else args
-        mask = self.lanes.mask if vector else None  # type: ignore[union-attr]
-        lowering = OpLowering(self.b, self.module.fastmath, mask, self.module.declare)
-        result_type = lanes_type(result.type, width)
-        value = HANDLERS[type(op)](lowering, op, llvm_args, result_type)  # type: ignore[arg-type]
-        self.values[result] = Vec(value) if vector else value
-
-    # Loops ------------------------------------------------------------------
-
-    def counted_loop(
-        self,
-        lb: SSAValue,
-        ub: SSAValue,
-        step: int,
-        body: Callable[[SSAValue], None],
-        maybe_empty: bool,
-    ) -> None:
-        """`for (iv = lb; iv < ub; iv += step) body(iv)`, bottom-tested."""
-        b = self.b
-        header = Block(arg_types=[i64])
-        exit_block = Block()
-        if maybe_empty:
-            b.cond_br(b.icmp("slt", lb, ub), header, [lb], exit_block)
-        else:
-            b.br(header, lb)
-        b.start(header)
-        body(header.args[0])
-        following = b.iadd(header.args[0], b.index(step), nsw=True)
-        b.cond_br(b.icmp("slt", following, ub), header, [following], exit_block)
-        b.start(exit_block)
-
-    def lower_for(self, op: ForOp) -> None:
-        lb, extent, kind = op.lb.data, op.extent, op.kind.data
-        if extent == 0:
-            return
-        if extent == 1 or kind == "unrolled":
-            for i in range(lb, lb + extent):
-                self.values[op.var] = self.b.index(i)
-                self.run_block(op.body.block)
-        elif kind == "vectorized" and self.lanes is None and vectorization_blocker(op) is None:
-            self.lower_vectorized(op)
-        elif kind == "parallel" and self.lanes is None and not self.in_parallel:
-            self.lower_parallel(op)
-        else:
-            self.lower_serial(op, self.b.index(lb), self.b.index(op.ub.data), maybe_empty=False)
-
-    def lower_serial(self, op: ForOp, lb: SSAValue, ub: SSAValue, maybe_empty: bool) -> None:
-        def body(iv: SSAValue) -> None:
-            self.values[op.var] = iv
-            self.run_block(op.body.block)
-
-        self.counted_loop(lb, ub, 1, body, maybe_empty)
-
-    def lower_vectorized(self, op: ForOp) -> None:
-        width = max_lanes(op)
-        lb, extent = op.lb.data, op.extent
-
-        def vector_body(lanes: int) -> Callable[[SSAValue], None]:
-            def body(base: SSAValue) -> None:
-                self.lanes = Lanes(lanes)
-                self.values[op.var] = Affine(base, 1)
-                self.run_block(op.body.block)
-                self.lanes = None
-
-            return body
-
-        full = extent // width if extent > width else 0
-        if full:
-            end = lb + full * width
-            self.counted_loop(self.b.index(lb), self.b.index(end), width, vector_body(width), False)
-            lb = end
-        if (tail := extent - full * width) > 0:
-            vector_body(tail)(self.b.index(lb))
-
-    # Conditions -------------------------------------------------------------
-
-    def lower_guard(self, op: GuardOp) -> None:
-        cond = self.get(op.cond)
-        if is_uniform(cond):
-            self._branch(cond, lambda: self.run_block(op.body.block), None)  # type: ignore[arg-type]
-            return
-        self._masked(self.vector(cond), lambda: self.run_block(op.body.block))
-
-    def lower_if(self, op: scf.IfOp) -> None:
-        cond = self.get(op.cond)
-        then_region = lambda: self.run_block(op.true_region.block)  # noqa: E731
-        else_region = (
-            (lambda: self.run_block(op.false_region.block)) if op.false_region.blocks else None
-        )
-        if is_uniform(cond):
-            results = self._branch(cond, then_region, else_region)  # type: ignore[arg-type]
-        else:
-            mask = self.vector(cond)
-            taken = self._masked(mask, then_region)
-            not_taken = self.b.add(llvm.XOrOp(mask, self.b.const(1, mask.type)))
-            other = self._masked(not_taken, else_region) if else_region else []
-            results = [
-                Vec(self.b.select(mask, self.vector(t), self.vector(e)))
-                for t, e in zip(taken, other)
-            ]
-        self.values.update(zip(op.results, results))
-
-    def _masked(self, cond: SSAValue, body: Callable[[], list[Lowered]]) -> list[Lowered]:
-        """Run `body` with only the lanes where `cond` holds active."""
-        lanes = self.lanes
-        assert lanes is not None
-        outer = lanes.mask
-        lanes.mask = cond if outer is None else self.b.add(llvm.AndOp(outer, cond))
-        results = body()
-        lanes.mask = outer
-        return results
-
-    def _branch(
-        self,
-        cond: SSAValue,
-        then: Callable[[], list[Lowered]],
-        other: Callable[[], list[Lowered]] | None,
-    ) -> list[Lowered]:
-        """if/else on a uniform condition; returns the values of the merge block."""
-        b = self.b
-        if cond in b.known:  # a guard folded to a constant: no branch at all
-            chosen = then if b.known[cond] else other
-            return chosen() if chosen else []
-        then_block, else_block = Block(), Block()
-        b.cond_br(cond, then_block, [], else_block)
-        b.start(then_block)
-        then_values, then_end = then(), b.block
-        b.start(else_block)
-        else_values, else_end = (other() if other else []), b.block
-        # A result is a vector if either side yields one.
-        vector = [not (is_uniform(t) and is_uniform(e)) for t, e in zip(then_values, else_values)]
-        incoming = []
-        for values, end in ((then_values, then_end), (else_values, else_end)):
-            b.resume(end)
-            incoming.append([self.vector(v) if vec else v for v, vec in zip(values, vector)])
-        merge = Block(arg_types=[v.type for v in incoming[0]])  # type: ignore[union-attr]
-        for values, end in zip(incoming, (then_end, else_end)):
-            b.resume(end)
-            b.br(merge, *values)  # type: ignore[arg-type]
-        b.start(merge)
-        return [Vec(a) if vec else a for a, vec in zip(merge.args, vector)]
-
-    def lower_call(self, op: func.CallOp) -> None:
-        if op.results or not all(isinstance(a.type, MemRefType) for a in op.arguments):
-            raise OpError(
-                op, f"{PASS}: a call passes memrefs and returns nothing (the loop calling convention)."
-            )
-        if self.lanes is not None:
-            raise OpError(op, f"{PASS}: a call cannot be vectorized.")
-        self.b.call(op.callee.root_reference.data, [self.get(a) for a in op.arguments])  # type: ignore[misc]
-
-    # Buffers ----------------------------------------------------------------
-
-    def lower_alloc(self, op: AllocOp) -> None:
-        mtype = op.buffer.type
-        assert isinstance(mtype, MemRefType)
-        stored = memory_type(mtype.element_type)
-        count = prod(mtype.get_shape())
-        size = count * element_bytes(mtype.element_type)
-        if op.scope.data != "global" and size <= MAX_STACK_BYTES:
-            # Copies of one alloc (an unrolled loop writes its body several times)
-            # share a stack slot once it is big: their lifetimes do not overlap.
-            if size <= SHARED_SLOT_BYTES or op not in self._stack_slots:
-                self._stack_slots[op] = self.b.alloca(stored, count, BUFFER_ALIGNMENT)
-            self.values[op.buffer] = self._stack_slots[op]
-            return
-        self.module.declare("aligned_alloc", [i64, i64], PTR)
-        rounded = -(-size // BUFFER_ALIGNMENT) * BUFFER_ALIGNMENT  # aligned_alloc wants a multiple
-        pointer = self.b.call(
-            "aligned_alloc", [self.b.index(BUFFER_ALIGNMENT), self.b.index(rounded)], PTR
-        )
-        self.values[op.buffer] = pointer  # type: ignore[assignment]
-        self._heap_buffers[-1].append(pointer)  # type: ignore[arg-type]
-
-    def _free_heap_buffers(self) -> None:
-        buffers = self._heap_buffers.pop()
-        if buffers:
-            self.module.declare("free", [PTR], None)
-        for pointer in reversed(buffers):
-            self.b.call("free", [pointer])
-
-    # Parallel loops ---------------------------------------------------------
-
-    def lower_parallel(self, op: ForOp) -> None:
-        """Outline the loop into a task the runtime runs once per thread."""
-        from tilecraft.backends.llvm.parallel import outline_parallel_loop
-
-        name = f"{self.name}_parallel{self._outlined}"
-        self._outlined += 1
-        outline_parallel_loop(self, op, name)
+SUPPORTED = (
+    ForOp, GuardOp, AllocOp, ViewOp, LaunchOp, YieldOp, scf.IfOp, scf.ForOp, scf.YieldOp,
+    func.CallOp, func.ReturnOp, memref.LoadOp, memref.StoreOp, arith.ConstantOp,
+)  # fmt: skip
 
 
-def lower_module(module: ModuleOp, fastmath: llvm.FastMathAttr) -> list[llvm.FuncOp]:
-    lowering = ModuleLowering(fastmath)
+def check_convertible(module: ModuleOp) -> None:
+    """Raise an `OpError` at the first op the patterns cannot convert."""
     for op in module.ops:
         if not isinstance(op, func.FuncOp):
             raise OpError(
@@ -470,8 +195,547 @@ def lower_module(module: ModuleOp, fastmath: llvm.FastMathAttr) -> list[llvm.Fun
                 f"{PASS}: expected only func.func at module level, found '{op.name}'; "
                 "lower it to loops first.",
             )
-        lowering.lower_function(op)
-    return lowering.functions
+        _check_function(op)
+        for inner in op.walk():
+            if inner is not op:
+                _check_op(inner)
+
+
+def _check_function(op: func.FuncOp) -> None:
+    name = op.sym_name.data
+    if not op.body.blocks:
+        raise OpError(
+            op, f"{PASS}: function declarations are not supported; give '{name}' a body."
+        )
+    if op.function_type.outputs.data:
+        raise OpError(
+            op, f"{PASS}: functions return nothing; write results to output memref arguments."
+        )
+    for i, t in enumerate(op.function_type.inputs.data):
+        if isinstance(t, MemRefType):
+            ok = all(d >= 0 for d in t.get_shape())
+        else:  # outlined bodies also take scalars
+            ok = op.sym_visibility is not None and _is_scalar(t)
+        if not ok:
+            raise OpError(
+                op,
+                f"{PASS}: argument #{i + 1} of '{name}' has type {t}; "
+                "only statically shaped memrefs are supported.",
+            )
+
+
+def _is_scalar(t: Attribute) -> bool:
+    return isinstance(t, IndexType) or scalar_type(t) is t and hasattr(t, "bitwidth")
+
+
+def _check_op(op: Operation) -> None:
+    if isinstance(op, ForOp) and op.kind.data == LoopKind.UNROLLED and op.extent > 1:
+        raise OpError(op, f"{PASS}: an unrolled loop is left; run loop-unroll first.")
+    if isinstance(op, ForOp) and op.kind.data == LoopKind.PARALLEL and op.extent > 1:
+        raise OpError(
+            op, f"{PASS}: a parallel loop is left; run loop-outline-parallel first."
+        )
+    if isinstance(op, ForOp) and op.kind.data == LoopKind.VECTORIZED:
+        for inner in op.walk():
+            if isinstance(inner, func.CallOp):
+                raise OpError(inner, f"{PASS}: a call cannot be vectorized.")
+            if isinstance(inner, LaunchOp):
+                raise OpError(inner, f"{PASS}: a launch cannot be vectorized.")
+    if isinstance(op, func.CallOp) and (
+        op.results or not all(isinstance(a.type, MemRefType) for a in op.arguments)
+    ):
+        raise OpError(
+            op, f"{PASS}: a call passes memrefs and returns nothing (the loop calling convention)."
+        )
+    if isinstance(op, arith.ConstantOp) and not isinstance(op.value, IntegerAttr | FloatAttr):
+        raise OpError(op, f"{PASS}: only scalar constants are supported, not {op.value}.")
+    if isinstance(op, scf.ForOp) and (
+        op.iter_args
+        or not isinstance(step := op.step.owner, arith.ConstantOp)
+        or step.value != IntegerAttr(1, IndexType())
+    ):
+        raise OpError(
+            op, f"{PASS}: only scf.for with step 1 and no loop-carried values is supported."
+        )
+    if not isinstance(op, SUPPORTED) and type(op) not in HANDLERS:
+        raise OpError(
+            op,
+            f"{PASS}: '{op.name}' is not supported; "
+            "lower it to loop, memref, scf.if, arith or math ops first.",
+        )
+
+
+# Functions --------------------------------------------------------------------
+
+
+@dataclass
+class FuncLowering(RewritePattern):
+    """`func.func @f(%A: memref<..>)` → `llvm.func @f(%A: !llvm.ptr {noalias ...})`
+    with a prologue block that branches to the old body."""
+
+    state: Conversion
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: func.FuncOp, rewriter: PatternRewriter) -> None:
+        inputs: list[Attribute] = []
+        attrs: list[dict[str, Attribute]] = []
+        for i, t in enumerate(op.function_type.inputs.data):
+            arg: dict[str, Attribute] = {}
+            if isinstance(t, MemRefType):
+                size = element_bytes(t.element_type)
+                arg = {
+                    "llvm.noalias": UnitAttr(),
+                    "llvm.nonnull": UnitAttr(),
+                    "llvm.align": IntegerAttr(size, i64),
+                    "llvm.dereferenceable": IntegerAttr(size * prod(t.get_shape()), i64),
+                }
+            if op.arg_attrs is not None:
+                for key in ("tc.name", "tc.weight"):
+                    if key in op.arg_attrs.data[i].data:
+                        arg[key] = op.arg_attrs.data[i].data[key]
+            inputs.append(scalar_type(t))
+            attrs.append(arg)
+        private = op.sym_visibility is not None and op.sym_visibility.data == "private"
+        function = self.state.define(
+            op.sym_name.data, inputs, "internal" if private else "external", attrs
+        )
+        body = op.body.detach_block(op.body.block)
+        builder = FunctionBuilder(function, body)
+        for old, new in zip(body.args, builder.args):
+            new.name_hint = old.name_hint
+            old.replace_all_uses_with(_as_memref(new, old.type, body) if isinstance(old.type, MemRefType) else new)
+        for old in reversed(body.args):
+            body.erase_arg(old)
+        self.state.builders[function] = builder
+        rewriter.replace(op, function)
+
+
+@dataclass
+class ReturnLowering(RewritePattern):
+    """`func.return` → `llvm.return`."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: func.ReturnOp, rewriter: PatternRewriter) -> None:
+        rewriter.replace(op, llvm.ReturnOp())
+
+
+@dataclass
+class CallLowering(RewritePattern):
+    """`func.call @k(%A, %B)` → `llvm.call @k(%A, %B)` (pointers)."""
+
+    state: Conversion
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: func.CallOp, rewriter: PatternRewriter) -> None:
+        b = self.state.builder(op)
+        b.call(op.callee.root_reference.data, [pointer_of(a) for a in op.arguments])
+        rewriter.erase(op)
+
+
+# Values -----------------------------------------------------------------------
+
+# A converted memref (a pointer) reaches the ops that still use it through an
+# `unrealized_conversion_cast` back to its memref type, which keeps the shape and
+# element type visible to them; the casts are dead once every user is converted.
+
+
+def _as_memref(pointer: SSAValue, memref_type: Attribute, block: Block | None = None) -> SSAValue:
+    """`pointer` as a value of `memref_type` (a cast at the start of `block`, or
+    right after the pointer's definition)."""
+    cast = UnrealizedConversionCastOp.get([pointer], [memref_type])
+    if block is not None:
+        block.insert_op_before(cast, block.first_op) if block.first_op else block.add_op(cast)
+    else:
+        owner = pointer.owner
+        assert isinstance(owner, Operation)
+        owner.parent_block().insert_op_after(cast, owner)  # type: ignore[union-attr]
+    cast.results[0].name_hint = pointer.name_hint
+    return cast.results[0]
+
+
+def pointer_of(value: SSAValue) -> SSAValue:
+    """The LLVM value behind a converted memref (see `_as_memref`)."""
+    owner = value.owner
+    if isinstance(owner, UnrealizedConversionCastOp):
+        return owner.inputs[0]
+    return value
+
+
+def _erase_casts(module: ModuleOp) -> None:
+    for op in list(module.walk()):
+        if isinstance(op, UnrealizedConversionCastOp):
+            assert not op.results[0].uses, f"{PASS}: a converted memref is still used"
+            op.detach()
+            op.erase()
+
+
+def _replace(rewriter: PatternRewriter, op: Operation, values: list[SSAValue]) -> None:
+    """Replace `op` (its new ops are already in place) by `values`."""
+    for old, new in zip(op.results, values):
+        if old.name_hint and new.owner is not None and not new.name_hint:
+            new.name_hint = old.name_hint
+        rewriter.replace_all_uses_with(old, new)
+    rewriter.erase(op)
+
+
+@dataclass
+class ConstantLowering(RewritePattern):
+    """`arith.constant` → one `llvm.mlir.constant` per value in the prologue."""
+
+    state: Conversion
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: arith.ConstantOp, rewriter: PatternRewriter) -> None:
+        value = op.value
+        assert isinstance(value, IntegerAttr | FloatAttr)
+        b = self.state.builder(op)
+        _replace(rewriter, op, [b.const(value.value.data, scalar_type(op.result.type))])
+
+
+@dataclass
+class ArithMathLowering(RewritePattern):
+    """An `arith`/`math` op → its LLVM instructions (`HANDLERS[type(op)]`)."""
+
+    state: Conversion
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        handler = HANDLERS.get(type(op))
+        if handler is None:
+            return
+        b = self.state.builder(op)
+        result = op.results[0]
+        value = handler(self.state.op_lowering(b), op, list(op.operands), scalar_type(result.type))
+        _replace(rewriter, op, [value])
+
+
+@dataclass
+class LoadLowering(RewritePattern):
+    """`memref.load %A[%i, %j]` → `llvm.getelementptr` + `llvm.load`."""
+
+    state: Conversion
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: memref.LoadOp, rewriter: PatternRewriter) -> None:
+        b = self.state.builder(op)
+        value = lower_load(b, op, pointer_of(op.memref), list(op.indices), None)
+        assert isinstance(value, SSAValue)
+        _replace(rewriter, op, [value])
+
+
+@dataclass
+class StoreLowering(RewritePattern):
+    """`memref.store %v, %A[%i, %j]` → `llvm.getelementptr` + `llvm.store`."""
+
+    state: Conversion
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: memref.StoreOp, rewriter: PatternRewriter) -> None:
+        b = self.state.builder(op)
+        lower_store(b, op, op.value, pointer_of(op.memref), list(op.indices), None)
+        rewriter.erase(op)
+
+
+# Buffers ----------------------------------------------------------------------
+
+
+@dataclass
+class AllocLowering(RewritePattern):
+    """`loop.alloc` → a prologue `llvm.alloca` (small, not global) or
+    `aligned_alloc` here and `free` at the end of the block."""
+
+    state: Conversion
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: AllocOp, rewriter: PatternRewriter) -> None:
+        mtype = op.buffer.type
+        assert isinstance(mtype, MemRefType)
+        stored = memory_type(mtype.element_type)
+        count = prod(mtype.get_shape())
+        size = count * element_bytes(mtype.element_type)
+        b = self.state.builder(op)
+        if op.scope.data.value != "global" and size <= MAX_STACK_BYTES:
+            # Large copies of one buffer (an unrolled body allocates one per
+            # iteration) share a stack slot: each copy is used by its iteration only.
+            if size <= SHARED_SLOT_BYTES:
+                pointer = b.alloca(stored, count, BUFFER_ALIGNMENT)
+            else:
+                key = (b.func, op.buffer_name.data, mtype)
+                if key not in self.state.stack_slots:
+                    self.state.stack_slots[key] = b.alloca(stored, count, BUFFER_ALIGNMENT)
+                pointer = self.state.stack_slots[key]
+            _replace(rewriter, op, [_as_memref(pointer, mtype)])
+            return
+        self.state.declare("aligned_alloc", [i64, i64], PTR)
+        self.state.declare("free", [PTR], None)
+        rounded = -(-size // BUFFER_ALIGNMENT) * BUFFER_ALIGNMENT  # aligned_alloc wants a multiple
+        pointer = b.call("aligned_alloc", [b.index(BUFFER_ALIGNMENT), b.index(rounded)], PTR)
+        assert pointer is not None
+        block = op.parent_block()
+        assert block is not None and block.last_op is not None
+        # Freed before the block's terminator: it moves with the terminator
+        # when a later op of the block is split off into new blocks.
+        rewriter.insert(llvm.CallOp("free", pointer), InsertPoint.before(block.last_op))
+        _replace(rewriter, op, [_as_memref(pointer, mtype)])
+
+
+@dataclass
+class ViewLowering(RewritePattern):
+    """`loop.view %arena[256]` → `llvm.getelementptr inbounds i8, %arena[256]`."""
+
+    state: Conversion
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ViewOp, rewriter: PatternRewriter) -> None:
+        b = self.state.builder(op)
+        pointer = b.gep(pointer_of(op.source), b.index(op.offset.data), i8)
+        _replace(rewriter, op, [_as_memref(pointer, op.result.type)])
+
+
+# Control flow -----------------------------------------------------------------
+
+
+def _split(op: Operation) -> tuple[Block, Block]:
+    """Split `op`'s block before `op`: (the block before, the block from `op` on)."""
+    before = op.parent_block()
+    assert before is not None
+    return before, before.split_before(op)
+
+
+def _insert_block_before(block: Block, after: Block) -> None:
+    region = after.parent
+    assert region is not None
+    region.insert_block_before(block, after)
+
+
+def _loop_body(
+    rewriter: PatternRewriter,
+    b: FunctionBuilder,
+    op: Operation,
+    body: Block,
+    lb: SSAValue,
+    ub: SSAValue,
+    maybe_empty: bool,
+) -> None:
+    """Turn `op` (a loop whose single body block has the induction variable as
+    its argument) into a bottom-tested counted loop `[lb, ub)` with step 1."""
+    before, after = _split(op)
+    body.parent.detach_block(body)  # type: ignore[union-attr]
+    _insert_block_before(body, after)
+    iv = rewriter.replace_value_with_new_type(body.args[0], i64)
+    yield_op = body.last_op
+    assert yield_op is not None
+    following = llvm.AddOp(iv, b.index(1), overflow=NSW)
+    more = llvm.ICmpOp(following.res, ub, IntegerAttr(llvm.ICmpPredicateFlag("slt").to_int(), i64))
+    latch = llvm.CondBrOp(more.res, body, [following.res], after, [])
+    for new in (following, more, latch):
+        body.insert_op_before(new, yield_op)
+    rewriter.erase(yield_op)
+    if maybe_empty:
+        enter = llvm.ICmpOp(lb, ub, IntegerAttr(llvm.ICmpPredicateFlag("slt").to_int(), i64))
+        before.add_op(enter)
+        before.add_op(llvm.CondBrOp(enter.res, body, [lb], after, []))
+    else:
+        before.add_op(llvm.BrOp(body, lb))
+    rewriter.erase(op)
+
+
+@dataclass
+class ForLowering(RewritePattern):
+    """A serial `loop.for` (or a vectorized one that cannot be) → a counted loop."""
+
+    state: Conversion
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ForOp, rewriter: PatternRewriter) -> None:
+        if op.extent == 0:
+            rewriter.erase(op)
+            return
+        b = self.state.builder(op)
+        lb, ub = b.index(op.lb.data), b.index(op.ub.data)
+        _loop_body(rewriter, b, op, op.body.block, lb, ub, maybe_empty=False)
+
+
+@dataclass
+class VectorizedForLowering(RewritePattern):
+    """A vectorizable `loop.for ... vectorized` → vector code (`vectorize.py`)."""
+
+    state: Conversion
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ForOp, rewriter: PatternRewriter) -> None:
+        if op.kind.data != LoopKind.VECTORIZED or op.extent == 0:
+            return
+        if vectorization_blocker(op) is not None:
+            return  # ForLowering writes it serially (LLVM may still vectorize it)
+        b = self.state.builder(op)
+        before, after = _split(op)
+        b.resume(before)
+        lower_vectorized_loop(b, op, self.state.fastmath, self.state.declare)
+        rewriter.erase(op)
+        # The ops after the loop continue the block the vector code ended in.
+        rewriter.inline_block(after, InsertPoint.at_end(b.block))
+
+
+@dataclass
+class ScfForLowering(RewritePattern):
+    """`scf.for %i = %begin to %end step %c1` (an outlined chunk) → a counted
+    loop with an entry test (a chunk may be empty)."""
+
+    state: Conversion
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: scf.ForOp, rewriter: PatternRewriter) -> None:
+        b = self.state.builder(op)
+        _loop_body(rewriter, b, op, op.body.block, op.lb, op.ub, maybe_empty=True)
+
+
+@dataclass
+class GuardLowering(RewritePattern):
+    """`loop.guard %c { body }` → `cond_br %c, ^body, ^after` (or the body alone,
+    or nothing, when `%c` is a constant)."""
+
+    state: Conversion
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: GuardOp, rewriter: PatternRewriter) -> None:
+        b = self.state.builder(op)
+        body = op.body.block
+        assert body.last_op is not None
+        if op.cond in b.known:
+            if b.known[op.cond]:
+                rewriter.erase(body.last_op)
+                rewriter.inline_block(body, InsertPoint.before(op))
+            rewriter.erase(op)
+            return
+        before, after = _split(op)
+        op.body.detach_block(body)
+        _insert_block_before(body, after)
+        rewriter.replace(body.last_op, llvm.BrOp(after))
+        before.add_op(llvm.CondBrOp(op.cond, body, [], after, []))
+        rewriter.erase(op)
+
+
+@dataclass
+class IfLowering(RewritePattern):
+    """`scf.if` → `cond_br` to the two regions, which branch to a merge block
+    whose arguments are the results."""
+
+    state: Conversion
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: scf.IfOp, rewriter: PatternRewriter) -> None:
+        b = self.state.builder(op)
+        result_types = [scalar_type(r.type) for r in op.results]
+        if op.cond in b.known:
+            region = op.true_region if b.known[op.cond] else op.false_region
+            if not region.blocks:
+                rewriter.erase(op)
+                return
+            block = region.block
+            yielded = block.last_op
+            assert yielded is not None
+            values = list(yielded.operands)
+            rewriter.erase(yielded)
+            rewriter.inline_block(block, InsertPoint.before(op))
+            _replace(rewriter, op, values)
+            return
+        before = op.parent_block()
+        assert before is not None
+        after = before.split_before(op, arg_types=result_types)
+        targets = []
+        for region in (op.true_region, op.false_region):
+            if not region.blocks:
+                targets.append(after)
+                continue
+            block = region.block
+            region.detach_block(block)
+            _insert_block_before(block, after)
+            yielded = block.last_op
+            assert yielded is not None
+            rewriter.replace(yielded, llvm.BrOp(after, *yielded.operands))
+            targets.append(block)
+        before.add_op(llvm.CondBrOp(op.cond, targets[0], [], targets[1], []))
+        _replace(rewriter, op, list(after.args))
+
+
+# Parallel launches ------------------------------------------------------------
+
+
+@dataclass
+class LaunchLowering(RewritePattern):
+    """`loop.launch @body(args) lb to ub` → a task `@body_task(%ctx, %chunk,
+    %chunks)` and a call of the runtime with the task and a context struct.
+
+    The task only knows how to split: chunk `c` of `n` is `[lb + c * extent / n,
+    lb + (c + 1) * extent / n)`, contiguous and balanced (chunks differ by at most
+    one iteration), so the body's vector and unrolled code is the same whatever
+    the split. How many chunks and which thread runs which is the runtime's
+    decision; a chunk may be empty (the body's entry test covers it)."""
+
+    state: Conversion
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: LaunchOp, rewriter: PatternRewriter) -> None:
+        b = self.state.builder(op)
+        body = op.body.root_reference.data
+        args = [pointer_of(a) for a in op.args]
+        types: list[Attribute] = [a.type for a in args]
+        context_type = llvm.LLVMStructType.from_type_list(types)
+        name = f"{body}_task"
+
+        # The task: unpack the context, compute the chunk's range, call the body.
+        task_function = self.state.define(name, [PTR, i32, i32], "internal")
+        task = FunctionBuilder(task_function)
+        context, chunk, chunks = task.args
+        unpacked = []
+        for index, field_type in enumerate(types):
+            pointer = task.add(llvm.GEPOp(context, [0, index], context_type))
+            unpacked.append(task.add(llvm.LoadOp(pointer, field_type)))
+        chunk64 = task.add(llvm.ZExtOp(chunk, i64))
+        chunks64 = task.add(llvm.ZExtOp(chunks, i64))
+        lb, ub = op.lb.value.data, op.ub.value.data
+        extent = task.index(ub - lb)
+
+        def chunk_start(c: SSAValue) -> SSAValue:
+            start = task.add(llvm.UDivOp(task.imul(c, extent, nsw=True), chunks64))
+            return task.iadd(start, task.index(lb), nsw=True)
+
+        next_chunk = task.iadd(chunk64, task.index(1), nsw=True)
+        task.call(body, [*unpacked, chunk_start(chunk64), chunk_start(next_chunk)])
+        task.add(llvm.ReturnOp())
+        task.finish()
+        function = b.func
+        rewriter.insert(task_function, InsertPoint.after(function))
+
+        # The launch, where the loop was.
+        self.state.declare(PARALLEL_LAUNCH, [PTR, PTR], None)
+        context = b.hoist(llvm.AllocaOp(b.index(1), context_type, alignment=8))
+        for index, value in enumerate(args):
+            pointer = b.add(llvm.GEPOp(context, [0, index], context_type))
+            b.add(llvm.StoreOp(value, pointer))
+        task_pointer = b.add(llvm.AddressOfOp(name, PTR))
+        b.call(PARALLEL_LAUNCH, [task_pointer, context])
+        rewriter.erase(op)
+
+
+def loop_to_llvm_patterns(state: Conversion) -> list[RewritePattern]:
+    return [
+        FuncLowering(state),
+        ReturnLowering(),
+        CallLowering(state),
+        ConstantLowering(state),
+        ArithMathLowering(state),
+        LoadLowering(state),
+        StoreLowering(state),
+        AllocLowering(state),
+        ViewLowering(state),
+        VectorizedForLowering(state),  # before ForLowering: it takes what it can
+        ForLowering(state),
+        ScfForLowering(state),
+        GuardLowering(state),
+        IfLowering(state),
+        LaunchLowering(state),
+    ]
 
 
 @dataclass(frozen=True)
@@ -484,9 +748,13 @@ class ConvertLoopToLlvmPass(ModulePass):
     """Let LLVM reassociate float arithmetic (needed to vectorize reductions)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        check_convertible(op)
         flags = ["contract", "reassoc"] if self.reassociate else ["contract"]
-        functions = lower_module(op, llvm.FastMathAttr([llvm.FastMathFlag(f) for f in flags]))
-        block = op.body.block
-        for old in list(block.ops):
-            block.detach_op(old)
-        block.add_ops(functions)
+        state = Conversion(op, llvm.FastMathAttr([llvm.FastMathFlag(f) for f in flags]))
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier(loop_to_llvm_patterns(state)),
+            apply_recursively=False,
+        ).rewrite_module(op)
+        _erase_casts(op)
+        for builder in state.builders.values():
+            builder.finish()

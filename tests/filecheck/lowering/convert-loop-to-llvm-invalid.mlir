@@ -50,3 +50,33 @@ func.func @f(%A: memref<4xf32>) -> index {
   %c = arith.constant 0 : index
   func.return %c : index
 }
+
+// -----
+
+// Unrolling and outlining are passes of their own, run before this one.
+func.func @unrolled_left(%A: memref<4xf32>) {
+  // CHECK: convert-loop-to-llvm-invalid.mlir:[[# @LINE + 1]]:3: error: convert-loop-to-llvm: an unrolled loop is left; run loop-unroll first.
+  loop.for %i = 0 to 4 unrolled {
+  }
+  func.return
+}
+
+// -----
+
+func.func @parallel_left(%A: memref<4xf32>) {
+  // CHECK: convert-loop-to-llvm-invalid.mlir:[[# @LINE + 1]]:3: error: convert-loop-to-llvm: a parallel loop is left; run loop-outline-parallel first.
+  loop.for %i = 0 to 4 parallel {
+  }
+  func.return
+}
+
+// -----
+
+// scf.for appears only as the chunk loop of an outlined body: step 1.
+func.func private @chunk(%A: memref<4xf32>, %begin: index, %end: index) {
+  %c2 = arith.constant 2 : index
+  // CHECK: convert-loop-to-llvm-invalid.mlir:[[# @LINE + 1]]:3: error: convert-loop-to-llvm: only scf.for with step 1 and no loop-carried values is supported.
+  scf.for %i = %begin to %end step %c2 {
+  }
+  func.return
+}
