@@ -63,6 +63,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     loop_passes = {
         "loop-unroll": loop_pass("loop_unroll", "LoopUnrollPass"),
         "loop-outline-parallel": loop_pass("loop_outline_parallel", "LoopOutlineParallelPass"),
+        "loop-vectorize": loop_pass("loop_vectorize", "LoopVectorizePass"),
     }
 
     def te_inline():

@@ -15,6 +15,8 @@ dialect adds only what those lack:
   arena a memory plan shares among a graph's intermediate values).
 - `loop.launch`: run a function on chunks of an iteration range on all cores
   (what `loop-outline-parallel` makes of a parallel loop).
+- `loop.gather`/`loop.scatter`: masked per-lane memory access at flat offsets
+  (what `loop-vectorize` writes where `vector.load`/`store` cannot say it).
 
 Loop kinds (`#loop.kind`) and memory scopes (`#loop.scope`) are enum attributes;
 in the custom syntax they are bare keywords (`parallel`, `local`).
@@ -72,12 +74,21 @@ from xdsl.dialects.builtin import (
     MemRefType,
     StringAttr,
     SymbolRefAttr,
+    VectorType,
     i1,
     i8,
     i64,
 )
 from xdsl.dialects.utils import EnumAttribute
-from xdsl.ir import Block, Dialect, Operation, Region, SpacedOpaqueSyntaxAttribute, SSAValue
+from xdsl.ir import (
+    Attribute,
+    Block,
+    Dialect,
+    Operation,
+    Region,
+    SpacedOpaqueSyntaxAttribute,
+    SSAValue,
+)
 from xdsl.irdl import (
     IRDLOperation,
     irdl_attr_definition,
@@ -415,6 +426,76 @@ class LaunchOp(IRDLOperation):
             )
 
 
+def _lanes(t: Attribute) -> int | None:
+    return t.get_shape()[0] if isinstance(t, VectorType) and len(t.get_shape()) == 1 else None
+
+
+def _verify_lanes(op: IRDLOperation, ref: SSAValue, offsets: SSAValue, mask: SSAValue, data: Attribute) -> None:
+    mtype = ref.type
+    assert isinstance(mtype, MemRefType)
+    width = _lanes(data)
+    if (
+        width is None
+        or offsets.type != VectorType(i64, [width])
+        or mask.type != VectorType(i1, [width])
+        or data.element_type != mtype.element_type  # type: ignore[attr-defined]
+    ):
+        raise VerifyException(
+            f"{op.name} takes vector<W x i64> offsets and a vector<W x i1> mask for "
+            f"vector<W x {mtype.element_type}> data; got {offsets.type}, {mask.type}, {data}."
+        )
+
+
+@irdl_op_definition
+class GatherOp(IRDLOperation):
+    """Lane `l` reads the element at flat (row-major) offset `offsets[l]` of the
+    buffer where `mask[l]` holds, and is 0 elsewhere:
+    `%v = loop.gather %A[%offsets], %mask : memref<8x8xf32>, vector<16xi64>, vector<16xi1> -> vector<16xf32>`.
+
+    (xDSL 0.74 has no `vector.gather`; MLIR's takes per-dimension bases and an
+    index vector into the innermost dimension, where `loop-vectorize` computes
+    flat offsets.)"""
+
+    name = "loop.gather"
+    base = operand_def(MemRefType)
+    offsets = operand_def(VectorType)
+    mask = operand_def(VectorType)
+    result = result_def(VectorType)
+    assembly_format = (
+        "$base `[` $offsets `]` `,` $mask attr-dict `:` type($base) `,` type($offsets) "
+        "`,` type($mask) `->` type($result)"
+    )
+
+    def __init__(self, base: SSAValue, offsets: SSAValue, mask: SSAValue, result_type: VectorType):
+        super().__init__(operands=[base, offsets, mask], result_types=[result_type])
+
+    def verify_(self) -> None:
+        _verify_lanes(self, self.base, self.offsets, self.mask, self.result.type)
+
+
+@irdl_op_definition
+class ScatterOp(IRDLOperation):
+    """Lane `l` of `%v` is written to flat offset `offsets[l]` where `mask[l]`
+    holds, lanes in order (the last active lane writing an address wins):
+    `loop.scatter %v, %A[%offsets], %mask : vector<16xf32>, memref<8x8xf32>, vector<16xi64>, vector<16xi1>`."""
+
+    name = "loop.scatter"
+    value = operand_def(VectorType)
+    base = operand_def(MemRefType)
+    offsets = operand_def(VectorType)
+    mask = operand_def(VectorType)
+    assembly_format = (
+        "$value `,` $base `[` $offsets `]` `,` $mask attr-dict `:` type($value) `,` "
+        "type($base) `,` type($offsets) `,` type($mask)"
+    )
+
+    def __init__(self, value: SSAValue, base: SSAValue, offsets: SSAValue, mask: SSAValue):
+        super().__init__(operands=[value, base, offsets, mask])
+
+    def verify_(self) -> None:
+        _verify_lanes(self, self.base, self.offsets, self.mask, self.value.type)
+
+
 def make_for(
     lb: int, ub: int, kind: str | LoopKind, var_name: str | None, ops: Sequence[Operation]
 ) -> ForOp:
@@ -425,6 +506,6 @@ def make_for(
 
 LOOP = Dialect(
     "loop",
-    [ForOp, GuardOp, AllocOp, ViewOp, LaunchOp, YieldOp],
+    [ForOp, GuardOp, AllocOp, ViewOp, LaunchOp, GatherOp, ScatterOp, YieldOp],
     [LoopKindAttr, MemoryScopeAttr],
 )

@@ -1,10 +1,11 @@
 """`convert-loop-to-llvm`: the loop program as LLVM IR (xDSL's `llvm` dialect).
 
-It runs after `loop-unroll` and `loop-outline-parallel` (see `LOOP_TO_LLVM` in
-`backends/llvm/compile.py`): no unrolled or parallel loop is left, and parallel
-work is a `loop.launch` of an outlined function. One conversion pattern per op
-kind, applied in one forward walk (parents before their bodies, so every operand
-an op sees is already an LLVM value):
+It runs after `loop-unroll`, `loop-outline-parallel` and `loop-vectorize` (see
+`LOOP_TO_LLVM` in `backends/llvm/compile.py`): every loop left is serial,
+parallel work is a `loop.launch` of an outlined function and vector code is
+`vector`/`loop.gather`/`loop.scatter` ops and arith/math on vectors. One
+conversion pattern per op kind, applied in one forward walk (parents before
+their bodies, so every operand an op sees is already an LLVM value):
 
 - `func.func` → `llvm.func`: memrefs become pointers (`noalias`, aligned to the
   element, `dereferenceable` for the whole buffer; distinct loop-level buffers
@@ -15,10 +16,6 @@ an op sees is already an LLVM value):
   to itself, `br ^body(lb)` ... `cond_br %more, ^body(%next), ^exit`
   (bottom-tested: the extent is static and non-zero); `scf.for` (the dynamic
   chunk loop of an outlined body) the same with an entry test;
-- `loop.for ... vectorized`: the loop nest is written for W lanes at a time by
-  `backends/llvm/vectorize.py` (masks for lane-varying guards, gathers,
-  remainders) — the one pattern that lowers a whole nest, until `loop-vectorize`
-  writes that vector code as IR;
 - `loop.guard`, `scf.if`: branches (a condition known to be constant is folded);
 - `loop.alloc`: "local"/"shared" buffers up to 256 KiB are `llvm.alloca`s in the
   prologue, 64-byte aligned; larger ones and "global" ones come from
@@ -28,7 +25,9 @@ an op sees is already an LLVM value):
   arguments from a context struct and calls the body on its chunk of the range,
   and `llvm.call @tilecraft_parallel_launch(@<body>_task, %ctx)`, which the
   backend's runtime (`backends/llvm/runtime.py`) runs on all cores;
-- `memref.load`/`store`: GEP addressing (`backends/llvm/memory.py`);
+- `memref.load`/`store`, `vector.load`/`store`, `vector.maskedload`/`maskedstore`,
+  `loop.gather`/`scatter`: GEP addressing, vector and masked memory access
+  (`backends/llvm/memory.py`); `vector.broadcast`: a splat;
   `arith`/`math`: one lowering per op kind in the table `HANDLERS` of
   `backends/llvm/ops.py`, applied by one pattern.
 
@@ -44,7 +43,8 @@ at the op, so no pattern fails half way.
 
 Where xDSL's `llvm` dialect has no op for an instruction (vector fcmp/select,
 fptosi, masked and gather/scatter memory access), the small `llvmx` dialect in
-`backends/llvm/llvmx.py` says it.
+`backends/llvm/llvmx.py` says it. `llvm`/`llvmx` ops already in the input (the
+vector comparisons and casts `loop-vectorize` writes) are kept as they are.
 
 ```mlir
 func.func @scale(%A: memref<64xf32> {tc.name = "A"}, %B: memref<64xf32>) {
@@ -83,16 +83,27 @@ from dataclasses import dataclass, field
 from math import prod
 
 from tilecraft.backends.llvm.builder import NSW, PTR, FunctionBuilder, scalar_type
-from tilecraft.backends.llvm.memory import element_bytes, lower_load, lower_store, memory_type
+from tilecraft.backends.llvm import memory
+from tilecraft.backends.llvm.memory import element_bytes, memory_type
 from tilecraft.backends.llvm.ops import HANDLERS, OpLowering
 from tilecraft.backends.llvm.runtime import PARALLEL_LAUNCH
-from tilecraft.backends.llvm.vectorize import lower_vectorized_loop, vectorization_blocker
-from tilecraft.dialects.loop import AllocOp, ForOp, GuardOp, LaunchOp, LoopKind, ViewOp, YieldOp
+from tilecraft.dialects.loop import (
+    AllocOp,
+    ForOp,
+    GatherOp,
+    GuardOp,
+    LaunchOp,
+    LoopKind,
+    ScatterOp,
+    ViewOp,
+    YieldOp,
+)
 from tilecraft.utils.diagnostics import OpError
 from xdsl.context import Context
-from xdsl.dialects import arith, func, llvm, memref, scf
+from xdsl.dialects import arith, func, llvm, memref, scf, vector
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    DenseIntOrFPElementsAttr,
     DictionaryAttr,
     FloatAttr,
     IndexType,
@@ -101,6 +112,7 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     UnitAttr,
     UnrealizedConversionCastOp,
+    VectorType,
     i8,
     i32,
     i64,
@@ -175,7 +187,7 @@ class Conversion:
         )
 
     def op_lowering(self, b: FunctionBuilder) -> OpLowering:
-        return OpLowering(b, self.fastmath, None, self.declare)
+        return OpLowering(b, self.fastmath, self.declare)
 
 
 # What can be converted (checked before any rewriting) -------------------------
@@ -183,6 +195,8 @@ class Conversion:
 SUPPORTED = (
     ForOp, GuardOp, AllocOp, ViewOp, LaunchOp, YieldOp, scf.IfOp, scf.ForOp, scf.YieldOp,
     func.CallOp, func.ReturnOp, memref.LoadOp, memref.StoreOp, arith.ConstantOp,
+    vector.LoadOp, vector.StoreOp, vector.MaskedLoadOp, vector.MaskedStoreOp,
+    vector.BroadcastOp, GatherOp, ScatterOp,
 )  # fmt: skip
 
 
@@ -224,6 +238,12 @@ def _check_function(op: func.FuncOp) -> None:
             )
 
 
+def _constant_ok(value: Attribute) -> bool:
+    if isinstance(value, DenseIntOrFPElementsAttr):
+        return isinstance(value.type, VectorType) and len(value.get_shape()) == 1
+    return isinstance(value, IntegerAttr | FloatAttr)
+
+
 def _is_scalar(t: Attribute) -> bool:
     return isinstance(t, IndexType) or scalar_type(t) is t and hasattr(t, "bitwidth")
 
@@ -235,20 +255,18 @@ def _check_op(op: Operation) -> None:
         raise OpError(
             op, f"{PASS}: a parallel loop is left; run loop-outline-parallel first."
         )
-    if isinstance(op, ForOp) and op.kind.data == LoopKind.VECTORIZED:
-        for inner in op.walk():
-            if isinstance(inner, func.CallOp):
-                raise OpError(inner, f"{PASS}: a call cannot be vectorized.")
-            if isinstance(inner, LaunchOp):
-                raise OpError(inner, f"{PASS}: a launch cannot be vectorized.")
+    if isinstance(op, ForOp) and op.kind.data == LoopKind.VECTORIZED and op.extent > 1:
+        raise OpError(op, f"{PASS}: a vectorized loop is left; run loop-vectorize first.")
     if isinstance(op, func.CallOp) and (
         op.results or not all(isinstance(a.type, MemRefType) for a in op.arguments)
     ):
         raise OpError(
             op, f"{PASS}: a call passes memrefs and returns nothing (the loop calling convention)."
         )
-    if isinstance(op, arith.ConstantOp) and not isinstance(op.value, IntegerAttr | FloatAttr):
-        raise OpError(op, f"{PASS}: only scalar constants are supported, not {op.value}.")
+    if isinstance(op, arith.ConstantOp) and not _constant_ok(op.value):
+        raise OpError(
+            op, f"{PASS}: only scalar and 1-D vector constants are supported, not {op.value}."
+        )
     if isinstance(op, scf.ForOp) and (
         op.iter_args
         or not isinstance(step := op.step.owner, arith.ConstantOp)
@@ -257,6 +275,8 @@ def _check_op(op: Operation) -> None:
         raise OpError(
             op, f"{PASS}: only scf.for with step 1 and no loop-carried values is supported."
         )
+    if op.dialect_name() in ("llvm", "llvmx"):
+        return
     if not isinstance(op, SUPPORTED) and type(op) not in HANDLERS:
         raise OpError(
             op,
@@ -387,8 +407,17 @@ class ConstantLowering(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: arith.ConstantOp, rewriter: PatternRewriter) -> None:
         value = op.value
-        assert isinstance(value, IntegerAttr | FloatAttr)
         b = self.state.builder(op)
+        if isinstance(value, DenseIntOrFPElementsAttr):
+            lanes = [int(v) if isinstance(v, bool) else v for v in value.get_values()]
+            vector_type = scalar_type(op.result.type)
+            if all(v == lanes[0] for v in lanes):
+                result = b.const(lanes[0], vector_type)
+            else:
+                result = b.const_vector(lanes, vector_type)  # type: ignore[arg-type]
+            _replace(rewriter, op, [result])
+            return
+        assert isinstance(value, IntegerAttr | FloatAttr)
         _replace(rewriter, op, [b.const(value.value.data, scalar_type(op.result.type))])
 
 
@@ -408,6 +437,12 @@ class ArithMathLowering(RewritePattern):
         _replace(rewriter, op, [value])
 
 
+def _memref_type(value: SSAValue) -> MemRefType:
+    mtype = value.type
+    assert isinstance(mtype, MemRefType)
+    return mtype
+
+
 @dataclass
 class LoadLowering(RewritePattern):
     """`memref.load %A[%i, %j]` → `llvm.getelementptr` + `llvm.load`."""
@@ -417,9 +452,8 @@ class LoadLowering(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: memref.LoadOp, rewriter: PatternRewriter) -> None:
         b = self.state.builder(op)
-        value = lower_load(b, op, pointer_of(op.memref), list(op.indices), None)
-        assert isinstance(value, SSAValue)
-        _replace(rewriter, op, [value])
+        ref, mtype = pointer_of(op.memref), _memref_type(op.memref)
+        _replace(rewriter, op, [memory.load(b, ref, mtype, list(op.indices))])
 
 
 @dataclass
@@ -431,8 +465,113 @@ class StoreLowering(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: memref.StoreOp, rewriter: PatternRewriter) -> None:
         b = self.state.builder(op)
-        lower_store(b, op, op.value, pointer_of(op.memref), list(op.indices), None)
+        ref, mtype = pointer_of(op.memref), _memref_type(op.memref)
+        memory.store(b, op.value, ref, mtype, list(op.indices))
         rewriter.erase(op)
+
+
+def _width(t: Attribute) -> int:
+    assert isinstance(t, VectorType)
+    return t.get_shape()[0]
+
+
+@dataclass
+class VectorLoadLowering(RewritePattern):
+    """`vector.load %A[%i, %j]` → one `<W x T>` load from the address of `A[i, j]`."""
+
+    state: Conversion
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: vector.LoadOp, rewriter: PatternRewriter) -> None:
+        b = self.state.builder(op)
+        ref, mtype = pointer_of(op.base), _memref_type(op.base)
+        value = memory.load(b, ref, mtype, list(op.indices), _width(op.result.type))
+        _replace(rewriter, op, [value])
+
+
+@dataclass
+class VectorStoreLowering(RewritePattern):
+    """`vector.store %v, %A[%i, %j]` → one `<W x T>` store."""
+
+    state: Conversion
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: vector.StoreOp, rewriter: PatternRewriter) -> None:
+        b = self.state.builder(op)
+        ref, mtype = pointer_of(op.base), _memref_type(op.base)
+        memory.store(b, op.vector, ref, mtype, list(op.indices))
+        rewriter.erase(op)
+
+
+@dataclass
+class MaskedLoadLowering(RewritePattern):
+    """`vector.maskedload` → `llvmx.masked_load` (masked-off lanes are 0: the
+    pass-through `loop-vectorize` writes)."""
+
+    state: Conversion
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: vector.MaskedLoadOp, rewriter: PatternRewriter) -> None:
+        b = self.state.builder(op)
+        ref, mtype = pointer_of(op.base), _memref_type(op.base)
+        width = _width(op.result.type)
+        value = memory.load(b, ref, mtype, list(op.indices), width, op.mask)
+        if b.known.get(op.pass_thru) != 0:
+            value = b.select(op.mask, value, op.pass_thru)
+        _replace(rewriter, op, [value])
+
+
+@dataclass
+class MaskedStoreLowering(RewritePattern):
+    """`vector.maskedstore` → `llvmx.masked_store`."""
+
+    state: Conversion
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: vector.MaskedStoreOp, rewriter: PatternRewriter) -> None:
+        b = self.state.builder(op)
+        ref, mtype = pointer_of(op.base), _memref_type(op.base)
+        memory.store(b, op.value_to_store, ref, mtype, list(op.indices), op.mask)
+        rewriter.erase(op)
+
+
+@dataclass
+class GatherLowering(RewritePattern):
+    """`loop.gather` → `llvmx.masked_gather` from the buffer's base pointer."""
+
+    state: Conversion
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: GatherOp, rewriter: PatternRewriter) -> None:
+        b = self.state.builder(op)
+        ref, mtype = pointer_of(op.base), _memref_type(op.base)
+        _replace(rewriter, op, [memory.gather(b, ref, mtype, op.offsets, op.mask)])
+
+
+@dataclass
+class ScatterLowering(RewritePattern):
+    """`loop.scatter` → `llvmx.masked_scatter`."""
+
+    state: Conversion
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ScatterOp, rewriter: PatternRewriter) -> None:
+        b = self.state.builder(op)
+        ref, mtype = pointer_of(op.base), _memref_type(op.base)
+        memory.scatter(b, op.value, ref, mtype, op.offsets, op.mask)
+        rewriter.erase(op)
+
+
+@dataclass
+class BroadcastLowering(RewritePattern):
+    """`vector.broadcast %x` → `%x` in every lane (insertelement + shufflevector)."""
+
+    state: Conversion
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: vector.BroadcastOp, rewriter: PatternRewriter) -> None:
+        b = self.state.builder(op)
+        _replace(rewriter, op, [b.splat(op.source, _width(op.vector.type))])
 
 
 # Buffers ----------------------------------------------------------------------
@@ -541,7 +680,7 @@ def _loop_body(
 
 @dataclass
 class ForLowering(RewritePattern):
-    """A serial `loop.for` (or a vectorized one that cannot be) → a counted loop."""
+    """A serial `loop.for` → a counted loop."""
 
     state: Conversion
 
@@ -553,27 +692,6 @@ class ForLowering(RewritePattern):
         b = self.state.builder(op)
         lb, ub = b.index(op.lb.data), b.index(op.ub.data)
         _loop_body(rewriter, b, op, op.body.block, lb, ub, maybe_empty=False)
-
-
-@dataclass
-class VectorizedForLowering(RewritePattern):
-    """A vectorizable `loop.for ... vectorized` → vector code (`vectorize.py`)."""
-
-    state: Conversion
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: ForOp, rewriter: PatternRewriter) -> None:
-        if op.kind.data != LoopKind.VECTORIZED or op.extent == 0:
-            return
-        if vectorization_blocker(op) is not None:
-            return  # ForLowering writes it serially (LLVM may still vectorize it)
-        b = self.state.builder(op)
-        before, after = _split(op)
-        b.resume(before)
-        lower_vectorized_loop(b, op, self.state.fastmath, self.state.declare)
-        rewriter.erase(op)
-        # The ops after the loop continue the block the vector code ended in.
-        rewriter.inline_block(after, InsertPoint.at_end(b.block))
 
 
 @dataclass
@@ -729,7 +847,13 @@ def loop_to_llvm_patterns(state: Conversion) -> list[RewritePattern]:
         StoreLowering(state),
         AllocLowering(state),
         ViewLowering(state),
-        VectorizedForLowering(state),  # before ForLowering: it takes what it can
+        VectorLoadLowering(state),
+        VectorStoreLowering(state),
+        MaskedLoadLowering(state),
+        MaskedStoreLowering(state),
+        GatherLowering(state),
+        ScatterLowering(state),
+        BroadcastLowering(state),
         ForLowering(state),
         ScfForLowering(state),
         GuardLowering(state),

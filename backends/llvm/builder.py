@@ -3,8 +3,7 @@ llvmlite's `IRBuilder` appends instructions.
 
 `convert-loop-to-llvm`'s patterns use one builder per function: each pattern
 puts the builder before the op it replaces (`at(op)`) and lets it write the
-LLVM ops there; the vectorized-loop lowering (`vectorize.py`) writes whole blocks
-with it (`start(block)`, then appending).
+LLVM ops there.
 
 Every function starts with a *prologue* block that holds only constants and
 `llvm.alloca`s and branches to the first real block. Constants are created there
@@ -12,7 +11,8 @@ once per (type, value) and reused everywhere (the prologue dominates the whole
 function), and "local" buffers are allocated there so LLVM's SROA/mem2reg can turn
 them into SSA values. Integer arithmetic on known constants is folded here in
 Python: unrolled loops produce many constant indices, and folding them keeps the
-IR small, which keeps both xDSL and LLVM fast.
+IR small, which keeps both xDSL and LLVM fast. Pure values (address arithmetic,
+GEPs, splats) already computed in the current block are reused.
 """
 
 from __future__ import annotations
@@ -49,12 +49,6 @@ def scalar_type(t: Attribute) -> Attribute:
     if isinstance(t, MemRefType):
         return PTR
     return t
-
-
-def lanes_type(t: Attribute, width: int | None) -> Attribute:
-    """`t` as a scalar (width None) or as a vector of `width` lanes."""
-    t = scalar_type(t)
-    return t if width is None else VectorType(t, [width])
 
 
 def element_of(t: Attribute) -> Attribute:

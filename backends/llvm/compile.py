@@ -4,9 +4,9 @@ The steps every entry point shares (JIT, `.ll`, `.s`, `.o`, `.so`):
 
 1. the passes of `LOOP_TO_LLVM` on a clone (the caller's module stays as it
    was), unless the module is already made of `llvm.func`s:
-   `loop-unroll`, `loop-outline-parallel`, `convert-loop-to-llvm`
-   (`tilecraft-opt -p loop-unroll,loop-outline-parallel,convert-loop-to-llvm`
-   prints what the JIT compiles);
+   `loop-unroll`, `loop-outline-parallel`, `loop-vectorize`,
+   `convert-loop-to-llvm` (`tilecraft-opt -p loop-unroll,loop-outline-parallel,
+   loop-vectorize,convert-loop-to-llvm` prints what the JIT compiles);
 2. translation to llvmlite IR (`translate.py`) for the host's triple and data
    layout, plus the parallel runtime if a parallel loop needs it (`runtime.py`);
 3. parsing and O3 for the host CPU (`target.py`).
@@ -47,7 +47,7 @@ class CompileTimes:
 
 
 # From loop IR to the llvm dialect, in order: the passes every entry point runs.
-LOOP_TO_LLVM = ("loop-unroll", "loop-outline-parallel", "convert-loop-to-llvm")
+LOOP_TO_LLVM = ("loop-unroll", "loop-outline-parallel", "loop-vectorize", "convert-loop-to-llvm")
 
 
 def loop_to_llvm_passes(reassociate: bool = True) -> list[ModulePass]:
