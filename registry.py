@@ -89,6 +89,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "plan-memory": graph_pass("plan_memory", "PlanMemoryPass"),
     }
 
+    def loop_to_llvm():
+        from tilecraft.lowering.loop_to_llvm import LoopToLlvmPass
+
+        return LoopToLlvmPass
+
     def convert_graph_to_te():
         from tilecraft.lowering.convert_graph_to_te import ConvertGraphToTePass
 
@@ -99,6 +104,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "convert-graph-to-te": convert_graph_to_te,
         "convert-te-to-loop": convert_te_to_loop,
         "convert-loop-to-llvm": convert_loop_to_llvm,
+        "loop-to-llvm": loop_to_llvm,
         "te-inline": te_inline,
         **loop_passes,
     }

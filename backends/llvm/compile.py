@@ -2,11 +2,10 @@
 
 The steps every entry point shares (JIT, `.ll`, `.s`, `.o`, `.so`):
 
-1. the passes of `LOOP_TO_LLVM` on a clone (the caller's module stays as it
-   was), unless the module is already made of `llvm.func`s:
-   `loop-unroll`, `loop-outline-parallel`, `loop-vectorize`,
-   `convert-loop-to-llvm` (`tilecraft-opt -p loop-unroll,loop-outline-parallel,
-   loop-vectorize,convert-loop-to-llvm` prints what the JIT compiles);
+1. the pipeline `loop-to-llvm` (`lowering/loop_to_llvm.py`: `loop-unroll`,
+   `loop-outline-parallel`, `loop-vectorize`, `convert-loop-to-llvm`) on a clone
+   (the caller's module stays as it was), unless the module is already made of
+   `llvm.func`s: `tilecraft-opt -p loop-to-llvm` prints what the JIT compiles;
 2. translation to llvmlite IR (`translate.py`) for the host's triple and data
    layout, plus the parallel runtime if a parallel loop needs it (`runtime.py`);
 3. parsing and O3 for the host CPU (`target.py`).
@@ -27,12 +26,11 @@ from tilecraft.backends.llvm.translate import translate_module
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass
 
 
 @dataclass
 class CompileTimes:
-    """Seconds spent in each step of the last compilation."""
+    """Seconds spent in each step of the last compilation (`lower`: `loop-to-llvm`)."""
 
     lower: float = 0.0
     translate: float = 0.0
@@ -41,37 +39,20 @@ class CompileTimes:
 
     def __str__(self) -> str:
         return (
-            f"convert-loop-to-llvm {self.lower * 1e3:.1f} ms, "
+            f"loop to llvm dialect {self.lower * 1e3:.1f} ms, "
             f"translate {self.translate * 1e3:.1f} ms, LLVM {self.llvm * 1e3:.1f} ms"
         )
 
 
-# From loop IR to the llvm dialect, in order: the passes every entry point runs.
-LOOP_TO_LLVM = ("loop-unroll", "loop-outline-parallel", "loop-vectorize", "convert-loop-to-llvm")
-
-
-def loop_to_llvm_passes(reassociate: bool = True) -> list[ModulePass]:
-    """The passes of `LOOP_TO_LLVM` (looked up by name: backends import no lowering)."""
-    from tilecraft.registry import get_all_passes
-
-    registry = get_all_passes()
-    passes = []
-    for name in LOOP_TO_LLVM:
-        pass_class = registry[name]()
-        if name == "convert-loop-to-llvm":
-            passes.append(pass_class(reassociate=reassociate))  # type: ignore[call-arg]
-        else:
-            passes.append(pass_class())
-    return passes
-
-
 def lower_to_llvm_dialect(module: ModuleOp, reassociate: bool = True) -> ModuleOp:
     """A clone of `module` in the llvm dialect (lowered if it holds loop-level functions)."""
+    # Looked up by name: backends import no lowering.
+    from tilecraft.registry import get_all_passes
+
     clone = module.clone()
     if any(isinstance(op, func.FuncOp) for op in clone.ops):
-        ctx = Context()
-        for loop_pass in loop_to_llvm_passes(reassociate):
-            loop_pass.apply(ctx, clone)
+        pipeline = get_all_passes()["loop-to-llvm"]()
+        pipeline(reassociate=reassociate).apply(Context(), clone)  # type: ignore[call-arg]
     return clone
 
 

@@ -934,13 +934,14 @@ func.func @matmul(%A: memref<{m}x{k}xf32> {{tc.name = "A"}}, %B: memref<{k}x{n}x
 
 
 def test_jit_runs_what_tilecraft_opt_prints(tmp_path):
-    """The JIT lowers with the passes of LOOP_TO_LLVM, in order: the same text as
+    """The JIT lowers with the pipeline loop-to-llvm: the same text as
     `tilecraft-opt -p loop-unroll,loop-outline-parallel,loop-vectorize,convert-loop-to-llvm`."""
     import subprocess
     import sys
     from pathlib import Path
 
-    from tilecraft.backends.llvm.compile import LOOP_TO_LLVM, lower_to_llvm_dialect
+    from tilecraft.backends.llvm.compile import lower_to_llvm_dialect
+    from tilecraft.lowering.loop_to_llvm import LOOP_TO_LLVM
 
     assert LOOP_TO_LLVM == (
         "loop-unroll",
