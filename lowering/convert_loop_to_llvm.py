@@ -150,6 +150,7 @@ class Conversion:
     builders: dict[llvm.FuncOp, FunctionBuilder] = field(default_factory=dict)
     declared: set[str] = field(default_factory=set)
     stack_slots: dict[tuple, SSAValue] = field(default_factory=dict)
+    casts: list[Operation] = field(default_factory=list)
 
     def builder(self, op: Operation) -> FunctionBuilder:
         """The builder of the function holding `op`, inserting before `op`."""
@@ -185,6 +186,22 @@ class Conversion:
             linkage=llvm.LinkageAttr(linkage),
             other_props=props,
         )
+
+    def as_memref(
+        self, pointer: SSAValue, memref_type: Attribute, block: Block | None = None
+    ) -> SSAValue:
+        """`pointer` seen as a memref again by the ops not yet converted (see `_as_memref`)."""
+        value = _as_memref(pointer, memref_type, block)
+        self.casts.append(value.owner)  # type: ignore[arg-type]
+        return value
+
+    def erase_casts(self) -> None:
+        """Drop the casts of `as_memref`, dead once every op is converted."""
+        for cast in self.casts:
+            assert not cast.results[0].uses, f"{PASS}: a converted memref is still used"
+            cast.detach()
+            cast.erase()
+        self.casts.clear()
 
     def op_lowering(self, b: FunctionBuilder) -> OpLowering:
         return OpLowering(b, self.fastmath, self.declare)
@@ -323,7 +340,11 @@ class FuncLowering(RewritePattern):
         builder = FunctionBuilder(function, body)
         for old, new in zip(body.args, builder.args):
             new.name_hint = old.name_hint
-            old.replace_all_uses_with(_as_memref(new, old.type, body) if isinstance(old.type, MemRefType) else new)
+            old.replace_all_uses_with(
+                self.state.as_memref(new, old.type, body)
+                if isinstance(old.type, MemRefType)
+                else new
+            )
         for old in reversed(body.args):
             body.erase_arg(old)
         self.state.builders[function] = builder
@@ -379,14 +400,6 @@ def pointer_of(value: SSAValue) -> SSAValue:
     if isinstance(owner, UnrealizedConversionCastOp):
         return owner.inputs[0]
     return value
-
-
-def _erase_casts(module: ModuleOp) -> None:
-    for op in list(module.walk()):
-        if isinstance(op, UnrealizedConversionCastOp):
-            assert not op.results[0].uses, f"{PASS}: a converted memref is still used"
-            op.detach()
-            op.erase()
 
 
 def _replace(rewriter: PatternRewriter, op: Operation, values: list[SSAValue]) -> None:
@@ -602,7 +615,7 @@ class AllocLowering(RewritePattern):
                 if key not in self.state.stack_slots:
                     self.state.stack_slots[key] = b.alloca(stored, count, BUFFER_ALIGNMENT)
                 pointer = self.state.stack_slots[key]
-            _replace(rewriter, op, [_as_memref(pointer, mtype)])
+            _replace(rewriter, op, [self.state.as_memref(pointer, mtype)])
             return
         self.state.declare("aligned_alloc", [i64, i64], PTR)
         self.state.declare("free", [PTR], None)
@@ -614,7 +627,7 @@ class AllocLowering(RewritePattern):
         # Freed before the block's terminator: it moves with the terminator
         # when a later op of the block is split off into new blocks.
         rewriter.insert(llvm.CallOp("free", pointer), InsertPoint.before(block.last_op))
-        _replace(rewriter, op, [_as_memref(pointer, mtype)])
+        _replace(rewriter, op, [self.state.as_memref(pointer, mtype)])
 
 
 @dataclass
@@ -627,7 +640,7 @@ class ViewLowering(RewritePattern):
     def match_and_rewrite(self, op: ViewOp, rewriter: PatternRewriter) -> None:
         b = self.state.builder(op)
         pointer = b.gep(pointer_of(op.source), b.index(op.offset.data), i8)
-        _replace(rewriter, op, [_as_memref(pointer, op.result.type)])
+        _replace(rewriter, op, [self.state.as_memref(pointer, op.result.type)])
 
 
 # Control flow -----------------------------------------------------------------
@@ -879,6 +892,6 @@ class ConvertLoopToLlvmPass(ModulePass):
             GreedyRewritePatternApplier(loop_to_llvm_patterns(state)),
             apply_recursively=False,
         ).rewrite_module(op)
-        _erase_casts(op)
+        state.erase_casts()
         for builder in state.builders.values():
             builder.finish()

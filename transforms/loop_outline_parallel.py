@@ -190,12 +190,15 @@ class OutlineParallelLoop(RewritePattern):
         one = arith.ConstantOp(IntegerAttr(1, IndexType()))
         one.result.name_hint = "c1"
         entry.add_op(one)
-        body = Region()
-        op.body.clone_into(body, value_mapper=mapping)
+        # The body moves (not copied) into the function, its uses of the
+        # captured values redirected to the function's arguments and copies.
+        for value, replacement in mapping.items():
+            value.replace_uses_with_if(replacement, lambda use: op.is_ancestor(use.operation))
+        body = rewriter.move_region_contents_to_new_regions(op.body)
         body_block = body.block
         terminator = body_block.last_op
         assert isinstance(terminator, YieldOp)
-        body_block.erase_op(terminator)
+        rewriter.erase(terminator)
         body_block.add_op(scf.YieldOp())
         entry.add_op(scf.ForOp(begin, end, one.result, [], body))
         entry.add_op(func.ReturnOp())

@@ -3,8 +3,8 @@
 Each copy of the body sees the induction variable as an `arith.constant`, so
 indices into small "local" accumulators become constants and LLVM's SROA can keep
 those buffers in registers. The loop is unrolled fully (its extent is static);
-nested unrolled loops unroll too, inner copies included, because the walker
-visits the copies it inserts.
+nested unrolled loops unroll inside out (the walk visits bodies before their
+loops), so an outer loop copies a body that is already unrolled.
 
 A loop of at most one iteration is "unrolled" whatever its kind: zero iterations
 erase it, one iteration leaves its body with the variable a constant (how it
@@ -54,13 +54,23 @@ from xdsl.rewriter import InsertPoint
 
 
 def unroll_into(loop: ForOp, rewriter: PatternRewriter) -> None:
-    """Insert one copy of `loop`'s body per iteration before `loop`, then erase it."""
+    """Insert one copy of `loop`'s body per iteration before `loop`, then erase it.
+
+    The last iteration takes the body itself rather than a copy (cloning is the
+    expensive part, and most loops unrolled here have one or two iterations)."""
     body: Block = loop.body.block
+    last = loop.ub.data - 1
     for i in range(loop.lb.data, loop.ub.data):
         value = arith.ConstantOp(IntegerAttr(i, IndexType()))
         if loop.var.name_hint:
             value.result.name_hint = loop.var.name_hint
         rewriter.insert(value, InsertPoint.before(loop))
+        if i == last:
+            loop.var.replace_all_uses_with(value.result)
+            assert body.last_op is not None
+            rewriter.erase(body.last_op)  # the loop.yield
+            rewriter.inline_block(body, InsertPoint.before(loop))
+            break
         mapping: dict[SSAValue, SSAValue] = {loop.var: value.result}
         for op in body.ops:
             if op is body.last_op:  # the loop.yield
@@ -108,7 +118,10 @@ class LoopUnrollPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         check_unroll_limit(op, self.max_iterations)
+        # Inner loops first: an outer loop then copies a body already unrolled,
+        # and one walk does it all.
         PatternRewriteWalker(
             GreedyRewritePatternApplier(loop_unroll_patterns()),
-            apply_recursively=True,
+            walk_regions_first=True,
+            apply_recursively=False,
         ).rewrite_module(op)
