@@ -430,7 +430,9 @@ def _lanes(t: Attribute) -> int | None:
     return t.get_shape()[0] if isinstance(t, VectorType) and len(t.get_shape()) == 1 else None
 
 
-def _verify_lanes(op: IRDLOperation, ref: SSAValue, offsets: SSAValue, mask: SSAValue, data: Attribute) -> None:
+def _verify_lanes(
+    op: IRDLOperation, ref: SSAValue, offsets: SSAValue, mask: SSAValue, data: Attribute
+) -> None:
     mtype = ref.type
     assert isinstance(mtype, MemRefType)
     width = _lanes(data)
@@ -450,7 +452,9 @@ def _verify_lanes(op: IRDLOperation, ref: SSAValue, offsets: SSAValue, mask: SSA
 class GatherOp(IRDLOperation):
     """Lane `l` reads the element at flat (row-major) offset `offsets[l]` of the
     buffer where `mask[l]` holds, and is 0 elsewhere:
-    `%v = loop.gather %A[%offsets], %mask : memref<8x8xf32>, vector<16xi64>, vector<16xi1> -> vector<16xf32>`.
+
+        %v = loop.gather %A[%offsets], %mask
+            : memref<8x8xf32>, vector<16xi64>, vector<16xi1> -> vector<16xf32>
 
     (xDSL 0.74 has no `vector.gather`; MLIR's takes per-dimension bases and an
     index vector into the innermost dimension, where `loop-vectorize` computes
@@ -477,7 +481,10 @@ class GatherOp(IRDLOperation):
 class ScatterOp(IRDLOperation):
     """Lane `l` of `%v` is written to flat offset `offsets[l]` where `mask[l]`
     holds, lanes in order (the last active lane writing an address wins):
-    `loop.scatter %v, %A[%offsets], %mask : vector<16xf32>, memref<8x8xf32>, vector<16xi64>, vector<16xi1>`."""
+
+        loop.scatter %v, %A[%offsets], %mask
+            : vector<16xf32>, memref<8x8xf32>, vector<16xi64>, vector<16xi1>
+    """
 
     name = "loop.scatter"
     value = operand_def(VectorType)

@@ -107,9 +107,7 @@ def _enclosing_kinds(op: Operation) -> set[LoopKind]:
 
 def _fresh_name(module: ModuleOp, base: str, taken: set[str]) -> str:
     if not taken:
-        taken.update(
-            op.sym_name.data for op in module.ops if isinstance(op, func.FuncOp)
-        )
+        taken.update(op.sym_name.data for op in module.ops if isinstance(op, func.FuncOp))
     n = 0
     while f"{base}_parallel{n}" in taken:
         n += 1
@@ -170,9 +168,7 @@ class OutlineParallelLoop(RewritePattern):
             assert function is not None, "checked by check_outlinable"
             function = function.parent_op()
         captured = free_values(op)
-        constants = [
-            v for v in captured if isinstance(v.owner, arith.ConstantOp)
-        ]
+        constants = [v for v in captured if isinstance(v.owner, arith.ConstantOp)]
         passed = [v for v in captured if v not in constants]
 
         # The body function: captures, then the chunk [begin, end).
@@ -234,8 +230,11 @@ class LoopOutlineParallelPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         check_outlinable(op)
-        # Inner parallel loops first, so that outlining copies serial ones.
-        PatternRewriteWalker(SerializeNestedParallelLoop(), apply_recursively=False).rewrite_module(op)
+        # Nested parallel loops become serial first: the outlined bodies hold
+        # serial loops only.
+        PatternRewriteWalker(
+            SerializeNestedParallelLoop(), apply_recursively=False
+        ).rewrite_module(op)
         PatternRewriteWalker(
             GreedyRewritePatternApplier([OutlineParallelLoop(op, set(), {})]),
             apply_recursively=False,

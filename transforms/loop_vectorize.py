@@ -457,8 +457,9 @@ class VectorWriter:
         total = self.vector(Affine(flat if flat is not None else self.index(0), lane_stride))
         itype = self.vtype(IndexType())
         for value, stride in varying:
-            scaled = self.add(arith.MuliOp(value, self.const(stride, itype))) if stride != 1 else value
-            total = self.add(arith.AddiOp(total, scaled))
+            if stride != 1:
+                value = self.add(arith.MuliOp(value, self.const(stride, itype)))
+            total = self.add(arith.AddiOp(total, value))
         return total
 
     def _all_lanes(self) -> SSAValue:
@@ -478,7 +479,8 @@ class VectorWriter:
             value = self.add(vector.LoadOp(ref, uniform, result))
         elif not varying and lane_stride == 1:
             zero = self.const(0, result)
-            value = self.add(vector.MaskedLoadOp(ref, uniform, self.mask, zero))  # type: ignore[arg-type]
+            assert self.mask is not None
+            value = self.add(vector.MaskedLoadOp(ref, uniform, self.mask, zero))
         else:
             offsets = self._offsets(mtype, uniform, lane_stride, varying)
             value = self.add(GatherOp(ref, offsets, self._all_lanes(), result))
