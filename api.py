@@ -41,7 +41,7 @@ def build(
     """A native function computing `args`' outputs: `f(a, b, c)` writes `c` in place."""
     if target != "llvm":
         raise ValueError(f"unknown target {target!r}; tilecraft.build supports 'llvm'")
-    from tilecraft.backends.llvm import compile_loop_module
+    from tilecraft.compiler import compile_loop_module
 
     compiled = compile_loop_module(lower_module(s, args, name))[name]
     args = list(args)

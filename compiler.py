@@ -51,3 +51,57 @@ def lower_to_loops(module: ModuleOp) -> ModuleOp:
         stage().apply(ctx, module)
         verify_module(module)
     return module
+
+
+# -- loop IR to native code ------------------------------------------------------------
+# The LLVM backend takes the llvm dialect; these lower a loop-level module with the
+# loop-to-llvm pipeline first (the caller's module stays as it was).
+
+
+def compile_loop_module(module: ModuleOp, *, num_threads: int | None = None, runtime: str | None = None):
+    """JIT-compile every function of a loop-level module for this CPU (a
+    `JitModule`: `jit[name]` is called with numpy arrays). `num_threads` defaults
+    to `OMP_NUM_THREADS`, else the CPUs this process may run on."""
+    import time
+
+    from xdsl.dialects import func
+
+    from tilecraft.backends.llvm.compile import CompileTimes
+    from tilecraft.backends.llvm.jit import jit_module, signatures_of
+    from tilecraft.lowering.loop_to_llvm import lower_to_llvm_dialect
+
+    times = CompileTimes()
+    start = time.perf_counter()
+    lowered = lower_to_llvm_dialect(module)
+    times.lower = time.perf_counter() - start
+    signatures = signatures_of([op for op in module.ops if isinstance(op, func.FuncOp)])
+    return jit_module(lowered, signatures, num_threads=num_threads, runtime=runtime, times=times)
+
+
+def emit_llvm_ir(module: ModuleOp, optimize: bool = True, num_threads: int | None = None) -> str:
+    """A loop-level (or llvm-dialect) module as LLVM IR text, after O3 unless not `optimize`."""
+    from tilecraft.backends import llvm as backend
+    from tilecraft.lowering.loop_to_llvm import lower_to_llvm_dialect
+
+    return backend.emit_llvm_ir(lower_to_llvm_dialect(module), optimize, num_threads)
+
+
+def emit_assembly(module: ModuleOp, num_threads: int | None = None) -> str:
+    from tilecraft.backends import llvm as backend
+    from tilecraft.lowering.loop_to_llvm import lower_to_llvm_dialect
+
+    return backend.emit_assembly(lower_to_llvm_dialect(module), num_threads)
+
+
+def emit_object(module: ModuleOp, num_threads: int | None = None) -> bytes:
+    from tilecraft.backends import llvm as backend
+    from tilecraft.lowering.loop_to_llvm import lower_to_llvm_dialect
+
+    return backend.emit_object(lower_to_llvm_dialect(module), num_threads)
+
+
+def emit_shared_library(module: ModuleOp, path: str | Path, num_threads: int | None = None) -> None:
+    from tilecraft.backends import llvm as backend
+    from tilecraft.lowering.loop_to_llvm import lower_to_llvm_dialect
+
+    backend.emit_shared_library(lower_to_llvm_dialect(module), path, num_threads)

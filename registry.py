@@ -68,6 +68,21 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return BufferizeGraphFunctionPass
 
+    def loop_pass(module: str, cls: str) -> Callable[[], type[ModulePass]]:
+        # The loop-level passes of transforms/, one module each.
+        def load() -> type[ModulePass]:
+            from importlib import import_module
+
+            return getattr(import_module(f"tilecraft.transforms.{module}"), cls)
+
+        return load
+
+    loop_passes = {
+        "loop-unroll": loop_pass("loop_unroll", "LoopUnrollPass"),
+        "loop-outline-parallel": loop_pass("loop_outline_parallel", "LoopOutlineParallelPass"),
+        "loop-vectorize": loop_pass("loop_vectorize", "LoopVectorizePass"),
+    }
+
     def te_inline():
         from tilecraft.transforms.te_inline import TeInlinePass
 
@@ -90,6 +105,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "plan-memory": graph_pass("plan_memory", "PlanMemoryPass"),
         "fold-constant-kernels": graph_pass("fold_constant_kernels", "FoldConstantKernelsPass"),
     }
+
+    def loop_to_llvm():
+        from tilecraft.lowering.loop_to_llvm import LoopToLlvmPass
+
+        return LoopToLlvmPass
 
     def convert_graph_to_te():
         from tilecraft.lowering.convert_graph_to_te import ConvertGraphToTePass
@@ -114,7 +134,9 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "convert-te-to-loop": convert_te_to_loop,
         "bufferize-graph-function": bufferize_graph_function,
         "convert-loop-to-llvm": convert_loop_to_llvm,
+        "loop-to-llvm": loop_to_llvm,
         "te-inline": te_inline,
+        **loop_passes,
     }
 
 

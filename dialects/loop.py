@@ -13,6 +13,31 @@ dialect adds only what those lack:
   that does not divide its extent, the edge of a compute_at region).
 - `loop.view`: a typed buffer at a static byte offset of an `i8` buffer (the
   arena a memory plan shares among a graph's intermediate values).
+- `loop.launch`: run a function on chunks of an iteration range on all cores
+  (what `loop-outline-parallel` makes of a parallel loop).
+- `loop.gather`/`loop.scatter`: masked per-lane memory access at flat offsets
+  (what `loop-vectorize` writes where `vector.load`/`store` cannot say it).
+
+Loop kinds (`#loop.kind`) and memory scopes (`#loop.scope`) are enum attributes;
+in the custom syntax they are bare keywords (`parallel`, `local`).
+
+Why not upstream ops:
+- `loop.for` vs `scf.for`: the bounds of a `loop.for` are static attributes and it
+  carries a kind; the passes that carry the kinds out (`loop-unroll`,
+  `loop-vectorize`, `loop-outline-parallel`) rely on the static extent. A loop with
+  dynamic bounds (the body of an outlined parallel loop) is an `scf.for`.
+- `loop.view` vs `memref.view`: `memref.view` takes its byte shift as an SSA
+  operand; the memory plan's offsets are static, and a static offset is what lets
+  the verifier check alignment and bounds here (an out-of-arena view is an error,
+  not a silent overlap).
+- `loop.alloc` vs `memref.alloc`/`alloca`: a loop buffer has a name (the te stage
+  it holds) and a scope that decides where it lives (heap, thread stack).
+- `loop.for` and `loop.guard` keep a hand-written syntax: the declarative format
+  cannot name a region's entry argument before the region (`%i = 0 to 8`) nor
+  hide the implicit `loop.yield`. `loop.view` keeps its `%arena[256]` syntax by
+  hand too: its offset is an `IntAttr` (read as `.offset.data` by the memory
+  plan), which the declarative format would print as `#builtin.int<256>`.
+  `loop.alloc` and `loop.launch` use `assembly_format`.
 
 ```mlir
 func.func @add(%A: memref<100xf32>, %B: memref<100xf32>, %C: memref<100xf32>) {
@@ -37,12 +62,36 @@ func.func @add(%A: memref<100xf32>, %B: memref<100xf32>, %C: memref<100xf32>) {
 from __future__ import annotations
 
 from collections.abc import Sequence
+from enum import StrEnum
 from math import prod
 
-from xdsl.dialects.builtin import IndexType, IntAttr, MemRefType, StringAttr, i1, i8
-from xdsl.ir import Block, Dialect, Operation, Region, SSAValue
+from xdsl.dialects.builtin import (
+    I64,
+    FunctionType,
+    IndexType,
+    IntAttr,
+    IntegerAttr,
+    MemRefType,
+    StringAttr,
+    SymbolRefAttr,
+    VectorType,
+    i1,
+    i8,
+    i64,
+)
+from xdsl.dialects.utils import EnumAttribute
+from xdsl.ir import (
+    Attribute,
+    Block,
+    Dialect,
+    Operation,
+    Region,
+    SpacedOpaqueSyntaxAttribute,
+    SSAValue,
+)
 from xdsl.irdl import (
     IRDLOperation,
+    irdl_attr_definition,
     irdl_op_definition,
     lazy_traits_def,
     operand_def,
@@ -50,14 +99,60 @@ from xdsl.irdl import (
     region_def,
     result_def,
     traits_def,
+    var_operand_def,
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.traits import HasParent, IsTerminator, SingleBlockImplicitTerminator, ensure_terminator
+from xdsl.traits import (
+    HasParent,
+    IsTerminator,
+    SingleBlockImplicitTerminator,
+    SymbolTable,
+    ensure_terminator,
+)
 from xdsl.utils.exceptions import VerifyException
 
-LOOP_KINDS = ("serial", "parallel", "vectorized", "unrolled")
-BUFFER_SCOPES = ("global", "local", "shared")
+
+class LoopKind(StrEnum):
+    """How a `loop.for` runs; each kind but serial is carried out by one pass."""
+
+    SERIAL = "serial"
+    PARALLEL = "parallel"  # loop-outline-parallel
+    VECTORIZED = "vectorized"  # loop-vectorize
+    UNROLLED = "unrolled"  # loop-unroll
+
+
+class MemoryScope(StrEnum):
+    """Where a `loop.alloc` buffer lives."""
+
+    GLOBAL = "global"  # the heap
+    LOCAL = "local"  # the stack of the thread running the block
+    SHARED = "shared"  # shared by the threads of a block (on a CPU: like local)
+
+
+@irdl_attr_definition
+class LoopKindAttr(EnumAttribute[LoopKind], SpacedOpaqueSyntaxAttribute):
+    name = "loop.kind"
+
+
+@irdl_attr_definition
+class MemoryScopeAttr(EnumAttribute[MemoryScope], SpacedOpaqueSyntaxAttribute):
+    name = "loop.scope"
+
+
+def _enum(attr_type, enum_type, value, what: str):
+    """An enum attribute from a string, enum member or attribute (constructor helper)."""
+    if isinstance(value, attr_type):
+        return value
+    try:
+        return attr_type(enum_type(value))
+    except ValueError:
+        choices = ", ".join(member.value for member in enum_type)
+        raise VerifyException(f"{what} must be one of {choices}, not '{value}'.") from None
+
+
+LOOP_KINDS = tuple(kind.value for kind in LoopKind)
+BUFFER_SCOPES = tuple(scope.value for scope in MemoryScope)
 
 
 @irdl_op_definition
@@ -79,7 +174,7 @@ class ForOp(IRDLOperation):
     name = "loop.for"
     lb = prop_def(IntAttr)
     ub = prop_def(IntAttr)
-    kind = prop_def(StringAttr)
+    kind = prop_def(LoopKindAttr)
     body = region_def("single_block")
     traits = traits_def(SingleBlockImplicitTerminator(YieldOp))
 
@@ -87,7 +182,7 @@ class ForOp(IRDLOperation):
         self,
         lb: int,
         ub: int,
-        kind: str = "serial",
+        kind: str | LoopKind | LoopKindAttr = "serial",
         body: Region | None = None,
         var_name: str | None = None,
     ):
@@ -97,7 +192,7 @@ class ForOp(IRDLOperation):
             properties={
                 "lb": IntAttr(lb),
                 "ub": IntAttr(ub),
-                "kind": StringAttr(kind),
+                "kind": _enum(LoopKindAttr, LoopKind, kind, "loop.for kind"),
             },
             regions=[body],
         )
@@ -113,11 +208,6 @@ class ForOp(IRDLOperation):
         return self.ub.data - self.lb.data
 
     def verify_(self) -> None:
-        if self.kind.data not in LOOP_KINDS:
-            raise VerifyException(
-                f"loop.for kind must be one of {', '.join(LOOP_KINDS)}, "
-                f"not '{self.kind.data}'."
-            )
         if self.ub.data < self.lb.data:
             raise VerifyException(
                 f"loop.for has an upper bound {self.ub.data} below its lower "
@@ -131,8 +221,8 @@ class ForOp(IRDLOperation):
         printer.print_string(" ")
         printer.print_ssa_value(self.var)
         printer.print_string(f" = {self.lb.data} to {self.ub.data}")
-        if self.kind.data != "serial":
-            printer.print_string(f" {self.kind.data}")
+        if self.kind.data != LoopKind.SERIAL:
+            printer.print_string(f" {self.kind.data.value}")
         printer.print_string(" ")
         printer.print_region(
             self.body, print_entry_block_args=False, print_block_terminators=False
@@ -146,7 +236,14 @@ class ForOp(IRDLOperation):
         lb = parser.parse_integer()
         parser.parse_keyword("to")
         ub = parser.parse_integer()
+        pos = parser.pos
         kind = parser.parse_optional_identifier() or "serial"
+        if kind not in LOOP_KINDS:
+            parser.raise_error(
+                f"loop.for kind must be one of {', '.join(LOOP_KINDS)}, not '{kind}'.",
+                pos,
+                parser.pos,
+            )
         body = parser.parse_region([var.resolve(IndexType())])
         op = cls(lb, ub, kind, body)
         op.attributes |= parser.parse_optional_attr_dict()
@@ -195,43 +292,26 @@ class AllocOp(IRDLOperation):
 
     name = "loop.alloc"
     buffer_name = prop_def(StringAttr, prop_name="name")
-    scope = prop_def(StringAttr)
+    scope = prop_def(MemoryScopeAttr)
     buffer = result_def(MemRefType)
+    assembly_format = "$name $scope attr-dict `:` type($buffer)"
 
-    def __init__(self, name: str, scope: str, memref_type: MemRefType):
+    def __init__(
+        self, name: str, scope: str | MemoryScope | MemoryScopeAttr, memref_type: MemRefType
+    ):
         super().__init__(
-            properties={"name": StringAttr(name), "scope": StringAttr(scope)},
+            properties={
+                "name": StringAttr(name),
+                "scope": _enum(MemoryScopeAttr, MemoryScope, scope, "loop.alloc scope"),
+            },
             result_types=[memref_type],
         )
 
     def verify_(self) -> None:
-        if self.scope.data not in BUFFER_SCOPES:
-            raise VerifyException(
-                f"loop.alloc scope must be one of {', '.join(BUFFER_SCOPES)}, "
-                f"not '{self.scope.data}'."
-            )
         mtype = self.buffer.type
         assert isinstance(mtype, MemRefType)
         if any(d <= 0 for d in mtype.get_shape()):
             raise VerifyException("loop.alloc needs a static shape with positive extents.")
-
-    def print(self, printer: Printer):
-        printer.print_string(" ")
-        printer.print_string_literal(self.buffer_name.data)
-        printer.print_string(f" {self.scope.data}")
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_attribute(self.buffer.type)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> AllocOp:
-        name = parser.parse_str_literal()
-        scope = parser.parse_identifier()
-        attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        op = cls(name, scope, parser.parse_type())
-        op.attributes |= attrs
-        return op
 
 
 @irdl_op_definition
@@ -292,12 +372,147 @@ class ViewOp(IRDLOperation):
         return op
 
 
+@irdl_op_definition
+class LaunchOp(IRDLOperation):
+    """Run `@body(args..., %begin, %end)` on chunks `[begin, end)` of `[lb, ub)`,
+    on all cores: `loop.launch @f_parallel0(%A, %B) 0 to 64 : memref<64xf32>, memref<64xf32>`.
+
+    `@body` is a `func.func` taking `args` followed by two `index` values. The
+    runtime (`backends/llvm/runtime.py`) decides how many chunks there are and
+    which thread runs which; chunks are contiguous and balanced, and may be empty.
+    The launch returns when every chunk has run.
+    """
+
+    name = "loop.launch"
+    body = prop_def(SymbolRefAttr)
+    lb = prop_def(IntegerAttr[I64])
+    ub = prop_def(IntegerAttr[I64])
+    args = var_operand_def()
+    assembly_format = (
+        "$body `(` $args `)` $lb `to` $ub attr-dict (`:` type($args)^)?"
+    )
+
+    def __init__(self, body: str, args: Sequence[SSAValue | Operation], lb: int, ub: int):
+        super().__init__(
+            operands=[args],
+            properties={
+                "body": SymbolRefAttr(body),
+                "lb": IntegerAttr(lb, i64),
+                "ub": IntegerAttr(ub, i64),
+            },
+        )
+
+    def verify_(self) -> None:
+        if self.ub.value.data < self.lb.value.data:
+            raise VerifyException(
+                f"loop.launch has an upper bound {self.ub.value.data} below its lower "
+                f"bound {self.lb.value.data}."
+            )
+        module = self.parent_op()
+        while module is not None and not module.has_trait(SymbolTable):
+            module = module.parent_op()
+        if module is None:
+            return
+        callee = SymbolTable.lookup_symbol(module, self.body)
+        name = self.body.root_reference.data
+        ftype = getattr(callee, "function_type", None)
+        if not isinstance(ftype, FunctionType):
+            raise VerifyException(f"loop.launch body '@{name}' is not a function in this module.")
+        expected = [*(a.type for a in self.args), IndexType(), IndexType()]
+        if list(ftype.inputs.data) != expected or ftype.outputs.data:
+            raise VerifyException(
+                f"loop.launch body '@{name}' must take the launch's arguments and two "
+                f"index values (the chunk) and return nothing; it has type {ftype}."
+            )
+
+
+def _lanes(t: Attribute) -> int | None:
+    return t.get_shape()[0] if isinstance(t, VectorType) and len(t.get_shape()) == 1 else None
+
+
+def _verify_lanes(
+    op: IRDLOperation, ref: SSAValue, offsets: SSAValue, mask: SSAValue, data: Attribute
+) -> None:
+    mtype = ref.type
+    assert isinstance(mtype, MemRefType)
+    width = _lanes(data)
+    if (
+        width is None
+        or offsets.type != VectorType(i64, [width])
+        or mask.type != VectorType(i1, [width])
+        or data.element_type != mtype.element_type  # type: ignore[attr-defined]
+    ):
+        raise VerifyException(
+            f"{op.name} takes vector<W x i64> offsets and a vector<W x i1> mask for "
+            f"vector<W x {mtype.element_type}> data; got {offsets.type}, {mask.type}, {data}."
+        )
+
+
+@irdl_op_definition
+class GatherOp(IRDLOperation):
+    """Lane `l` reads the element at flat (row-major) offset `offsets[l]` of the
+    buffer where `mask[l]` holds, and is 0 elsewhere:
+
+        %v = loop.gather %A[%offsets], %mask
+            : memref<8x8xf32>, vector<16xi64>, vector<16xi1> -> vector<16xf32>
+
+    (xDSL 0.74 has no `vector.gather`; MLIR's takes per-dimension bases and an
+    index vector into the innermost dimension, where `loop-vectorize` computes
+    flat offsets.)"""
+
+    name = "loop.gather"
+    base = operand_def(MemRefType)
+    offsets = operand_def(VectorType)
+    mask = operand_def(VectorType)
+    result = result_def(VectorType)
+    assembly_format = (
+        "$base `[` $offsets `]` `,` $mask attr-dict `:` type($base) `,` type($offsets) "
+        "`,` type($mask) `->` type($result)"
+    )
+
+    def __init__(self, base: SSAValue, offsets: SSAValue, mask: SSAValue, result_type: VectorType):
+        super().__init__(operands=[base, offsets, mask], result_types=[result_type])
+
+    def verify_(self) -> None:
+        _verify_lanes(self, self.base, self.offsets, self.mask, self.result.type)
+
+
+@irdl_op_definition
+class ScatterOp(IRDLOperation):
+    """Lane `l` of `%v` is written to flat offset `offsets[l]` where `mask[l]`
+    holds, lanes in order (the last active lane writing an address wins):
+
+        loop.scatter %v, %A[%offsets], %mask
+            : vector<16xf32>, memref<8x8xf32>, vector<16xi64>, vector<16xi1>
+    """
+
+    name = "loop.scatter"
+    value = operand_def(VectorType)
+    base = operand_def(MemRefType)
+    offsets = operand_def(VectorType)
+    mask = operand_def(VectorType)
+    assembly_format = (
+        "$value `,` $base `[` $offsets `]` `,` $mask attr-dict `:` type($value) `,` "
+        "type($base) `,` type($offsets) `,` type($mask)"
+    )
+
+    def __init__(self, value: SSAValue, base: SSAValue, offsets: SSAValue, mask: SSAValue):
+        super().__init__(operands=[value, base, offsets, mask])
+
+    def verify_(self) -> None:
+        _verify_lanes(self, self.base, self.offsets, self.mask, self.value.type)
+
+
 def make_for(
-    lb: int, ub: int, kind: str, var_name: str | None, ops: Sequence[Operation]
+    lb: int, ub: int, kind: str | LoopKind, var_name: str | None, ops: Sequence[Operation]
 ) -> ForOp:
     loop = ForOp(lb, ub, kind, var_name=var_name)
     loop.body.block.insert_ops_before(list(ops), loop.body.block.last_op)
     return loop
 
 
-LOOP = Dialect("loop", [ForOp, GuardOp, AllocOp, ViewOp, YieldOp], [])
+LOOP = Dialect(
+    "loop",
+    [ForOp, GuardOp, AllocOp, ViewOp, LaunchOp, GatherOp, ScatterOp, YieldOp],
+    [LoopKindAttr, MemoryScopeAttr],
+)

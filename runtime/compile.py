@@ -129,7 +129,7 @@ def compile(  # noqa: A001 - TVM's and the issue's name
         verify_module(module)
     main = next(f for f in module.ops if isinstance(f, func.FuncOp) and f.sym_name.data == name)
 
-    from tilecraft.backends.llvm import compile_loop_module
+    from tilecraft.compiler import compile_loop_module
 
     ir = str(module)
     jit = compile_loop_module(module, num_threads=threads)

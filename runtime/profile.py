@@ -59,8 +59,10 @@ class Profiler:
     """The instrumented build of one model; `run` times its kernel calls."""
 
     def __init__(self, module: ModuleOp, entry: str, nargs: int, num_threads: int | None, calls: int):
-        from tilecraft.backends.llvm import compile_loop_module
-        from tilecraft.backends.llvm.compile import lower_to_llvm_dialect
+        from xdsl.dialects import func
+
+        from tilecraft.backends.llvm import jit_module, signatures_of
+        from tilecraft.lowering.loop_to_llvm import lower_to_llvm_dialect
 
         lowered = lower_to_llvm_dialect(module)
         self.count = instrument(lowered, entry)
@@ -71,7 +73,8 @@ class Profiler:
         import llvmlite.binding as llvm_binding
 
         llvm_binding.add_symbol(MARK, ctypes.cast(self._callback, ctypes.c_void_p).value)
-        self._jit = compile_loop_module(lowered, num_threads=num_threads)
+        signatures = signatures_of([f for f in module.ops if isinstance(f, func.FuncOp)])
+        self._jit = jit_module(lowered, signatures, num_threads=num_threads)
         address = self._jit.address(entry)
         self.entry: Callable = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * nargs)(address)
 

@@ -29,7 +29,7 @@ class SavedModelError(ValueError):
 
 
 def save(path, model: CompiledModel) -> None:
-    from tilecraft.backends.llvm import emit_shared_library
+    from tilecraft.compiler import emit_shared_library
 
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)

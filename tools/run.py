@@ -270,7 +270,7 @@ def run(args: argparse.Namespace) -> int:
     if compiler.has_te(module):
         compiler.lower_to_loops(module)
 
-    from tilecraft.backends.llvm import compile_loop_module
+    from tilecraft.compiler import compile_loop_module
 
     compiled = compile_loop_module(module, num_threads=args.num_threads)[args.entry]
     # A model's graph function takes its weights too: bound from the weight store.

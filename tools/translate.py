@@ -74,7 +74,7 @@ def _load(path: str):
 
 
 def _translate(args: argparse.Namespace) -> None:
-    from tilecraft.backends import llvm as backend
+    from tilecraft import compiler as backend
 
     module = _load(args.input)
     if args.emit == "shared-lib":

@@ -1,13 +1,16 @@
-"""The LLVM backend: loop-level IR to native code for the host CPU.
+"""The LLVM backend: xDSL's llvm dialect to native code for the host CPU.
 
 ```
-loop IR ──convert-loop-to-llvm──▶ llvm (+ llvmx) dialect ──translate.py──▶ llvmlite IR
-        (vectorize.py, memory.py, ops.py, parallel.py)      (+ runtime.py: parallel launch)
+llvm (+ llvmx) dialect ──translate.py──▶ llvmlite IR (+ runtime.py: parallel launch)
     ──target.py: O3 for the host CPU──▶ JIT (jit.py) │ .ll/.s/.o/.so (emit.py)
 ```
 
+It takes modules that `loop-to-llvm` (lowering/) produced, and imports no
+lowering; `tilecraft.compiler` has the loop-level entry points
+(`compile_loop_module`, `emit_*` of a loop module).
+
 Public API:
-- `compile_loop_module(module) -> JitModule`; `JitModule[name]` is a
+- `jit_module(llvm_module, signatures) -> JitModule`; `JitModule[name]` is a
   `CompiledFunction` called with numpy arrays (checked, zero-copy);
 - `emit_llvm_ir`, `emit_assembly`, `emit_object`, `emit_shared_library`.
 """
@@ -19,13 +22,14 @@ from tilecraft.backends.llvm.emit import (
     emit_object,
     emit_shared_library,
 )
-from tilecraft.backends.llvm.jit import CompiledFunction, JitModule, compile_loop_module
+from tilecraft.backends.llvm.jit import CompiledFunction, JitModule, jit_module, signatures_of
 
 __all__ = [
     "CompiledFunction",
     "JitModule",
     "LinkError",
-    "compile_loop_module",
+    "jit_module",
+    "signatures_of",
     "emit_assembly",
     "emit_llvm_ir",
     "emit_object",

@@ -1,10 +1,9 @@
-"""`FunctionBuilder`: appends `llvm`-dialect ops to one `llvm.func`, the way
+"""`FunctionBuilder`: inserts `llvm`-dialect ops into one `llvm.func`, the way
 llvmlite's `IRBuilder` appends instructions.
 
-`convert-loop-to-llvm` writes each function in one forward sweep over the loop IR
-instead of rewriting it with patterns: a loop becomes blocks and branches, a
-vectorized loop's body is written once per vector, an unrolled loop's body once
-per iteration. A builder with an insertion block keeps that sweep linear.
+`convert-loop-to-llvm`'s patterns use one builder per function: each pattern
+puts the builder before the op it replaces (`at(op)`) and lets it write the
+LLVM ops there.
 
 Every function starts with a *prologue* block that holds only constants and
 `llvm.alloca`s and branches to the first real block. Constants are created there
@@ -12,7 +11,8 @@ once per (type, value) and reused everywhere (the prologue dominates the whole
 function), and "local" buffers are allocated there so LLVM's SROA/mem2reg can turn
 them into SSA values. Integer arithmetic on known constants is folded here in
 Python: unrolled loops produce many constant indices, and folding them keeps the
-IR small, which keeps both xDSL and LLVM fast.
+IR small, which keeps both xDSL and LLVM fast. Pure values (address arithmetic,
+GEPs, splats) already computed in the current block are reused.
 """
 
 from __future__ import annotations
@@ -51,12 +51,6 @@ def scalar_type(t: Attribute) -> Attribute:
     return t
 
 
-def lanes_type(t: Attribute, width: int | None) -> Attribute:
-    """`t` as a scalar (width None) or as a vector of `width` lanes."""
-    t = scalar_type(t)
-    return t if width is None else VectorType(t, [width])
-
-
 def element_of(t: Attribute) -> Attribute:
     return t.element_type if isinstance(t, VectorType) else t
 
@@ -68,14 +62,17 @@ def width_of(t: Attribute) -> int | None:
 class FunctionBuilder:
     """Appends ops to the current block of one `llvm.func` (see the module docstring)."""
 
-    def __init__(self, func: llvm.FuncOp):
+    def __init__(self, func: llvm.FuncOp, first: Block | None = None):
+        """A prologue for `func` that branches to `first` (a new empty block if None)."""
         self.func = func
         inputs = func.function_type.inputs.data
         self.prologue = Block(arg_types=inputs)
         func.body.add_block(self.prologue)
-        first = Block()
+        first = first if first is not None else Block()
         self.prologue.add_op(llvm.BrOp(first))
         self.block = first
+        # Insert before this op of `block`, or at its end if None.
+        self.before: Operation | None = None
         func.body.add_block(first)
         # Python values of the constants made here, for folding.
         self.known: dict[SSAValue, int | float] = {}
@@ -92,18 +89,36 @@ class FunctionBuilder:
     # Blocks -----------------------------------------------------------------
 
     def start(self, block: Block) -> None:
-        """Append `block` to the function and insert into it from now on."""
-        self.func.body.add_block(block)
+        """Put `block` after the current block and insert at its end from now on.
+
+        (Blocks stay in an order where definitions come before uses.)"""
+        self.func.body.insert_block_after(block, self.block)
         self.block = block
+        self.before = None
         self._local = {}
 
     def resume(self, block: Block) -> None:
         """Insert at the end of `block` again (already in the function)."""
         self.block = block
+        self.before = None
         self._local = {}
 
+    def at(self, op: Operation) -> FunctionBuilder:
+        """Insert before `op` from now on (the values reused so far stay valid
+        within one block: patterns visit a block's ops in order)."""
+        block = op.parent_block()
+        assert block is not None
+        if block is not self.block:
+            self._local = {}
+        self.block = block
+        self.before = op
+        return self
+
     def add(self, op: Operation) -> SSAValue:
-        self.block.add_op(op)
+        if self.before is None:
+            self.block.add_op(op)
+        else:
+            self.block.insert_op_before(op, self.before)
         return op.results[0] if op.results else None  # type: ignore[return-value]
 
     def hoist(self, op: Operation) -> SSAValue:

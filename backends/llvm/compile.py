@@ -2,8 +2,10 @@
 
 The steps every entry point shares (JIT, `.ll`, `.s`, `.o`, `.so`):
 
-1. `convert-loop-to-llvm` on a clone (the caller's module stays as it was),
-   unless the module is already made of `llvm.func`s;
+1. the pipeline `loop-to-llvm` (`lowering/loop_to_llvm.py`: `loop-unroll`,
+   `loop-outline-parallel`, `loop-vectorize`, `convert-loop-to-llvm`) on a clone
+   (the caller's module stays as it was), unless the module is already made of
+   `llvm.func`s: `tilecraft-opt -p loop-to-llvm` prints what the JIT compiles;
 2. translation to llvmlite IR (`translate.py`) for the host's triple and data
    layout, plus the parallel runtime if a parallel loop needs it (`runtime.py`);
 3. parsing and O3 for the host CPU (`target.py`).
@@ -21,14 +23,13 @@ import llvmlite.binding as llvm_binding
 from tilecraft.backends.llvm.runtime import add_parallel_runtime
 from tilecraft.backends.llvm.target import parse_and_optimize, triple_and_layout
 from tilecraft.backends.llvm.translate import translate_module
-from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 
 @dataclass
 class CompileTimes:
-    """Seconds spent in each step of the last compilation."""
+    """Seconds spent in each step of the last compilation (`lower`: `loop-to-llvm`)."""
 
     lower: float = 0.0
     translate: float = 0.0
@@ -37,19 +38,9 @@ class CompileTimes:
 
     def __str__(self) -> str:
         return (
-            f"convert-loop-to-llvm {self.lower * 1e3:.1f} ms, "
+            f"loop to llvm dialect {self.lower * 1e3:.1f} ms, "
             f"translate {self.translate * 1e3:.1f} ms, LLVM {self.llvm * 1e3:.1f} ms"
         )
-
-
-def lower_to_llvm_dialect(module: ModuleOp, reassociate: bool = True) -> ModuleOp:
-    """A clone of `module` in the llvm dialect (lowered if it holds loop-level functions)."""
-    from tilecraft.lowering.convert_loop_to_llvm import ConvertLoopToLlvmPass
-
-    clone = module.clone()
-    if any(isinstance(op, func.FuncOp) for op in clone.ops):
-        ConvertLoopToLlvmPass(reassociate=reassociate).apply(Context(), clone)
-    return clone
 
 
 def build_llvm_module(
@@ -59,15 +50,18 @@ def build_llvm_module(
     optimize: bool = True,
     times: CompileTimes | None = None,
 ) -> llvm_binding.ModuleRef:
-    """Lower, translate and optimize `module`; `runtime` is "gomp" or "pthread"."""
+    """Translate and optimize `module`, in xDSL's llvm dialect (loop IR goes through
+    `lowering.loop_to_llvm.lower_to_llvm_dialect` first, as `tilecraft.compiler`
+    does); `runtime` is "gomp" or "pthread"."""
+    if any(isinstance(op, func.FuncOp) for op in module.ops):
+        raise ValueError(
+            "the LLVM backend takes the llvm dialect; lower loop IR with -p loop-to-llvm "
+            "first (tilecraft.compiler.compile_loop_module does)"
+        )
     times = times if times is not None else CompileTimes()
     start = time.perf_counter()
-    lowered = lower_to_llvm_dialect(module)
-    times.lower = time.perf_counter() - start
-
-    start = time.perf_counter()
     triple, layout = triple_and_layout()
-    ir_module = translate_module(lowered, triple, layout)
+    ir_module = translate_module(module, triple, layout)
     add_parallel_runtime(ir_module, runtime, threads)
     text = str(ir_module)
     times.translate = time.perf_counter() - start

@@ -268,20 +268,25 @@ class JitModule:
         return str(self.llvm_module)
 
 
-def compile_loop_module(
-    module: ModuleOp, *, num_threads: int | None = None, runtime: str | None = None
+def jit_module(
+    module: ModuleOp,
+    signatures: dict[str, list[ArgSpec]],
+    *,
+    num_threads: int | None = None,
+    runtime: str | None = None,
+    times: CompileTimes | None = None,
 ) -> JitModule:
-    """JIT-compile every function of a loop-level module for this CPU.
+    """JIT-compile an llvm-dialect module for this CPU; `signatures` are the
+    loop-level functions' (`signatures_of`), which it was lowered from.
 
-    `num_threads` (default: `OMP_NUM_THREADS`, else the CPUs this process may run on) is how many threads a parallel loop
-    uses; `runtime` is "gomp" (the default when libgomp is found) or "pthread".
+    `num_threads` (default: `OMP_NUM_THREADS`, else the CPUs this process may run
+    on) is how many threads a parallel loop uses; `runtime` is "gomp" (the default
+    when libgomp is found) or "pthread".
     """
-    times = CompileTimes()
+    times = times if times is not None else CompileTimes()
     llvm_module = build_llvm_module(
         module, runtime or default_flavour(), resolve_threads(num_threads), times=times
     )
-    # After lowering, which has rejected functions that are not memrefs in, nothing out.
-    signatures = signatures_of([op for op in module.ops if isinstance(op, func.FuncOp)])
     engine = llvm_binding.create_mcjit_compiler(llvm_module, create_host_target_machine(jit=True))
     engine.finalize_object()
     return JitModule(engine, llvm_module, signatures, times)

@@ -11,8 +11,7 @@ reductions). Ops without a single LLVM counterpart are expanded here:
 `floordivsi`/`ceildivsi` (from sdiv and srem), `rsqrt` (1 / sqrt); f32 `exp`,
 `tanh` and `erf` are polynomials that stay vectors (`mathfuncs.py`), f64 `erf` is
 a call of libm's `erf` per lane.
-Integer division in a masked vector context divides inactive lanes by one, so a
-lane the guard turned off cannot trap.
+(Under a mask, `loop-vectorize` has already made inactive lanes divide by one.)
 """
 
 from __future__ import annotations
@@ -40,7 +39,6 @@ class OpLowering:
 
     b: FunctionBuilder
     fastmath: llvm.FastMathAttr
-    mask: SSAValue | None  # active lanes, in a masked vector context
     declare: Callable[[str, Sequence[Attribute], Attribute | None], None]
 
 
@@ -68,17 +66,8 @@ def _intrinsic(name: str) -> Handler:
     return lambda lw, op, args, rt: lw.b.intrinsic(f"llvm.{name}.{mangle(rt)}", args, rt)
 
 
-def _safe_divisor(lw: OpLowering, divisor: SSAValue) -> SSAValue:
-    if lw.mask is None:
-        return divisor
-    return lw.b.select(lw.mask, divisor, lw.b.const(1, divisor.type))
-
-
 def _division(op_class: type[Operation]) -> Handler:
-    def lower(lw: OpLowering, op: Operation, args: list[SSAValue], rt: Attribute) -> SSAValue:
-        return lw.b.add(op_class(args[0], _safe_divisor(lw, args[1])))
-
-    return lower
+    return lambda lw, op, args, rt: lw.b.add(op_class(args[0], args[1]))
 
 
 def _rounding_division(
@@ -86,7 +75,7 @@ def _rounding_division(
 ) -> SSAValue:
     """floordivsi/ceildivsi: the quotient rounded down/up instead of toward zero."""
     b = lw.b
-    a, d = args[0], _safe_divisor(lw, args[1])
+    a, d = args[0], args[1]
     quotient = b.add(llvm.SDivOp(a, d))
     remainder = b.add(llvm.SRemOp(a, d))
     zero = b.const(0, rt)

@@ -16,14 +16,14 @@ import math
 
 import numpy as np
 import pytest
-from tilecraft.backends.llvm import (
+from tilecraft.compiler import (
     compile_loop_module,
     emit_assembly,
     emit_llvm_ir,
     emit_object,
     emit_shared_library,
+    parse_text,
 )
-from tilecraft.compiler import parse_text
 from tilecraft.utils.diagnostics import OpError
 
 RNG = np.random.default_rng(1234)
@@ -931,3 +931,61 @@ func.func @matmul(%A: memref<{m}x{k}xf32> {{tc.name = "A"}}, %B: memref<{k}x{n}x
   }}
   func.return
 }}"""
+
+
+def test_jit_runs_what_tilecraft_opt_prints(tmp_path):
+    """The JIT lowers with the pipeline loop-to-llvm: the same text as
+    `tilecraft-opt -p loop-unroll,loop-outline-parallel,loop-vectorize,convert-loop-to-llvm`."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from tilecraft.lowering.loop_to_llvm import lower_to_llvm_dialect
+    from tilecraft.lowering.loop_to_llvm import LOOP_TO_LLVM
+
+    assert LOOP_TO_LLVM == (
+        "loop-unroll",
+        "loop-outline-parallel",
+        "loop-vectorize",
+        "convert-loop-to-llvm",
+    )
+    text = register_tiled_matmul(24, 48, 20, mr=6, nr=16, scope="local")
+    source = tmp_path / "matmul.mlir"
+    source.write_text(text)
+    opt = Path(sys.executable).parent / "tilecraft-opt"
+    printed = subprocess.run(
+        [str(opt), str(source), "-p", ",".join(LOOP_TO_LLVM)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert printed.strip() == str(lower_to_llvm_dialect(parse_text(text))).strip()
+
+
+def test_unrolled_copies_of_a_large_local_buffer_share_a_stack_slot():
+    """loop-unroll copies a buffer per iteration; copies over 4 KiB share one
+    stack slot (a worker thread's stack is small), and each copy still works."""
+    from tilecraft.lowering.loop_to_llvm import lower_to_llvm_dialect
+
+    text = """
+func.func @f(%A: memref<4x2048xf32>, %B: memref<4x2048xf32>) {
+  loop.for %u = 0 to 4 unrolled {
+    %T = loop.alloc "T" local : memref<2048xf32>
+    loop.for %i = 0 to 2048 vectorized {
+      %a = memref.load %A[%u, %i] : memref<4x2048xf32>
+      %d = arith.addf %a, %a : f32
+      memref.store %d, %T[%i] : memref<2048xf32>
+    }
+    loop.for %i = 0 to 2048 vectorized {
+      %t = memref.load %T[%i] : memref<2048xf32>
+      memref.store %t, %B[%u, %i] : memref<4x2048xf32>
+    }
+  }
+  func.return
+}"""
+    lowered = str(lower_to_llvm_dialect(parse_text(text)))
+    assert lowered.count("!llvm.array<2048 x f32>") == 1
+    f = single(text)
+    a, b = rand((4, 2048)), np.zeros((4, 2048), np.float32)
+    f(a, b)
+    np.testing.assert_array_equal(b, a + a)

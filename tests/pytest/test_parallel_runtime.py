@@ -18,7 +18,7 @@ import sys
 
 import numpy as np
 import pytest
-from tilecraft.backends.llvm import compile_loop_module, emit_llvm_ir, emit_shared_library
+from tilecraft.compiler import compile_loop_module, emit_llvm_ir, emit_shared_library
 from tilecraft.backends.llvm import runtime
 from tilecraft.compiler import parse_text
 

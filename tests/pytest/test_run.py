@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from xdsl.dialects import func
 
-import tilecraft.backends.llvm
+import tilecraft.compiler
 from tilecraft.backends.llvm.jit import signature_of
 from tilecraft.tools import run
 
@@ -61,7 +61,7 @@ def backend(monkeypatch):
         }
 
     monkeypatch.setattr(
-        tilecraft.backends.llvm, "compile_loop_module", compile_loop_module, raising=False
+        tilecraft.compiler, "compile_loop_module", compile_loop_module, raising=False
     )
     return bodies
 

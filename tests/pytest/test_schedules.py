@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from schedule_gen import ScheduleWriter
 
-from tilecraft.backends.llvm import compile_loop_module
+from tilecraft.compiler import compile_loop_module
 from tilecraft.backends.reference import evaluate
 from tilecraft.compiler import lower_to_loops, parse_text
 from tilecraft.dialects.te import compute_ops

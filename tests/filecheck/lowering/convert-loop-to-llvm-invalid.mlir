@@ -2,7 +2,7 @@
 
 // An op the backend has no lowering for is named, with where it is.
 func.func @unsupported_op(%A: memref<4xf32>) {
-  loop.for %i = 0 to 4 vectorized {
+  loop.for %i = 0 to 4 {
     %a = memref.load %A[%i] : memref<4xf32>
     // CHECK: convert-loop-to-llvm-invalid.mlir:[[# @LINE + 1]]:5: error: convert-loop-to-llvm: 'math.atan' is not supported; lower it to loop, memref, scf.if, arith or math ops first.
     %b = math.atan %a : f32
@@ -31,10 +31,10 @@ func.func @returns_value(%A: memref<4xf32>) -> f32 {
 
 // -----
 
-// Vector constants do not occur in loop IR.
+// Vector constants are 1-D (what loop-vectorize writes).
 func.func @vector_constant(%A: memref<4xf32>) {
-  // CHECK: convert-loop-to-llvm-invalid.mlir:[[# @LINE + 1]]:3: error: convert-loop-to-llvm: only scalar constants are supported, not dense<1.000000e+00> : vector<4xf32>.
-  %v = arith.constant dense<1.0> : vector<4xf32>
+  // CHECK: convert-loop-to-llvm-invalid.mlir:[[# @LINE + 1]]:3: error: convert-loop-to-llvm: only scalar and 1-D vector constants are supported, not dense<1.000000e+00> : vector<2x2xf32>.
+  %v = arith.constant dense<1.0> : vector<2x2xf32>
   func.return
 }
 
@@ -49,4 +49,43 @@ func.func @call_with_result(%A: memref<4xf32>) {
 func.func @f(%A: memref<4xf32>) -> index {
   %c = arith.constant 0 : index
   func.return %c : index
+}
+
+// -----
+
+// Unrolling and outlining are passes of their own, run before this one.
+func.func @unrolled_left(%A: memref<4xf32>) {
+  // CHECK: convert-loop-to-llvm-invalid.mlir:[[# @LINE + 1]]:3: error: convert-loop-to-llvm: an unrolled loop is left; run loop-unroll first.
+  loop.for %i = 0 to 4 unrolled {
+  }
+  func.return
+}
+
+// -----
+
+func.func @vectorized_left(%A: memref<4xf32>) {
+  // CHECK: convert-loop-to-llvm-invalid.mlir:[[# @LINE + 1]]:3: error: convert-loop-to-llvm: a vectorized loop is left; run loop-vectorize first.
+  loop.for %i = 0 to 4 vectorized {
+  }
+  func.return
+}
+
+// -----
+
+func.func @parallel_left(%A: memref<4xf32>) {
+  // CHECK: convert-loop-to-llvm-invalid.mlir:[[# @LINE + 1]]:3: error: convert-loop-to-llvm: a parallel loop is left; run loop-outline-parallel first.
+  loop.for %i = 0 to 4 parallel {
+  }
+  func.return
+}
+
+// -----
+
+// scf.for appears only as the chunk loop of an outlined body: step 1.
+func.func private @chunk(%A: memref<4xf32>, %begin: index, %end: index) {
+  %c2 = arith.constant 2 : index
+  // CHECK: convert-loop-to-llvm-invalid.mlir:[[# @LINE + 1]]:3: error: convert-loop-to-llvm: only scf.for with step 1 and no loop-carried values is supported.
+  scf.for %i = %begin to %end step %c2 {
+  }
+  func.return
 }

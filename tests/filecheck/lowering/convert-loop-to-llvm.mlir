@@ -1,5 +1,7 @@
-// RUN: tilecraft-opt %s --split-input-file -p convert-loop-to-llvm | filecheck %s
-// RUN: tilecraft-opt %s --split-input-file -p 'convert-loop-to-llvm{reassociate=false}' | filecheck %s --check-prefix=STRICT
+// RUN: tilecraft-opt %s --split-input-file -p loop-vectorize,convert-loop-to-llvm | filecheck %s
+// RUN: tilecraft-opt %s --split-input-file -p 'loop-vectorize,convert-loop-to-llvm{reassociate=false}' | filecheck %s --check-prefix=STRICT
+// Vectorized loops are written as vector IR by loop-vectorize first (its own
+// tests check that IR); the checks here are on what the conversion makes of it.
 
 // A serial loop is a bottom-tested counted loop; memory is addressed with GEPs
 // from argument pointers that promise noalias, alignment and their size.
@@ -14,8 +16,8 @@ func.func @serial(%A: memref<8xf32>, %B: memref<8xf32>) {
 }
 
 // CHECK-LABEL: llvm.func @serial(
-// CHECK-SAME:    %[[A:[0-9]+]]: !llvm.ptr {llvm.noalias, llvm.nonnull, llvm.align = 4 : i64, llvm.dereferenceable = 32 : i64}
-// CHECK-SAME:    %[[B:[0-9]+]]: !llvm.ptr {llvm.noalias, llvm.nonnull, llvm.align = 4 : i64, llvm.dereferenceable = 32 : i64}
+// CHECK-SAME:    %[[A:[0-9a-zA-Z_]+]]: !llvm.ptr {llvm.noalias, llvm.nonnull, llvm.align = 4 : i64, llvm.dereferenceable = 32 : i64}
+// CHECK-SAME:    %[[B:[0-9a-zA-Z_]+]]: !llvm.ptr {llvm.noalias, llvm.nonnull, llvm.align = 4 : i64, llvm.dereferenceable = 32 : i64}
 // CHECK-SAME:    attributes {no_unwind}
 // CHECK-NEXT:    %[[ZERO:.*]] = llvm.mlir.constant(0) : i64
 // CHECK-NEXT:    %[[EIGHT:.*]] = llvm.mlir.constant(8) : i64
@@ -41,20 +43,25 @@ func.func @serial(%A: memref<8xf32>, %B: memref<8xf32>) {
 
 // -----
 
-// An unrolled loop is written once per iteration with constant indices, which
-// fold into constant GEP offsets (row-major: A[2, i] is element 6 + i).
+// Constant indices (what loop-unroll leaves of an unrolled loop) fold into
+// constant GEP offsets (row-major: A[2, i] is element 6 + i).
 
 func.func @unrolled(%A: memref<4x3xf32>) {
-  loop.for %i = 0 to 3 unrolled {
-    %c = arith.constant 2 : index
-    %a = memref.load %A[%c, %i] : memref<4x3xf32>
-    memref.store %a, %A[%i, %c] : memref<4x3xf32>
-  }
+  %c = arith.constant 2 : index
+  %i0 = arith.constant 0 : index
+  %a0 = memref.load %A[%c, %i0] : memref<4x3xf32>
+  memref.store %a0, %A[%i0, %c] : memref<4x3xf32>
+  %i1 = arith.constant 1 : index
+  %a1 = memref.load %A[%c, %i1] : memref<4x3xf32>
+  memref.store %a1, %A[%i1, %c] : memref<4x3xf32>
+  %i2 = arith.constant 2 : index
+  %a2 = memref.load %A[%c, %i2] : memref<4x3xf32>
+  memref.store %a2, %A[%i2, %c] : memref<4x3xf32>
   func.return
 }
 
 // CHECK-LABEL: llvm.func @unrolled(
-// CHECK-SAME:    %[[A:[0-9]+]]: !llvm.ptr
+// CHECK-SAME:    %[[A:[0-9a-zA-Z_]+]]: !llvm.ptr
 // CHECK:         llvm.br ^[[ENTRY:.*]]
 // CHECK-NEXT:  ^[[ENTRY]]:
 // CHECK-NEXT:    %[[P0:.*]] = llvm.getelementptr inbounds %[[A]][6] : (!llvm.ptr) -> !llvm.ptr, f32
@@ -90,7 +97,7 @@ func.func @vectorized(%A: memref<4x16xf32>, %B: memref<4x16xf32>) {
 }
 
 // CHECK-LABEL: llvm.func @vectorized(
-// CHECK-SAME:    %[[A:[0-9]+]]: !llvm.ptr {{.*}}, %[[B:[0-9]+]]: !llvm.ptr
+// CHECK-SAME:    %[[A:[0-9a-zA-Z_]+]]: !llvm.ptr {{.*}}, %[[B:[0-9a-zA-Z_]+]]: !llvm.ptr
 // CHECK-DAG:     %[[SIXTEEN:.*]] = llvm.mlir.constant(16) : i64
 // CHECK:       ^[[BODY:.*]](%[[I:.*]]: i64):
 // CHECK-NEXT:    %[[ROW:.*]] = llvm.mul %[[I]], %[[SIXTEEN]] overflow<nsw> : i64
@@ -118,16 +125,17 @@ func.func @strip_mined(%A: memref<100xf64>) {
 }
 
 // CHECK-LABEL: llvm.func @strip_mined(
-// CHECK-SAME:    %[[A:[0-9]+]]: !llvm.ptr
-// CHECK-DAG:     %[[END:.*]] = llvm.mlir.constant(96) : i64
-// CHECK-DAG:     %[[STEP:.*]] = llvm.mlir.constant(32) : i64
-// CHECK:       ^[[BODY:.*]](%[[J:.*]]: i64):
+// CHECK-SAME:    %[[A:[0-9a-zA-Z_]+]]: !llvm.ptr
+// CHECK-DAG:     %[[WIDTH:.*]] = llvm.mlir.constant(32) : i64
+// CHECK-DAG:     %[[VECTORS:.*]] = llvm.mlir.constant(3) : i64
+// CHECK:       ^[[BODY:.*]](%[[V:.*]]: i64):
+// CHECK-NEXT:    %[[J:.*]] = llvm.mul %[[V]], %[[WIDTH]] : i64
 // CHECK-NEXT:    %[[P:.*]] = llvm.getelementptr inbounds %[[A]][%[[J]]] : (!llvm.ptr, i64) -> !llvm.ptr, f64
-// CHECK-NEXT:    %[[V:.*]] = llvm.load %[[P]] {alignment = 8 : i64} : !llvm.ptr -> vector<32xf64>
-// CHECK-NEXT:    %[[N:.*]] = llvm.fneg %[[V]] {{.*}} : vector<32xf64>
+// CHECK-NEXT:    %[[X:.*]] = llvm.load %[[P]] {alignment = 8 : i64} : !llvm.ptr -> vector<32xf64>
+// CHECK-NEXT:    %[[N:.*]] = llvm.fneg %[[X]] {{.*}} : vector<32xf64>
 // CHECK-NEXT:    llvm.store %[[N]], %[[P]] {alignment = 8 : i64} : vector<32xf64>, !llvm.ptr
-// CHECK-NEXT:    %[[NEXT:.*]] = llvm.add %[[J]], %[[STEP]] overflow<nsw> : i64
-// CHECK-NEXT:    %[[MORE:.*]] = llvm.icmp "slt" %[[NEXT]], %[[END]] : i64
+// CHECK-NEXT:    %[[NEXT:.*]] = llvm.add %[[V]], %{{.*}} overflow<nsw> : i64
+// CHECK-NEXT:    %[[MORE:.*]] = llvm.icmp "slt" %[[NEXT]], %[[VECTORS]] : i64
 // CHECK-NEXT:    llvm.cond_br %[[MORE]], ^[[BODY]](%[[NEXT]] : i64), ^[[TAIL:.*]]
 // CHECK-NEXT:  ^[[TAIL]]:
 // CHECK-NEXT:    %[[PT:.*]] = llvm.getelementptr inbounds %[[A]][96] : (!llvm.ptr) -> !llvm.ptr, f64
@@ -158,21 +166,19 @@ func.func @guards(%A: memref<20xf32>, %U: memref<1xi1>) {
 }
 
 // CHECK-LABEL: llvm.func @guards(
-// CHECK-SAME:    %[[A:[0-9]+]]: !llvm.ptr {{.*}}, %[[U:[0-9]+]]: !llvm.ptr
+// CHECK-SAME:    %[[A:[0-9a-zA-Z_]+]]: !llvm.ptr {{.*}}, %[[U:[0-9a-zA-Z_]+]]: !llvm.ptr
 // CHECK-DAG:     %[[LANES:.*]] = llvm.mlir.constant(dense<[0, 1, 2, 3, 4, 5, 6, 7]> : vector<8xi64>) : vector<8xi64>
 // CHECK-DAG:     %[[FIVE:.*]] = llvm.mlir.constant(dense<5> : vector<8xi64>) : vector<8xi64>
 // CHECK-DAG:     %[[ZEROS:.*]] = llvm.mlir.constant(dense<0.000000e+00> : vector<8xf32>) : vector<8xf32>
 // CHECK:         %[[BYTE:.*]] = llvm.load %[[U]] {alignment = 1 : i64} : !llvm.ptr -> i8
 // CHECK-NEXT:    %[[FLAG:.*]] = llvm.trunc %[[BYTE]] : i8 to i1
 // CHECK-NEXT:    %[[MASK:.*]] = llvm.icmp "slt" %[[LANES]], %[[FIVE]] : vector<8xi64>
-// CHECK-NEXT:    llvm.cond_br %[[FLAG]], ^[[THEN:.*]], ^[[ELSE:.*]]
+// CHECK-NEXT:    llvm.cond_br %[[FLAG]], ^[[THEN:.*]], ^[[AFTER:.*]]
 // CHECK-NEXT:  ^[[THEN]]:
 // CHECK-NEXT:    %[[V:.*]] = llvmx.masked_load %[[A]], %[[MASK]], %[[ZEROS]] {alignment = 4 : i32} : (!llvm.ptr, vector<8xi1>, vector<8xf32>) -> vector<8xf32>
 // CHECK-NEXT:    llvmx.masked_store %[[V]], %[[A]], %[[MASK]] {alignment = 4 : i32} : vector<8xf32>, !llvm.ptr, vector<8xi1>
-// CHECK-NEXT:    llvm.br ^[[MERGE:.*]]
-// CHECK-NEXT:  ^[[ELSE]]:
-// CHECK-NEXT:    llvm.br ^[[MERGE]]
-// CHECK-NEXT:  ^[[MERGE]]:
+// CHECK-NEXT:    llvm.br ^[[AFTER]]
+// CHECK-NEXT:  ^[[AFTER]]:
 // CHECK-NEXT:    llvm.return
 
 // -----
@@ -191,7 +197,7 @@ func.func @gather_scatter(%A: memref<8x8xf32>, %B: memref<8x8xf32>) {
 }
 
 // CHECK-LABEL: llvm.func @gather_scatter(
-// CHECK-SAME:    %[[A:[0-9]+]]: !llvm.ptr {{.*}}, %[[B:[0-9]+]]: !llvm.ptr
+// CHECK-SAME:    %[[A:[0-9a-zA-Z_]+]]: !llvm.ptr {{.*}}, %[[B:[0-9a-zA-Z_]+]]: !llvm.ptr
 // CHECK-DAG:     %[[ALL:.*]] = llvm.mlir.constant(dense<true> : vector<8xi1>) : vector<8xi1>
 // CHECK-DAG:     %[[PASS:.*]] = llvm.mlir.constant(dense<0.000000e+00> : vector<8xf32>) : vector<8xf32>
 // CHECK-DAG:     %[[STRIDES:.*]] = llvm.mlir.constant(dense<[0, 8, 16, 24, 32, 40, 48, 56]> : vector<8xi64>) : vector<8xi64>
@@ -230,12 +236,11 @@ func.func @if_results(%A: memref<4xf32>, %C: memref<1xi1>) {
 }
 
 // CHECK-LABEL: llvm.func @if_results(
-// CHECK-SAME:    %[[A:[0-9]+]]: !llvm.ptr
+// CHECK-SAME:    %[[A:[0-9a-zA-Z_]+]]: !llvm.ptr
 // CHECK-DAG:     %[[ZEROS:.*]] = llvm.mlir.constant(dense<0.000000e+00> : vector<4xf32>) : vector<4xf32>
 // CHECK:         %[[FLAG:.*]] = llvm.trunc
 // CHECK-NEXT:    %[[V:.*]] = llvm.load %[[A]] {alignment = 4 : i64} : !llvm.ptr -> vector<4xf32>
 // CHECK-NEXT:    %[[POS:.*]] = llvmx.fcmp "ogt" %[[V]], %[[ZEROS]] : vector<4xf32> -> vector<4xi1>
-// CHECK-NEXT:    %{{.*}} = llvm.xor %[[POS]], %{{.*}} : vector<4xi1>
 // CHECK-NEXT:    %[[R:.*]] = llvmx.select %[[POS]], %[[V]], %[[ZEROS]] : vector<4xi1>, vector<4xf32>
 // CHECK-NEXT:    llvm.cond_br %[[FLAG]], ^[[THEN:.*]], ^[[ELSE:.*]]
 // CHECK-NEXT:  ^[[THEN]]:
@@ -262,7 +267,7 @@ func.func @buffers(%A: memref<16xf32>) {
 }
 
 // CHECK-LABEL: llvm.func @buffers(
-// CHECK-SAME:    %[[A:[0-9]+]]: !llvm.ptr
+// CHECK-SAME:    %[[A:[0-9a-zA-Z_]+]]: !llvm.ptr
 // CHECK-NEXT:    %[[ONE:.*]] = llvm.mlir.constant(1) : i64
 // CHECK-NEXT:    %[[L:.*]] = llvm.alloca %[[ONE]] x !llvm.array<16 x f32> {alignment = 64 : i64} : (i64) -> !llvm.ptr
 // CHECK-NEXT:    %[[ALIGN:.*]] = llvm.mlir.constant(64) : i64
@@ -283,14 +288,19 @@ func.func @buffers(%A: memref<16xf32>) {
 
 // -----
 
-// A parallel loop is outlined: a body taking the captured buffer (noalias
-// again) and an iteration range, a task that unpacks the context struct and
-// computes its thread's share, and a launch through the runtime. The captured
-// constant is made again inside the body instead of being passed.
+// A launch (what loop-outline-parallel makes of a parallel loop): the caller
+// stores the arguments into a context struct and calls the runtime with a task
+// that unpacks them and computes its chunk's share; the outlined body is
+// internal, takes its buffers noalias and runs its chunk (maybe empty).
 
 func.func @parallel(%A: memref<64xf32>) {
+  loop.launch @parallel_parallel0(%A) 0 to 64 : memref<64xf32>
+  func.return
+}
+func.func private @parallel_parallel0(%A: memref<64xf32>, %begin: index, %end: index) {
   %two = arith.constant 2.0 : f32
-  loop.for %i = 0 to 64 parallel {
+  %c1 = arith.constant 1 : index
+  scf.for %i = %begin to %end step %c1 {
     %a = memref.load %A[%i] : memref<64xf32>
     %m = arith.mulf %a, %two : f32
     memref.store %m, %A[%i] : memref<64xf32>
@@ -299,25 +309,16 @@ func.func @parallel(%A: memref<64xf32>) {
 }
 
 // CHECK-LABEL: llvm.func @parallel(
-// CHECK-SAME:    %[[A:[0-9]+]]: !llvm.ptr
+// CHECK-SAME:    %[[A:[0-9a-zA-Z_]+]]: !llvm.ptr
 // CHECK:         %[[CTX:.*]] = llvm.alloca %{{.*}} x !llvm.struct<(!llvm.ptr)> {alignment = 8 : i64} : (i64) -> !llvm.ptr
 // CHECK:         %[[FIELD:.*]] = llvm.getelementptr %[[CTX]][0, 0] : (!llvm.ptr) -> !llvm.ptr, !llvm.struct<(!llvm.ptr)>
 // CHECK-NEXT:    llvm.store %[[A]], %[[FIELD]] : !llvm.ptr, !llvm.ptr
-// CHECK-NEXT:    %[[TASK:.*]] = llvm.mlir.addressof @parallel_parallel0 : !llvm.ptr
+// CHECK-NEXT:    %[[TASK:.*]] = llvm.mlir.addressof @parallel_parallel0_task : !llvm.ptr
 // CHECK-NEXT:    llvm.call @tilecraft_parallel_launch(%[[TASK]], %[[CTX]]) : (!llvm.ptr, !llvm.ptr) -> ()
 // CHECK-NEXT:    llvm.return
 
-// CHECK-LABEL: llvm.func internal @parallel_parallel0_body(
-// CHECK-SAME:    %[[BA:[0-9]+]]: !llvm.ptr {llvm.noalias}, %[[BEGIN:[0-9]+]]: i64, %[[END:[0-9]+]]: i64)
-// CHECK-NEXT:    %[[TWO:.*]] = llvm.mlir.constant(2.000000e+00 : f32) : f32
-// CHECK:         %[[ANY:.*]] = llvm.icmp "slt" %[[BEGIN]], %[[END]] : i64
-// CHECK-NEXT:    llvm.cond_br %[[ANY]], ^[[BODY:.*]](%[[BEGIN]] : i64), ^[[EXIT:.*]]
-// CHECK-NEXT:  ^[[BODY]](%[[I:.*]]: i64):
-// CHECK:         llvm.fmul %{{.*}}, %[[TWO]]
-// CHECK:         llvm.icmp "slt" %{{.*}}, %[[END]] : i64
-
-// CHECK-LABEL: llvm.func internal @parallel_parallel0(
-// CHECK-SAME:    %[[CTXP:[0-9]+]]: !llvm.ptr, %[[THREAD:[0-9]+]]: i32, %[[THREADS:[0-9]+]]: i32)
+// CHECK-LABEL: llvm.func internal @parallel_parallel0_task(
+// CHECK-SAME:    %[[CTXP:[0-9a-zA-Z_]+]]: !llvm.ptr, %[[THREAD:[0-9a-zA-Z_]+]]: i32, %[[THREADS:[0-9a-zA-Z_]+]]: i32)
 // CHECK-DAG:     %[[N:.*]] = llvm.mlir.constant(64) : i64
 // CHECK:         %[[F:.*]] = llvm.getelementptr %[[CTXP]][0, 0]
 // CHECK-NEXT:    %[[PTR:.*]] = llvm.load %[[F]] : !llvm.ptr -> !llvm.ptr
@@ -328,7 +329,16 @@ func.func @parallel(%A: memref<64xf32>) {
 // CHECK-NEXT:    %[[B0:.*]] = llvm.udiv %[[M0]], %[[TS]] : i64
 // CHECK-NEXT:    %[[M1:.*]] = llvm.mul %[[T1]], %[[N]] overflow<nsw> : i64
 // CHECK-NEXT:    %[[B1:.*]] = llvm.udiv %[[M1]], %[[TS]] : i64
-// CHECK-NEXT:    llvm.call @parallel_parallel0_body(%[[PTR]], %[[B0]], %[[B1]])
+// CHECK-NEXT:    llvm.call @parallel_parallel0(%[[PTR]], %[[B0]], %[[B1]])
+
+// CHECK-LABEL: llvm.func internal @parallel_parallel0(
+// CHECK-SAME:    %[[BA:[0-9a-zA-Z_]+]]: !llvm.ptr {llvm.noalias, llvm.nonnull, llvm.align = 4 : i64, llvm.dereferenceable = 256 : i64}, %[[BEGIN:[0-9a-zA-Z_]+]]: i64, %[[END:[0-9a-zA-Z_]+]]: i64)
+// CHECK-NEXT:    %[[TWO:.*]] = llvm.mlir.constant(2.000000e+00 : f32) : f32
+// CHECK:         %[[ANY:.*]] = llvm.icmp "slt" %[[BEGIN]], %[[END]] : i64
+// CHECK-NEXT:    llvm.cond_br %[[ANY]], ^[[BODY:.*]](%[[BEGIN]] : i64), ^[[EXIT:.*]]
+// CHECK-NEXT:  ^[[BODY]](%[[I:.*]]: i64):
+// CHECK:         llvm.fmul %{{.*}}, %[[TWO]]
+// CHECK:         llvm.icmp "slt" %{{.*}}, %[[END]] : i64
 // CHECK:       llvm.func @tilecraft_parallel_launch(!llvm.ptr, !llvm.ptr)
 
 // -----
@@ -348,7 +358,7 @@ func.func @reduction_falls_back(%A: memref<32xf32>, %S: memref<1xf32>) {
 }
 
 // CHECK-LABEL: llvm.func @reduction_falls_back(
-// CHECK-SAME:    %[[A:[0-9]+]]: !llvm.ptr {{.*}}, %[[S:[0-9]+]]: !llvm.ptr
+// CHECK-SAME:    %[[A:[0-9a-zA-Z_]+]]: !llvm.ptr {{.*}}, %[[S:[0-9a-zA-Z_]+]]: !llvm.ptr
 // CHECK:       ^[[BODY:.*]](%[[K:.*]]: i64):
 // CHECK-NEXT:    %[[VS:.*]] = llvm.load %[[S]] {alignment = 4 : i64} : !llvm.ptr -> f32
 // CHECK-NEXT:    %[[PA:.*]] = llvm.getelementptr inbounds %[[A]][%[[K]]]
@@ -467,9 +477,9 @@ func.func @kernel(%a: memref<4xf32>, %b: memref<4xf32>, %c: memref<4xf32>) {
 }
 
 // CHECK-LABEL: llvm.func @graph(
-// CHECK-SAME:    %[[X:[0-9]+]]: !llvm.ptr {llvm.noalias{{[^}]*}}},
-// CHECK-SAME:    %[[W:[0-9]+]]: !llvm.ptr {llvm.noalias{{[^}]*}}, tc.weight = "w"},
-// CHECK-SAME:    %[[Y:[0-9]+]]: !llvm.ptr {llvm.noalias{{[^}]*}}, tc.name = "y"})
+// CHECK-SAME:    %[[X:[0-9a-zA-Z_]+]]: !llvm.ptr {llvm.noalias{{[^}]*}}},
+// CHECK-SAME:    %[[W:[0-9a-zA-Z_]+]]: !llvm.ptr {llvm.noalias{{[^}]*}}, tc.weight = "w"},
+// CHECK-SAME:    %[[Y:[0-9a-zA-Z_]+]]: !llvm.ptr {llvm.noalias{{[^}]*}}, tc.name = "y"})
 // CHECK:         %[[ARENA:.*]] = llvm.call @aligned_alloc(%{{.*}}, %{{.*}}) : (i64, i64) -> !llvm.ptr
 // CHECK-NEXT:    %[[T:.*]] = llvm.getelementptr inbounds %[[ARENA]][32] : (!llvm.ptr) -> !llvm.ptr, i8
 // CHECK-NEXT:    llvm.call @kernel(%[[X]], %[[W]], %[[T]]) : (!llvm.ptr, !llvm.ptr, !llvm.ptr) -> ()

@@ -22,8 +22,8 @@ func.func @add(%A: tensor<100xf32>, %B: tensor<100xf32>) -> tensor<100xf32> {
 }
 
 // CHECK:     define void @add(ptr noalias nonnull align 4 dereferenceable(400) %{{.*}}, ptr noalias nonnull align 4 dereferenceable(400) %{{.*}}, ptr noalias nonnull align 4 dereferenceable(400) %{{.*}})
-// CHECK:     call void @tilecraft_parallel_launch(ptr @add_parallel0, ptr %{{.*}})
-// CHECK:     define internal void @add_parallel0_body(
+// CHECK:     call void @tilecraft_parallel_launch(ptr @add_parallel0_task, ptr %{{.*}})
+// CHECK:     define internal void @add_parallel0(
 // The guard i < 100 varies across lanes: masked vector loads and stores.
 // CHECK:     %[[MASK:.*]] = icmp slt <16 x i64> %{{.*}}, splat (i64 100)
 // CHECK:     %[[A:.*]] = call <16 x float> @llvm.masked.load.v16f32.p0(ptr align 4 %{{.*}}, <16 x i1> %[[MASK]], <16 x float> zeroinitializer)

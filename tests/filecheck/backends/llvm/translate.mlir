@@ -64,13 +64,13 @@ func.func @matmul(%A: memref<64x256xf32> {tc.name = "A"}, %B: memref<256x64xf32>
 // IR:        define void @matmul(ptr noalias nonnull align 4 dereferenceable(65536) %{{.*}}, ptr noalias nonnull align 4 dereferenceable(65536) %{{.*}}, ptr noalias nonnull align 4 dereferenceable(16384) %{{.*}})
 // IR:        call i32 @pthread_create(ptr nonnull %{{.*}}, ptr null, ptr nonnull @tilecraft_thread_main, ptr nonnull %{{.*}})
 // IR:        fmul reassoc contract <32 x float>
-// IR:        define internal void @matmul_parallel0(
+// IR:        define internal void @matmul_parallel0_task(
 // IR:        define internal {{.*}}ptr @tilecraft_thread_main(
 
-// Before O3: the body is its own function with noalias buffers again, the
-// tile is a 64-byte aligned alloca, A is loaded and broadcast.
+// Before O3: the body is its own function (loop-outline-parallel) with noalias
+// buffers again, the tile is a 64-byte aligned alloca, A is loaded and broadcast.
 // NOOPT:     define void @matmul(ptr noalias nonnull align 4 dereferenceable(65536) %{{.*}}, ptr noalias nonnull align 4 dereferenceable(65536) %{{.*}}, ptr noalias nonnull align 4 dereferenceable(16384) %{{.*}})
-// NOOPT:     define internal void @matmul_parallel0_body(ptr noalias %{{.*}}, ptr noalias %{{.*}}, ptr noalias %{{.*}}, i64 %{{.*}}, i64 %{{.*}})
+// NOOPT:     define internal void @matmul_parallel0(ptr noalias nonnull align 4 dereferenceable(65536) %{{.*}}, ptr noalias nonnull align 4 dereferenceable(65536) %{{.*}}, ptr noalias nonnull align 4 dereferenceable(16384) %{{.*}}, i64 %{{.*}}, i64 %{{.*}})
 // NOOPT-NEXT: {{.*}}:
 // NOOPT-NEXT:  %{{.*}} = alloca [128 x float], i64 1, align 64
 // NOOPT:     load <32 x float>, ptr %{{.*}}, align 4

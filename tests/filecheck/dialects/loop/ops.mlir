@@ -141,3 +141,19 @@ func.func @view() {
   %b = loop.view %arena[512] : memref<1024xi8> to memref<128xi32>
   func.return
 }
+
+// -----
+
+// A launch of an outlined body: its arguments, then the chunk [begin, end).
+func.func private @body(%A: memref<64xf32>, %x: f32, %begin: index, %end: index) {
+  func.return
+}
+func.func @launch(%A: memref<64xf32>, %x: f32) {
+  loop.launch @body(%A, %x) 0 to 64 : memref<64xf32>, f32
+  func.return
+}
+
+// CHECK-LABEL: func.func @launch(
+// CHECK-SAME:      %[[A:.*]]: memref<64xf32>, %[[X:.*]]: f32) {
+// CHECK-NEXT:    loop.launch @body(%[[A]], %[[X]]) 0 to 64 : memref<64xf32>, f32
+// CHECK-NEXT:    func.return

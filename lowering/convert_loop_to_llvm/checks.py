@@ -1,0 +1,127 @@
+"""What `convert-loop-to-llvm` can convert, checked before any rewriting: an
+unsupported op is rejected at the op, so no pattern fails half way."""
+
+from __future__ import annotations
+
+
+from tilecraft.backends.llvm.builder import scalar_type
+from tilecraft.backends.llvm.ops import HANDLERS
+from tilecraft.dialects.loop import (
+    AllocOp,
+    ForOp,
+    GatherOp,
+    GuardOp,
+    LaunchOp,
+    LoopKind,
+    ScatterOp,
+    ViewOp,
+    YieldOp,
+)
+from tilecraft.lowering.convert_loop_to_llvm.state import PASS
+from tilecraft.utils.diagnostics import OpError
+from xdsl.dialects import arith, func, memref, scf, vector
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    VectorType,
+)
+from xdsl.ir import Attribute, Operation
+
+
+# What can be converted (checked before any rewriting) -------------------------
+
+SUPPORTED = (
+    ForOp, GuardOp, AllocOp, ViewOp, LaunchOp, YieldOp, scf.IfOp, scf.ForOp, scf.YieldOp,
+    func.CallOp, func.ReturnOp, memref.LoadOp, memref.StoreOp, arith.ConstantOp,
+    vector.LoadOp, vector.StoreOp, vector.MaskedLoadOp, vector.MaskedStoreOp,
+    vector.BroadcastOp, GatherOp, ScatterOp,
+)  # fmt: skip
+
+
+def check_convertible(module: ModuleOp) -> None:
+    """Raise an `OpError` at the first op the patterns cannot convert."""
+    for op in module.ops:
+        if not isinstance(op, func.FuncOp):
+            raise OpError(
+                op,
+                f"{PASS}: expected only func.func at module level, found '{op.name}'; "
+                "lower it to loops first.",
+            )
+        _check_function(op)
+        for inner in op.walk():
+            if inner is not op:
+                _check_op(inner)
+
+
+def _check_function(op: func.FuncOp) -> None:
+    name = op.sym_name.data
+    if not op.body.blocks:
+        raise OpError(
+            op, f"{PASS}: function declarations are not supported; give '{name}' a body."
+        )
+    if op.function_type.outputs.data:
+        raise OpError(
+            op, f"{PASS}: functions return nothing; write results to output memref arguments."
+        )
+    for i, t in enumerate(op.function_type.inputs.data):
+        if isinstance(t, MemRefType):
+            ok = all(d >= 0 for d in t.get_shape())
+        else:  # outlined bodies also take scalars
+            ok = op.sym_visibility is not None and _is_scalar(t)
+        if not ok:
+            raise OpError(
+                op,
+                f"{PASS}: argument #{i + 1} of '{name}' has type {t}; "
+                "only statically shaped memrefs are supported.",
+            )
+
+
+def _constant_ok(value: Attribute) -> bool:
+    if isinstance(value, DenseIntOrFPElementsAttr):
+        return isinstance(value.type, VectorType) and len(value.get_shape()) == 1
+    return isinstance(value, IntegerAttr | FloatAttr)
+
+
+def _is_scalar(t: Attribute) -> bool:
+    return isinstance(t, IndexType) or scalar_type(t) is t and hasattr(t, "bitwidth")
+
+
+def _check_op(op: Operation) -> None:
+    if isinstance(op, ForOp) and op.kind.data == LoopKind.UNROLLED and op.extent > 1:
+        raise OpError(op, f"{PASS}: an unrolled loop is left; run loop-unroll first.")
+    if isinstance(op, ForOp) and op.kind.data == LoopKind.PARALLEL and op.extent > 1:
+        raise OpError(
+            op, f"{PASS}: a parallel loop is left; run loop-outline-parallel first."
+        )
+    if isinstance(op, ForOp) and op.kind.data == LoopKind.VECTORIZED and op.extent > 1:
+        raise OpError(op, f"{PASS}: a vectorized loop is left; run loop-vectorize first.")
+    if isinstance(op, func.CallOp) and (
+        op.results or not all(isinstance(a.type, MemRefType) for a in op.arguments)
+    ):
+        raise OpError(
+            op, f"{PASS}: a call passes memrefs and returns nothing (the loop calling convention)."
+        )
+    if isinstance(op, arith.ConstantOp) and not _constant_ok(op.value):
+        raise OpError(
+            op, f"{PASS}: only scalar and 1-D vector constants are supported, not {op.value}."
+        )
+    if isinstance(op, scf.ForOp) and (
+        op.iter_args
+        or not isinstance(step := op.step.owner, arith.ConstantOp)
+        or step.value != IntegerAttr(1, IndexType())
+    ):
+        raise OpError(
+            op, f"{PASS}: only scf.for with step 1 and no loop-carried values is supported."
+        )
+    if op.dialect_name() in ("llvm", "llvmx"):
+        return
+    if not isinstance(op, SUPPORTED) and type(op) not in HANDLERS:
+        raise OpError(
+            op,
+            f"{PASS}: '{op.name}' is not supported; "
+            "lower it to loop, memref, scf.if, arith or math ops first.",
+        )

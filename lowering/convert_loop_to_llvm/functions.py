@@ -1,0 +1,134 @@
+"""`convert-loop-to-llvm` patterns for functions, calls, constants and
+arithmetic: `func.func`, `func.return`, `func.call`, `arith.constant` and every
+`arith`/`math` op of `HANDLERS` (`backends/llvm/ops.py`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import prod
+
+from tilecraft.backends.llvm.builder import FunctionBuilder, scalar_type
+from tilecraft.backends.llvm.memory import element_bytes
+from tilecraft.backends.llvm.ops import HANDLERS
+from tilecraft.lowering.convert_loop_to_llvm.state import Conversion, pointer_of, replace_with
+from xdsl.dialects import arith, func, llvm
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    FloatAttr,
+    IntegerAttr,
+    MemRefType,
+    UnitAttr,
+    i64,
+)
+from xdsl.ir import Attribute, Operation
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+
+
+# Functions --------------------------------------------------------------------
+
+
+@dataclass
+class FuncLowering(RewritePattern):
+    """`func.func @f(%A: memref<..>)` → `llvm.func @f(%A: !llvm.ptr {noalias ...})`
+    with a prologue block that branches to the old body."""
+
+    state: Conversion
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: func.FuncOp, rewriter: PatternRewriter) -> None:
+        inputs: list[Attribute] = []
+        attrs: list[dict[str, Attribute]] = []
+        for i, t in enumerate(op.function_type.inputs.data):
+            arg: dict[str, Attribute] = {}
+            if isinstance(t, MemRefType):
+                size = element_bytes(t.element_type)
+                arg = {
+                    "llvm.noalias": UnitAttr(),
+                    "llvm.nonnull": UnitAttr(),
+                    "llvm.align": IntegerAttr(size, i64),
+                    "llvm.dereferenceable": IntegerAttr(size * prod(t.get_shape()), i64),
+                }
+            if op.arg_attrs is not None:
+                for key in ("tc.name", "tc.weight"):
+                    if key in op.arg_attrs.data[i].data:
+                        arg[key] = op.arg_attrs.data[i].data[key]
+            inputs.append(scalar_type(t))
+            attrs.append(arg)
+        private = op.sym_visibility is not None and op.sym_visibility.data == "private"
+        function = self.state.define(
+            op.sym_name.data, inputs, "internal" if private else "external", attrs
+        )
+        body = op.body.detach_block(op.body.block)
+        builder = FunctionBuilder(function, body)
+        for old, new in zip(body.args, builder.args):
+            new.name_hint = old.name_hint
+            old.replace_all_uses_with(
+                self.state.as_memref(new, old.type, body)
+                if isinstance(old.type, MemRefType)
+                else new
+            )
+        for old in reversed(body.args):
+            body.erase_arg(old)
+        self.state.builders[function] = builder
+        rewriter.replace(op, function)
+
+
+@dataclass
+class ReturnLowering(RewritePattern):
+    """`func.return` → `llvm.return`."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: func.ReturnOp, rewriter: PatternRewriter) -> None:
+        rewriter.replace(op, llvm.ReturnOp())
+
+
+@dataclass
+class CallLowering(RewritePattern):
+    """`func.call @k(%A, %B)` → `llvm.call @k(%A, %B)` (pointers)."""
+
+    state: Conversion
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: func.CallOp, rewriter: PatternRewriter) -> None:
+        b = self.state.builder(op)
+        b.call(op.callee.root_reference.data, [pointer_of(a) for a in op.arguments])
+        rewriter.erase(op)
+
+
+@dataclass
+class ConstantLowering(RewritePattern):
+    """`arith.constant` → one `llvm.mlir.constant` per value in the prologue."""
+
+    state: Conversion
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: arith.ConstantOp, rewriter: PatternRewriter) -> None:
+        value = op.value
+        b = self.state.builder(op)
+        if isinstance(value, DenseIntOrFPElementsAttr):
+            lanes = [int(v) if isinstance(v, bool) else v for v in value.get_values()]
+            vector_type = scalar_type(op.result.type)
+            if all(v == lanes[0] for v in lanes):
+                result = b.const(lanes[0], vector_type)
+            else:
+                result = b.const_vector(lanes, vector_type)  # type: ignore[arg-type]
+            replace_with(rewriter, op, [result])
+            return
+        assert isinstance(value, IntegerAttr | FloatAttr)
+        replace_with(rewriter, op, [b.const(value.value.data, scalar_type(op.result.type))])
+
+
+@dataclass
+class ArithMathLowering(RewritePattern):
+    """An `arith`/`math` op → its LLVM instructions (`HANDLERS[type(op)]`)."""
+
+    state: Conversion
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        handler = HANDLERS.get(type(op))
+        if handler is None:
+            return
+        b = self.state.builder(op)
+        result = op.results[0]
+        value = handler(self.state.op_lowering(b), op, list(op.operands), scalar_type(result.type))
+        replace_with(rewriter, op, [value])

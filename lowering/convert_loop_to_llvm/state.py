@@ -1,0 +1,131 @@
+"""What the patterns of `convert-loop-to-llvm` share: the conversion state
+(one builder per function, the declared externals, the memref casts) and the
+helpers that replace an op by LLVM values."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tilecraft.backends.llvm.builder import FunctionBuilder
+from tilecraft.backends.llvm.ops import OpLowering
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    ModuleOp,
+    UnitAttr,
+    UnrealizedConversionCastOp,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter
+
+
+PASS = "convert-loop-to-llvm"
+
+
+# The shared state ------------------------------------------------------------
+
+
+@dataclass
+class Conversion:
+    """What the patterns of one run share: the module, the fast-math flags, one
+    builder per function and the external functions declared so far."""
+
+    module: ModuleOp
+    fastmath: llvm.FastMathAttr
+    builders: dict[llvm.FuncOp, FunctionBuilder] = field(default_factory=dict)
+    declared: set[str] = field(default_factory=set)
+    stack_slots: dict[tuple, SSAValue] = field(default_factory=dict)
+    casts: list[Operation] = field(default_factory=list)
+
+    def builder(self, op: Operation) -> FunctionBuilder:
+        """The builder of the function holding `op`, inserting before `op`."""
+        function = op.parent_op()
+        while not isinstance(function, llvm.FuncOp):
+            assert function is not None, "a loop-level op outside a function"
+            function = function.parent_op()
+        return self.builders[function].at(op)
+
+    def declare(self, name: str, inputs, output: Attribute | None) -> None:
+        """Declare external function `name` (libc, libm, the runtime) once."""
+        if name not in self.declared:
+            self.declared.add(name)
+            ftype = llvm.LLVMFunctionType(list(inputs), output)
+            self.module.body.block.add_op(
+                llvm.FuncOp(name, ftype, linkage=llvm.LinkageAttr("external"))
+            )
+
+    def define(
+        self,
+        name: str,
+        inputs: list[Attribute],
+        linkage: str,
+        arg_attrs: list[dict[str, Attribute]] | None = None,
+    ) -> llvm.FuncOp:
+        """A new `void` function (not yet in the module); `nounwind`: nothing throws."""
+        props: dict[str, Attribute | None] = {"no_unwind": UnitAttr()}
+        if arg_attrs is not None:
+            props["arg_attrs"] = ArrayAttr([DictionaryAttr(a) for a in arg_attrs])
+        return llvm.FuncOp(
+            name,
+            llvm.LLVMFunctionType(inputs, None),
+            linkage=llvm.LinkageAttr(linkage),
+            other_props=props,
+        )
+
+    def as_memref(
+        self, pointer: SSAValue, memref_type: Attribute, block: Block | None = None
+    ) -> SSAValue:
+        """`pointer` seen as a memref again by the ops not yet converted (see `_as_memref`)."""
+        value = _as_memref(pointer, memref_type, block)
+        self.casts.append(value.owner)  # type: ignore[arg-type]
+        return value
+
+    def erase_casts(self) -> None:
+        """Drop the casts of `as_memref`, dead once every op is converted."""
+        for cast in self.casts:
+            assert not cast.results[0].uses, f"{PASS}: a converted memref is still used"
+            cast.detach()
+            cast.erase()
+        self.casts.clear()
+
+    def op_lowering(self, b: FunctionBuilder) -> OpLowering:
+        return OpLowering(b, self.fastmath, self.declare)
+
+
+# Values -----------------------------------------------------------------------
+
+# A converted memref (a pointer) reaches the ops that still use it through an
+# `unrealized_conversion_cast` back to its memref type, which keeps the shape and
+# element type visible to them; the casts are dead once every user is converted.
+
+
+def _as_memref(pointer: SSAValue, memref_type: Attribute, block: Block | None = None) -> SSAValue:
+    """`pointer` as a value of `memref_type` (a cast at the start of `block`, or
+    right after the pointer's definition)."""
+    cast = UnrealizedConversionCastOp.get([pointer], [memref_type])
+    if block is not None:
+        block.insert_op_before(cast, block.first_op) if block.first_op else block.add_op(cast)
+    else:
+        owner = pointer.owner
+        assert isinstance(owner, Operation)
+        owner.parent_block().insert_op_after(cast, owner)  # type: ignore[union-attr]
+    cast.results[0].name_hint = pointer.name_hint
+    return cast.results[0]
+
+
+def pointer_of(value: SSAValue) -> SSAValue:
+    """The LLVM value behind a converted memref (see `_as_memref`)."""
+    owner = value.owner
+    if isinstance(owner, UnrealizedConversionCastOp):
+        return owner.inputs[0]
+    return value
+
+
+def replace_with(rewriter: PatternRewriter, op: Operation, values: list[SSAValue]) -> None:
+    """Replace `op` (its new ops are already in place) by `values`."""
+    for old, new in zip(op.results, values):
+        if old.name_hint and new.owner is not None and not new.name_hint:
+            new.name_hint = old.name_hint
+        rewriter.replace_all_uses_with(old, new)
+    rewriter.erase(op)

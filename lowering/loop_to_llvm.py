@@ -1,0 +1,76 @@
+"""`loop-to-llvm`: the named pipeline from loop IR to xDSL's `llvm` dialect.
+
+What the JIT, `tilecraft-translate`, `tilecraft-run`, `tc.build` and
+`tc.compile` run on a loop-level module (`lower_to_llvm_dialect`, then the
+backend), one pass
+per transformation, each printable on its own (`tilecraft-opt -p ...
+--print-between-passes`):
+
+1. `loop-unroll`: unrolled loops (and loops of one iteration) become copies of
+   their body with a constant induction variable;
+2. `loop-outline-parallel`: each outermost parallel loop becomes a private
+   function of its captured values and a chunk, run by `loop.launch`;
+3. `loop-vectorize`: vectorized loops become vector IR (`vector` ops,
+   `loop.gather`/`loop.scatter`, masks);
+4. `convert-loop-to-llvm`: what is left, one conversion pattern per op kind.
+
+The order matters: unrolling first gives the outliner and the vectorizer
+constant indices; outlining before vectorizing keeps the vector code inside the
+outlined bodies, where their buffers are `noalias` arguments.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tilecraft.lowering.convert_loop_to_llvm import ConvertLoopToLlvmPass
+from tilecraft.transforms.loop_outline_parallel import LoopOutlineParallelPass
+from tilecraft.transforms.loop_unroll import LoopUnrollPass
+from tilecraft.transforms.loop_vectorize import LoopVectorizePass
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+
+LOOP_TO_LLVM = ("loop-unroll", "loop-outline-parallel", "loop-vectorize", "convert-loop-to-llvm")
+
+
+def loop_to_llvm_passes(reassociate: bool = True) -> tuple[ModulePass, ...]:
+    """The passes of `LOOP_TO_LLVM`, in order."""
+    passes = (
+        LoopUnrollPass(),
+        LoopOutlineParallelPass(),
+        LoopVectorizePass(),
+        ConvertLoopToLlvmPass(reassociate=reassociate),
+    )
+    assert tuple(p.name for p in passes) == LOOP_TO_LLVM
+    return passes
+
+
+@dataclass(frozen=True)
+class LoopToLlvmPass(ModulePass):
+    """Run `loop-unroll`, `loop-outline-parallel`, `loop-vectorize` and
+    `convert-loop-to-llvm`, in that order."""
+
+    name = "loop-to-llvm"
+
+    reassociate: bool = True
+    """Passed to `convert-loop-to-llvm`."""
+
+    def stages(self) -> tuple[ModulePass, ...]:
+        """Its passes (tilecraft-opt runs and prints them one by one)."""
+        return loop_to_llvm_passes(self.reassociate)
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for stage in self.stages():
+            stage.apply(ctx, op)
+
+
+def lower_to_llvm_dialect(module: ModuleOp, reassociate: bool = True) -> ModuleOp:
+    """A clone of `module` in the llvm dialect (lowered if it holds loop-level
+    functions); the caller's module stays as it was."""
+    from xdsl.dialects import func
+
+    clone = module.clone()
+    if any(isinstance(op, func.FuncOp) for op in clone.ops):
+        LoopToLlvmPass(reassociate=reassociate).apply(Context(), clone)
+    return clone

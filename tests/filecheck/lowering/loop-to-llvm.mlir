@@ -1,0 +1,42 @@
+// The pipeline is its four passes in order, nothing else:
+// RUN: tilecraft-opt %s -p loop-to-llvm -o %t.pipeline.mlir
+// RUN: tilecraft-opt %s -p loop-unroll,loop-outline-parallel,loop-vectorize,convert-loop-to-llvm -o %t.passes.mlir
+// RUN: diff %t.pipeline.mlir %t.passes.mlir
+// RUN: filecheck %s --input-file %t.pipeline.mlir
+// Each stage is visible on its own:
+// RUN: tilecraft-opt %s -p loop-unroll,loop-outline-parallel,loop-vectorize | filecheck %s --check-prefix=VECTOR-IR
+
+// Rows in parallel, two rows of a block unrolled, columns vectorized.
+func.func @scale(%A: memref<8x16xf32>, %B: memref<8x16xf32>) {
+  loop.for %io = 0 to 4 parallel {
+    loop.for %ii = 0 to 2 unrolled {
+      loop.for %j = 0 to 16 vectorized {
+        %c2 = arith.constant 2 : index
+        %t = arith.muli %io, %c2 : index
+        %i = arith.addi %t, %ii : index
+        %a = memref.load %A[%i, %j] : memref<8x16xf32>
+        %b = arith.addf %a, %a : f32
+        memref.store %b, %B[%i, %j] : memref<8x16xf32>
+      }
+    }
+  }
+  func.return
+}
+
+// VECTOR-IR-LABEL: func.func @scale(
+// VECTOR-IR-NEXT:    loop.launch @scale_parallel0(%{{.*}}, %{{.*}}) 0 to 4 : memref<8x16xf32>, memref<8x16xf32>
+// VECTOR-IR-LABEL: func.func private @scale_parallel0(
+// VECTOR-IR:         scf.for
+// VECTOR-IR-COUNT-2:   vector.load {{.*}} : memref<8x16xf32>, vector<16xf32>
+// VECTOR-IR-NOT:     loop.for
+
+// The kernel launches the task; the task calls the outlined body on its chunk;
+// the body runs its rows with two 16-lane loads and stores each.
+// CHECK-LABEL: llvm.func @scale(
+// CHECK:         llvm.call @tilecraft_parallel_launch
+// CHECK-LABEL: llvm.func internal @scale_parallel0_task(
+// CHECK:         llvm.call @scale_parallel0(
+// CHECK-LABEL: llvm.func internal @scale_parallel0(
+// CHECK-COUNT-2: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr -> vector<16xf32>
+// CHECK-NOT:     loop.
+// CHECK-NOT:     vector.

@@ -1,0 +1,625 @@
+"""`loop-vectorize`: a `loop.for ... vectorized` becomes vector code, in IR.
+
+A vectorized loop of constant extent W is written once, with every value that
+depends on the loop variable held as a `vector<W x T>` (one lane per iteration)
+and every other value kept as a scalar and broadcast where it meets a vector
+(the way TVM vectorizes). While writing, each loop-level value has one of three
+forms:
+
+- a plain value: *uniform*, the same in every lane (a scalar);
+- `Affine(base, stride)`: an index that is `base + stride * lane` (the loop
+  variable is `Affine(lb, 1)`; `addi`/`subi`/`muli` by a constant keep the form).
+  This is what makes an access `A[i, uniform + j]` recognisably contiguous;
+- `Vec(value)`: anything else, a real vector.
+
+Affine values become vectors only when something needs one
+(`broadcast(base) + dense<[0, stride, 2 * stride, ...]>`).
+
+| access, per-lane part | load                         | store                     |
+|-----------------------|------------------------------|---------------------------|
+| none (uniform)        | `memref.load` (stays scalar) | `memref.store`            |
+| `lane` (stride 1)     | `vector.load`                | `vector.store`            |
+| under a mask          | `vector.maskedload`          | `vector.maskedstore`      |
+| anything else         | `loop.gather`                | `loop.scatter`            |
+
+Lane-wise arithmetic is `arith`/`math` on vectors where xDSL 0.74's ops accept
+vectors; comparisons, selects and integer/float conversions, which it restricts
+to scalars, are written with the LLVM dialect's vector forms (`llvm.icmp`,
+`llvmx.fcmp`, `llvmx.select`, `llvm.sext`, ...). Index lanes are `i64` (what
+`index` becomes in LLVM), so they meet those ops as they are.
+
+Conditions that vary across lanes (`loop.guard`, `scf.if`) do not branch: they
+narrow the *mask* of active lanes (`arith.andi` of `vector<W x i1>`), memory
+access under a mask is masked (a uniform address under a mask is a gather or
+scatter with the same offset in every lane: a scatter writes lanes in order, so
+the last active lane wins, as in the serial loop), `scf.if` results are
+`arith.select`ed, and an integer division under a mask divides inactive lanes by
+one so they cannot trap. Uniform conditions stay `loop.guard`/`scf.if`. Loops
+inside the vectorized one run serially (their variable is uniform).
+
+A loop whose extent is larger than `max_lanes` (4 zmm registers' worth) is strip
+mined: a serial loop over full vectors, then one shorter vector for the tail.
+
+```mlir
+loop.for %j = 0 to 16 vectorized {
+  %a = memref.load %A[%i, %j] : memref<4x16xf32>
+  %b = arith.mulf %a, %x : f32
+  memref.store %b, %B[%i, %j] : memref<4x16xf32>
+}
+```
+becomes
+```mlir
+%c0 = arith.constant 0 : index
+%a = vector.load %A[%i, %c0] : memref<4x16xf32>, vector<16xf32>
+%x16 = vector.broadcast %x : f32 to vector<16xf32>
+%b = arith.mulf %a, %x16 : vector<16xf32>
+vector.store %b, %B[%i, %c0] : memref<4x16xf32>, vector<16xf32>
+```
+
+A loop is made serial instead (still correct, and LLVM's own vectorizer may
+take it) when its lanes would not be independent: it allocates a buffer (one
+per lane would be needed), or it stores to one address from every lane (a
+reduction into a scalar, where each iteration reads the previous one's result).
+A call or a launch in a vectorized loop is an error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from tilecraft.backends.llvm import llvmx
+from tilecraft.dialects.loop import (
+    AllocOp,
+    ForOp,
+    GatherOp,
+    GuardOp,
+    LaunchOp,
+    LoopKind,
+    LoopKindAttr,
+    ScatterOp,
+)
+from tilecraft.utils.diagnostics import OpError
+from xdsl.context import Context
+from xdsl.dialects import arith, func, llvm, memref, scf, vector
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    VectorType,
+    i1,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.traits import IsTerminator
+from xdsl.utils.exceptions import VerifyException
+
+PASS = "loop-vectorize"
+# Vectors wider than this many bytes are strip mined (4 x 512-bit registers).
+MAX_VECTOR_BYTES = 256
+MAX_LANES = 64
+# Integer divisions: inactive lanes divide by one under a mask.
+DIVISIONS = (arith.DivSIOp, arith.DivUIOp, arith.RemSIOp, arith.RemUIOp, arith.FloorDivSIOp,
+             arith.CeilDivSIOp)  # fmt: skip
+
+
+# Analyses ---------------------------------------------------------------------
+
+
+def max_lanes(loop: ForOp) -> int:
+    """The widest vector to use for `loop`, from the widest element it touches."""
+    widest = 1
+    for op in loop.walk():
+        if isinstance(op, memref.LoadOp | memref.StoreOp):
+            mtype = op.memref.type
+            assert isinstance(mtype, MemRefType)
+            bits = getattr(mtype.element_type, "bitwidth", 8)
+            widest = max(widest, (bits + 7) // 8)
+    return max(1, min(MAX_LANES, MAX_VECTOR_BYTES // widest))
+
+
+def vectorization_blocker(loop: ForOp) -> tuple[Operation, str] | None:
+    """Why `loop`'s lanes cannot run side by side (the op and a reason), or None."""
+    varying: set[SSAValue] = {loop.var}
+
+    def visit(block: Block, masked: bool) -> tuple[Operation, str] | None:
+        for op in block.ops:
+            found = None
+            if isinstance(op, AllocOp):
+                return op, "allocates a buffer inside the loop"
+            if isinstance(op, ForOp):
+                found = visit(op.body.block, masked)
+            elif isinstance(op, GuardOp):
+                found = visit(op.body.block, masked or op.cond in varying)
+            elif isinstance(op, scf.IfOp):
+                cond_varies = op.cond in varying
+                results_vary = cond_varies
+                for region in op.regions:
+                    if region.blocks:
+                        found = found or visit(region.block, masked or cond_varies)
+                        yielded = region.block.last_op
+                        assert yielded is not None
+                        results_vary |= any(v in varying for v in yielded.operands)
+                if results_vary:
+                    varying.update(op.results)
+            elif isinstance(op, memref.StoreOp):
+                address_varies = any(i in varying for i in op.indices)
+                if not address_varies and (masked or op.value in varying):
+                    return op, "stores to the same address from every iteration"
+            elif any(o in varying for o in op.operands):
+                varying.update(op.results)
+            if found:
+                return found
+        return None
+
+    return visit(loop.body.block, False)
+
+
+def check_vectorizable(module: ModuleOp) -> None:
+    """A call or a launch cannot run once per lane: refuse it at the op."""
+    for op in module.walk():
+        if isinstance(op, ForOp) and op.kind.data == LoopKind.VECTORIZED:
+            for inner in op.walk():
+                if isinstance(inner, func.CallOp | LaunchOp):
+                    raise OpError(
+                        inner,
+                        f"{PASS}: '{inner.name}' cannot be vectorized; make the loop "
+                        "around it serial.",
+                    )
+
+
+# Writing vector code ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Affine:
+    """An index whose value in lane `l` is `base + stride * l`."""
+
+    base: SSAValue
+    stride: int
+
+
+@dataclass(frozen=True)
+class Vec:
+    """A value that differs between lanes, as a `vector<W x T>`."""
+
+    value: SSAValue
+
+
+Lowered = SSAValue | Affine | Vec
+
+
+def is_uniform(x: Lowered) -> bool:
+    return isinstance(x, SSAValue)
+
+
+def row_major_strides(shape: tuple[int, ...]) -> list[int]:
+    strides = [1] * len(shape)
+    for d in range(len(shape) - 2, -1, -1):
+        strides[d] = strides[d + 1] * shape[d + 1]
+    return strides
+
+
+def constant_of(value: SSAValue) -> int | float | None:
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr | FloatAttr):
+        return owner.value.value.data
+    return None
+
+
+class VectorWriter:
+    """Writes the vector form of one vectorized loop before it."""
+
+    def __init__(self, loop: ForOp):
+        self.loop = loop
+        self.values: dict[SSAValue, Lowered] = {}
+        self.width: int | None = None
+        self.mask: SSAValue | None = None
+        block = loop.parent_block()
+        assert block is not None
+        self.block: Block = block
+        self.before: Operation | None = loop
+        # Constants go before the first op written, so they dominate all of it.
+        self.first: Operation = loop
+        # The op being written: what its vector form is located at.
+        self.source: Operation = loop
+        self._constants: dict[tuple, SSAValue] = {}
+
+    # Emission -----------------------------------------------------------------
+
+    def add(self, op: Operation) -> SSAValue:
+        op.location = self.source.location
+        if self.before is None:
+            self.block.add_op(op)
+        else:
+            self.block.insert_op_before(op, self.before)
+        if self.first is self.loop and self.before is self.loop:
+            self.first = op
+        return op.results[0] if op.results else None  # type: ignore[return-value]
+
+    @contextmanager
+    def into(self, block: Block, before: Operation | None = None) -> Iterator[None]:
+        saved = self.block, self.before
+        self.block, self.before = block, before
+        yield
+        self.block, self.before = saved
+
+    def const(self, value: int | float | tuple, t: Attribute) -> SSAValue:
+        """A constant (a list of lanes for a vector type), made once, before the loop."""
+        key = (value, t)
+        if key not in self._constants:
+            if isinstance(t, VectorType):
+                lanes = list(value) if isinstance(value, tuple) else [value] * t.get_shape()[0]
+                attr: Attribute = DenseIntOrFPElementsAttr.from_list(t, lanes)
+            elif isinstance(t, IndexType | IntegerType):
+                attr = IntegerAttr(int(value), t)  # type: ignore[arg-type]
+            else:
+                attr = FloatAttr(float(value), t)  # type: ignore[arg-type]
+            op = arith.ConstantOp(attr, t)
+            self.first.parent_block().insert_op_before(op, self.first)  # type: ignore[union-attr]
+            self._constants[key] = op.result
+        return self._constants[key]
+
+    def index(self, value: int) -> SSAValue:
+        return self.const(value, IndexType())
+
+    def vtype(self, t: Attribute) -> VectorType:
+        """`t` per lane (index lanes are i64)."""
+        assert self.width is not None
+        return VectorType(i64 if isinstance(t, IndexType) else t, [self.width])
+
+    def splat(self, x: SSAValue) -> SSAValue:
+        """A uniform scalar in every lane."""
+        if isinstance(x.type, IndexType):
+            x = self.add(arith.IndexCastOp(x, i64))
+        return self.add(vector.BroadcastOp(x, self.vtype(x.type)))
+
+    # Values -------------------------------------------------------------------
+
+    def get(self, value: SSAValue) -> Lowered:
+        return self.values.get(value, value)
+
+    def vector(self, x: Lowered) -> SSAValue:
+        """`x` as a vector of the current width."""
+        assert self.width is not None
+        if isinstance(x, Vec):
+            return x.value
+        if isinstance(x, Affine):
+            lanes = tuple(x.stride * lane for lane in range(self.width))
+            itype = self.vtype(IndexType())
+            base = constant_of(x.base)
+            if base is not None:
+                return self.const(tuple(int(base) + o for o in lanes), itype)
+            return self.add(arith.AddiOp(self.splat(x.base), self.const(lanes, itype)))
+        constant = constant_of(x)
+        if constant is not None:
+            return self.const(constant, self.vtype(x.type))
+        return self.splat(x)
+
+    def affine(self, op: Operation, x: Lowered, y: Lowered) -> Affine | None:
+        """`x + y`, `x - y` or `x * y` of index values kept affine where possible."""
+
+        def parts(v: Lowered) -> tuple[SSAValue, int] | None:
+            if isinstance(v, Affine):
+                return v.base, v.stride
+            if isinstance(v, SSAValue):
+                return v, 0
+            return None
+
+        px, py = parts(x), parts(y)
+        if px is None or py is None or (px[1] == 0 and py[1] == 0):
+            return None
+        if isinstance(op, arith.AddiOp):
+            if constant_of(px[0]) == 0:
+                return Affine(py[0], px[1] + py[1])
+            if constant_of(py[0]) == 0:
+                return Affine(px[0], px[1] + py[1])
+            return Affine(self.add(arith.AddiOp(px[0], py[0])), px[1] + py[1])
+        if isinstance(op, arith.SubiOp):
+            if constant_of(py[0]) == 0:
+                return Affine(px[0], px[1] - py[1])
+            return Affine(self.add(arith.SubiOp(px[0], py[0])), px[1] - py[1])
+        if isinstance(op, arith.MuliOp):
+            # A product stays affine only when the other factor is a constant.
+            for (base, stride), (other, other_stride) in ((px, py), (py, px)):
+                factor = constant_of(other)
+                if other_stride == 0 and factor is not None:
+                    return Affine(self.add(arith.MuliOp(base, other)), stride * int(factor))
+        return None
+
+    # Ops ----------------------------------------------------------------------
+
+    def run_block(self, block: Block) -> list[Lowered]:
+        """Write `block`'s ops; return what its terminator yields."""
+        for op in block.ops:
+            if op.has_trait(IsTerminator):
+                return [self.get(v) for v in op.operands]
+            self.write(op)
+        return []
+
+    def write(self, op: Operation) -> None:
+        self.source = op
+        if isinstance(op, ForOp):
+            self.write_for(op)
+        elif isinstance(op, GuardOp):
+            self.write_guard(op)
+        elif isinstance(op, scf.IfOp):
+            self.write_if(op)
+        elif isinstance(op, memref.LoadOp):
+            self.write_load(op)
+        elif isinstance(op, memref.StoreOp):
+            self.write_store(op)
+        else:
+            self.write_compute(op)
+
+    def write_compute(self, op: Operation) -> None:
+        args = [self.get(v) for v in op.operands]
+        if all(is_uniform(a) for a in args):
+            mapping = {v: a for v, a in zip(op.operands, args)}
+            copy = op.clone(value_mapper=mapping)  # type: ignore[arg-type]
+            self.add(copy)
+            self.values.update(zip(op.results, copy.results))
+            return
+        if isinstance(op.results[0].type, IndexType) and len(args) == 2:
+            affine = self.affine(op, args[0], args[1])
+            if affine is not None:
+                self.values[op.results[0]] = affine
+                return
+        operands = [self.vector(a) for a in args]
+        if isinstance(op, DIVISIONS) and self.mask is not None:
+            one = self.const(1, operands[1].type)
+            operands[1] = self.add(llvmx.SelectOp(self.mask, operands[1], one))
+        result_type = self.vtype(op.results[0].type)
+        self.values[op.results[0]] = Vec(self.lane_op(op, operands, result_type))
+
+    def lane_op(self, op: Operation, operands: list[SSAValue], result: VectorType) -> SSAValue:
+        """`op` on vectors: the arith/math op itself, or the LLVM dialect's vector
+        form where xDSL's op takes scalars only."""
+        if isinstance(op, arith.CmpiOp):
+            # arith and llvm number the integer predicates the same way.
+            predicate = list(llvm.ICmpPredicateFlag)[op.predicate.value.data]
+            flag = IntegerAttr(predicate.to_int(), i64)
+            return self.add(llvm.ICmpOp(operands[0], operands[1], flag))
+        if isinstance(op, arith.CmpfOp):
+            predicate = llvmx.FCMP_PREDICATES[op.predicate.value.data]
+            return self.add(llvmx.FCmpOp(predicate, operands[0], operands[1]))
+        if isinstance(op, arith.SelectOp):
+            return self.add(llvmx.SelectOp(*operands))
+        if isinstance(op, arith.IndexCastOp | arith.ExtSIOp | arith.ExtUIOp | arith.TruncIOp):
+            source = operands[0].type.element_type  # type: ignore[attr-defined]
+            target = result.element_type
+            assert isinstance(source, IntegerType) and isinstance(target, IntegerType)
+            if source.width.data == target.width.data:
+                return operands[0]
+            if source.width.data > target.width.data:
+                return self.add(llvm.TruncOp(operands[0], result))
+            if isinstance(op, arith.ExtUIOp):
+                return self.add(llvm.ZExtOp(operands[0], result))
+            return self.add(llvm.SExtOp(operands[0], result))
+        casts = {
+            arith.SIToFPOp: llvm.SIToFPOp,
+            arith.UIToFPOp: llvmx.UIToFPOp,
+            arith.FPToSIOp: llvmx.FPToSIOp,
+            arith.FPToUIOp: llvmx.FPToUIOp,
+        }
+        if type(op) in casts:
+            return self.add(casts[type(op)](operands[0], result))
+        new = type(op).create(
+            operands=operands,
+            result_types=[result],
+            properties=dict(op.properties),
+            attributes=dict(op.attributes),
+        )
+        try:
+            new.verify()
+        except VerifyException as error:
+            raise OpError(op, f"{PASS}: '{op.name}' has no vector form ({error}).") from None
+        return self.add(new)
+
+    # Memory -------------------------------------------------------------------
+
+    def _access(self, mtype: MemRefType, indices: list[Lowered]):
+        """(per-dimension uniform indices, lane stride, varying parts) of an access."""
+        uniform: list[SSAValue] = []
+        lane_stride = 0
+        varying: list[tuple[SSAValue, int]] = []
+        for index, stride in zip(indices, row_major_strides(mtype.get_shape())):
+            if isinstance(index, Affine):
+                uniform.append(index.base)
+                lane_stride += index.stride * stride
+            elif isinstance(index, Vec):
+                uniform.append(self.index(0))
+                varying.append((index.value, stride))
+            else:
+                uniform.append(index)
+        return uniform, lane_stride, varying
+
+    def _offsets(self, mtype: MemRefType, uniform, lane_stride, varying) -> SSAValue:
+        """Per-lane element offsets from the buffer's start, for gather/scatter."""
+        flat: SSAValue | None = None
+        for index, stride in zip(uniform, row_major_strides(mtype.get_shape())):
+            if constant_of(index) == 0:
+                continue
+            term = self.add(arith.MuliOp(index, self.index(stride))) if stride != 1 else index
+            flat = term if flat is None else self.add(arith.AddiOp(flat, term))
+        total = self.vector(Affine(flat if flat is not None else self.index(0), lane_stride))
+        itype = self.vtype(IndexType())
+        for value, stride in varying:
+            if stride != 1:
+                value = self.add(arith.MuliOp(value, self.const(stride, itype)))
+            total = self.add(arith.AddiOp(total, value))
+        return total
+
+    def _all_lanes(self) -> SSAValue:
+        return self.mask if self.mask is not None else self.const(1, self.vtype(i1))
+
+    def write_load(self, op: memref.LoadOp) -> None:
+        mtype = op.memref.type
+        assert isinstance(mtype, MemRefType)
+        ref = op.memref
+        uniform, lane_stride, varying = self._access(mtype, [self.get(i) for i in op.indices])
+        element = mtype.element_type
+        if not varying and lane_stride == 0 and self.mask is None:
+            self.values[op.res] = self.add(memref.LoadOp.get(ref, uniform))
+            return
+        result = self.vtype(element)
+        if not varying and lane_stride == 1 and self.mask is None:
+            value = self.add(vector.LoadOp(ref, uniform, result))
+        elif not varying and lane_stride == 1:
+            zero = self.const(0, result)
+            assert self.mask is not None
+            value = self.add(vector.MaskedLoadOp(ref, uniform, self.mask, zero))
+        else:
+            offsets = self._offsets(mtype, uniform, lane_stride, varying)
+            value = self.add(GatherOp(ref, offsets, self._all_lanes(), result))
+        self.values[op.res] = Vec(value)
+
+    def write_store(self, op: memref.StoreOp) -> None:
+        mtype = op.memref.type
+        assert isinstance(mtype, MemRefType)
+        ref = op.memref
+        uniform, lane_stride, varying = self._access(mtype, [self.get(i) for i in op.indices])
+        value = self.get(op.value)
+        if not varying and lane_stride == 0 and self.mask is None and is_uniform(value):
+            self.add(memref.StoreOp.get(value, ref, uniform))  # type: ignore[arg-type]
+            return
+        lanes = self.vector(value)
+        if not varying and lane_stride == 1 and self.mask is None:
+            self.add(vector.StoreOp(lanes, ref, uniform))
+        elif not varying and lane_stride == 1:
+            self.add(vector.MaskedStoreOp(ref, uniform, self.mask, lanes))  # type: ignore[arg-type]
+        else:
+            offsets = self._offsets(mtype, uniform, lane_stride, varying)
+            self.add(ScatterOp(lanes, ref, offsets, self._all_lanes()))
+
+    # Control flow -------------------------------------------------------------
+
+    def write_for(self, op: ForOp) -> None:
+        """A loop inside the vectorized one runs serially."""
+        new = ForOp(op.lb.data, op.ub.data, LoopKind.SERIAL, var_name=op.var.name_hint)
+        self.add(new)
+        self.values[op.var] = new.var
+        with self.into(new.body.block, new.body.block.last_op):
+            self.run_block(op.body.block)
+
+    def _masked(self, cond: SSAValue, body: Callable[[], list[Lowered]]) -> list[Lowered]:
+        """Run `body` with only the lanes where `cond` holds active."""
+        outer = self.mask
+        self.mask = cond if outer is None else self.add(arith.AndIOp(outer, cond))
+        results = body()
+        self.mask = outer
+        return results
+
+    def write_guard(self, op: GuardOp) -> None:
+        cond = self.get(op.cond)
+        if is_uniform(cond):
+            new = GuardOp(cond)  # type: ignore[arg-type]
+            self.add(new)
+            with self.into(new.body.block, new.body.block.last_op):
+                self.run_block(op.body.block)
+            return
+        self._masked(self.vector(cond), lambda: self.run_block(op.body.block))
+
+    def write_if(self, op: scf.IfOp) -> None:
+        cond = self.get(op.cond)
+        has_else = bool(op.false_region.blocks)
+        if not is_uniform(cond):
+            mask = self.vector(cond)
+            taken = self._masked(mask, lambda: self.run_block(op.true_region.block))
+            others: list[Lowered] = []
+            if has_else:
+                not_taken = self.add(arith.XOrIOp(mask, self.const(1, mask.type)))
+                others = self._masked(not_taken, lambda: self.run_block(op.false_region.block))
+            for result, t, e in zip(op.results, taken, others):
+                selected = self.add(llvmx.SelectOp(mask, self.vector(t), self.vector(e)))
+                self.values[result] = Vec(selected)
+            return
+        blocks = [Block(), Block()]
+        yielded: list[list[Lowered]] = [[], []]
+        for k, region in enumerate((op.true_region, op.false_region)):
+            if region.blocks:
+                with self.into(blocks[k]):
+                    yielded[k] = self.run_block(region.block)
+        # A result is a vector if either side yields one.
+        vector_results = [
+            not (is_uniform(t) and is_uniform(e)) for t, e in zip(yielded[0], yielded[1])
+        ]
+        for k in range(2 if has_else else 1):
+            with self.into(blocks[k]):
+                values = [
+                    self.vector(v) if vec else v for v, vec in zip(yielded[k], vector_results)
+                ]
+                self.add(scf.YieldOp(*values))  # type: ignore[arg-type]
+        result_types = [
+            self.vtype(r.type) if vec else r.type for r, vec in zip(op.results, vector_results)
+        ]
+        regions = [Region(blocks[0]), Region(blocks[1]) if has_else else Region()]
+        new = scf.IfOp(cond, result_types, regions[0], regions[1])  # type: ignore[arg-type]
+        self.add(new)
+        for result, value, vec in zip(op.results, new.results, vector_results):
+            self.values[result] = Vec(value) if vec else value
+
+    # The loop -----------------------------------------------------------------
+
+    def write_loop(self) -> None:
+        """The loop as a serial loop over full vectors plus a shorter tail vector."""
+        loop = self.loop
+        width = max_lanes(loop)
+        lb, extent = loop.lb.data, loop.extent
+        full = extent // width if extent > width else 0
+        if full:
+            strip = ForOp(0, full, LoopKind.SERIAL, var_name=f"{loop.var.name_hint or 'v'}_vec")
+            self.add(strip)
+            with self.into(strip.body.block, strip.body.block.last_op):
+                start = self.add(arith.MuliOp(strip.var, self.index(width)))
+                if lb:
+                    start = self.add(arith.AddiOp(start, self.index(lb)))
+                self.write_lanes(width, start)
+            lb += full * width
+        if (tail := extent - full * width) > 0:
+            self.write_lanes(tail, self.index(lb))
+
+    def write_lanes(self, width: int, base: SSAValue) -> None:
+        self.width = width
+        self.values = {self.loop.var: Affine(base, 1)}
+        self.run_block(self.loop.body.block)
+        self.width = None
+
+
+class VectorizeLoop(RewritePattern):
+    """`loop.for ... vectorized` → vector code, or a serial loop if its lanes
+    are not independent."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ForOp, rewriter: PatternRewriter) -> None:
+        if op.kind.data != LoopKind.VECTORIZED:
+            return
+        if op.extent > 1 and vectorization_blocker(op) is None:
+            VectorWriter(op).write_loop()
+            rewriter.erase(op)
+            return
+        op.kind = LoopKindAttr(LoopKind.SERIAL)
+        rewriter.notify_op_modified(op)
+
+
+@dataclass(frozen=True)
+class LoopVectorizePass(ModulePass):
+    """Write every `loop.for ... vectorized` as vector code."""
+
+    name = "loop-vectorize"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        check_vectorizable(op)
+        PatternRewriteWalker(VectorizeLoop(), apply_recursively=False).rewrite_module(op)
