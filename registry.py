@@ -68,8 +68,14 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return BufferizeGraphFunctionPass
 
-    def loop_pass(module: str, cls: str) -> Callable[[], type[ModulePass]]:
-        # The loop-level passes of transforms/, one module each.
+
+    def te_inline():
+        from tilecraft.transforms.te_inline import TeInlinePass
+
+        return TeInlinePass
+
+    def transforms_pass(module: str, cls: str) -> Callable[[], type[ModulePass]]:
+        # The passes of transforms/ (graph and loop level), one module each.
         def load() -> type[ModulePass]:
             from importlib import import_module
 
@@ -78,32 +84,18 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         return load
 
     loop_passes = {
-        "loop-unroll": loop_pass("loop_unroll", "LoopUnrollPass"),
-        "loop-outline-parallel": loop_pass("loop_outline_parallel", "LoopOutlineParallelPass"),
-        "loop-vectorize": loop_pass("loop_vectorize", "LoopVectorizePass"),
+        "loop-unroll": transforms_pass("loop_unroll", "LoopUnrollPass"),
+        "loop-outline-parallel": transforms_pass("loop_outline_parallel", "LoopOutlineParallelPass"),
+        "loop-vectorize": transforms_pass("loop_vectorize", "LoopVectorizePass"),
     }
 
-    def te_inline():
-        from tilecraft.transforms.te_inline import TeInlinePass
-
-        return TeInlinePass
-
-    def graph_pass(module: str, cls: str) -> Callable[[], type[ModulePass]]:
-        # The graph-level passes of transforms/, one module each.
-        def load() -> type[ModulePass]:
-            from importlib import import_module
-
-            return getattr(import_module(f"tilecraft.transforms.{module}"), cls)
-
-        return load
-
     graph_passes = {
-        "infer-shapes": graph_pass("infer_shapes", "InferShapesPass"),
-        "fold-constants": graph_pass("fold_constants", "FoldConstantsPass"),
-        "alter-layout": graph_pass("alter_layout", "AlterLayoutPass"),
-        "fuse-ops": graph_pass("fuse_ops", "FuseOpsPass"),
-        "plan-memory": graph_pass("plan_memory", "PlanMemoryPass"),
-        "fold-constant-kernels": graph_pass("fold_constant_kernels", "FoldConstantKernelsPass"),
+        "infer-shapes": transforms_pass("infer_shapes", "InferShapesPass"),
+        "fold-constants": transforms_pass("fold_constants", "FoldConstantsPass"),
+        "alter-layout": transforms_pass("alter_layout", "AlterLayoutPass"),
+        "fuse-ops": transforms_pass("fuse_ops", "FuseOpsPass"),
+        "plan-memory": transforms_pass("plan_memory", "PlanMemoryPass"),
+        "fold-constant-kernels": transforms_pass("fold_constant_kernels", "FoldConstantKernelsPass"),
     }
 
     def loop_to_llvm():
