@@ -157,7 +157,8 @@ class CompiledModel:
             arrays.append(array)
         return arrays
 
-    def _run(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    def _bind(self, inputs: list[np.ndarray]) -> tuple[list[int], list[np.ndarray]]:
+        """The entry point's arguments for `inputs`, and fresh output arrays."""
         addresses = list(self._addresses)  # a copy: calls from two threads do not mix
         for (n, _), array in zip(self._inputs, inputs):
             addresses[n] = array.ctypes.data
@@ -166,6 +167,10 @@ class CompiledModel:
             array = np.empty(port.user_shape, port.dtype)
             addresses[n] = array.ctypes.data
             outputs.append(array)
+        return addresses, outputs
+
+    def _run(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
+        addresses, outputs = self._bind(inputs)
         self._entry(*addresses)
         return outputs
 
@@ -185,13 +190,7 @@ class CompiledModel:
             self._profiler = Profiler(
                 self._module, self.entry_name, len(self.ports), self.num_threads, len(self.kernel_calls)
             )
-        inputs = self._arrays(args, kwargs)
-        addresses = list(self._addresses)
-        for (n, _), array in zip(self._inputs, inputs):
-            addresses[n] = array.ctypes.data
-        outputs = [np.empty(p.user_shape, p.dtype) for _, p in self._outputs]
-        for (n, _), array in zip(self._outputs, outputs):
-            addresses[n] = array.ctypes.data
+        addresses, outputs = self._bind(self._arrays(args, kwargs))
         self._profiler.run(addresses)  # warm-up
         runs = [self._profiler.run(addresses) for _ in range(repeat)]
         return list(zip(self.kernel_calls, median_times(runs)))

@@ -27,30 +27,14 @@ import numpy as np
 from tilecraft.backends.llvm.compile import CompileTimes, build_llvm_module
 from tilecraft.backends.llvm.runtime import default_flavour
 from tilecraft.backends.llvm.target import create_host_target_machine
+from tilecraft.utils.dtypes import numpy_dtype
 from tilecraft.utils.threads import resolve_threads
 from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import (
-    AnyFloat,
-    IntegerType,
     MemRefType,
     ModuleOp,
-    Signedness,
     StringAttr,
 )
-from xdsl.ir import Attribute
-
-
-def numpy_dtype(element: Attribute) -> np.dtype:
-    """The numpy dtype of a memref element type (i1 is numpy's one-byte bool)."""
-    if isinstance(element, IntegerType):
-        bits = element.width.data
-        if bits == 1:
-            return np.dtype(np.bool_)
-        unsigned = element.signedness.data == Signedness.UNSIGNED
-        return np.dtype(f"{'u' if unsigned else 'i'}{bits // 8}")
-    if isinstance(element, AnyFloat):
-        return np.dtype(f"f{element.bitwidth // 8}")
-    raise ValueError(f"no numpy dtype for element type {element}")
 
 
 @dataclass(frozen=True)
