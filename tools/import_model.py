@@ -54,7 +54,7 @@ def weights_path_for(output: str) -> str:
 def run(argv: Sequence[str] | None) -> None:
     parser = argparse.ArgumentParser(
         prog="tilecraft-import",
-        description="Import an ONNX model (opset 13+) as tilecraft graph-dialect IR.",
+        description="Import an ONNX model (any opset; before 13 converted with onnx.version_converter) as tilecraft graph-dialect IR.",
     )
     parser.add_argument("model", help="the .onnx file")
     parser.add_argument("-o", "--output", help="the .mlir to write (weights go beside it as <name>.weights.npz)")

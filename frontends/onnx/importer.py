@@ -19,8 +19,8 @@ silently ignored, since dropping one would change what the model computes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 import re
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +45,7 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from tilecraft.dialects import graph
 from tilecraft.utils.diagnostics import OpError, verify_module
+from tilecraft.utils.names import ssa_name
 from tilecraft.utils.weights import WeightStore, attach
 
 MIN_OPSET = 13
@@ -83,8 +84,7 @@ def name_value(value: SSAValue, onnx_name: str) -> None:
     """Print the value under its ONNX name (made a valid SSA name), if it has none yet,
     so the IR reads like the model."""
     if value.name_hint is None and onnx_name:
-        name = re.sub(r"[^A-Za-z0-9_$.-]", "_", onnx_name)
-        value.name_hint = name if not name[0].isdigit() else f"v{name}"
+        value.name_hint = ssa_name(onnx_name)
 
 
 def onnx_type_name(elem_type: int) -> str:
@@ -195,6 +195,23 @@ class Node:
         return self.constant(np.array(value, dtype=dtype), "scalar")
 
 
+def upgrade_opset(model: onnx.ModelProto, version: int) -> onnx.ModelProto:
+    """`model` (default-domain opset `version` < MIN_OPSET) converted to MIN_OPSET by
+    onnx's version converter, the adapters ONNX keeps for every operator change."""
+    from onnx import version_converter
+
+    try:
+        return version_converter.convert_version(model, MIN_OPSET)
+    except Exception as e:  # noqa: BLE001 - the converter raises RuntimeError/ValueError/...
+        reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        reason = re.sub(r"^\S+\.h:\d+: \w+: ", "", reason)  # the C++ adapter's file:line
+        raise OnnxImportError(
+            f"ONNX opset {version} model could not be converted to opset {MIN_OPSET} "
+            f"(tilecraft imports opset {MIN_OPSET}+ and converts older models with "
+            f"onnx.version_converter): {reason}"
+        ) from None
+
+
 class Importer:
     def __init__(self, model: onnx.ModelProto, input_shapes: dict[str, Sequence[int]]):
         self.model = model
@@ -213,11 +230,8 @@ class Importer:
         if version is None:
             raise OnnxImportError("the model imports no default ONNX opset")
         if version < MIN_OPSET:
-            raise OnnxImportError(
-                f"ONNX opset {version} is not supported: tilecraft imports opset {MIN_OPSET} "
-                f"and later; convert the model first, e.g. with "
-                f"onnx.version_converter.convert_version(model, {MIN_OPSET})"
-            )
+            self.model = upgrade_opset(self.model, version)
+            return MIN_OPSET
         return version
 
     def input_type(self, vi: onnx.ValueInfoProto) -> TensorType:
@@ -382,7 +396,8 @@ def from_onnx(
     model_or_path: onnx.ModelProto | str | Path,
     input_shapes: dict[str, Sequence[int]] | None = None,
 ) -> tuple[ModuleOp, WeightStore]:
-    """Import an ONNX model (opset 13+) as a graph-dialect module and its weights.
+    """Import an ONNX model as a graph-dialect module and its weights; a model of an
+    opset before 13 is first converted by `onnx.version_converter`.
 
     `input_shapes` fixes dynamic input dimensions, e.g. `{"x": (1, 3, 224, 224)}`.
     The module holds `func.func @main`; the store is attached in memory
