@@ -100,8 +100,31 @@ def emit_object(module: ModuleOp, num_threads: int | None = None) -> bytes:
     return backend.emit_object(lower_to_llvm_dialect(module), num_threads)
 
 
-def emit_shared_library(module: ModuleOp, path: str | Path, num_threads: int | None = None) -> None:
+def emit_shared_library(
+    module: ModuleOp,
+    path: str | Path,
+    num_threads: int | None = None,
+    constants: dict[str, int] | None = None,
+) -> None:
+    """The module as the shared library `path`. Each of `constants` (name -> a
+    64-bit unsigned value) becomes an exported function `uint64_t name(void)`
+    returning it: a saved model records what it was compiled for that way."""
     from tilecraft.backends import llvm as backend
     from tilecraft.lowering.loop_to_llvm import lower_to_llvm_dialect
 
-    backend.emit_shared_library(lower_to_llvm_dialect(module), path, num_threads)
+    lowered = lower_to_llvm_dialect(module)
+    for name, value in (constants or {}).items():
+        lowered.body.block.add_op(_constant_function(name, value))
+    backend.emit_shared_library(lowered, path, num_threads)
+
+
+def _constant_function(name: str, value: int):
+    """`llvm.func @name() -> i64 { return value }` (value in [0, 2**64))."""
+    from xdsl.dialects import llvm
+    from xdsl.dialects.builtin import IntegerAttr, i64
+    from xdsl.ir import Block, Region
+
+    signed = value - (1 << 64) if value >= 1 << 63 else value
+    constant = llvm.ConstantOp(IntegerAttr(signed, i64), i64)
+    body = Region(Block([constant, llvm.ReturnOp(constant.result)]))
+    return llvm.FuncOp(name, llvm.LLVMFunctionType([], i64), linkage=llvm.LinkageAttr("external"), body=body)

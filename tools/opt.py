@@ -30,7 +30,7 @@ from tilecraft.registry import (
     plugins,
     providers,
 )
-from tilecraft.utils.diagnostics import LocatedParser, verify_module
+from tilecraft.utils.diagnostics import LocatedParser, format_parse_error, verify_module
 from tilecraft.utils.weights import WeightError, WeightStore, attach, referenced_names, store_of
 
 
@@ -180,9 +180,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"tilecraft-opt: error: {e}", file=sys.stderr)
         return 1
     except ParseError as e:
-        # `file:line:col: error: message`, then the line with the token marked.
-        location, _, context = str(e).partition("\n")
-        print(f"{location}: error: {e.msg}\n{context}".rstrip(), file=sys.stderr)
+        print(format_parse_error(e), file=sys.stderr)
         return 1
     except DiagnosticException as e:
         print(str(e).rstrip(), file=sys.stderr)

@@ -66,8 +66,17 @@ def _thread_count(text: str) -> int:
 
 def _load(path: str):
     from tilecraft.compiler import has_te, lower_to_loops, parse_file, parse_text
+    from tilecraft.utils.diagnostics import OpError
+    from tilecraft.utils.levels import highest_level_op
 
     module = parse_text(sys.stdin.read(), "<stdin>") if path == "-" else parse_file(path)
+    level, op = highest_level_op(module)
+    if level == "graph":
+        raise OpError(
+            op,
+            f"tilecraft-translate: the input is graph-level IR ('{op.name}'), a model; it takes "
+            "te, loop or llvm IR: lower the model with tilecraft-opt -p compile-model first",
+        )
     if has_te(module):
         module = lower_to_loops(module)
     return module
@@ -106,6 +115,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _arguments().parse_args(argv)
     from tilecraft.backends.llvm import LinkError
     from tilecraft.backends.llvm.translate import TranslationError
+    from tilecraft.utils.diagnostics import format_parse_error
     from tilecraft.utils.threads import ThreadCountError
 
     try:
@@ -113,7 +123,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as e:
         print(f"tilecraft-translate: error: {e}", file=sys.stderr)
         return 1
-    except (ParseError, DiagnosticException) as e:
+    except ParseError as e:
+        print(format_parse_error(e), file=sys.stderr)
+        return 1
+    except DiagnosticException as e:
         print(str(e).rstrip(), file=sys.stderr)
         return 1
     except (FileNotFoundError, IsADirectoryError, PermissionError) as e:
