@@ -45,7 +45,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import DiagnosticException, ParseError, PassFailedException
 
 from tilecraft.dialects.te import ComputeOp
-from tilecraft.utils.diagnostics import format_parse_error
+from tilecraft.utils.diagnostics import NESTING_TOO_DEEP, allow_deep_nesting, format_parse_error
 from tilecraft.utils.threads import ThreadCountError
 from tilecraft.utils.weights import WeightError
 
@@ -387,6 +387,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--num-threads must be a positive integer, got {args.num_threads}")
     if args.seed < 0:
         parser.error(f"--seed must be a non-negative integer, got {args.seed}")
+    allow_deep_nesting()
     try:
         if is_model:
             from tilecraft.tools.run_model import run_model
@@ -407,6 +408,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{PROG}: error: {e.strerror}: '{e.filename}'", file=sys.stderr)
     except UnicodeDecodeError as e:
         print(f"{PROG}: error: the input is not UTF-8 text ({e.reason})", file=sys.stderr)
+    except RecursionError:
+        print(f"{PROG}: error: {NESTING_TOO_DEEP}", file=sys.stderr)
     except Exception as e:
         if args.traceback:
             traceback.print_exc()

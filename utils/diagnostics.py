@@ -121,7 +121,8 @@ def verify_module(root: Operation) -> None:
     except DiagnosticException:
         raise
     except Exception as e:  # noqa: BLE001 - some of xDSL's verifiers raise bare exceptions
-        raise OpError(root, f"'{root.name}' op: {type(e).__name__}: {e}") from None
+        detail = str(e) if type(e) is Exception else f"{type(e).__name__}: {e}"
+        raise OpError(root, f"'{root.name}' op: {detail}") from None
 
 
 def format_parse_error(e: ParseError) -> str:
@@ -132,3 +133,20 @@ def format_parse_error(e: ParseError) -> str:
     if context.endswith(e.msg):
         context = context[: -len(e.msg)].rstrip()
     return f"{location}: error: {e.msg}\n{context}".rstrip()
+
+
+# Parsing, verifying and lowering recurse once or more per nesting level (xDSL's
+# parser takes ~7 frames per region): Python's default limit of 1000 stops at
+# ~140 nested loops. The tools raise it; past it they report `NESTING_TOO_DEEP`.
+RECURSION_LIMIT = 20000
+NESTING_TOO_DEEP = (
+    "the input nests too deeply (regions inside regions past Python's recursion limit "
+    f"of {RECURSION_LIMIT}); flatten it, e.g. fuse loops"
+)
+
+
+def allow_deep_nesting() -> None:
+    """Let the tools handle ~1,000 nested regions (see `RECURSION_LIMIT`)."""
+    import sys
+
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))

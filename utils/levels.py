@@ -1,23 +1,24 @@
-"""Which level of the pipeline a module is at, for messages that tell a user
-which passes lower their input.
+"""Which level of the pipeline IR is at, for messages that tell a user which
+passes lower their input.
 
-A module is at the highest level any of its ops belongs to: graph (graph
-dialect ops), te (te.compute and the rest of te/sched), loop (everything after
-convert-te-to-loop), or llvm (xDSL's llvm dialect only). Passes and tools that
-take one level call `require_level`, which names the level found, the op that
-shows it, and what lowers it:
+A function is at the highest level any of its ops belongs to: graph (graph
+dialect ops), te (te.compute and the rest of te/sched), else loop when it takes
+memrefs or holds loop ops, else graph (a model with no ops yet). Passes and tools
+that take one level ask `function_level` or call `require_loop_level`, which
+names the level found, the op that shows it, and what lowers it:
 
-    model.mlir:2:8: error: convert-loop-to-llvm: the input is graph-level IR
-    ('graph.dense'); lower it to loops first with compile-model (tilecraft-opt -p compile-model)
+    model.mlir:2:3: error: convert-loop-to-llvm: the input is graph-level IR
+    ('graph.dense'); it takes loop-level IR: lower it first with compile-model
+    (tilecraft-opt -p compile-model)
 """
 
 from __future__ import annotations
 
+from xdsl.dialects import func
+from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Operation
 
 from tilecraft.utils.diagnostics import OpError
-
-LEVELS = ("graph", "te", "loop", "llvm")
 
 # What takes a module from each level to the loop level.
 LOWER_TO_LOOPS = {
@@ -26,38 +27,33 @@ LOWER_TO_LOOPS = {
 }
 
 
-def _level_of_op(op: Operation) -> str | None:
-    dialect = op.name.split(".", 1)[0]
-    if dialect == "graph":
-        return "graph"
-    if dialect in ("te", "sched"):
-        return "te"
-    return None
-
-
-def highest_level_op(root: Operation) -> tuple[str, Operation | None]:
-    """The level of `root` ("graph", "te" or "loop") and the first op that
-    shows it (None for loop level)."""
-    found: dict[str, Operation] = {}
-    for op in root.walk():
-        level = _level_of_op(op)
-        if level is not None and level not in found:
-            found[level] = op
-            if level == "graph":
-                break
-    for level in ("graph", "te"):
-        if level in found:
-            return level, found[level]
-    return "loop", None
+def function_level(f: func.FuncOp) -> tuple[str, Operation]:
+    """"graph", "te" or "loop", and the op that shows it (`f` itself when no
+    op inside does)."""
+    first: dict[str, Operation] = {}
+    for op in f.walk():
+        dialect = op.name.split(".", 1)[0]
+        level = {"graph": "graph", "te": "te", "sched": "te", "loop": "loop"}.get(dialect)
+        if level is not None:
+            first.setdefault(level, op)
+    for level in ("graph", "te", "loop"):
+        if level in first:
+            return level, first[level]
+    if any(isinstance(t, MemRefType) for t in f.function_type.inputs.data):
+        return "loop", f
+    return "graph", f
 
 
 def require_loop_level(root: Operation, who: str) -> None:
-    """Raise an `OpError` naming the level when `root` holds graph or te ops."""
-    level, op = highest_level_op(root)
-    if op is None:
-        return
-    raise OpError(
-        op,
-        f"{who}: the input is {level}-level IR ('{op.name}'); it takes loop-level IR: "
-        f"lower it first with {LOWER_TO_LOOPS[level]}",
-    )
+    """Raise an `OpError` naming the level when a function of `root` holds
+    graph or te ops."""
+    for f in root.walk():
+        if not isinstance(f, func.FuncOp):
+            continue
+        level, op = function_level(f)
+        if level in LOWER_TO_LOOPS and op is not f:
+            raise OpError(
+                op,
+                f"{who}: the input is {level}-level IR ('{op.name}'); it takes loop-level IR: "
+                f"lower it first with {LOWER_TO_LOOPS[level]}",
+            )
