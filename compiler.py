@@ -70,12 +70,39 @@ def compile_loop_module(module: ModuleOp, *, num_threads: int | None = None, run
     from tilecraft.backends.llvm.jit import jit_module, signatures_of
     from tilecraft.lowering.loop_to_llvm import lower_to_llvm_dialect
 
+    check_argument_types(module)
     times = CompileTimes()
     start = time.perf_counter()
     lowered = lower_to_llvm_dialect(module)
     times.lower = time.perf_counter() - start
     signatures = signatures_of([op for op in module.ops if isinstance(op, func.FuncOp)])
     return jit_module(lowered, signatures, num_threads=num_threads, runtime=runtime, times=times)
+
+
+def check_argument_types(module: ModuleOp) -> None:
+    """Every buffer argument of a public function holds elements numpy has a
+    dtype for (the JIT passes numpy arrays): an `OpError` at the function if not."""
+    from xdsl.dialects import func
+    from xdsl.dialects.builtin import MemRefType
+
+    from tilecraft.utils.diagnostics import OpError
+    from tilecraft.utils.dtypes import numpy_dtype
+
+    for f in module.ops:
+        if not isinstance(f, func.FuncOp) or f.is_declaration or f.sym_visibility is not None:
+            continue
+        for n, t in enumerate(f.function_type.inputs.data):
+            if not isinstance(t, MemRefType):
+                continue
+            try:
+                numpy_dtype(t)
+            except ValueError:
+                raise OpError(
+                    f,
+                    f"argument #{n + 1} of @{f.sym_name.data} holds {t.get_element_type()}, which "
+                    "numpy has no dtype for; tilecraft runs arrays of f16, f32, f64, i1 and "
+                    "8- to 64-bit integers",
+                ) from None
 
 
 def emit_llvm_ir(module: ModuleOp, optimize: bool = True, num_threads: int | None = None) -> str:

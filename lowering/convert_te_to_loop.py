@@ -120,6 +120,13 @@ class TeFunctionLowering:
 
     def __init__(self, f: func.FuncOp):
         self.f = f
+        for n, t in enumerate(f.function_type.inputs.data):
+            if not isinstance(t, TensorType):
+                raise OpError(
+                    f,
+                    f"{PASS}: argument #{n + 1} of @{f.sym_name.data} is a {t}; te functions take "
+                    "tensors only (pass a scalar as a one-element tensor)",
+                )
         self.state = ScheduleState.replay(find_schedule(f), f)
         if self.state.inlined_computes:
             op = self.state.inlined_computes[0]

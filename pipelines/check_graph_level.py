@@ -6,8 +6,9 @@ something the user did not ask for; this pass stops there with a diagnostic at
 the function that says which level it is and what lowers it.
 
 It also stops a model with a zero-size tensor (`tensor<0x16xf32>`) at the op
-that has it: tilecraft does not compile empty tensors, and the lowering would
-otherwise fail deep inside convert-graph-to-te.
+that has it (tilecraft does not compile empty tensors, and the lowering would
+otherwise fail deep inside convert-graph-to-te), and one whose arguments have
+dynamic dimensions (`tensor<?x16xf32>`), which no later pass can fix.
 """
 
 from __future__ import annotations
@@ -40,14 +41,19 @@ class CheckGraphLevelPass(ModulePass):
                 raise OpError(f, f"{self.name}: @{f.sym_name.data} is loop-level IR, and compile-model "
                               "takes graph IR (an imported model); run loop IR with tilecraft-run "
                               "or translate it with tilecraft-translate")
-            _check_no_empty_tensors(f, self.name)
+            _check_shapes(f, self.name)
 
 
-def _check_no_empty_tensors(f: func.FuncOp, pass_name: str) -> None:
+def _check_shapes(f: func.FuncOp, pass_name: str) -> None:
+    """Arguments of static, non-empty shapes; no op giving an empty tensor."""
     for n, arg in enumerate(f.body.block.args if f.body.blocks else ()):
         if isinstance(arg.type, ShapedType) and 0 in arg.type.get_shape():
             raise OpError(f, f"{pass_name}: argument #{n + 1} of @{f.sym_name.data} is an empty "
                           f"tensor ({arg.type}); tilecraft does not compile zero-size tensors")
+        if isinstance(arg.type, ShapedType) and any(d < 0 for d in arg.type.get_shape()):
+            raise OpError(f, f"{pass_name}: argument #{n + 1} of @{f.sym_name.data} has a dynamic "
+                          f"shape ({arg.type}); tilecraft compiles static shapes: give every "
+                          "dimension (tilecraft-import --input-shape NAME=D1,D2,...)")
     for op in f.walk():
         for r in op.results:
             if isinstance(r.type, ShapedType) and 0 in r.type.get_shape():

@@ -224,8 +224,8 @@ def load(path) -> CompiledModel:
         if names.count((kind, name)) > 1:
             raise SavedModelError(f"'{manifest_path}': key 'ports' names the {kind} '{name}' twice")
     entry_name = _require(manifest, "entry", str, manifest_path)
-    if not entry_name.isidentifier():
-        raise SavedModelError(f"'{manifest_path}': key 'entry' is not a symbol name: '{entry_name}'")
+    if not entry_name or "\0" in entry_name:
+        raise SavedModelError(f"'{manifest_path}': key 'entry' is not a symbol name: {json.dumps(entry_name)}")
     library_name = _require(manifest, "library", str, manifest_path)
     weights_name = _require(manifest, "weights", str, manifest_path)
     kernel_calls = _require(manifest, "kernel_calls", list, manifest_path)

@@ -280,6 +280,9 @@ def functions(module: ModuleOp) -> dict[str, func.FuncOp]:
 
 def find_entry(module: ModuleOp, entry: str) -> func.FuncOp:
     found = functions(module)
+    declared = [op for op in module.ops if isinstance(op, func.FuncOp) and op.is_declaration]
+    if any(op.sym_name.data == entry for op in declared):
+        raise UserError(f"@{entry} is a declaration (it has no body); there is nothing to run")
     if entry not in found:
         listed = ", ".join(f"@{n}" for n in found) or "none"
         raise UserError(f"no function @{entry} in the file (its functions: {listed})")
@@ -301,6 +304,11 @@ def run(args: argparse.Namespace) -> int:
             alone.attributes[ATTR] = module.attributes[ATTR]
         return run_model(args, UserError, alone)
     entry_is_te = any(isinstance(op, ComputeOp) for op in entry.walk())
+    if entry_is_te and not entry.function_type.outputs.data:
+        raise UserError(
+            f"@{args.entry} returns nothing, so it computes nothing: a te function's results "
+            "are the tensors it computes (func.return them)"
+        )
     if args.check and not entry_is_te:
         raise UserError(f"--check needs a te function; @{args.entry} is loop-level IR")
     # A te function's arguments are its inputs; a loop function's are the --input ones.

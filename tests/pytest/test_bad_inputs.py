@@ -142,6 +142,28 @@ builtin.module attributes {graph.weights = "does-not-exist.npz"} {
 """
 
 
+SCALAR_ARGUMENT = """\
+func.func @h(%A: tensor<16xf32>, %x: f32) -> tensor<16xf32> {
+  %C = te.compute "C" (%i: "i") -> tensor<16xf32> {
+    %a = te.read %A[%i] : tensor<16xf32>
+    %b = arith.addf %a, %x : f32
+    te.yield %b : f32
+  }
+  func.return %C : tensor<16xf32>
+}
+"""
+
+BF16 = """\
+func.func @h(%A: tensor<16xbf16>) -> tensor<16xbf16> {
+  %C = te.compute "C" (%i: "i") -> tensor<16xbf16> {
+    %a = te.read %A[%i] : tensor<16xbf16>
+    te.yield %a : bf16
+  }
+  func.return %C : tensor<16xbf16>
+}
+"""
+
+
 def nested_loops(depth: int) -> str:
     lines = ['func.func @deep(%A: memref<4xf32> {tc.name = "A"}, %B: memref<4xf32> {tc.name = "B"}) {']
     lines += [f"loop.for %i{k} = 0 to 1 {{" for k in range(depth)]
@@ -212,6 +234,13 @@ def files(tmp_path_factory) -> Path:
         "nested-200.mlir": nested_loops(200),
         "nested-3000.mlir": nested_loops(3000),
         "garbage.onnx": "not a model\n",
+        "scalar-argument.mlir": SCALAR_ARGUMENT,
+        "bf16.mlir": BF16,
+        "declaration.mlir": "func.func private @d(memref<4xf32>)\n",
+        "no-results.mlir": TE_ADD.replace(") -> tensor<8xf32> {\n  %C", ") {\n  %C").replace(
+            "func.return %C : tensor<8xf32>", "func.return"
+        ),
+        "dynamic.mlir": GRAPH.replace("tensor<4x16xf32>", "tensor<?x16xf32>").replace("4x8xf32", "?x8xf32"),
     }
     for name, text in texts.items():
         (root / name).write_text(text)
@@ -265,6 +294,16 @@ CASES = [
          ("empty-tensor.mlir:1:1: error: check-graph-level: argument #1 of @main is an empty tensor (tensor<0x16xf32>)",)),
     Case("empty-graph-tensor-opt", "tilecraft-opt", ("{dir}/empty-tensor.mlir", "-p", "compile-model"),
          ("check-graph-level: argument #1 of @main is an empty tensor",)),
+    Case("te-scalar-argument", "tilecraft-run", ("{dir}/scalar-argument.mlir", "--entry", "h"),
+         ("scalar-argument.mlir:1:1: error: convert-te-to-loop: argument #2 of @h is a f32; te functions take tensors only",)),
+    Case("no-numpy-dtype", "tilecraft-run", ("{dir}/bf16.mlir", "--entry", "h"),
+         ("bf16.mlir:1:1: error: argument #1 of @h holds bf16, which numpy has no dtype for",)),
+    Case("run-a-declaration", "tilecraft-run", ("{dir}/declaration.mlir", "--entry", "d"),
+         ("tilecraft-run: error: @d is a declaration (it has no body)",)),
+    Case("te-returns-nothing", "tilecraft-run", ("{dir}/no-results.mlir", "--entry", "add", "--check"),
+         ("tilecraft-run: error: @add returns nothing, so it computes nothing",)),
+    Case("graph-dynamic-argument", "tilecraft-run", ("{dir}/dynamic.mlir", "--entry", "main"),
+         ("dynamic.mlir:1:1: error: check-graph-level: argument #1 of @main has a dynamic shape (tensor<?x16xf32>)",)),
     Case("weights-not-a-string", "tilecraft-run", ("{dir}/weights-int.mlir", "--entry", "main"),
          ("tilecraft-run: error: the module attribute graph.weights must name a .npz file as a string",)),
     Case("missing-weights-file", "tilecraft-run", ("{dir}/weights-missing.mlir", "--entry", "main"),
