@@ -124,7 +124,7 @@ class TeFunctionLowering:
             if not isinstance(t, TensorType):
                 raise OpError(
                     f,
-                    f"{PASS}: argument #{n + 1} of @{f.sym_name.data} is a {t}; te functions take "
+                    f"{PASS}: argument #{n + 1} of @{f.sym_name.data} has type {t}; te functions take "
                     "tensors only (pass a scalar as a one-element tensor)",
                 )
         self.state = ScheduleState.replay(find_schedule(f), f)

@@ -295,7 +295,7 @@ CASES = [
     Case("empty-graph-tensor-opt", "tilecraft-opt", ("{dir}/empty-tensor.mlir", "-p", "compile-model"),
          ("check-graph-level: argument #1 of @main is an empty tensor",)),
     Case("te-scalar-argument", "tilecraft-run", ("{dir}/scalar-argument.mlir", "--entry", "h"),
-         ("scalar-argument.mlir:1:1: error: convert-te-to-loop: argument #2 of @h is a f32; te functions take tensors only",)),
+         ("scalar-argument.mlir:1:1: error: convert-te-to-loop: argument #2 of @h has type f32; te functions take tensors only",)),
     Case("no-numpy-dtype", "tilecraft-run", ("{dir}/bf16.mlir", "--entry", "h"),
          ("bf16.mlir:1:1: error: argument #1 of @h holds bf16, which numpy has no dtype for",)),
     Case("run-a-declaration", "tilecraft-run", ("{dir}/declaration.mlir", "--entry", "d"),
