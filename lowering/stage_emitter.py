@@ -33,6 +33,7 @@ from tilecraft.dialects.sched_replay import IterVar, ScheduleState, Split, Stage
 from tilecraft.dialects import loop, te
 from tilecraft.lowering.loop_builder import Cursor, emit_index
 from tilecraft.utils.diagnostics import OpError
+from tilecraft.utils.names import name_hint
 
 Env = dict[object, SSAValue]
 
@@ -128,7 +129,7 @@ class StageEmitter:
     def _emit_attached(self, p: Stage, cur: Cursor, env: Env):
         mins, sizes = self.bounds.regions[p]
         alloc = loop.AllocOp(p.name, _attached_scope(p, sizes), MemRefType(p.element_type, sizes))
-        alloc.buffer.name_hint = p.name
+        alloc.buffer.name_hint = name_hint(p.name)
         cur.insert(alloc)
         self.buffers[p] = Buffer(alloc.buffer, mins)
         self.emit(p, cur, env)
@@ -190,7 +191,7 @@ class StageEmitter:
             expr = self.bounds.root_values[s][r]
             v = self._index(expr, env, cur)
             if isinstance(v.owner, (arith.AddiOp, arith.MuliOp)):
-                v.name_hint = r.name
+                v.name_hint = name_hint(r.name)
             self._sym[v] = expr
             out.append(v)
         return out

@@ -45,7 +45,7 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from tilecraft.dialects import graph
 from tilecraft.utils.diagnostics import OpError, verify_module
-from tilecraft.utils.names import ssa_name
+from tilecraft.utils.names import name_hint
 from tilecraft.utils.weights import WeightStore, attach
 
 MIN_OPSET = 13
@@ -84,7 +84,7 @@ def name_value(value: SSAValue, onnx_name: str) -> None:
     """Print the value under its ONNX name (made a valid SSA name), if it has none yet,
     so the IR reads like the model."""
     if value.name_hint is None and onnx_name:
-        value.name_hint = ssa_name(onnx_name)
+        value.name_hint = name_hint(onnx_name)
 
 
 def onnx_type_name(elem_type: int) -> str:
@@ -228,6 +228,8 @@ class Importer:
         versions = {o.domain: o.version for o in self.model.opset_import}
         version = versions.get("", versions.get("ai.onnx"))
         if version is None:
+            if not self.model.HasField("graph"):
+                raise OnnxImportError("the model has no graph and imports no ONNX opset: is it an ONNX model?")
             raise OnnxImportError("the model imports no default ONNX opset")
         if version < MIN_OPSET:
             self.model = upgrade_opset(self.model, version)
@@ -244,6 +246,14 @@ class Importer:
                 "tilecraft supports float32, int64, int32 and bool"
             )
         dims = [d.dim_value if d.HasField("dim_value") else (d.dim_param or "?") for d in tt.shape.dim]
+        if not tt.HasField("shape") and vi.name not in self.input_shapes:
+            # Not a scalar: ONNX leaves the rank unknown. The caller must say it.
+            raise OnnxImportError(
+                f"graph input '{vi.name}' has no shape (not even a rank); give it with "
+                f"input_shapes={{'{vi.name}': (...)}} or tilecraft-import --input-shape {vi.name}=D1,D2,..."
+            )
+        if not tt.HasField("shape"):
+            dims = ["?"] * len(self.input_shapes[vi.name])
         if vi.name in self.input_shapes:
             fixed = self.input_shapes[vi.name]
             if len(fixed) != len(dims) or any(isinstance(d, int) and d != f for d, f in zip(dims, fixed)):
@@ -252,6 +262,11 @@ class Importer:
                     f"shape ({', '.join(map(str, dims))})"
                 )
             dims = list(fixed)
+        if 0 in dims:
+            raise OnnxImportError(
+                f"graph input '{vi.name}' has a zero-size dimension ({', '.join(map(str, dims))}); "
+                "tilecraft does not compile empty tensors"
+            )
         if any(not isinstance(d, int) or d <= 0 for d in dims):
             shown = ", ".join(map(str, dims))
             example = ",".join(str(d) if isinstance(d, int) and d > 0 else "1" for d in dims)
@@ -305,6 +320,16 @@ class Importer:
             self.env[init.name] = self.initializer(init)
         initializers = {i.name for i in g.initializer}
         args = [vi for vi in g.input if vi.name not in initializers]
+        names = [vi.name for vi in args]
+        for name in names:
+            if names.count(name) > 1:
+                raise OnnxImportError(f"the graph has two inputs named '{name}'")
+        unknown = [n for n in self.input_shapes if n not in names]
+        if unknown:
+            raise OnnxImportError(
+                f"a shape is given for '{unknown[0]}', which is not an input of the model "
+                f"(its inputs: {', '.join(names) or 'none'})"
+            )
         types = [self.input_type(vi) for vi in args]
         for vi, t in zip(args, types):
             self.env[vi.name] = self.block.insert_arg(t, len(self.block.args))
@@ -346,6 +371,11 @@ class Importer:
         from tilecraft.frontends.onnx.fold import FOLDERS
 
         proto = node.proto
+        for n, name in enumerate(proto.output):
+            # ONNX graphs are in SSA form: a second writer of a name is an error,
+            # not a silent replacement of the first value.
+            if name and (name in self.env or name in proto.output[:n]):
+                raise node.error(f"output '{name}' is already defined (each tensor name is written once)")
         if proto.domain not in ("", "ai.onnx"):
             raise node.error(f"operators of domain '{proto.domain}' are not supported")
         all_known = all(isinstance(self.lookup(n), np.ndarray) for n in proto.input if n)
@@ -382,6 +412,8 @@ def load_model(model_or_path: onnx.ModelProto | str | Path) -> onnx.ModelProto:
     if isinstance(model_or_path, onnx.ModelProto):
         return model_or_path
     path = Path(model_or_path)
+    if path.is_file() and path.stat().st_size == 0:
+        raise OnnxImportError(f"cannot read '{path}' as an ONNX model: the file is empty")
     try:
         return onnx.load(str(path))
     except FileNotFoundError:

@@ -64,14 +64,14 @@ func.func @returned_twice(%A: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
 
 // -----
 
-// A call is bridged argument for argument to the kernel's memrefs: a te function's
-// non-tensor argument has no memref, so its caller cannot be.
+// A te function takes tensors only: a non-tensor argument has no buffer (nor
+// would a call of the function have one to pass), so the function is rejected.
 builtin.module {
   func.func @caller(%x: tensor<4xf32>, %n: index) -> tensor<4xf32> {
-    // CHECK: convert-te-to-loop-invalid.mlir:[[# @LINE + 1]]:5: error: convert-te-to-loop: the call of @scale passes (tensor<4xf32>, index, tensor<4xf32>), but the kernel takes (memref<4xf32>, memref<4xf32>)
     %y = func.call @scale(%x, %n) : (tensor<4xf32>, index) -> tensor<4xf32>
     func.return %y : tensor<4xf32>
   }
+  // CHECK: convert-te-to-loop-invalid.mlir:[[# @LINE + 1]]:3: error: convert-te-to-loop: argument #2 of @scale has type index; te functions take tensors only (pass a scalar as a one-element tensor)
   func.func @scale(%p0: tensor<4xf32>, %n: index) -> tensor<4xf32> {
     %s = te.compute "s" (%i: "i") -> tensor<4xf32> {
       %0 = te.read %p0[%i] : tensor<4xf32>
