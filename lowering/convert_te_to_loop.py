@@ -78,7 +78,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 from xdsl.transforms.dead_code_elimination import RemoveUnusedOperations
 
-from tilecraft.analysis.bounds import infer_bounds
+from tilecraft.analysis.bounds import check_reads_in_bounds, infer_bounds
 from tilecraft.analysis.expr import Expr
 from tilecraft.dialects.sched_replay import MAX_UNROLL, ScheduleState, Stage, find_schedule
 from tilecraft.dialects import loop, te
@@ -119,6 +119,8 @@ class TeFunctionLowering:
 
     def __init__(self, f: func.FuncOp):
         self.f = f
+        for compute in te.compute_ops(f):
+            check_reads_in_bounds(compute, PASS)
         self.state = ScheduleState.replay(find_schedule(f), f)
         if self.state.inlined_computes:
             op = self.state.inlined_computes[0]
