@@ -78,7 +78,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 from xdsl.transforms.dead_code_elimination import RemoveUnusedOperations
 
-from tilecraft.analysis.bounds import infer_bounds
+from tilecraft.analysis.bounds import check_reads_in_bounds, infer_bounds
 from tilecraft.analysis.expr import Expr
 from tilecraft.dialects.sched_replay import MAX_UNROLL, ScheduleState, Stage, find_schedule
 from tilecraft.dialects import loop, te
@@ -127,6 +127,8 @@ class TeFunctionLowering:
                     f"{PASS}: argument #{n + 1} of @{f.sym_name.data} has type {t}; te functions take "
                     "tensors only (pass a scalar as a one-element tensor)",
                 )
+        for compute in te.compute_ops(f):
+            check_reads_in_bounds(compute, PASS)
         self.state = ScheduleState.replay(find_schedule(f), f)
         if self.state.inlined_computes:
             op = self.state.inlined_computes[0]
