@@ -7,58 +7,309 @@ schedule.
 passes as the tools (`tilecraft.compiler.lower_to_loops`), so what the Python API
 compiles is what `tilecraft-opt` would print.
 
-Calling convention of a built function: `f(*arrays)` takes numpy arrays in the
-order of `args`, placeholders read and computed tensors written in place. The
-backend's own function takes the inputs first and then the outputs (the te
-function's arguments, then its results); `build` reorders when `args` interleaves
-them.
+Calling convention of a built function (`Function`): `f(*args)` takes numpy
+arrays (or `tvm.nd` arrays) in the order of `args`, placeholders read and
+computed tensors written in place, and Python numbers for scalar `te.var`
+parameters. The backend's own function takes the inputs first and then the
+outputs (the te function's arguments, then its results); `Function` reorders.
+
+Symbolic sizes (`te.var` in shapes) are bound at each call from the arrays'
+shapes (`tilecraft.frontends.te.symbolic`): the computation is compiled for those
+sizes on first use and cached, so one `Function` takes any size and checks that
+the arrays agree. `lower` shows the IR for sizes given with `sizes={"n": 64}`, or
+64 for each by default, and says so in a first comment line.
+
+`te.extern` stages run between compiled parts (`tilecraft.frontends.te.extern`).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
+import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from tilecraft.frontends import te
 
+DEFAULT_PRINT_SIZE = 64
 
-def lower_module(s: te.Schedule, args: Sequence[te.Tensor], name: str = "main") -> ModuleOp:
+
+def lower_module(
+    s: te.Schedule,
+    args: Sequence,
+    name: str = "main",
+    sizes: dict[int, int] | None = None,
+    only_own_stages: bool = False,
+) -> ModuleOp:
     """The loop-level module of a schedule (te + sched lowered to the loop dialect)."""
     from tilecraft.compiler import lower_to_loops
 
-    return lower_to_loops(te.build_module(s, args, name))
+    return lower_to_loops(te.build_module(s, args, name, sizes, only_own_stages))
 
 
-def lower(s: te.Schedule, args: Sequence[te.Tensor], name: str = "main") -> str:
-    """The loop-level IR of a schedule, as text."""
-    return str(lower_module(s, args, name))
+def lower(
+    s: te.Schedule,
+    args: Sequence,
+    name: str = "main",
+    binds=None,
+    simple_mode: bool = False,
+    sizes: dict[str, int] | None = None,
+) -> str:
+    """The loop-level IR of a schedule, as text (TVM's `tvm.lower(s, args,
+    simple_mode=True)`; our loop IR is always the simple form). `te.var` sizes are
+    shown specialized to `sizes` (by name; 64 where not given), said in a comment."""
+    if binds:
+        raise NotImplementedError("tvm.lower(binds=...): buffer binding is not supported by tilecraft")
+    from tilecraft.frontends.te.extern import split_externs
+
+    args = _check_args(args)
+    if split_externs(args) is not None:
+        raise NotImplementedError(
+            "tvm.lower of a computation with te.extern stages: the extern call runs in "
+            "Python between compiled parts, so there is no one loop function to show"
+        )
+    free = te.shape_vars(args)
+    given = dict(sizes or {})
+    unknown = set(given) - {v.name for v in free}
+    if unknown:
+        raise ValueError(f"tvm.lower: sizes names {sorted(unknown)}, which are not te.var sizes here")
+    bindings = {id(v): int(given.get(v.name, DEFAULT_PRINT_SIZE)) for v in free}
+    text = str(lower_module(s, args, name, bindings))
+    if free:
+        shown = ", ".join(f"{v.name} = {bindings[id(v)]}" for v in free)
+        text = (
+            f"// te.var sizes shown specialized to {shown}; the built function takes any "
+            "size and compiles it on first use\n" + text
+        )
+    return text
 
 
 def build(
-    s: te.Schedule, args: Sequence[te.Tensor], target: str = "llvm", name: str = "main"
-) -> Callable[..., None]:
-    """A native function computing `args`' outputs: `f(a, b, c)` writes `c` in place."""
-    if target != "llvm":
-        raise ValueError(f"unknown target {target!r}; tilecraft.build supports 'llvm'")
-    from tilecraft.compiler import compile_loop_module
+    s: te.Schedule,
+    args: Sequence | None = None,
+    target="llvm",
+    target_host=None,
+    name: str = "main",
+    binds=None,
+) -> Function:
+    """A native function computing `args`' outputs: `f(a, b, c)` writes `c` in place.
+    TVM's name default (`default_func`) is not used: the function is called `name`."""
+    from tilecraft.target import resolve
 
-    compiled = compile_loop_module(lower_module(s, args, name))[name]
-    args = list(args)
-    is_input = [isinstance(t.op, te.PlaceholderOp) for t in args]
-    # Position of each backend argument (inputs, then outputs) in the user's order.
-    order = [n for n, i in enumerate(is_input) if i] + [n for n, i in enumerate(is_input) if not i]
-    if order == list(range(len(args))):
+    if args is None:
+        raise ValueError("tvm.build needs the argument list: tvm.build(s, [A, B, C])")
+    if binds:
+        raise NotImplementedError("tvm.build(binds=...): buffer binding is not supported by tilecraft")
+    resolve(target)
+    if target_host is not None:
+        resolve(target_host)
+    args = _check_args(args)
+    return Function(s, args, name)
+
+
+def _check_args(args) -> list:
+    from tilecraft.frontends.te.symbolic import Var
+
+    args = list(args) if isinstance(args, (list, tuple)) else [args]
+    for t in args:
+        if not isinstance(t, (te.Tensor, Var)):
+            kind = "a cache stage" if isinstance(t, te.CacheTensor) else type(t).__name__
+            raise ValueError(f"args of lower/build are tensors and te.vars, not {kind} ({t!r})")
+    return args
+
+
+@dataclass
+class TimingResult:
+    """What a time evaluator returns: seconds per call, `mean` over `results`."""
+
+    results: tuple[float, ...]
+
+    @property
+    def mean(self) -> float:
+        return float(np.mean(self.results))
+
+    @property
+    def median(self) -> float:
+        return float(np.median(self.results))
+
+    @property
+    def min(self) -> float:
+        return float(np.min(self.results))
+
+    @property
+    def max(self) -> float:
+        return float(np.max(self.results))
+
+    @property
+    def std(self) -> float:
+        return float(np.std(self.results))
+
+
+class Function:
+    """What `tilecraft.build` returns (TVM's runtime module with one function):
+    call it, time it (`time_evaluator`), show its code (`get_source`), save it
+    (`export_library`, loaded back with `tilecraft.runtime.load_module`)."""
+
+    def __init__(self, s: te.Schedule, args: list, name: str):
+        from tilecraft.frontends.te.symbolic import Var
+
+        self.entry_name = name
+        self._schedule, self._args = s, args
+        self._size_vars = te.shape_vars(args)
+        size_ids = {id(v) for v in self._size_vars}
+        # Each argument: a tensor, a scalar parameter, or a size given explicitly.
+        self._kinds = [
+            "size" if isinstance(a, Var) and id(a) in size_ids else "scalar" if isinstance(a, Var) else "tensor"
+            for a in args
+        ]
+        self._compiled: dict[tuple[int, ...], Callable] = {}
+        self._modules: dict[tuple[int, ...], ModuleOp] = {}
+        if not self._size_vars:
+            self._specialize(())  # compile now, so errors show at build
+
+    @property
+    def is_symbolic(self) -> bool:
+        return bool(self._size_vars)
+
+    def _specialize(self, key: tuple[int, ...]) -> Callable:
+        compiled = self._compiled.get(key)
+        if compiled is None:
+            from tilecraft.frontends.te.extern import build_pieces
+
+            bindings = {id(v): n for v, n in zip(self._size_vars, key)}
+            compiled, modules = build_pieces(self._schedule, self._args, self.entry_name, bindings)
+            self._compiled[key], self._modules[key] = compiled, modules
         return compiled
-    names = ", ".join(t.name for t in args)
 
-    def call(*arrays):
-        if len(arrays) != len(args):
-            raise TypeError(f"{name}({names}) takes {len(args)} arrays, got {len(arrays)}")
-        return compiled(*(arrays[n] for n in order))
+    def _prepare(self, arrays) -> tuple[Callable, list]:
+        from tilecraft.frontends.te.symbolic import bind_sizes
 
-    call.__name__ = name
-    return call
+        if len(arrays) != len(self._args):
+            names = ", ".join(_arg_name(a) for a in self._args)
+            raise TypeError(f"{self.entry_name}({names}) takes {len(self._args)} arguments, got {len(arrays)}")
+        values = []
+        for a, kind, x in zip(self._args, self._kinds, arrays):
+            if kind == "tensor":
+                if not isinstance(x, np.ndarray):
+                    raise ValueError(
+                        f"{self.entry_name}: argument {a.name} must be a numpy array or "
+                        f"tvm.nd.array, not {type(x).__name__}"
+                    )
+                values.append(x)
+            elif kind == "scalar":
+                if isinstance(x, np.ndarray) and x.size != 1 or not np.isscalar(x) and not isinstance(x, np.ndarray):
+                    raise ValueError(f"{self.entry_name}: argument {a.name} is a scalar, not {type(x).__name__}")
+                values.append(np.array([x], dtype=a.dtype).reshape(1))
+            else:
+                values.append(x)
+        key: tuple[int, ...] = ()
+        if self._size_vars:
+            shapes = [(a.name, a.shape) for a, k in zip(self._args, self._kinds) if k == "tensor"]
+            actual = [x.shape for x, k in zip(values, self._kinds) if k == "tensor"]
+            try:
+                bindings = bind_sizes(shapes, actual)
+            except ValueError as e:
+                raise ValueError(f"{self.entry_name}: {e}") from None
+            for a, k, x in zip(self._args, self._kinds, values):
+                if k == "size" and int(x) != bindings.get(id(a)):
+                    raise ValueError(f"{self.entry_name}: size {a.name} is {bindings.get(id(a))}, got {x}")
+            missing = [v.name for v in self._size_vars if id(v) not in bindings]
+            if missing:
+                raise ValueError(
+                    f"{self.entry_name}: the sizes {', '.join(missing)} are not a whole "
+                    "dimension of any argument, so a call cannot tell them"
+                )
+            key = tuple(bindings[id(v)] for v in self._size_vars)
+        arrays = [x for x, k in zip(values, self._kinds) if k != "size"]
+        return self._specialize(key), arrays
+
+    def __call__(self, *arrays) -> None:
+        compiled, arrays = self._prepare(arrays)
+        compiled(*arrays)
+
+    def __getitem__(self, name: str) -> Function:
+        if name != self.entry_name:
+            raise KeyError(f"this module has one function, {self.entry_name!r}, not {name!r}")
+        return self
+
+    def time_evaluator(self, func_name: str | None = None, dev=None, number: int = 10, repeat: int = 1,
+                       min_repeat_ms: int = 0, **_) -> Callable[..., TimingResult]:
+        """`f.time_evaluator(f.entry_name, dev, number=10)(a, b, c).mean`: seconds per
+        call, averaged over `number` calls, `repeat` times."""
+        if func_name is not None and func_name != self.entry_name:
+            raise KeyError(f"this module has one function, {self.entry_name!r}, not {func_name!r}")
+        if number < 1 or repeat < 1:
+            raise ValueError("time_evaluator needs number >= 1 and repeat >= 1")
+
+        def evaluate(*arrays) -> TimingResult:
+            compiled, prepared = self._prepare(arrays)
+            compiled(*prepared)  # warm up (and compile a new size) outside the timing
+            results = []
+            for _ in range(repeat):
+                count, start = number, time.perf_counter()
+                for _ in range(count):
+                    compiled(*prepared)
+                elapsed = time.perf_counter() - start
+                while elapsed * 1000 < min_repeat_ms:
+                    more = count
+                    for _ in range(more):
+                        compiled(*prepared)
+                    count += more
+                    elapsed = time.perf_counter() - start
+                results.append(elapsed / count)
+            return TimingResult(tuple(results))
+
+        return evaluate
+
+    def _static_module(self, what: str) -> ModuleOp:
+        if self._size_vars:
+            raise NotImplementedError(
+                f"{what} of a function with te.var sizes: tilecraft compiles one function "
+                "per set of sizes; build it with static shapes to save or show it"
+            )
+        modules = self._modules[()]
+        if not isinstance(modules, ModuleOp):
+            raise NotImplementedError(f"{what} of a function with te.extern stages is not supported")
+        return modules
+
+    def get_source(self, fmt: str = "ll") -> str:
+        """The LLVM IR (`"ll"`) or assembly (`"asm"`/`"s"`) of the function."""
+        from tilecraft.compiler import emit_assembly, emit_llvm_ir
+
+        module = self._static_module("get_source")
+        if fmt in ("ll", "llvm", ""):
+            return emit_llvm_ir(module)
+        if fmt in ("asm", "s"):
+            return emit_assembly(module)
+        raise ValueError(f"get_source: format {fmt!r} is not 'll' or 'asm'")
+
+    def save(self, path: str, fmt: str = "") -> None:
+        """Write the function as an object file (`.o`) or LLVM IR (`.ll`)."""
+        from tilecraft.compiler import emit_llvm_ir, emit_object
+
+        module = self._static_module("save")
+        path = str(path)
+        if path.endswith(".ll") or fmt == "ll":
+            with open(path, "w") as f:
+                f.write(emit_llvm_ir(module))
+        elif path.endswith(".o") or fmt == "o":
+            with open(path, "wb") as f:
+                f.write(emit_object(module))
+        else:
+            raise ValueError(f"save writes .o or .ll files, not {path!r}; use export_library for .so")
+
+    def export_library(self, path: str, **_) -> None:
+        """Write a shared library (`.so`) and, next to it, `<path>.json` with the
+        argument order and types; `tilecraft.runtime.load_module(path)` loads both."""
+        from tilecraft.frontends.te.library import export_library
+
+        export_library(self, self._static_module("export_library"), str(path))
+
+
+def _arg_name(a) -> str:
+    return getattr(a, "name", repr(a))
 
 
 def compile(  # noqa: A001

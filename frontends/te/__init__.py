@@ -60,7 +60,7 @@ The package's modules, each importing only the ones before it: `dtypes`; `expr`
 """
 
 from tilecraft.frontends.te.dtypes import DTYPES, INDEX
-from tilecraft.frontends.te.emit import build_module
+from tilecraft.frontends.te.emit import build_module, shape_vars
 from tilecraft.frontends.te.expr import (
     Binary,
     Cast,
@@ -104,9 +104,54 @@ from tilecraft.frontends.te.schedule import (
     StageView,
     create_schedule,
 )
+from tilecraft.frontends.te.extern import ExternOp, extern
+from tilecraft.frontends.te.reducer import CommReducer, comm_reducer
+from tilecraft.frontends.te.symbolic import Var, size_var, var
 from tilecraft.frontends.te.tensor import ComputeOp, PlaceholderOp, Tensor, compute, placeholder
 
+
+def min_value(dtype: str) -> Expr:
+    """The lowest finite value of `dtype` (TVM's `te.min_value`)."""
+    from tilecraft.tir import min_value as lowest
+
+    return lowest(dtype)
+
+
+def max_value(dtype: str) -> Expr:
+    """The largest finite value of `dtype` (TVM's `te.max_value`)."""
+    from tilecraft.tir import max_value as largest
+
+    return largest(dtype)
+
+
+_NOT_HERE = {
+    "thread_axis": "GPU thread axes are not supported; tilecraft compiles for the CPU (target 'llvm')",
+    "decl_tensor_intrin": "tensor intrinsics belong to the accelerator flow; not supported here",
+    "hybrid": "hybrid scripts are not supported",
+    "create_prim_func": "TensorIR (create_prim_func) is not supported; use te.create_schedule",
+    "gradient": "automatic differentiation is not supported",
+}
+
+
+def __getattr__(name: str):
+    if name.startswith("__"):
+        raise AttributeError(name)
+    why = _NOT_HERE.get(name, "not supported by tilecraft (see the README's Compatibility section)")
+    from tilecraft.compat import UnsupportedError
+
+    raise UnsupportedError(f"te.{name}: {why}")
+
 __all__ = [
+    "CommReducer",
+    "ExternOp",
+    "Var",
+    "comm_reducer",
+    "extern",
+    "max_value",
+    "min_value",
+    "shape_vars",
+    "size_var",
+    "var",
     "DTYPES",
     "INDEX",
     "Binary",
