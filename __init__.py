@@ -20,7 +20,7 @@ which import `tilecraft.*` modules, do not pay for the Python API.
 
 __version__ = "0.1.0"
 __all__ = [
-    "te", "tir", "nd", "testing", "target", "runtime", "lower", "build", "compile",
+    "te", "tir", "nd", "testing", "target", "runtime", "contrib", "lower", "build", "compile",
     "register_strategy", "register_func", "get_global_func", "cpu", "device", "__version__",
 ]  # fmt: skip
 
@@ -35,7 +35,6 @@ _NOT_HERE = {
     "gpu": "tilecraft compiles for the CPU only",
     "cl": "tilecraft compiles for the CPU only",
     "rpc": "RPC is not supported",
-    "contrib": "tvm.contrib is not supported",
 }
 
 
@@ -48,7 +47,7 @@ def __getattr__(name: str):
         from tilecraft import api
 
         value = getattr(api, name)
-    elif name in ("tir", "nd", "testing", "target", "runtime"):
+    elif name in ("tir", "nd", "testing", "target", "runtime", "contrib"):
         value = importlib.import_module(f"tilecraft.{name}")
     elif name in ("cpu", "device"):
         value = getattr(importlib.import_module("tilecraft.nd"), name)

@@ -30,6 +30,8 @@ def register_func(name_or_func=None, f: Callable | None = None, override: bool =
 
 
 def get_global_func(name: str, allow_missing: bool = False) -> Callable | None:
+    if name.startswith("tvm.contrib.") and name not in _FUNCTIONS:
+        import tilecraft.contrib  # noqa: F401 - registers the functions it provides
     func = _FUNCTIONS.get(name)
     if func is None and not allow_missing:
         raise ValueError(f"no global function {name!r} is registered (tvm.register_func)")

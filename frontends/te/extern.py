@@ -115,6 +115,7 @@ def _extern_runner(s, call_args, name, sizes, externs, scalar_input):
         return scalar_input(a) if isinstance(a, Var) else a
 
     arg_tensors = [as_tensor(a) for a in call_args]
+    scalar_vars = [a for a in call_args if isinstance(a, Var)]
     known = {id(t) for t in arg_tensors if not isinstance(t.op, ComputeOp)}
     steps = []  # ("compiled", function, inputs, outputs) or ("extern", tensor)
     pieces: list = []
@@ -127,8 +128,11 @@ def _extern_runner(s, call_args, name, sizes, externs, scalar_input):
         missing = [t.name for t in inputs if id(t) not in known]
         if missing:
             raise ValueError(f"{name}: {', '.join(missing)} must be listed in args")
+        # Every piece takes the scalar parameters (a body may read them).
+        inputs = [scalar_input(v) for v in scalar_vars] + inputs
         piece_name = f"{name}_part{len(pieces)}"
-        module = lower_module(s, inputs + needed, piece_name, sizes, only_own_stages=True)
+        module = lower_module(s, scalar_vars + inputs[len(scalar_vars):] + needed, piece_name, sizes,
+                              only_own_stages=True)
         pieces.append(module)
         steps.append(("compiled", compile_loop_module(module)[piece_name], inputs, needed))
         known.update(id(t) for t in needed)

@@ -396,6 +396,10 @@ def create_schedule(outputs) -> Schedule:
             tensors.extend(t.siblings or t.outputs)
         elif isinstance(t, Tensor) and isinstance(t.op, ComputeOp):
             tensors.extend(t.op.siblings or [t])
+        elif not isinstance(t, (Tensor, PlaceholderOp)) and hasattr(t, "outputs") and hasattr(t, "input_tensors"):
+            tensors.extend(t.outputs)  # a te.extern or te.scan op
+        elif isinstance(t, Tensor) and not isinstance(t.op, PlaceholderOp):
+            tensors.append(t)
         else:
             raise ValueError(f"create_schedule takes computed tensors or their ops, not {t!r}")
     unique = list({id(t): t for t in tensors}.values())

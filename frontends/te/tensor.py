@@ -165,7 +165,9 @@ def compute(shape, fcompute: Callable[..., Expr], name: str = "compute") -> Tens
     names = _lambda_names(fcompute, len(shape))
     axes = tuple(IterVar(n, (0, d)) for n, d in zip(names, shape))
     body = fcompute(*axes)
-    if isinstance(body, (tuple, list)):
+    from tilecraft.frontends.te.reducer import TupleReduce  # tuple-valued comm_reducer
+
+    if isinstance(body, (tuple, list, TupleReduce)):
         return _tuple_compute(shape, axes, body, name)
     return _make_compute(shape, axes, body, name, _caller_location())
 
@@ -173,14 +175,14 @@ def compute(shape, fcompute: Callable[..., Expr], name: str = "compute") -> Tens
 def _tuple_compute(shape, axes, bodies, name: str) -> list[Tensor]:
     """`B0, B1 = te.compute(shape, lambda i: (e0, e1))`: one compute per element,
     named `B.v0`, `B.v1` as TVM prints them, over the same axes."""
-    from tilecraft.frontends.te.reducer import TupleReduce  # tuple-valued comm_reducer
+    from tilecraft.frontends.te.reducer import TupleReduce
 
+    if isinstance(bodies, TupleReduce):
+        return bodies.computes(shape, axes, name, _caller_location())
     if not bodies:
         raise ValueError(f"te.compute {name!r}: the function returned an empty tuple")
     if len(bodies) == 1 and isinstance(bodies[0], TupleReduce):
-        bodies = bodies[0]
-    if isinstance(bodies, TupleReduce):
-        return bodies.computes(shape, axes, name, _caller_location())
+        return bodies[0].computes(shape, axes, name, _caller_location())
     location = _caller_location()
     outs = [_make_compute(shape, axes, b, f"{name}.v{n}", location) for n, b in enumerate(bodies)]
     for t in outs:

@@ -231,3 +231,212 @@ def test_gpu_only_primitives_say_so():
         tvm.tir.decl_buffer((8,), "float32")
     with pytest.raises(ValueError, match="unknown target 'cuda'"):
         tvm.build(s, [A, C], target="cuda")
+
+
+# --- reduction -------------------------------------------------------------------------
+
+
+def test_row_sum_with_split_reduce_axis():
+    n, m = te.var("n"), te.var("m")
+    A = te.placeholder((n, m), name="A")
+    k = te.reduce_axis((0, m), "k")
+    B = te.compute((n,), lambda i: te.sum(A[i, k], axis=k), name="B")
+    s = te.create_schedule(B.op)
+    ko, ki = s[B].split(B.op.reduce_axis[0], factor=16)
+    xo, xi = s[B].split(B.op.axis[0], factor=32)
+    assert "loop.for" in tvm.lower(s, [A, B], simple_mode=True)
+    f = tvm.build(s, [A, B])
+    a, b = uniform(40, 50), np.zeros(40, "float32")
+    f(a, b)
+    np.testing.assert_allclose(b, a.sum(axis=1), rtol=1e-5)
+
+
+def test_convolution_with_symbolic_size():
+    n = te.var("n")
+    Input = te.placeholder((n, n), name="Input")
+    Filter = te.placeholder((3, 3), name="Filter")
+    di = te.reduce_axis((0, 3), name="di")
+    dj = te.reduce_axis((0, 3), name="dj")
+    Output = te.compute(
+        (n - 2, n - 2),
+        lambda i, j: te.sum(Input[i + di, j + dj] * Filter[di, dj], axis=[di, dj]),
+        name="Output",
+    )
+    s = te.create_schedule(Output.op)
+    f = tvm.build(s, [Input, Filter, Output])
+    x, w = uniform(12, 12), uniform(3, 3)
+    out = np.zeros((10, 10), "float32")
+    f(x, w, out)
+    want = sum(x[a : a + 10, b : b + 10] * w[a, b] for a in range(3) for b in range(3))
+    np.testing.assert_allclose(out, want, rtol=1e-5)
+    with pytest.raises(ValueError, match=r"dimension 0 of Output must be \(n - 2\) = 10, got 9"):
+        f(x, w, np.zeros((9, 10), "float32"))
+
+
+def test_comm_reducer_product():
+    n, m = te.var("n"), te.var("m")
+    product = te.comm_reducer(lambda x, y: x * y, lambda t: tvm.tir.const(1, dtype=t), name="product")
+    A = te.placeholder((n, m), name="A")
+    k = te.reduce_axis((0, m), name="k")
+    B = te.compute((n,), lambda i: product(A[i, k], axis=k), name="B")
+    s = te.create_schedule(B.op)
+    f = tvm.build(s, [A, B])
+    a, b = (uniform(6, 7) + 0.5), np.zeros(6, "float32")
+    f(a, b)
+    np.testing.assert_allclose(b, a.prod(axis=1), rtol=1e-5)
+
+
+def test_comm_reducer_that_is_not_supported_says_so():
+    odd = te.comm_reducer(lambda x, y: x * y + 1.0, lambda t: tvm.tir.const(0, dtype=t), name="odd")
+    A = te.placeholder((4, 4), name="A")
+    k = te.reduce_axis((0, 4), name="k")
+    with pytest.raises(ValueError, match="te.comm_reducer 'odd': tilecraft reduces with x \\+ y"):
+        te.compute((4,), lambda i: odd(A[i, k], axis=k))
+
+
+# --- tuple_inputs ----------------------------------------------------------------------
+
+
+def test_tuple_valued_compute():
+    n, m = te.var("n"), te.var("m")
+    A0 = te.placeholder((m, n), name="A0")
+    A1 = te.placeholder((m, n), name="A1")
+    B0, B1 = te.compute((m, n), lambda i, j: (A0[i, j] + 2, A1[i, j] * 3), name="B")
+    s = te.create_schedule(B0.op)
+    assert "B.v1" in tvm.lower(s, [A0, A1, B0, B1], simple_mode=True)
+    f = tvm.build(s, [A0, A1, B0, B1])
+    a0, a1 = uniform(5, 6), uniform(5, 6)
+    b0, b1 = np.zeros((5, 6), "float32"), np.zeros((5, 6), "float32")
+    f(a0, a1, b0, b1)
+    np.testing.assert_allclose(b0, a0 + 2)
+    np.testing.assert_allclose(b1, a1 * 3)
+
+
+def test_argmax_comm_reducer():
+    def fcombine(x, y):
+        lhs = tvm.tir.Select((x[1] >= y[1]), x[0], y[0])
+        rhs = tvm.tir.Select((x[1] >= y[1]), x[1], y[1])
+        return lhs, rhs
+
+    def fidentity(t0, t1):
+        return tvm.tir.const(-1, t0), tvm.te.min_value(t1)
+
+    argmax = te.comm_reducer(fcombine, fidentity, name="argmax")
+    m, n = te.var("m"), te.var("n")
+    idx = te.placeholder((m, n), name="idx", dtype="int32")
+    val = te.placeholder((m, n), name="val", dtype="int32")
+    k = te.reduce_axis((0, n), "k")
+    T0, T1 = te.compute((m,), lambda i: argmax((idx[i, k], val[i, k]), axis=k), name="T")
+    s = te.create_schedule(T0.op)
+    f = tvm.build(s, [idx, val, T0, T1])
+    rng = np.random.default_rng(5)
+    ids = rng.integers(0, 100, (9, 13)).astype("int32")
+    vals = rng.integers(-5, 5, (9, 13)).astype("int32")  # ties: the first one wins
+    t0, t1 = np.zeros(9, "int32"), np.zeros(9, "int32")
+    f(ids, vals, t0, t1)
+    first = vals.argmax(axis=1)
+    np.testing.assert_array_equal(t1, vals.max(axis=1))
+    np.testing.assert_array_equal(t0, ids[np.arange(9), first])
+
+
+def test_tuple_output_computed_at_consumer():
+    n, m = te.var("n"), te.var("m")
+    A0 = te.placeholder((m, n), name="A0")
+    B0, B1 = te.compute((m, n), lambda i, j: (A0[i, j] + 2, A0[i, j] * 3), name="B")
+    A1 = te.placeholder((m, n), name="A1")
+    C = te.compute((m, n), lambda i, j: A1[i, j] + B0[i, j], name="C")
+    s = te.create_schedule(C.op)
+    s[B0].compute_at(s[C], C.op.axis[0])
+    f = tvm.build(s, [A0, A1, C])
+    a0, a1, c = uniform(4, 5), uniform(4, 5), np.zeros((4, 5), "float32")
+    f(a0, a1, c)
+    np.testing.assert_allclose(c, a1 + a0 + 2, rtol=1e-6)
+
+
+# --- intrin_math -----------------------------------------------------------------------
+
+
+def test_intrinsics_and_extern_math():
+    n = te.var("n")
+    A = te.placeholder((n,), name="A")
+    B = te.compute(A.shape, lambda i: te.exp(A[i]), name="B")
+    C = te.compute(A.shape, lambda i: tvm.tir.call_pure_extern("float32", "expf", A[i]), name="C")
+    D = te.compute(A.shape, lambda i: te.log(A[i]), name="D")
+    s = te.create_schedule([B.op, C.op, D.op])
+    f = tvm.build(s, [A, B, C, D], "llvm")
+    a = uniform(33) + 0.1
+    b, c, d = (np.zeros(33, "float32") for _ in range(3))
+    f(a, b, c, d)
+    np.testing.assert_allclose(b, np.exp(a), rtol=1e-6)
+    np.testing.assert_allclose(c, np.exp(a), rtol=1e-6)
+    np.testing.assert_allclose(d, np.log(a), rtol=1e-6)
+    with pytest.raises(NotImplementedError, match="call_pure_extern\\('mylog'\\)"):
+        tvm.tir.call_pure_extern("float32", "mylog", A[0])
+
+
+def test_tir_index_functions():
+    A = te.placeholder((24,), name="A", dtype="int32")
+    B = te.compute((4, 6), lambda i, j: A[tvm.tir.indexdiv(i * 6 + j, 6) * 6 + tvm.tir.indexmod(j, 6)], name="B")
+    C = te.compute((24,), lambda i: tvm.tir.floordiv(i, 5) * 10 + tvm.tir.floormod(i, 5), name="C")
+    s = te.create_schedule([B.op, C.op])
+    f = tvm.build(s, [A, B, C])
+    a = np.arange(24, dtype="int32")
+    b, c = np.zeros((4, 6), "int32"), np.zeros(24, "int32")
+    f(a, b, c)
+    np.testing.assert_array_equal(b, a.reshape(4, 6))
+    np.testing.assert_array_equal(c, (a // 5) * 10 + a % 5)
+    with pytest.raises(NotImplementedError, match="tvm.tir.Allocate is not supported"):
+        tvm.tir.Allocate
+
+
+# --- extern_op -------------------------------------------------------------------------
+
+
+def test_extern_cblas_matmul_with_scalar_parameter():
+    n, l, m = 32, 16, 23
+    bias = te.var("bias", dtype="float32")
+    A = te.placeholder((n, l), name="A")
+    B = te.placeholder((l, m), name="B")
+    C = te.extern(
+        (n, m),
+        [A, B],
+        lambda ins, outs: tvm.tir.call_packed("tvm.contrib.cblas.matmul", ins[0], ins[1], outs[0], False, False),
+        name="C",
+    )
+    D = te.compute(C.shape, lambda i, j: C[i, j] + bias, name="D")
+    s = te.create_schedule(D.op)
+    f = tvm.build(s, [A, B, D, bias], "llvm")
+    a, b = tvm.nd.array(uniform(n, l)), tvm.nd.array(uniform(l, m))
+    d = tvm.nd.array(np.zeros((n, m), dtype=D.dtype))
+    f(a, b, d, 10.0)
+    tvm.testing.assert_allclose(d.numpy(), np.dot(a.numpy(), b.numpy()) + 10, rtol=1e-5)
+    from tilecraft.contrib import cblas
+
+    C = cblas.matmul(A, B)
+    D = te.compute(C.shape, lambda i, j: C[i, j] + bias, name="D")
+    f = tvm.build(te.create_schedule(D.op), [A, B, D, bias], "llvm")
+    f(a, b, d, -1.5)
+    tvm.testing.assert_allclose(d.numpy(), np.dot(a.numpy(), b.numpy()) - 1.5, rtol=1e-5)
+
+
+def test_extern_registered_python_function():
+    seen = []
+
+    @tvm.register_func("tests.tvm_spelling.addone", override=True)
+    def my_addone(x, y):
+        seen.append((type(x), type(y)))
+        tvm.nd.array(x.numpy() + 1).copyto(y)
+
+    n = 50
+    A = te.placeholder((n,), name="A")
+    B = te.extern(A.shape, [A], lambda ins, outs: tvm.tir.call_packed("tests.tvm_spelling.addone", ins[0], outs[0]), name="C")
+    C = te.compute((n,), lambda i: B[i] * 2, name="D")
+    s = te.create_schedule(C.op)
+    f = tvm.build(s, [A, B, C], "llvm")
+    a, b, c = uniform(n), np.zeros(n, "float32"), np.zeros(n, "float32")
+    f(a, b, c)
+    np.testing.assert_allclose(b, a + 1, rtol=1e-6)
+    np.testing.assert_allclose(c, (a + 1) * 2, rtol=1e-6)
+    assert seen == [(tvm.nd.NDArray, tvm.nd.NDArray)]
+    with pytest.raises(ValueError, match="no global function 'not.there' is registered"):
+        tvm.get_global_func("not.there")
