@@ -19,14 +19,13 @@ sizes on first use and cached, so one `Function` takes any size and checks that
 the arrays agree. `lower` shows the IR for sizes given with `sizes={"n": 64}`, or
 64 for each by default, and says so in a first comment line.
 
-`te.extern` stages run between compiled parts (`tilecraft.frontends.te.extern`).
+`te.extern` calls and `te.scan` loops run between compiled parts
+(`tilecraft.te_pieces`).
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
@@ -36,17 +35,11 @@ from tilecraft.frontends import te
 DEFAULT_PRINT_SIZE = 64
 
 
-def lower_module(
-    s: te.Schedule,
-    args: Sequence,
-    name: str = "main",
-    sizes: dict[int, int] | None = None,
-    only_own_stages: bool = False,
-) -> ModuleOp:
+def lower_module(s: te.Schedule, args: Sequence, name: str = "main", sizes: dict[int, int] | None = None) -> ModuleOp:
     """The loop-level module of a schedule (te + sched lowered to the loop dialect)."""
-    from tilecraft.compiler import lower_to_loops
+    from tilecraft.te_pieces import lower_module as lower_pieces
 
-    return lower_to_loops(te.build_module(s, args, name, sizes, only_own_stages))
+    return lower_pieces(s, args, name, sizes)
 
 
 def lower(
@@ -62,21 +55,24 @@ def lower(
     shown specialized to `sizes` (by name; 64 where not given), said in a comment."""
     if binds:
         raise NotImplementedError("tvm.lower(binds=...): buffer binding is not supported by tilecraft")
-    from tilecraft.frontends.te.extern import split_externs
-
     args = _check_args(args)
-    if split_externs(args) is not None:
-        raise NotImplementedError(
-            "tvm.lower of a computation with te.extern stages: the extern call runs in "
-            "Python between compiled parts, so there is no one loop function to show"
-        )
     free = te.shape_vars(args)
     given = dict(sizes or {})
     unknown = set(given) - {v.name for v in free}
     if unknown:
         raise ValueError(f"tvm.lower: sizes names {sorted(unknown)}, which are not te.var sizes here")
     bindings = {id(v): int(given.get(v.name, DEFAULT_PRINT_SIZE)) for v in free}
-    text = str(lower_module(s, args, name, bindings))
+    from tilecraft.te_pieces import build_pieces
+
+    _, modules = build_pieces(s, args, name, bindings, jit=False)
+    if isinstance(modules, ModuleOp):
+        text = str(modules)
+    else:  # cut at te.extern / te.scan: the pieces, in the order they run
+        text = (
+            "// this computation runs in parts, in this order, with te.extern calls and "
+            "te.scan row loops between them\n"
+            + "\n".join(f"// part {n}: {what}\n{str(module)}" for n, (what, module) in enumerate(modules))
+        )
     if free:
         shown = ", ".join(f"{v.name} = {bindings[id(v)]}" for v in free)
         text = (
@@ -120,33 +116,6 @@ def _check_args(args) -> list:
     return args
 
 
-@dataclass
-class TimingResult:
-    """What a time evaluator returns: seconds per call, `mean` over `results`."""
-
-    results: tuple[float, ...]
-
-    @property
-    def mean(self) -> float:
-        return float(np.mean(self.results))
-
-    @property
-    def median(self) -> float:
-        return float(np.median(self.results))
-
-    @property
-    def min(self) -> float:
-        return float(np.min(self.results))
-
-    @property
-    def max(self) -> float:
-        return float(np.max(self.results))
-
-    @property
-    def std(self) -> float:
-        return float(np.std(self.results))
-
-
 class Function:
     """What `tilecraft.build` returns (TVM's runtime module with one function):
     call it, time it (`time_evaluator`), show its code (`get_source`), save it
@@ -176,7 +145,7 @@ class Function:
     def _specialize(self, key: tuple[int, ...]) -> Callable:
         compiled = self._compiled.get(key)
         if compiled is None:
-            from tilecraft.frontends.te.extern import build_pieces
+            from tilecraft.te_pieces import build_pieces
 
             bindings = {id(v): n for v, n in zip(self._size_vars, key)}
             compiled, modules = build_pieces(self._schedule, self._args, self.entry_name, bindings)
@@ -235,31 +204,17 @@ class Function:
         return self
 
     def time_evaluator(self, func_name: str | None = None, dev=None, number: int = 10, repeat: int = 1,
-                       min_repeat_ms: int = 0, **_) -> Callable[..., TimingResult]:
+                       min_repeat_ms: int = 0, **_) -> Callable:
         """`f.time_evaluator(f.entry_name, dev, number=10)(a, b, c).mean`: seconds per
         call, averaged over `number` calls, `repeat` times."""
         if func_name is not None and func_name != self.entry_name:
             raise KeyError(f"this module has one function, {self.entry_name!r}, not {func_name!r}")
-        if number < 1 or repeat < 1:
-            raise ValueError("time_evaluator needs number >= 1 and repeat >= 1")
+        from tilecraft.timing import time_calls
 
-        def evaluate(*arrays) -> TimingResult:
+
+        def evaluate(*arrays):
             compiled, prepared = self._prepare(arrays)
-            compiled(*prepared)  # warm up (and compile a new size) outside the timing
-            results = []
-            for _ in range(repeat):
-                count, start = number, time.perf_counter()
-                for _ in range(count):
-                    compiled(*prepared)
-                elapsed = time.perf_counter() - start
-                while elapsed * 1000 < min_repeat_ms:
-                    more = count
-                    for _ in range(more):
-                        compiled(*prepared)
-                    count += more
-                    elapsed = time.perf_counter() - start
-                results.append(elapsed / count)
-            return TimingResult(tuple(results))
+            return time_calls(lambda: compiled(*prepared), number, repeat, min_repeat_ms)
 
         return evaluate
 
@@ -271,7 +226,10 @@ class Function:
             )
         modules = self._modules[()]
         if not isinstance(modules, ModuleOp):
-            raise NotImplementedError(f"{what} of a function with te.extern stages is not supported")
+            raise NotImplementedError(
+                f"{what} of a function with te.extern or te.scan stages: it runs in parts "
+                "from Python, so there is no one native function"
+            )
         return modules
 
     def get_source(self, fmt: str = "ll") -> str:
@@ -303,7 +261,7 @@ class Function:
     def export_library(self, path: str, **_) -> None:
         """Write a shared library (`.so`) and, next to it, `<path>.json` with the
         argument order and types; `tilecraft.runtime.load_module(path)` loads both."""
-        from tilecraft.frontends.te.library import export_library
+        from tilecraft.te_library import export_library
 
         export_library(self, self._static_module("export_library"), str(path))
 

@@ -8,7 +8,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-_FUNCTIONS: dict[str, Callable] = {}
+import numpy as np
+
+
+def _cblas_matmul(a, b, c, transa=False, transb=False):
+    """TVM's `"tvm.contrib.cblas.matmul"`: `c = op(a) @ op(b)`, by numpy (its BLAS)."""
+    a = np.asarray(a).T if transa else np.asarray(a)
+    b = np.asarray(b).T if transb else np.asarray(b)
+    np.matmul(a, b, out=np.asarray(c))
+
+
+_FUNCTIONS: dict[str, Callable] = {"tvm.contrib.cblas.matmul": _cblas_matmul}
 
 
 def register_func(name_or_func=None, f: Callable | None = None, override: bool = False):
@@ -30,8 +40,6 @@ def register_func(name_or_func=None, f: Callable | None = None, override: bool =
 
 
 def get_global_func(name: str, allow_missing: bool = False) -> Callable | None:
-    if name.startswith("tvm.contrib.") and name not in _FUNCTIONS:
-        import tilecraft.contrib  # noqa: F401 - registers the functions it provides
     func = _FUNCTIONS.get(name)
     if func is None and not allow_missing:
         raise ValueError(f"no global function {name!r} is registered (tvm.register_func)")

@@ -9,19 +9,20 @@ Index arithmetic (`indexdiv`, `indexmod`, `floordiv`, `floormod`, `truncdiv`,
 
 from __future__ import annotations
 
-import numpy as np
-
 from tilecraft.compat import UnsupportedError
 
 from tilecraft.frontends.te import expr as _expr
 from tilecraft.frontends.te.dtypes import _is_float
-from tilecraft.frontends.te.expr import Const, Expr, _default_literal, const
+from tilecraft.frontends.te.expr import Expr, _default_literal, const
+from tilecraft.frontends.te.extern import PackedCall, call_packed
 from tilecraft.frontends.te.ops import (
     abs,
     erf,
     exp,
     if_then_else,
     log,
+    max_value,
+    min_value,
     max as _reduce_max,
     maximum,
     min as _reduce_min,
@@ -78,27 +79,6 @@ def Select(cond, true_value, false_value) -> Expr:  # noqa: N802 - TVM's name
     return if_then_else(cond, true_value, false_value)
 
 
-def _limit(dtype: str, lowest: bool) -> Expr:
-    dtype = str(dtype)
-    if _is_float(dtype):
-        info = np.finfo(dtype)
-        return Const(float(info.min if lowest else info.max), dtype)
-    if dtype == "bool":
-        return Const(not lowest, "bool")
-    info = np.iinfo(dtype)
-    return Const(int(info.min if lowest else info.max), dtype)
-
-
-def min_value(dtype: str) -> Expr:
-    """The lowest finite value of `dtype` (as TVM: -3.4e38 for float32, not -inf)."""
-    return _limit(dtype, True)
-
-
-def max_value(dtype: str) -> Expr:
-    """The largest finite value of `dtype`."""
-    return _limit(dtype, False)
-
-
 # C math functions by name (float and double spellings, CUDA's fast ones too).
 _EXTERN_MATH = {
     "exp": exp, "expf": exp, "__expf": exp, "log": log, "logf": log, "__logf": log,
@@ -124,23 +104,6 @@ def call_pure_extern(dtype: str, func_name: str, *args) -> Expr:
 
 
 call_extern = call_pure_extern
-
-
-class PackedCall:
-    """`tvm.tir.call_packed("name", *args)` inside a `te.extern` body: a call of the
-    global function `name` (tvm.register_func) on arrays and Python values."""
-
-    def __init__(self, name: str, args: tuple):
-        self.name, self.args = name, args
-
-    def __repr__(self) -> str:
-        return f"call_packed({self.name!r}, ...)"
-
-
-def call_packed(name: str, *args) -> PackedCall:
-    if not isinstance(name, str):
-        raise ValueError(f"call_packed takes the function's name first, not {name!r}")
-    return PackedCall(name, args)
 
 
 def _unsupported(name: str, why: str):

@@ -16,6 +16,6 @@ __all__ = ["compile", "load", "load_module", "CompiledModel"]
 def load_module(path):
     """TVM's `tvm.runtime.load_module(path)`: a function saved with
     `tilecraft.build(...).export_library(path)`."""
-    from tilecraft.frontends.te.library import load_module as load
+    from tilecraft.te_library import load_module as load
 
     return load(path)

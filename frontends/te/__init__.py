@@ -85,8 +85,10 @@ from tilecraft.frontends.te.ops import (
     if_then_else,
     log,
     max,
+    max_value,
     maximum,
     min,
+    min_value,
     minimum,
     reduce_axis,
     reduce_max,
@@ -106,22 +108,9 @@ from tilecraft.frontends.te.schedule import (
 )
 from tilecraft.frontends.te.extern import ExternOp, extern
 from tilecraft.frontends.te.reducer import CommReducer, comm_reducer
+from tilecraft.frontends.te.scan import ScanOp, scan
 from tilecraft.frontends.te.symbolic import Var, size_var, var
 from tilecraft.frontends.te.tensor import ComputeOp, PlaceholderOp, Tensor, compute, placeholder
-
-
-def min_value(dtype: str) -> Expr:
-    """The lowest finite value of `dtype` (TVM's `te.min_value`)."""
-    from tilecraft.tir import min_value as lowest
-
-    return lowest(dtype)
-
-
-def max_value(dtype: str) -> Expr:
-    """The largest finite value of `dtype` (TVM's `te.max_value`)."""
-    from tilecraft.tir import max_value as largest
-
-    return largest(dtype)
 
 
 _NOT_HERE = {
@@ -146,6 +135,8 @@ __all__ = [
     "ExternOp",
     "Var",
     "comm_reducer",
+    "ScanOp",
+    "scan",
     "extern",
     "max_value",
     "min_value",

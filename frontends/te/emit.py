@@ -246,8 +246,8 @@ class _BodyEmitter:
         op = te_ir.ReduceOp(e.kind, names, bounds, _ir_type(e.dtype), body)
         return self._add(op)
 
-    def compute(self, t: Tensor, name: str) -> te_ir.ComputeOp:
-        op = t.op
+    def compute(self, t: Tensor, name: str, op: ComputeOp | None = None) -> te_ir.ComputeOp:
+        op = op or t.op
         assert isinstance(op, ComputeOp)
         self.axis_names = op.axis_names
         block = te_ir.new_block(len(op.axis))
@@ -373,7 +373,8 @@ def build_module(
     outputs = [t for t in args if isinstance(t.op, ComputeOp)]
     if not outputs:
         raise ValueError("args must include at least one computed tensor (an output)")
-    order = _reachable(outputs, through_externs=False)
+    ops = s._ops if s is not None else {}  # computes a schedule redefined (rfactor)
+    order = _reachable(outputs, through_externs=False, ops=ops)
     input_ids = {id(t) for t in inputs}
     for t in order:
         if not isinstance(t.op, ComputeOp) and id(t) not in input_ids:
@@ -397,7 +398,7 @@ def build_module(
         arg.name_hint = _hint(names[id(t)])
         values[id(t)] = arg
     for t in computes:
-        op = _BodyEmitter(values, sizes, scalars).compute(t, names[id(t)])
+        op = _BodyEmitter(values, sizes, scalars).compute(t, names[id(t)], ops.get(id(t)))
         body.add_op(op)
         op.result.name_hint = _hint(names[id(t)])
         values[id(t)] = op.result

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import builtins
 import math
+
+import numpy as np
 from collections.abc import Callable
 
 from tilecraft.frontends.te.dtypes import _is_float, _is_int, _is_integral, _width
@@ -162,6 +164,30 @@ def reduce_min(expr, axis, where=None) -> Expr:
     """`te.min(A[i, k], axis=k)`; for two values use `te.minimum`."""
     return _reduction("min", expr, axis, where)
 
+
+
+# --- limits --------------------------------------------------------------------------
+
+
+def _limit(dtype: str, lowest: bool) -> Expr:
+    dtype = str(dtype)
+    if _is_float(dtype):
+        info = np.finfo(dtype)
+        return Const(float(info.min if lowest else info.max), dtype)
+    if dtype == "bool":
+        return Const(not lowest, "bool")
+    info = np.iinfo(dtype)
+    return Const(int(info.min if lowest else info.max), dtype)
+
+
+def min_value(dtype: str) -> Expr:
+    """The lowest finite value of `dtype` (as TVM: -3.4e38 for float32, not -inf)."""
+    return _limit(dtype, True)
+
+
+def max_value(dtype: str) -> Expr:
+    """The largest finite value of `dtype`."""
+    return _limit(dtype, False)
 
 
 # te.sum/max/min shadow Python builtins; bound last, and the code above uses

@@ -164,24 +164,33 @@ class TupleReduce:
         return outs
 
 
-def _substitute(e: Expr, mapping: dict[int, Expr]) -> Expr:
-    """`e` with the IterVars in `mapping` (by id) replaced."""
+def _substitute(e: Expr, mapping: dict[int, Expr], read_hook=None) -> Expr:
+    """`e` with the IterVars in `mapping` (by id) replaced; `read_hook(read)`, where
+    it returns an expression, replaces a whole read."""
     if id(e) in mapping:
         return mapping[id(e)]
+    if read_hook is not None and isinstance(e, Read):
+        replaced = read_hook(e)
+        if replaced is not None:
+            return replaced
+
+    def sub(x):
+        return _substitute(x, mapping, read_hook)
+
     if isinstance(e, Binary):
-        return Binary(e.op, _substitute(e.lhs, mapping), _substitute(e.rhs, mapping), e.dtype)
+        return Binary(e.op, sub(e.lhs), sub(e.rhs), e.dtype)
     if isinstance(e, Compare):
-        return Compare(e.op, _substitute(e.lhs, mapping), _substitute(e.rhs, mapping))
+        return Compare(e.op, sub(e.lhs), sub(e.rhs))
     if isinstance(e, Unary):
-        return Unary(e.op, _substitute(e.operand, mapping), e.dtype)
+        return Unary(e.op, sub(e.operand), e.dtype)
     if isinstance(e, Cast):
-        return Cast(_substitute(e.operand, mapping), e.dtype)
+        return Cast(sub(e.operand), e.dtype)
     if isinstance(e, IfThenElse):
-        return IfThenElse(*(_substitute(c, mapping) for c in e.children()), e.dtype)
+        return IfThenElse(*(sub(c) for c in e.children()), e.dtype)
     if isinstance(e, Read):
-        return Read(e.tensor, tuple(_substitute(i, mapping) for i in e.indices), e.dtype)
+        return Read(e.tensor, tuple(sub(i) for i in e.indices), e.dtype)
     if isinstance(e, Reduce):
-        raise ValueError("a tuple reduction cannot contain another reduction")
+        return Reduce(e.kind, sub(e.body), e.axes, e.dtype)
     return e
 
 

@@ -73,6 +73,8 @@ class Stage:
     attach: str = "root"  # "root", "at" or "inline"
     _attach_step: _Step | None = None
     _retired: dict[int, str] = field(default_factory=dict)  # id -> why it is gone
+    # id(outer or inner) -> (parent, outer, inner, inner extent): for rfactor
+    _splits: dict[int, tuple] = field(default_factory=dict)
     _touched: bool = False
 
     def __post_init__(self):
@@ -113,6 +115,7 @@ class Stage:
         inner = IterVar(f"{axis.name}.inner", (0, inner_ext), axis.kind)
         self.leaf_iter_vars[pos : pos + 1] = [outer, inner]
         self._retired[id(axis)] = "was already split; use the axes split returned"
+        self._splits[id(outer)] = self._splits[id(inner)] = (axis, outer, inner, inner_ext)
 
         def step(e: _ScheduleEmitter):
             op = e.add(sched_ir.SplitOp(e.axis(self, axis), factor=factor, nparts=nparts))
@@ -292,6 +295,7 @@ class Schedule:
         self._stages: dict[int, Stage] = {}
         self._steps: list[tuple[_Step, FileLineColLoc | None, Stage]] = []
         self._known: dict[int, Tensor | CacheTensor] = {}
+        self._ops: dict[int, ComputeOp] = {}  # id(tensor) -> its definition after rfactor
         for t in _reachable(self.outputs):
             self._known[id(t)] = t
 
@@ -374,6 +378,27 @@ class Schedule:
         stage._record(step)
         return cache
 
+    def rfactor(self, tensor: Tensor, axis: IterVar, factor_axis: int = 0) -> Tensor:
+        """Factor a reduction over `axis` (a reduce axis of `tensor`'s stage, or a
+        part of one that was split) into a new stage `T.rf` that keeps `axis` as a
+        spatial axis (at position `factor_axis`) and reduces over the rest; the
+        stage of `tensor` then reduces `T.rf` over `axis`. Returns `T.rf`."""
+        from tilecraft.frontends.te.rfactor import factor_reduction
+
+        stage = self[tensor]
+        rf, new_op = factor_reduction(stage, tensor, axis, factor_axis)
+        self._known[id(rf)] = rf
+        self._ops[id(tensor)] = new_op
+        # The stage of `tensor` starts again from its new definition; the steps
+        # recorded on it (the split that made `axis`) now describe `T.rf`.
+        self._steps = [st for st in self._steps if st[2] is not stage]
+        for a in stage.leaf_iter_vars:
+            stage._retired[id(a)] = "belongs to the reduction before rfactor; use s[T].op"
+        stage.op, stage.root_names = new_op, dict(new_op.axis_names)
+        stage.leaf_iter_vars = list(new_op.axis) + list(new_op.reduce_axis)
+        stage._splits, stage._touched = {}, False
+        return rf
+
     def _add_cache_stage(self, cache: CacheTensor) -> Stage:
         self._known[id(cache)] = cache
         return self[cache]
@@ -406,9 +431,10 @@ def create_schedule(outputs) -> Schedule:
     return Schedule(unique)
 
 
-def _reachable(outputs: Sequence[Tensor], through_externs: bool = True) -> list[Tensor]:
+def _reachable(outputs: Sequence[Tensor], through_externs: bool = True, ops=None) -> list[Tensor]:
     """Tensors the outputs read, producers before consumers (depth-first post-order);
-    without `through_externs`, a te.extern's tensor ends the walk like an input."""
+    without `through_externs`, a te.extern's tensor ends the walk like an input.
+    `ops` redefines some tensors (by id), as `Schedule.rfactor` does."""
     order: list[Tensor] = []
     done: set[int] = set()
 
@@ -416,8 +442,9 @@ def _reachable(outputs: Sequence[Tensor], through_externs: bool = True) -> list[
         if id(t) in done:
             return
         done.add(id(t))
-        if through_externs or isinstance(t.op, ComputeOp):
-            for src in t.op.input_tensors:
+        op = ops.get(id(t), t.op) if ops else t.op
+        if through_externs or isinstance(op, ComputeOp):
+            for src in op.input_tensors:
                 visit(src)
         order.append(t)
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tilecraft.frontends.te.dtypes import _check_dtype
-from tilecraft.frontends.te.expr import Binary, Cast, Const, Expr, _walk
+from tilecraft.frontends.te.expr import Binary, Cast, Const, Expr, Unary, _walk
 
 
 @dataclass(eq=False, repr=False)
@@ -75,6 +75,8 @@ def show(e) -> str:
         return repr(e.value)
     if isinstance(e, Cast):
         return show(e.operand)
+    if isinstance(e, Unary) and e.op == "neg":
+        return f"-{show(e.operand)}"
     if isinstance(e, Binary) and e.op in _SYMBOLS:
         return f"({show(e.lhs)} {_SYMBOLS[e.op]} {show(e.rhs)})"
     if isinstance(e, Binary):
@@ -97,6 +99,8 @@ def evaluate(e, bindings: dict[int, int]) -> int:
         return bindings[id(e)]
     if isinstance(e, Cast):
         return evaluate(e.operand, bindings)
+    if isinstance(e, Unary) and e.op == "neg":
+        return -evaluate(e.operand, bindings)
     if isinstance(e, Binary) and e.op in _INT_OPS:
         return int(_INT_OPS[e.op](evaluate(e.lhs, bindings), evaluate(e.rhs, bindings)))
     raise ValueError(f"the size {e!r} is not an integer expression of te.var sizes")

@@ -440,3 +440,111 @@ def test_extern_registered_python_function():
     assert seen == [(tvm.nd.NDArray, tvm.nd.NDArray)]
     with pytest.raises(ValueError, match="no global function 'not.there' is registered"):
         tvm.get_global_func("not.there")
+
+
+# --- reduction: rfactor --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("rows,cols", [(40, 50), (7, 64)])
+def test_rfactor_then_compute_at_the_factored_axis(rows, cols):
+    n, m = te.var("n"), te.var("m")
+    A = te.placeholder((n, m), name="A")
+    k = te.reduce_axis((0, m), "k")
+    B = te.compute((n,), lambda i: te.sum(A[i, k], axis=k), name="B")
+    s = te.create_schedule(B.op)
+    ko, ki = s[B].split(B.op.reduce_axis[0], factor=16)
+    BF = s.rfactor(B, ki)
+    text = tvm.lower(s, [A, B], simple_mode=True)
+    assert "B.rf" in text
+    assert repr(s[B].op.body) == "sum(B.rf[k.inner, i], axis=[k.inner])"
+    assert [a.name for a in BF.op.axis] == ["k.inner", "i"] and [a.name for a in BF.op.reduce_axis] == ["k.outer"]
+    xo, xi = s[B].split(s[B].op.axis[0], factor=32)
+    s[BF].compute_at(s[B], s[B].op.reduce_axis[0])
+    f = tvm.build(s, [A, B])
+    a, b = uniform(rows, cols), np.zeros(rows, "float32")
+    f(a, b)
+    np.testing.assert_allclose(b, a.sum(axis=1), rtol=1e-5)
+
+
+def test_rfactor_of_a_static_max_with_factor_axis():
+    A = te.placeholder((6, 20), name="A")
+    k = te.reduce_axis((0, 20), "k")
+    B = te.compute((6,), lambda i: te.max(A[i, k], axis=k), name="B")
+    s = te.create_schedule(B.op)
+    ko, ki = s[B].split(k, nparts=4)
+    BF = s.rfactor(B, ko, factor_axis=1)
+    assert BF.shape == (6, 4)
+    f = tvm.build(s, [A, B])
+    a, b = uniform(6, 20) - 0.5, np.zeros(6, "float32")
+    f(a, b)
+    np.testing.assert_allclose(b, a.max(axis=1))
+
+
+def test_rfactor_errors():
+    A = te.placeholder((6, 20), name="A")
+    k = te.reduce_axis((0, 20), "k")
+    B = te.compute((6,), lambda i: te.sum(A[i, k], axis=k), name="B")
+    s = te.create_schedule(B.op)
+    with pytest.raises(ValueError, match="rfactor factors over a reduce axis, and 'i' is spatial"):
+        s.rfactor(B, B.op.axis[0])
+    with pytest.raises(ValueError, match="rfactor over 'k' leaves no axis to reduce"):
+        s.rfactor(B, k)
+
+
+# --- scan ------------------------------------------------------------------------------
+
+
+def test_scan_cumulative_sum():
+    m, n = te.var("m"), te.var("n")
+    X = te.placeholder((m, n), name="X")
+    s_state = te.placeholder((m, n))
+    s_init = te.compute((1, n), lambda _, i: X[0, i])
+    s_update = te.compute((m, n), lambda t, i: s_state[t - 1, i] + X[t, i])
+    s_scan = tvm.te.scan(s_init, s_update, s_state, inputs=[X])
+    s = te.create_schedule(s_scan.op)
+    xo, xi = s[s_update].split(s_update.op.axis[1], factor=32)
+    assert "part 1: row t of scan" in tvm.lower(s, [X, s_scan], simple_mode=True)
+    fscan = tvm.build(s, [X, s_scan], "llvm", name="myscan")
+    a_np = uniform(10, 70).astype(s_scan.dtype)
+    b = tvm.nd.array(np.zeros((10, 70), dtype=s_scan.dtype))
+    fscan(tvm.nd.array(a_np), b)
+    tvm.testing.assert_allclose(b.numpy(), np.cumsum(a_np, axis=0), rtol=1e-5)
+
+
+def test_scan_multi_stage_cell_and_two_states():
+    m, n, l = te.var("m"), te.var("n"), te.var("l")
+    X = te.placeholder((m, n), name="X")
+    s_state = te.placeholder((m, n))
+    s_init = te.compute((1, n), lambda _, i: X[0, i])
+    s1 = te.compute((m, n), lambda t, i: s_state[t - 1, i] * 2, name="s1")
+    s2 = te.compute((m, n), lambda t, i: s1[t, i] + X[t, i], name="s2")
+    cell = tvm.te.scan(s_init, s2, s_state, inputs=[X])
+    s = te.create_schedule(cell.op)
+    xo, xi = s[s2].split(s2.op.axis[1], factor=32)
+    s[s1].compute_at(s[s2], xo)
+    f = tvm.build(s, [X, cell])
+    a = uniform(6, 40)
+    out = np.zeros((6, 40), "float32")
+    f(a, out)
+    want = np.zeros_like(a)
+    want[0] = a[0]
+    for t in range(1, 6):
+        want[t] = want[t - 1] * 2 + a[t]
+    np.testing.assert_allclose(out, want, rtol=1e-5)
+
+    state1, state2 = te.placeholder((m, n)), te.placeholder((m, l))
+    init1 = te.compute((1, n), lambda _, i: X[0, i])
+    init2 = te.compute((1, l), lambda _, i: 0.0)
+    update1 = te.compute((m, n), lambda t, i: state1[t - 1, i] + X[t, i])
+    update2 = te.compute((m, l), lambda t, i: state2[t - 1, i] + state1[t - 1, 0])
+    scan1, scan2 = tvm.te.scan([init1, init2], [update1, update2], [state1, state2], inputs=[X])
+    s = te.create_schedule(scan1.op)
+    f = tvm.build(s, [X, scan1, scan2])
+    r1, r2 = np.zeros((6, 40), "float32"), np.zeros((6, 3), "float32")
+    f(a, r1, r2)
+    c = np.cumsum(a, axis=0)
+    np.testing.assert_allclose(r1, c, rtol=1e-5)
+    want2 = np.zeros((6, 3), "float32")
+    for t in range(1, 6):
+        want2[t] = want2[t - 1] + c[t - 1, 0]
+    np.testing.assert_allclose(r2, want2, rtol=1e-5)

@@ -69,22 +69,10 @@ class LoadedFunction:
             raise KeyError(f"this module has one function, {self.entry_name!r}, not {name!r}")
         return self
 
-    def time_evaluator(self, func_name=None, dev=None, number: int = 10, repeat: int = 1, **_):
-        import time
+    def time_evaluator(self, func_name=None, dev=None, number: int = 10, repeat: int = 1, min_repeat_ms: int = 0, **_):
+        from tilecraft.timing import time_calls
 
-        from tilecraft.api import TimingResult
-
-        def evaluate(*arrays):
-            self(*arrays)
-            results = []
-            for _ in range(repeat):
-                start = time.perf_counter()
-                for _ in range(number):
-                    self(*arrays)
-                results.append((time.perf_counter() - start) / number)
-            return TimingResult(tuple(results))
-
-        return evaluate
+        return lambda *arrays: time_calls(lambda: self(*arrays), number, repeat, min_repeat_ms)
 
 
 def load_module(path) -> LoadedFunction:
