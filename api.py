@@ -218,25 +218,38 @@ class Function:
 
         return evaluate
 
-    def _static_module(self, what: str) -> ModuleOp:
-        if self._size_vars:
-            raise NotImplementedError(
-                f"{what} of a function with te.var sizes: tilecraft compiles one function "
-                "per set of sizes; build it with static shapes to save or show it"
-            )
-        modules = self._modules[()]
-        if not isinstance(modules, ModuleOp):
+    def _variants(self, what: str) -> list[tuple[str, ModuleOp]]:
+        """(symbol, loop-level module) per compiled set of sizes: the one function
+        of a static build; for te.var sizes, one per size it was called with."""
+        from tilecraft.te_pieces import lower_module as lower_pieces
+
+        if any(not isinstance(m, ModuleOp) for m in self._modules.values()):
             raise NotImplementedError(
                 f"{what} of a function with te.extern or te.scan stages: it runs in parts "
                 "from Python, so there is no one native function"
             )
-        return modules
+        if not self._size_vars:
+            return [(self.entry_name, self._modules[()])]
+        if not self._modules:
+            raise NotImplementedError(
+                f"{what} of a function with te.var sizes before any call: tilecraft compiles "
+                "one function per set of sizes, when it is first called with them"
+            )
+        variants = []
+        for key in self._modules:
+            bindings = {id(v): n for v, n in zip(self._size_vars, key)}
+            symbol = self.entry_name + "".join(
+                f"_{''.join(c if c.isalnum() else '_' for c in v.name)}{n}" for v, n in zip(self._size_vars, key)
+            )
+            variants.append((symbol, lower_pieces(self._schedule, self._args, symbol, bindings)))
+        return variants
 
     def get_source(self, fmt: str = "ll") -> str:
         """The LLVM IR (`"ll"`) or assembly (`"asm"`/`"s"`) of the function."""
         from tilecraft.compiler import emit_assembly, emit_llvm_ir
+        from tilecraft.te_library import merged_module
 
-        module = self._static_module("get_source")
+        module = merged_module(self._variants("get_source"))
         if fmt in ("ll", "llvm", ""):
             return emit_llvm_ir(module)
         if fmt in ("asm", "s"):
@@ -244,17 +257,16 @@ class Function:
         raise ValueError(f"get_source: format {fmt!r} is not 'll' or 'asm'")
 
     def save(self, path: str, fmt: str = "") -> None:
-        """Write the function as an object file (`.o`) or LLVM IR (`.ll`)."""
-        from tilecraft.compiler import emit_llvm_ir, emit_object
+        """Write the function as an object file (`.o`, with `<path>.json` for
+        `tvm.contrib.cc.create_shared` and `load_module`) or LLVM IR (`.ll`)."""
+        from tilecraft.te_library import save_object
 
-        module = self._static_module("save")
         path = str(path)
         if path.endswith(".ll") or fmt == "ll":
             with open(path, "w") as f:
-                f.write(emit_llvm_ir(module))
+                f.write(self.get_source("ll"))
         elif path.endswith(".o") or fmt == "o":
-            with open(path, "wb") as f:
-                f.write(emit_object(module))
+            save_object(self, self._variants("save"), path)
         else:
             raise ValueError(f"save writes .o or .ll files, not {path!r}; use export_library for .so")
 
@@ -263,7 +275,7 @@ class Function:
         argument order and types; `tilecraft.runtime.load_module(path)` loads both."""
         from tilecraft.te_library import export_library
 
-        export_library(self, self._static_module("export_library"), str(path))
+        export_library(self, self._variants("export_library"), str(path))
 
 
 def _arg_name(a) -> str:

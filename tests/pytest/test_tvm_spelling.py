@@ -81,6 +81,39 @@ def test_export_library_and_load_module(tmp_path):
         tvm.runtime.load_module(str(tmp_path / "missing.so"))
 
 
+def test_symbolic_function_saved_for_the_sizes_it_ran():
+    """get_started saves `fadd` (built with n = te.var) after calling it: the
+    library holds one variant per size it ran with."""
+    from tilecraft.contrib import cc, utils
+
+    n = te.var("n")
+    A = te.placeholder((n,), name="A")
+    B = te.placeholder((n,), name="B")
+    C = te.compute(A.shape, lambda i: A[i] + B[i], name="C")
+    s = te.create_schedule(C.op)
+    fadd = tvm.build(s, [A, B, C], "llvm", name="myadd")
+    with pytest.raises(NotImplementedError, match="export_library of a function with te.var sizes before any call"):
+        fadd.export_library("never.so")
+    arrays = {}
+    for size in (16, 40):
+        arrays[size] = [uniform(size), uniform(size), np.zeros(size, "float32")]
+        fadd(*arrays[size])
+    temp = utils.tempdir()
+    fadd.save(temp.relpath("myadd.o"))
+    cc.create_shared(temp.relpath("myadd.so"), [temp.relpath("myadd.o")])
+    assert "myadd.so" in temp.listdir()
+    fadd1 = tvm.runtime.load_module(temp.relpath("myadd.so"))
+    fadd.export_library(temp.relpath("myadd_pack.so"))
+    fadd2 = tvm.runtime.load_module(temp.relpath("myadd_pack.so"))
+    for f in (fadd1, fadd2):
+        for size, (a, b, _) in arrays.items():
+            c = np.zeros(size, "float32")
+            f(a, b, c)
+            np.testing.assert_allclose(c, a + b)
+        with pytest.raises(ValueError, match="saved for the sizes it had been called with; none matches"):
+            f(uniform(7), uniform(7), np.zeros(7, "float32"))
+
+
 # --- opt_gemm ------------------------------------------------------------------------
 
 
@@ -153,6 +186,31 @@ def test_gemm_array_packing_and_write_cache():
 def test_float_shape_that_is_not_whole_is_an_error():
     with pytest.raises(ValueError, match="a float that is not a whole number"):
         te.placeholder((10 / 3,), name="A")
+
+
+# --- tensorize (the parts before tensorize) --------------------------------------------
+
+
+def test_matmul_with_transposed_operand_split_and_reordered():
+    N, M, L = 64, 48, 32
+    A = te.placeholder((N, L), name="A")
+    B = te.placeholder((M, L), name="B")
+    k = te.reduce_axis((0, L), name="k")
+    C = te.compute((N, M), lambda i, j: te.sum(A[i, k] * B[j, k], axis=k), name="C")
+    s = te.create_schedule(C.op)
+    x, y = C.op.axis
+    (z,) = C.op.reduce_axis
+    yo, yi = s[C].split(y, factor=16)
+    s[C].reorder(x, yo, yi, z)
+    assert "loop.for" in tvm.lower(s, [A, B, C], simple_mode=True)
+    func = tvm.build(s, [A, B, C], target="llvm", name="gemv")
+    dev = tvm.device("cpu", 0)
+    a, b = uniform(N, L), uniform(M, L)
+    c = tvm.nd.array(np.zeros((N, M), dtype=C.dtype), dev)
+    func(tvm.nd.array(a, dev), tvm.nd.array(b, dev), c)
+    tvm.testing.assert_allclose(c.numpy(), np.dot(a, b.T), rtol=1e-5)
+    with pytest.raises(NotImplementedError, match="tensorize belongs to the accelerator flow"):
+        s[C].tensorize(yi, None)
 
 
 # --- schedule_primitives -------------------------------------------------------------
