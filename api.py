@@ -135,8 +135,11 @@ class Function:
         ]
         self._compiled: dict[tuple[int, ...], Callable] = {}
         self._modules: dict[tuple[int, ...], ModuleOp] = {}
+        self._direct: Callable | None = None  # static sizes, arrays only: no preparation
         if not self._size_vars:
-            self._specialize(())  # compile now, so errors show at build
+            compiled = self._specialize(())  # compile now, so errors show at build
+            if all(k == "tensor" for k in self._kinds):
+                self._direct = compiled
 
     @property
     def is_symbolic(self) -> bool:
@@ -195,6 +198,8 @@ class Function:
         return self._specialize(key), arrays
 
     def __call__(self, *arrays) -> None:
+        if self._direct is not None:  # it checks count, shapes and dtypes itself
+            return self._direct(*arrays)
         compiled, arrays = self._prepare(arrays)
         compiled(*arrays)
 

@@ -399,6 +399,18 @@ class Schedule:
         stage._splits, stage._touched = {}, False
         return rf
 
+    def normalize(self) -> Schedule:
+        """TVM normalizes loops to start at 0; tilecraft's loops always do."""
+        return self
+
+    def __getattr__(self, name: str):
+        if name.startswith("__") or name.startswith("_"):
+            raise AttributeError(name)
+        raise UnsupportedError(
+            f"s.{name}: not supported by tilecraft's te schedules (they have cache_read, "
+            "cache_write, rfactor and the stage primitives of s[T])"
+        )
+
     def _add_cache_stage(self, cache: CacheTensor) -> Stage:
         self._known[id(cache)] = cache
         return self[cache]

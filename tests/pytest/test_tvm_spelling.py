@@ -606,3 +606,20 @@ def test_scan_multi_stage_cell_and_two_states():
     for t in range(1, 6):
         want2[t] = want2[t - 1] + c[t - 1, 0]
     np.testing.assert_allclose(r2, want2, rtol=1e-5)
+
+
+def test_unsupported_tvm_names_are_named():
+    A, B, C = two_stage(8)
+    s = te.create_schedule(C.op)
+    assert s.normalize() is s
+    with pytest.raises(NotImplementedError, match="s.create_group: not supported by tilecraft"):
+        s.create_group(outputs=C, inputs=A)
+    with pytest.raises(NotImplementedError, match="s\\[C\\].double_buffer: double_buffer is not supported"):
+        s[C].double_buffer()
+    with pytest.raises(NotImplementedError, match="tvm.relay: Relay is not supported"):
+        tvm.relay
+    with pytest.raises(NotImplementedError, match="te.hybrid: hybrid scripts are not supported"):
+        te.hybrid
+    with pytest.raises(NotImplementedError, match="tvm.contrib.nvcc is not supported"):
+        tvm.contrib.nvcc
+    assert not hasattr(te, "no_such_function")  # still an AttributeError for hasattr
