@@ -393,7 +393,7 @@ class Schedule:
         # recorded on it (the split that made `axis`) now describe `T.rf`.
         self._steps = [st for st in self._steps if st[2] is not stage]
         for a in stage.leaf_iter_vars:
-            stage._retired[id(a)] = "belongs to the reduction before rfactor; use s[T].op"
+            stage._retired[id(a)] = f"belongs to {tensor.name} before rfactor; use s[{tensor.name}].op.axis"
         stage.op, stage.root_names = new_op, dict(new_op.axis_names)
         stage.leaf_iter_vars = list(new_op.axis) + list(new_op.reduce_axis)
         stage._splits, stage._touched = {}, False

@@ -151,13 +151,15 @@ def _shape(shape, what: str) -> tuple:
     return tuple(dims)
 
 
-def placeholder(shape, dtype: str = "float32", name: str = "placeholder") -> Tensor:
-    """An input tensor: `te.placeholder((M, K), "float32", name="A")`."""
-    return Tensor(_shape(shape, "te.placeholder"), _check_dtype(dtype), PlaceholderOp(name))
+def placeholder(shape, dtype: str | None = "float32", name: str = "placeholder") -> Tensor:
+    """An input tensor: `te.placeholder((M, K), "float32", name="A")` (dtype None is
+    float32, as in TVM)."""
+    return Tensor(_shape(shape, "te.placeholder"), _check_dtype(dtype or "float32"), PlaceholderOp(name))
 
 
-def compute(shape, fcompute: Callable[..., Expr], name: str = "compute") -> Tensor:
+def compute(shape, fcompute: Callable[..., Expr], name: str = "compute", tag: str = "", attrs=None) -> Tensor:
     """A tensor defined element by element: `te.compute((M, N), lambda i, j: ...)`.
+    TVM's `tag` and `attrs` are accepted and not used.
 
     The lambda's parameter names name the axes; `lambda *i:` gives `i0, i1, ...`.
     """

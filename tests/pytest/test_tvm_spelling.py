@@ -623,3 +623,27 @@ def test_unsupported_tvm_names_are_named():
     with pytest.raises(NotImplementedError, match="tvm.contrib.nvcc is not supported"):
         tvm.contrib.nvcc
     assert not hasattr(te, "no_such_function")  # still an AttributeError for hasattr
+
+
+def test_symbolic_sizes_are_checked_at_each_call():
+    n, m = te.var("n"), te.var("m")
+    A = te.placeholder((n, m), name="A")
+    B = te.compute((n,), lambda i: A[i, 0] + A[i, m - 1], name="B")
+    f = tvm.build(te.create_schedule(B.op), [A, B, n])
+    a, b = uniform(5, 7), np.zeros(5, "float32")
+    f(a, b, 5)  # a size passed explicitly is checked too
+    np.testing.assert_allclose(b, a[:, 0] + a[:, 6])
+    with pytest.raises(ValueError, match="size n is 5, got 6"):
+        f(a, b, 6)
+    with pytest.raises(ValueError, match=r"argument A has rank 2, got an array of shape \(35,\)"):
+        f(a.reshape(35), b, 5)
+    with pytest.raises(ValueError, match="size n is 5 .* but dimension 0 of B is 4"):
+        f(a, np.zeros(4, "float32"), 5)
+    C = te.compute((n + 1,), lambda i: A[0, 0] * 2.0, name="C")
+    g = tvm.build(te.create_schedule(C.op), [A, C])
+    with pytest.raises(ValueError, match=r"dimension 0 of C must be \(n \+ 1\) = 6, got 5"):
+        g(a, np.zeros(5, "float32"))
+    D = te.compute((n * 2,), lambda i: 1.0, name="D")
+    h = tvm.build(te.create_schedule(D.op), [D])
+    with pytest.raises(ValueError, match="dimension 0 of D is \\(n \\* 2\\), but no argument has n as a whole dimension"):
+        h(np.zeros(8, "float32"))
