@@ -48,14 +48,20 @@ Design:
   axes are named after its lambda parameters and reduce axes (suffixed `_1`, `_2`
   when two would clash); a `cache_read` stage has the spatial axis names of the
   stage it copies (`ax0, ax1, ...` for a placeholder); after
-  `cache_write`, the cache stage has the compute's axis names and the original
-  stage (now the copy) has fresh axes with the same spatial names. Because the
-  axes are fresh, re-fetch them with `s[C].op.axis` after `cache_write`.
+  `cache_write`, the cache stage has fresh axes with the compute's axis names
+  (and its reduce axes), and the original stage (now the copy) keeps the
+  compute's spatial axes, so `C.op.axis` still names its loops, as in TVM.
+- TVM's spelling works as written (`import tilecraft as tvm`): `te.var` sizes are
+  bound per call (`symbolic`), `te.comm_reducer` maps to sum/prod/max/min or an
+  argmax rewrite (`reducer`), `s.rfactor` makes two computes (`rfactor`), and
+  `te.extern` / `te.scan` cut a computation into compiled parts run from Python
+  (`extern`, `scan`; the runner is `tilecraft.te_pieces`).
 
 The package's modules, each importing only the ones before it: `dtypes`; `expr`
 (expression nodes, then the functions that build them with their type rules);
-`ops` (elementwise functions and reductions); `tensor` (tensors and `compute`);
-`schedule` (schedules and cache stages); and `emit` (IR generation,
+`ops` (elementwise functions and reductions); `symbolic` (`te.var`); `reducer`
+(`te.comm_reducer`); `tensor` (tensors and `compute`); `schedule` (schedules and
+cache stages); `rfactor`; `extern` and `scan`; and `emit` (IR generation,
 `build_module`). This file re-exports their public names.
 """
 
