@@ -35,6 +35,10 @@ _NOT_HERE = {
     "gpu": "tilecraft compiles for the CPU only",
     "cl": "tilecraft compiles for the CPU only",
     "rpc": "RPC is not supported",
+    "ir": "IR objects and intrinsic lowering rules (register_intrin_lowering, register_op_attr) "
+    "are not supported; te.exp, te.log, ... lower to LLVM's math functions",
+    "IRModule": "IRModule is not supported; tilecraft.lower returns the loop IR as text",
+    "transform": "TVM's pass infrastructure is not supported; see tilecraft-opt and its passes",
 }
 
 

@@ -37,3 +37,11 @@ def resolve(target) -> Target:
     if target is None:
         return Target("llvm")
     return target if isinstance(target, Target) else Target(target)
+
+
+def __getattr__(name: str):
+    if name.startswith("__"):
+        raise AttributeError(name)
+    from tilecraft.compat import UnsupportedError
+
+    raise UnsupportedError(f"tvm.target.{name} is not supported by tilecraft (it has Target, for 'llvm')")

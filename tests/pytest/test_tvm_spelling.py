@@ -622,6 +622,10 @@ def test_unsupported_tvm_names_are_named():
         te.hybrid
     with pytest.raises(NotImplementedError, match="tvm.contrib.nvcc is not supported"):
         tvm.contrib.nvcc
+    with pytest.raises(NotImplementedError, match="tvm.ir: IR objects and intrinsic lowering rules"):
+        tvm.ir.register_intrin_lowering
+    with pytest.raises(NotImplementedError, match="tvm.target.intrin is not supported"):
+        tvm.target.intrin
     assert not hasattr(te, "no_such_function")  # still an AttributeError for hasattr
 
 
