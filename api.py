@@ -71,7 +71,10 @@ def lower(
         text = (
             "// this computation runs in parts, in this order, with te.extern calls and "
             "te.scan row loops between them\n"
-            + "\n".join(f"// part {n}: {what}\n{str(module)}" for n, (what, module) in enumerate(modules))
+            + "\n".join(
+                f"// part {n}: {what}" + ("" if module is None else f"\n{module}")
+                for n, (what, module) in enumerate(modules)
+            )
         )
     if free:
         shown = ", ".join(f"{v.name} = {bindings[id(v)]}" for v in free)

@@ -98,7 +98,7 @@ class _Pieces:
             raise ValueError(f"{self.name}: {', '.join(missing)} must be listed in args")
         # Every piece takes the scalar parameters (a body may read them).
         params = extra + self.scalar_vars
-        piece_name = f"{self.name}_part{len(self.modules)}"
+        piece_name = f"{self.name}_part{sum(m is not None for _, m in self.modules)}"
         module = lower_module(self.s, params + inputs + outputs, piece_name, self.sizes, only_own_stages=True)
         self.modules.append((what, module))
         function = compile_loop_module(module)[piece_name] if self.jit else None
@@ -116,6 +116,8 @@ class _Pieces:
             if isinstance(op, ExternOp):
                 self.compute(op.inputs)
                 self.steps.append(("extern", op))
+                outs = ", ".join(t.name for t in op.outputs)
+                self.modules.append((f"te.extern {op.name}: {op.call.name}(...) fills {outs}", None))
             else:
                 self.compute(op.init)
                 self.known.update(id(p) for p in op.state)

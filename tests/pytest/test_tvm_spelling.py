@@ -490,6 +490,8 @@ def test_extern_registered_python_function():
     B = te.extern(A.shape, [A], lambda ins, outs: tvm.tir.call_packed("tests.tvm_spelling.addone", ins[0], outs[0]), name="C")
     C = te.compute((n,), lambda i: B[i] * 2, name="D")
     s = te.create_schedule(C.op)
+    text = tvm.lower(s, [A, B, C], simple_mode=True)
+    assert "// part 0: te.extern C: tests.tvm_spelling.addone(...) fills C\n// part 1: D" in text
     f = tvm.build(s, [A, B, C], "llvm")
     a, b, c = uniform(n), np.zeros(n, "float32"), np.zeros(n, "float32")
     f(a, b, c)
