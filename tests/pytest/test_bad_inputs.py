@@ -571,6 +571,16 @@ def test_older_version(copy: Path):
         load(copy)
 
 
+def test_save_over_a_saved_model_and_into_a_used_directory(copy: Path, tmp_path: Path):
+    tc.compile(MLP).save(copy)  # overwriting a saved model is fine
+    np.testing.assert_allclose(load(copy)(X), X @ W @ B, rtol=1e-4, atol=1e-4)
+    used = tmp_path / "used"
+    used.mkdir()
+    (used / "notes.txt").write_text("mine")
+    with pytest.raises(SavedModelError, match=r"used' holds other files \(notes.txt\); save the model into a new"):
+        tc.compile(MLP).save(used)
+
+
 def test_not_json(copy: Path):
     (copy / "manifest.json").write_text("{ not json")
     with pytest.raises(SavedModelError, match="manifest.json': not JSON"):
