@@ -44,12 +44,30 @@ class CheckGraphLevelPass(ModulePass):
             _check_shapes(f, self.name)
 
 
+# The most elements one tensor may hold: byte offsets and sizes are i64 in the
+# lowering, and no machine has 2**48 bytes of memory to give one tensor anyway.
+MAX_ELEMENTS = 1 << 48
+
+
+def _too_large(t) -> bool:
+    if not isinstance(t, ShapedType) or any(d < 0 for d in t.get_shape()):
+        return False
+    count = 1
+    for d in t.get_shape():
+        count *= d
+    return count > MAX_ELEMENTS
+
+
 def _check_shapes(f: func.FuncOp, pass_name: str) -> None:
-    """Arguments of static, non-empty shapes; no op giving an empty tensor."""
+    """Arguments of static, non-empty shapes; no op giving an empty tensor, no
+    tensor too large to address."""
     for n, arg in enumerate(f.body.block.args if f.body.blocks else ()):
         if isinstance(arg.type, ShapedType) and 0 in arg.type.get_shape():
             raise OpError(f, f"{pass_name}: argument #{n + 1} of @{f.sym_name.data} is an empty "
                           f"tensor ({arg.type}); tilecraft does not compile zero-size tensors")
+        if _too_large(arg.type):
+            raise OpError(f, f"{pass_name}: argument #{n + 1} of @{f.sym_name.data} ({arg.type}) has "
+                          f"more than 2**48 elements; tilecraft cannot address a tensor that large")
         if isinstance(arg.type, ShapedType) and any(d < 0 for d in arg.type.get_shape()):
             raise OpError(f, f"{pass_name}: argument #{n + 1} of @{f.sym_name.data} has a dynamic "
                           f"shape ({arg.type}); tilecraft compiles static shapes: give every "
@@ -59,3 +77,6 @@ def _check_shapes(f: func.FuncOp, pass_name: str) -> None:
             if isinstance(r.type, ShapedType) and 0 in r.type.get_shape():
                 raise OpError(op, f"{pass_name}: '{op.name}' gives an empty tensor ({r.type}); "
                               "tilecraft does not compile zero-size tensors")
+            if _too_large(r.type):
+                raise OpError(op, f"{pass_name}: '{op.name}' gives {r.type}, more than 2**48 elements; "
+                              "tilecraft cannot address a tensor that large")

@@ -70,6 +70,14 @@ def save(path, model: CompiledModel) -> None:
 
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
+    # `load` refuses files the manifest does not list: a model saved among
+    # other files would never load. Overwriting a saved model is fine.
+    others = sorted(p.name for p in path.iterdir() if p.name not in (LIBRARY, WEIGHTS, MANIFEST))
+    if others:
+        raise SavedModelError(
+            f"'{path}' holds other files ({', '.join(others)}); save the model into a new or "
+            "empty directory"
+        )
     signature = {signature_symbol(model.entry_name): signature_hash(model.entry_name, model.ports)}
     emit_shared_library(model._module, path / LIBRARY, model.num_threads, constants=signature)
     with open(path / WEIGHTS, "wb") as f:

@@ -336,6 +336,8 @@ class Importer:
             name_value(self.env[vi.name], vi.name)
         for index, proto in enumerate(g.node):
             self.convert(Node(self, proto, index))
+        if not g.output:
+            raise OnnxImportError("the graph has no outputs, so the model computes nothing")
         results = []
         for vo in g.output:
             try:

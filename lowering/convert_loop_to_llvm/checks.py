@@ -80,6 +80,19 @@ def _check_function(op: func.FuncOp) -> None:
                 f"{PASS}: argument #{i + 1} of '{name}' has type {t}; "
                 "only statically shaped memrefs are supported.",
             )
+        if isinstance(t, MemRefType) and _byte_size(t) >= 1 << 63:
+            raise OpError(
+                op,
+                f"{PASS}: argument #{i + 1} of '{name}' ({t}) is {_byte_size(t)} bytes, "
+                "more than 64-bit addresses reach.",
+            )
+
+
+def _byte_size(t: MemRefType) -> int:
+    size = max(1, getattr(t.get_element_type(), "bitwidth", 8) // 8)
+    for d in t.get_shape():
+        size *= d
+    return size
 
 
 def _constant_ok(value: Attribute) -> bool:

@@ -227,6 +227,7 @@ def files(tmp_path_factory) -> Path:
         "empty-name.mlir": TE_ADD.replace("@add", '@""'),
         "odd-names.mlir": ODD_NAMES,
         "huge.mlir": HUGE,
+        "too-large.mlir": HUGE.replace("100000000000", str(1 << 62)),
         "index-count.mlir": WRONG_INDEX_COUNT,
         "empty-tensor.mlir": EMPTY_GRAPH_TENSOR,
         "weights-int.mlir": WEIGHTS_NOT_A_STRING,
@@ -322,6 +323,9 @@ CASES = [
          ("argument --num-threads: expected a positive integer, got '-3'",)),
     Case("huge-random-input", "tilecraft-run", ("{dir}/huge.mlir", "--entry", "h"),
          ("tilecraft-run: error: the random input 'A' is (100000000000,) float32: 373 GiB",)),
+    Case("buffer-past-64-bit", "tilecraft-run", ("{dir}/too-large.mlir", "--entry", "h"),
+         ("too-large.mlir:1:1: error: convert-loop-to-llvm: argument #1 of 'h' (memref<4611686018427387904xf32>) "
+          "is 18446744073709551616 bytes, more than 64-bit addresses reach",)),
     Case("unknown-option-opt", "tilecraft-opt", ("{dir}/te.mlir", "--no-such-option"), ("unrecognized arguments: --no-such-option",)),
     Case("no-model-import", "tilecraft-import", (), ("the following arguments are required: model",)),
     # ONNX files.
@@ -407,6 +411,20 @@ def test_compile_onnx_input_without_shape_is_not_a_scalar():
 def test_compile_rejects_two_writers_of_one_name():
     with pytest.raises(OnnxImportError, match="output 'y' is already defined"):
         tc.compile(ONNX_FILES["two-writers.onnx"])
+
+
+def test_compile_rejects_a_graph_without_outputs():
+    model = onnx_model([helper.make_node("Relu", ["x"], ["y"])], [value("x", [2, 3])], outputs=())
+    with pytest.raises(OnnxImportError, match="the graph has no outputs"):
+        tc.compile(model)
+
+
+def test_compile_rejects_a_tensor_too_large_to_address():
+    from tilecraft.utils.diagnostics import OpError
+
+    model = onnx_model([helper.make_node("Relu", ["x"], ["y"])], [value("x", [1 << 40, 1 << 30])])
+    with pytest.raises(OpError, match=r"check-graph-level: argument #1 of @main .* has more than 2\*\*48 elements"):
+        tc.compile(model)
 
 
 def test_compile_rejects_a_non_model():
@@ -551,6 +569,16 @@ def test_older_version(copy: Path):
     edit_manifest(copy, lambda m: m.update(version=2))
     with pytest.raises(SavedModelError, match=f"saved in format version 2; this tilecraft reads version {VERSION}"):
         load(copy)
+
+
+def test_save_over_a_saved_model_and_into_a_used_directory(copy: Path, tmp_path: Path):
+    tc.compile(MLP).save(copy)  # overwriting a saved model is fine
+    np.testing.assert_allclose(load(copy)(X), X @ W @ B, rtol=1e-4, atol=1e-4)
+    used = tmp_path / "used"
+    used.mkdir()
+    (used / "notes.txt").write_text("mine")
+    with pytest.raises(SavedModelError, match=r"used' holds other files \(notes.txt\); save the model into a new"):
+        tc.compile(MLP).save(used)
 
 
 def test_not_json(copy: Path):
