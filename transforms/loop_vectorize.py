@@ -38,9 +38,9 @@ one so they cannot trap. Uniform conditions stay `loop.guard`/`scf.if`. Loops
 inside the vectorized one run serially (their variable is uniform).
 
 A loop whose extent is larger than `max_lanes` (4 zmm registers' worth) is strip
-mined: a serial loop over full vectors, then the tail as power-of-two vectors,
-widest first, and a last odd iteration as a scalar loop (a loop of extent 12
-becomes 8 + 4 lanes, not one vector of 12).
+mined: a serial loop over full vectors, then one vector for the tail. Every
+vector has a power-of-two width: a tail (or a whole loop) of 12 is a 16-lane
+vector whose last 4 lanes are masked off, as a guard would mask them.
 
 ```mlir
 loop.for %j = 0 to 16 vectorized {
@@ -61,7 +61,8 @@ vector.store %b, %B[%i, %c0] : memref<4x16xf32>, vector<16xf32>
 A loop is made serial instead (still correct, and LLVM's own vectorizer may
 take it) when its lanes would not be independent: it allocates a buffer (one
 per lane would be needed), or it stores to one address from every lane (a
-reduction into a scalar, where each iteration reads the previous one's result).
+reduction into a scalar, where each iteration reads the previous one's result),
+or it checks a condition at run time (`loop.assert`).
 A call or a launch in a vectorized loop is an error.
 """
 
@@ -74,6 +75,7 @@ from dataclasses import dataclass
 from tilecraft.backends.llvm import llvmx
 from tilecraft.dialects.loop import (
     AllocOp,
+    AssertOp,
     ForOp,
     GatherOp,
     GuardOp,
@@ -89,7 +91,6 @@ from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     FloatAttr,
     IndexType,
-    IntAttr,
     IntegerAttr,
     IntegerType,
     MemRefType,
@@ -121,11 +122,6 @@ DIVISIONS = (arith.DivSIOp, arith.DivUIOp, arith.RemSIOp, arith.RemUIOp, arith.F
 # Analyses ---------------------------------------------------------------------
 
 
-def tail_widths(n: int) -> list[int]:
-    """`n` lanes as powers of two, widest first (the binary digits of `n`)."""
-    return [1 << b for b in reversed(range(n.bit_length())) if n >> b & 1]
-
-
 def max_lanes(loop: ForOp) -> int:
     """The widest vector to use for `loop`, from the widest element it touches."""
     widest = 1
@@ -147,6 +143,8 @@ def vectorization_blocker(loop: ForOp) -> tuple[Operation, str] | None:
             found = None
             if isinstance(op, AllocOp):
                 return op, "allocates a buffer inside the loop"
+            if isinstance(op, AssertOp):
+                return op, "checks a condition at run time (loop.assert)"
             if isinstance(op, ForOp):
                 found = visit(op.body.block, masked)
             elif isinstance(op, GuardOp):
@@ -582,10 +580,10 @@ class VectorWriter:
     # The loop -----------------------------------------------------------------
 
     def write_loop(self) -> None:
-        """The loop as a serial loop over full vectors, then its tail as vectors of
-        decreasing powers of two (44 lanes: 32, 8, 4) and a last odd iteration as a
-        serial loop. Vectors of other widths are legal LLVM, but its code generator
-        can take minutes on a masked gather of 44 lanes."""
+        """The loop as a serial loop over full vectors, then its tail as one vector
+        of the next power of two lanes, the lanes past the end masked off (44
+        lanes: a 64-lane vector, 44 active). Vectors of other widths are legal
+        LLVM, but its code generator can take minutes on a 44-lane masked gather."""
         loop = self.loop
         width = max_lanes(loop)
         lb, extent = loop.lb.data, loop.extent
@@ -599,21 +597,19 @@ class VectorWriter:
                     start = self.add(arith.AddiOp(start, self.index(lb)))
                 self.write_lanes(width, start)
             lb += full * width
-        for lanes in tail_widths(extent - full * width):
-            if lanes == 1:
-                last = loop.clone()
-                last.lb, last.ub = IntAttr(lb), IntAttr(lb + 1)
-                last.kind = LoopKindAttr(LoopKind.SERIAL)
-                self.add(last)
-            else:
-                self.write_lanes(lanes, self.index(lb))
-            lb += lanes
+        if (tail := extent - full * width) > 0:
+            self.write_lanes(1 << (tail - 1).bit_length(), self.index(lb), active=tail)
 
-    def write_lanes(self, width: int, base: SSAValue) -> None:
+    def write_lanes(self, width: int, base: SSAValue, active: int | None = None) -> None:
+        """The loop body on `width` lanes from `base`; only the first `active`
+        are live when given (a constant mask, as a guard that varies would make)."""
         self.width = width
         self.values = {self.loop.var: Affine(base, 1)}
+        if active is not None and active < width:
+            self.mask = self.const(tuple(int(lane < active) for lane in range(width)), self.vtype(i1))
         self.run_block(self.loop.body.block)
         self.width = None
+        self.mask = None
 
 
 class VectorizeLoop(RewritePattern):
