@@ -28,6 +28,9 @@ to scalars, are written with the LLVM dialect's vector forms (`llvm.icmp`,
 `llvmx.fcmp`, `llvmx.select`, `llvm.sext`, ...). Index lanes are `i64` (what
 `index` becomes in LLVM), so they meet those ops as they are.
 
+A `loop.assert` whose condition varies across lanes becomes one scalar check that
+no active lane fails (the failing lanes' mask bits, as one integer, are 0).
+
 Conditions that vary across lanes (`loop.guard`, `scf.if`) do not branch: they
 narrow the *mask* of active lanes (`arith.andi` of `vector<W x i1>`), memory
 access under a mask is masked (a uniform address under a mask is a gather or
@@ -61,8 +64,7 @@ vector.store %b, %B[%i, %c0] : memref<4x16xf32>, vector<16xf32>
 A loop is made serial instead (still correct, and LLVM's own vectorizer may
 take it) when its lanes would not be independent: it allocates a buffer (one
 per lane would be needed), or it stores to one address from every lane (a
-reduction into a scalar, where each iteration reads the previous one's result),
-or it checks a condition at run time (`loop.assert`).
+reduction into a scalar, where each iteration reads the previous one's result).
 A call or a launch in a vectorized loop is an error.
 """
 
@@ -143,8 +145,6 @@ def vectorization_blocker(loop: ForOp) -> tuple[Operation, str] | None:
             found = None
             if isinstance(op, AllocOp):
                 return op, "allocates a buffer inside the loop"
-            if isinstance(op, AssertOp):
-                return op, "checks a condition at run time (loop.assert)"
             if isinstance(op, ForOp):
                 found = visit(op.body.block, masked)
             elif isinstance(op, GuardOp):
@@ -367,8 +367,27 @@ class VectorWriter:
             self.write_load(op)
         elif isinstance(op, memref.StoreOp):
             self.write_store(op)
+        elif isinstance(op, AssertOp):
+            self.write_assert(op)
         else:
             self.write_compute(op)
+
+    def write_assert(self, op: AssertOp) -> None:
+        """A check that varies across lanes holds if no active lane fails it: the
+        failing lanes' bits, as one integer, must be 0 (one scalar check)."""
+        cond = self.get(op.cond)
+        if is_uniform(cond) and self.mask is None:
+            self.add(AssertOp(cond, op.message))  # type: ignore[arg-type]
+            return
+        assert self.width is not None
+        ok = self.vector(cond)
+        failed = self.add(arith.XOrIOp(ok, self.const(1, self.vtype(i1))))
+        if self.mask is not None:
+            failed = self.add(arith.AndIOp(failed, self.mask))
+        bits_type = IntegerType(self.width)
+        bits = self.add(llvm.BitcastOp(failed, bits_type))
+        none = self.add(arith.CmpiOp(bits, self.const(0, bits_type), "eq"))
+        self.add(AssertOp(none, op.message))
 
     def write_compute(self, op: Operation) -> None:
         args = [self.get(v) for v in op.operands]

@@ -49,6 +49,23 @@ def test_loop_assert_raises_after_the_call_and_is_cleared():
     f(a, b)  # the error word was cleared: the next good call succeeds
 
 
+@pytest.mark.parametrize("n", [8, 7, 70])
+def test_vectorized_loop_assert_checks_every_active_lane(n):
+    text = LOOP_CHECK.replace("memref<8xi32>", f"memref<{n}xi32>").replace(
+        "loop.for %i = 0 to 8 {", f"loop.for %i = 0 to {n} vectorized {{"
+    )
+    f = compile_loop_module(parse_text(text))["f"]
+    a, b = np.arange(n, dtype=np.int32) % 4, np.zeros(n, np.int32)
+    f(a, b)
+    np.testing.assert_array_equal(b, a)
+    for lane in (0, n - 1, n // 2):
+        a[lane] = 4
+        with pytest.raises(RuntimeCheckError, match="4 or more"):
+            f(a, b)
+        a[lane] = 0
+    f(a, b)
+
+
 def test_a_module_without_checks_has_no_error_word():
     text = LOOP_CHECK.replace('    loop.assert %ok, "an element of A is 4 or more"\n', "")
     assert compile_loop_module(parse_text(text)).runtime_errors is None

@@ -233,17 +233,26 @@ func.func @serial(%A: memref<32xf32>, %S: memref<1xf32>) {
 
 // -----
 
-// A loop with a run-time check stays serial (each lane's check is one branch).
-func.func @check_stays_serial(%A: memref<8xi32>) {
+// A check that varies across lanes: one scalar check that no lane fails, the
+// failing lanes' bits read as one integer (under a tail or guard mask, only the
+// active lanes count).
+func.func @check_all_lanes(%A: memref<7xi32>) {
   %c4 = arith.constant 4 : i32
-  loop.for %i = 0 to 8 vectorized {
-    %a = memref.load %A[%i] : memref<8xi32>
+  loop.for %i = 0 to 7 vectorized {
+    %a = memref.load %A[%i] : memref<7xi32>
     %ok = arith.cmpi slt, %a, %c4 : i32
     loop.assert %ok, "too big"
   }
   func.return
 }
 
-// CHECK-LABEL: func.func @check_stays_serial(
-// CHECK:         loop.for %{{.*}} = 0 to 8 {
-// CHECK:           loop.assert
+// CHECK-LABEL: func.func @check_all_lanes(
+// CHECK-DAG:     %[[TAIL:.*]] = arith.constant dense<[true, true, true, true, true, true, true, false]> : vector<8xi1>
+// CHECK-DAG:     %[[TRUE:.*]] = arith.constant dense<true> : vector<8xi1>
+// CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0 : i8
+// CHECK:         %[[OK:.*]] = llvm.icmp "slt" %{{.*}}, %{{.*}} : vector<8xi32>
+// CHECK-NEXT:    %[[NOT:.*]] = arith.xori %[[OK]], %[[TRUE]] : vector<8xi1>
+// CHECK-NEXT:    %[[FAILED:.*]] = arith.andi %[[NOT]], %[[TAIL]] : vector<8xi1>
+// CHECK-NEXT:    %[[BITS:.*]] = llvm.bitcast %[[FAILED]] : vector<8xi1> to i8
+// CHECK-NEXT:    %[[NONE:.*]] = arith.cmpi eq, %[[BITS]], %[[ZERO]] : i8
+// CHECK-NEXT:    loop.assert %[[NONE]], "too big"
