@@ -24,7 +24,15 @@ from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Operation, SSAValue
 
-from tilecraft.analysis.expr import Expr, NonAffine, Range, exact_range, nonnegative, split_range
+from tilecraft.analysis.expr import (
+    Expr,
+    NonAffine,
+    Range,
+    bounds,
+    exact_range,
+    nonnegative,
+    split_range,
+)
 from tilecraft.dialects.sched_replay import (
     Fuse,
     IterVar,
@@ -124,7 +132,9 @@ def check_reads_in_bounds(compute: te.ComputeOp, what: str) -> None:
             e = index_expr(index, env, lambda a: ranges[a][0])
             if e is None:
                 continue
-            lo, hi = exact_range(e, ranges.__getitem__)
+            lo, hi = bounds(e, ranges.__getitem__)  # may be wider than the values
+            if lo < 0 or hi >= n:
+                lo, hi = exact_range(e, ranges.__getitem__)
             if lo < 0 or hi >= n:
                 raise OpError(
                     op,

@@ -17,6 +17,8 @@ body once, with index arguments `arange(M)` shaped (M, 1) and `arange(N)` shaped
 - `scf.if` evaluates both branches, each under a mask of the lanes that take it,
   and selects with `np.where`; a read in a branch clips the indices of lanes that
   do not take it (padding reads out of bounds there) and rejects the others;
+- `te.assert` raises `EvaluationError` with its message where its condition is
+  false for some element (the compiled function's run-time error);
 - arith and math ops map to numpy functions, each result cast back to the IR type,
   so float32 stays float32, integers wrap, `floordivsi`/`te.floormod` round down and
   `divsi`/`remsi` toward zero; an integer division or remainder by zero is 0 and
@@ -105,6 +107,9 @@ class _Evaluator:
             return [self.read(op)]
         if isinstance(op, scf.IfOp):
             return self.if_(op)
+        if isinstance(op, te_ir.AssertOp):
+            self.check(op)
+            return []
         if op.name == "arith.constant":
             return [_constant(op)]
         fn = _ELEMENTWISE.get(op.name)
@@ -163,6 +168,14 @@ class _Evaluator:
         if self.mask is not None:  # lanes not taken may hold any index; keep them in range
             indices = [np.clip(i, 0, n - 1) for i, n in zip(indices, tensor.shape)]
         return tensor[tuple(indices)]
+
+    def check(self, op: te_ir.AssertOp) -> None:
+        """te.assert: the call fails, as the compiled one does, where it is false."""
+        failed = ~np.asarray(self.env[op.cond], bool)
+        if self.mask is not None:
+            failed = failed & self.mask
+        if np.any(failed):
+            raise EvaluationError(op, op.message.data)
 
     def if_(self, op: scf.IfOp) -> list[np.ndarray]:
         cond = self.env[op.cond]

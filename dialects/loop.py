@@ -504,6 +504,26 @@ class ScatterOp(IRDLOperation):
         _verify_lanes(self, self.base, self.offsets, self.mask, self.value.type)
 
 
+@irdl_op_definition
+class AssertOp(IRDLOperation):
+    """`loop.assert %ok, "message"`: a run-time check. Where `%ok` (i1) is false the
+    call fails: the compiled function records `message` and, when it returns, the
+    caller raises it (the Python call an exception, the tools exit 1). The loop
+    goes on (the code after a check keeps its indices in bounds by itself), so a
+    check costs one branch. See `lowering/convert_loop_to_llvm/checks.py`.
+    """
+
+    name = "loop.assert"
+    cond = operand_def(i1)
+    message = prop_def(StringAttr)
+    assembly_format = "$cond `,` $message attr-dict"
+
+    def __init__(self, cond: SSAValue | Operation, message: str | StringAttr):
+        if isinstance(message, str):
+            message = StringAttr(message)
+        super().__init__(operands=[cond], properties={"message": message})
+
+
 def make_for(
     lb: int, ub: int, kind: str | LoopKind, var_name: str | None, ops: Sequence[Operation]
 ) -> ForOp:
@@ -514,6 +534,6 @@ def make_for(
 
 LOOP = Dialect(
     "loop",
-    [ForOp, GuardOp, AllocOp, ViewOp, LaunchOp, GatherOp, ScatterOp, YieldOp],
+    [ForOp, GuardOp, AllocOp, ViewOp, LaunchOp, GatherOp, ScatterOp, YieldOp, AssertOp],
     [LoopKindAttr, MemoryScopeAttr],
 )

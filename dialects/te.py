@@ -48,6 +48,7 @@ from xdsl.dialects.builtin import (
     IntAttr,
     StringAttr,
     TensorType,
+    i1,
 )
 from xdsl.dialects.arith import signlessIntegerLike
 from xdsl.dialects.utils import EnumAttribute
@@ -423,6 +424,26 @@ class FloorModOp(IRDLOperation):
         super().__init__(operands=[lhs, rhs], result_types=[lhs.type])
 
 
+@irdl_op_definition
+class AssertOp(IRDLOperation):
+    """`te.assert %ok, "message"`: a run-time check in a compute's body. Where
+    `%ok` (i1) is false for an element computed, calling the function fails with
+    `message` (an exception from the Python call, exit 1 from the tools); the
+    body's value is still computed, so keep its reads in bounds by themselves
+    (gather clamps the id it checks). convert-te-to-loop makes it `loop.assert`.
+    """
+
+    name = "te.assert"
+    cond = operand_def(i1)
+    message = prop_def(StringAttr)
+    assembly_format = "$cond `,` $message attr-dict"
+
+    def __init__(self, cond: SSAValue, message: str | StringAttr):
+        if isinstance(message, str):
+            message = StringAttr(message)
+        super().__init__(operands=[cond], properties={"message": message})
+
+
 def compute_ops(func_op: Operation) -> list[ComputeOp]:
     """The te.compute ops of a function, in program (= dependence) order."""
     return [op for op in func_op.walk() if isinstance(op, ComputeOp)]
@@ -432,4 +453,4 @@ def new_block(n_index_args: int) -> Block:
     return Block(arg_types=[IndexType()] * n_index_args)
 
 
-TE = Dialect("te", [ComputeOp, ReduceOp, ReadOp, YieldOp, FloorModOp], [ReduceKindAttr])
+TE = Dialect("te", [ComputeOp, ReduceOp, ReadOp, YieldOp, FloorModOp, AssertOp], [ReduceKindAttr])

@@ -261,6 +261,9 @@ class StageEmitter:
             lhs, rhs = (mapping.get(v, v) for v in op.operands)
             mapping[op.result] = emit_floor_mod(cur, lhs, rhs)
             return
+        if isinstance(op, te.AssertOp):
+            cur.insert(loop.AssertOp(mapping.get(op.cond, op.cond), op.message))
+            return
         clone = op.clone(value_mapper=mapping)
         cur.insert(clone)
         originals = dict(zip(clone.walk(), op.walk()))
@@ -272,6 +275,8 @@ class StageEmitter:
             elif isinstance(nested, te.FloorModOp):
                 v = emit_floor_mod(_BeforeCursor(nested, cur), nested.lhs, nested.rhs)
                 Rewriter.replace_op(nested, [], [v])
+            elif isinstance(nested, te.AssertOp):
+                Rewriter.replace_op(nested, [loop.AssertOp(nested.cond, nested.message)], [])
             elif isinstance(nested, te.YieldOp):
                 raise OpError(op, "convert-te-to-loop: unexpected te.yield inside a nested region.")
 

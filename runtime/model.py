@@ -72,6 +72,9 @@ class CompiledModel:
         self.entry_name = entry_name
         self.ports = list(ports)
         self._owner = owner  # keeps the machine code alive
+        from tilecraft.backends.llvm.jit import RuntimeErrors
+
+        self._errors = RuntimeErrors.of(owner)  # its run-time checks' error word
         self._module = module  # the loop-level module, for save() and profile()
         self.ir = ir
         self.num_threads = num_threads
@@ -172,6 +175,8 @@ class CompiledModel:
     def _run(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
         addresses, outputs = self._bind(inputs)
         self._entry(*addresses)
+        if self._errors is not None:  # a failed run-time check (gather index) raises
+            self._errors.check()
         return outputs
 
     def __call__(self, *args, **kwargs):

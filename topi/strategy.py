@@ -164,11 +164,18 @@ COMPUTES: dict[str, Compute] = {
     "graph.concat": lambda op, xs, cs: [transform.concat(xs, _axis(op, len(xs[0].shape)))],
     "graph.split": lambda op, xs, cs: transform.split(xs[0], _axis(op, len(xs[0].shape)), list(op.sizes)),
     "graph.slice": _slice,
-    "graph.gather": lambda op, xs, cs: [transform.gather(xs[0], xs[1], _axis(op, len(xs[0].shape)))],
+    "graph.gather": lambda op, xs, cs: [
+        transform.gather(xs[0], xs[1], _axis(op, len(xs[0].shape)), _value_names(op))
+    ],
     "graph.layout_transform": lambda op, xs, cs: [
         transform.layout_transform(xs[0], op.src, op.dst)
     ],
 }
+
+def _value_names(op) -> tuple[str, ...]:
+    """The graph's names of an op's result and operands (for run-time messages)."""
+    return tuple(v.name_hint or "?" for v in (*op.results, *op.operands))
+
 
 # Anchors with a kernel-specific schedule (topi/anchors.py); pooling uses the default.
 ANCHOR_SCHEDULES = {

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from tilecraft.frontends import te
+from tilecraft.frontends.te.expr import checked
 from tilecraft.topi.common import is_float, reshape_read
 
 
@@ -104,19 +105,28 @@ def split(x: te.Tensor, axis: int, sizes: Sequence[int]) -> list[te.Tensor]:
     return outs
 
 
-def gather(data: te.Tensor, ids: te.Tensor, axis: int = 0) -> te.Tensor:
-    """take(data, ids, axis): ids may be negative (counted from the end, as ONNX);
-    ids out of range are clamped, so a bad id cannot read outside `data`."""
+def gather(
+    data: te.Tensor, ids: te.Tensor, axis: int = 0, names: tuple[str, str, str] | None = None
+) -> te.Tensor:
+    """take(data, ids, axis): ids may be negative (counted from the end, as ONNX).
+    An id outside [-n, n) is a run-time error (as onnxruntime raises one) naming
+    the result, the ids and the data (`names`, the graph's; else the te tensors');
+    the read itself uses the id clamped, so it stays in bounds."""
     n = data.shape[axis]
     shape = (*data.shape[:axis], *ids.shape, *data.shape[axis + 1 :])
     k = len(ids.shape)
+    result_name, data_name, ids_name = names or ("gather", data.name, ids.name)
+    message = (
+        f"gather '{result_name}': an index in '{ids_name}' is out of range; indices "
+        f"into axis {axis} of '{data_name}' (size {n}) must be within [{-n}, {n - 1}]"
+    )
 
     def f(*i):
         raw = ids[tuple(i[axis : axis + k])]
         wrapped = te.if_then_else(raw < 0, raw + n, raw)
         clamped = te.minimum(te.maximum(wrapped, 0), n - 1)
         idx = (*i[:axis], clamped.astype("index"), *i[axis + k :])
-        return data[idx]
+        return checked(data[idx], (raw >= -n) & (raw < n), message)
 
     return te.compute(shape, f, name="gather")
 

@@ -28,6 +28,9 @@ to scalars, are written with the LLVM dialect's vector forms (`llvm.icmp`,
 `llvmx.fcmp`, `llvmx.select`, `llvm.sext`, ...). Index lanes are `i64` (what
 `index` becomes in LLVM), so they meet those ops as they are.
 
+A `loop.assert` whose condition varies across lanes becomes one scalar check that
+no active lane fails (the failing lanes' mask bits, as one integer, are 0).
+
 Conditions that vary across lanes (`loop.guard`, `scf.if`) do not branch: they
 narrow the *mask* of active lanes (`arith.andi` of `vector<W x i1>`), memory
 access under a mask is masked (a uniform address under a mask is a gather or
@@ -38,9 +41,9 @@ one so they cannot trap. Uniform conditions stay `loop.guard`/`scf.if`. Loops
 inside the vectorized one run serially (their variable is uniform).
 
 A loop whose extent is larger than `max_lanes` (4 zmm registers' worth) is strip
-mined: a serial loop over full vectors, then the tail as power-of-two vectors,
-widest first, and a last odd iteration as a scalar loop (a loop of extent 12
-becomes 8 + 4 lanes, not one vector of 12).
+mined: a serial loop over full vectors, then one vector for the tail. Every
+vector has a power-of-two width: a tail (or a whole loop) of 12 is a 16-lane
+vector whose last 4 lanes are masked off, as a guard would mask them.
 
 ```mlir
 loop.for %j = 0 to 16 vectorized {
@@ -74,6 +77,7 @@ from dataclasses import dataclass
 from tilecraft.backends.llvm import llvmx
 from tilecraft.dialects.loop import (
     AllocOp,
+    AssertOp,
     ForOp,
     GatherOp,
     GuardOp,
@@ -89,7 +93,6 @@ from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     FloatAttr,
     IndexType,
-    IntAttr,
     IntegerAttr,
     IntegerType,
     MemRefType,
@@ -119,11 +122,6 @@ DIVISIONS = (arith.DivSIOp, arith.DivUIOp, arith.RemSIOp, arith.RemUIOp, arith.F
 
 
 # Analyses ---------------------------------------------------------------------
-
-
-def tail_widths(n: int) -> list[int]:
-    """`n` lanes as powers of two, widest first (the binary digits of `n`)."""
-    return [1 << b for b in reversed(range(n.bit_length())) if n >> b & 1]
 
 
 def max_lanes(loop: ForOp) -> int:
@@ -369,8 +367,27 @@ class VectorWriter:
             self.write_load(op)
         elif isinstance(op, memref.StoreOp):
             self.write_store(op)
+        elif isinstance(op, AssertOp):
+            self.write_assert(op)
         else:
             self.write_compute(op)
+
+    def write_assert(self, op: AssertOp) -> None:
+        """A check that varies across lanes holds if no active lane fails it: the
+        failing lanes' bits, as one integer, must be 0 (one scalar check)."""
+        cond = self.get(op.cond)
+        if is_uniform(cond) and self.mask is None:
+            self.add(AssertOp(cond, op.message))  # type: ignore[arg-type]
+            return
+        assert self.width is not None
+        ok = self.vector(cond)
+        failed = self.add(arith.XOrIOp(ok, self.const(1, self.vtype(i1))))
+        if self.mask is not None:
+            failed = self.add(arith.AndIOp(failed, self.mask))
+        bits_type = IntegerType(self.width)
+        bits = self.add(llvm.BitcastOp(failed, bits_type))
+        none = self.add(arith.CmpiOp(bits, self.const(0, bits_type), "eq"))
+        self.add(AssertOp(none, op.message))
 
     def write_compute(self, op: Operation) -> None:
         args = [self.get(v) for v in op.operands]
@@ -582,10 +599,10 @@ class VectorWriter:
     # The loop -----------------------------------------------------------------
 
     def write_loop(self) -> None:
-        """The loop as a serial loop over full vectors, then its tail as vectors of
-        decreasing powers of two (44 lanes: 32, 8, 4) and a last odd iteration as a
-        serial loop. Vectors of other widths are legal LLVM, but its code generator
-        can take minutes on a masked gather of 44 lanes."""
+        """The loop as a serial loop over full vectors, then its tail as one vector
+        of the next power of two lanes, the lanes past the end masked off (44
+        lanes: a 64-lane vector, 44 active). Vectors of other widths are legal
+        LLVM, but its code generator can take minutes on a 44-lane masked gather."""
         loop = self.loop
         width = max_lanes(loop)
         lb, extent = loop.lb.data, loop.extent
@@ -599,21 +616,19 @@ class VectorWriter:
                     start = self.add(arith.AddiOp(start, self.index(lb)))
                 self.write_lanes(width, start)
             lb += full * width
-        for lanes in tail_widths(extent - full * width):
-            if lanes == 1:
-                last = loop.clone()
-                last.lb, last.ub = IntAttr(lb), IntAttr(lb + 1)
-                last.kind = LoopKindAttr(LoopKind.SERIAL)
-                self.add(last)
-            else:
-                self.write_lanes(lanes, self.index(lb))
-            lb += lanes
+        if (tail := extent - full * width) > 0:
+            self.write_lanes(1 << (tail - 1).bit_length(), self.index(lb), active=tail)
 
-    def write_lanes(self, width: int, base: SSAValue) -> None:
+    def write_lanes(self, width: int, base: SSAValue, active: int | None = None) -> None:
+        """The loop body on `width` lanes from `base`; only the first `active`
+        are live when given (a constant mask, as a guard that varies would make)."""
         self.width = width
         self.values = {self.loop.var: Affine(base, 1)}
+        if active is not None and active < width:
+            self.mask = self.const(tuple(int(lane < active) for lane in range(width)), self.vtype(i1))
         self.run_block(self.loop.body.block)
         self.width = None
+        self.mask = None
 
 
 class VectorizeLoop(RewritePattern):

@@ -12,6 +12,10 @@ the loop-level function before lowering: count, type (ndarray), shape, dtype,
 C-contiguity and alignment; for outputs (arguments the function stores to) also
 that they are writeable and overlap no other argument. Any mismatch raises
 `ValueError` naming the argument.
+
+A function with run-time checks (`loop.assert`, e.g. gather's index check) records
+a failed one in the module's error word; after the call, `RuntimeErrors.check`
+turns it into a `RuntimeCheckError` with the check's message.
 """
 
 from __future__ import annotations
@@ -30,11 +34,64 @@ from tilecraft.backends.llvm.target import create_host_target_machine
 from tilecraft.utils.dtypes import numpy_dtype
 from tilecraft.utils.threads import resolve_threads
 from xdsl.dialects import func, memref
+from xdsl.utils.exceptions import DiagnosticException
 from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     StringAttr,
 )
+
+
+# What convert-loop-to-llvm names them (lowering/convert_loop_to_llvm/state.py).
+RUNTIME_ERROR = "__tilecraft_error"
+RUNTIME_ERROR_MESSAGES = "__tilecraft_error_messages"
+
+
+class RuntimeCheckError(DiagnosticException, RuntimeError):
+    """A run-time check of compiled code failed (a gather index out of range):
+    raised by the call, after it returned; the tools print it and exit 1."""
+
+
+class RuntimeErrors:
+    """The error word and messages of a compiled module (JIT or shared library).
+
+    A failed `loop.assert` stores its code (1, 2, ...) in the i32 at `address`;
+    `messages` holds the NUL-separated messages by code. Reading one int32 per call
+    is all a module with checks costs its caller; a module without has none."""
+
+    def __init__(self, address: int, messages_address: int):
+        self._word = ctypes.c_int32.from_address(address)
+        self._messages_address = messages_address
+
+    @staticmethod
+    def of(owner: object) -> RuntimeErrors | None:
+        """Those of a JitModule or a loaded library (`ctypes.CDLL`), or None."""
+        if isinstance(owner, JitModule):
+            return owner.runtime_errors
+        if isinstance(owner, ctypes.CDLL):
+            try:
+                word = ctypes.c_int32.in_dll(owner, RUNTIME_ERROR)
+                text = ctypes.c_char.in_dll(owner, RUNTIME_ERROR_MESSAGES)
+            except ValueError:  # no such symbol: the library has no checks
+                return None
+            return RuntimeErrors(ctypes.addressof(word), ctypes.addressof(text))
+        return None
+
+    def message(self, code: int) -> str:
+        messages = []
+        address = self._messages_address
+        while len(messages) < code:
+            text = ctypes.string_at(address)
+            messages.append(text.decode(errors="replace"))
+            address += len(text) + 1
+        return messages[code - 1]
+
+    def check(self) -> None:
+        """Raise the failed check's message (and clear the word for the next call)."""
+        code = self._word.value
+        if code:
+            self._word.value = 0
+            raise RuntimeCheckError(f"runtime error: {self.message(code)}")
 
 
 @dataclass(frozen=True)
@@ -127,6 +184,7 @@ class CompiledFunction:
         self._function = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * len(specs))(address)
         self._outputs = [i for i, s in enumerate(specs) if s.output] if len(specs) > 1 else []
         self._sizes = [nbytes(s) for s in specs]
+        self._errors = owner.runtime_errors
 
     @property
     def unchecked(self):
@@ -148,6 +206,8 @@ class CompiledFunction:
 
     def __call__(self, *arrays: np.ndarray) -> None:
         self._function(*self.check(arrays))
+        if self._errors is not None:
+            self._errors.check()
 
     def check(self, arrays: Sequence[object]) -> list[int]:
         """Validate `arrays` against the signature; their data addresses.
@@ -216,6 +276,11 @@ class JitModule:
         self._engine = engine
         self.llvm_module = llvm_module
         self.times = times
+        address = engine.get_global_value_address(RUNTIME_ERROR)
+        self.runtime_errors: RuntimeErrors | None = None
+        if address:
+            messages = engine.get_global_value_address(RUNTIME_ERROR_MESSAGES)
+            self.runtime_errors = RuntimeErrors(address, messages)
         self.functions: dict[str, CompiledFunction] = {
             name: CompiledFunction(name, specs, engine.get_function_address(name), self)
             for name, specs in signatures.items()

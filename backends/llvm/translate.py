@@ -33,7 +33,7 @@ from tilecraft.backends.llvm.builder import mangle
 from xdsl.backend.llvm.convert_op import convert_op
 from xdsl.backend.llvm.convert_type import convert_type
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr
 from xdsl.ir import Block, Operation, SSAValue
 
 _ARG_FLAGS = {
@@ -61,6 +61,9 @@ def translate_module(module: ModuleOp, triple: str = "", data_layout: str = "") 
         result.data_layout = data_layout
     functions = []
     for op in module.ops:
+        if isinstance(op, llvm.GlobalOp):
+            _global(op, result)
+            continue
         if not isinstance(op, llvm.FuncOp):
             raise TranslationError(
                 f"cannot translate '{op.name}' at module level; run convert-loop-to-llvm first"
@@ -72,6 +75,23 @@ def translate_module(module: ModuleOp, triple: str = "", data_layout: str = "") 
         if op.body.blocks:
             _define(op, result.get_global(op.sym_name.data))
     return result
+
+
+def _global(op: llvm.GlobalOp, module: ir.Module) -> None:
+    """The globals convert-loop-to-llvm makes: an integer initialized by an
+    IntegerAttr, a byte array by a StringAttr (the run-time error word and messages)."""
+    ltype = convert_type(op.global_type)
+    variable = ir.GlobalVariable(module, ltype, name=op.sym_name.data)
+    value = op.value
+    if isinstance(value, IntegerAttr):
+        variable.initializer = ir.Constant(ltype, value.value.data)
+    elif isinstance(value, StringAttr):
+        variable.initializer = ir.Constant(ltype, bytearray(value.data.encode()))
+    else:
+        raise TranslationError(f"cannot translate global '{op.sym_name.data}' initialized by {value}")
+    variable.global_constant = op.constant is not None
+    if op.alignment is not None:
+        variable.align = op.alignment.value.data
 
 
 def _declare(op: llvm.FuncOp, module: ir.Module) -> None:

@@ -27,6 +27,7 @@ from tilecraft.frontends.te.dtypes import INDEX, _ir_type, _is_float, _is_int, _
 from tilecraft.frontends.te.expr import (
     Binary,
     Cast,
+    Checked,
     Compare,
     Const,
     Expr,
@@ -164,6 +165,9 @@ class _BodyEmitter:
             return self._if(e)
         if isinstance(e, Reduce):
             return self._reduce(e)
+        if isinstance(e, Checked):
+            self.block.add_op(te_ir.AssertOp(self.emit(e.cond), e.message))
+            return self.emit(e.value)
         raise AssertionError(f"unknown expression node {type(e).__name__}")
 
     def _var(self, v: Var) -> SSAValue:

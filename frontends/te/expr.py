@@ -193,6 +193,20 @@ class IfThenElse(Expr):
 
 
 @dataclass(eq=False, repr=False)
+class Checked(Expr):
+    """`value`, computed after checking `cond` at run time: where `cond` is false
+    the call fails with `message` (`te.assert` in the IR)."""
+
+    value: Expr
+    cond: Expr
+    message: str
+    dtype: str
+
+    def children(self):
+        return (self.cond, self.value)
+
+
+@dataclass(eq=False, repr=False)
 class Read(Expr):
     tensor: Tensor
     indices: tuple[Expr, ...]
@@ -375,6 +389,19 @@ def truncmod(a, b) -> Expr:
     """The remainder of `truncdiv`, with the sign of `a` (C's `%`, numpy's `fmod`):
     `-1 truncmod 4 == -1`. Modulo zero gives 0."""
     return _binary("truncmod", a, b)
+
+
+def checked(value, cond, message: str) -> Expr:
+    """`value`, with a run-time check: computing an element where `cond` is false
+    makes the call fail with `message` (an exception from the Python call, exit 1
+    from the tools). `value` is still computed there, so it must not read out of
+    bounds by itself: check an index and clamp it, as `topi.gather` does."""
+    value = _default_literal(value)
+    cond = _default_literal(cond)
+    _no_reduce(value, cond)
+    if cond.dtype != "bool":
+        raise ValueError(f"the condition of a check must be bool, not {cond.dtype}")
+    return Checked(value, cond, str(message), value.dtype)
 
 
 # TVM's names for the index forms of floor division and modulo.

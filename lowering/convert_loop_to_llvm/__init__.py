@@ -17,6 +17,9 @@ their bodies, so every operand an op sees is already an LLVM value):
   (bottom-tested: the extent is static and non-zero); `scf.for` (the dynamic
   chunk loop of an outlined body) the same with an entry test;
 - `loop.guard`, `scf.if`: branches (a condition known to be constant is folded);
+- `loop.assert`: a branch to a block that stores the message's code in the global
+  `__tilecraft_error` (the messages are the constant `__tilecraft_error_messages`),
+  which the caller checks after the call;
 - `loop.alloc`: "local"/"shared" buffers up to 256 KiB are `llvm.alloca`s in the
   prologue, 64-byte aligned; larger ones and "global" ones come from
   `aligned_alloc(64, ...)` and are freed at the end of their block;
@@ -88,6 +91,7 @@ from dataclasses import dataclass
 
 from tilecraft.lowering.convert_loop_to_llvm.checks import check_convertible
 from tilecraft.lowering.convert_loop_to_llvm.control_flow import (
+    AssertLowering,
     ForLowering,
     GuardLowering,
     IfLowering,
@@ -143,6 +147,7 @@ def loop_to_llvm_patterns(state: Conversion) -> list[RewritePattern]:
         ForLowering(state),
         ScfForLowering(state),
         GuardLowering(state),
+        AssertLowering(state),
         IfLowering(state),
         LaunchLowering(state),
     ]
@@ -166,5 +171,6 @@ class ConvertLoopToLlvmPass(ModulePass):
             apply_recursively=False,
         ).rewrite_module(op)
         state.erase_casts()
+        state.finish_errors()
         for builder in state.builders.values():
             builder.finish()

@@ -8,6 +8,7 @@ from tilecraft.backends.llvm.builder import scalar_type
 from tilecraft.backends.llvm.ops import HANDLERS
 from tilecraft.dialects.loop import (
     AllocOp,
+    AssertOp,
     ForOp,
     GatherOp,
     GuardOp,
@@ -36,7 +37,7 @@ from xdsl.ir import Attribute, Operation
 # What can be converted (checked before any rewriting) -------------------------
 
 SUPPORTED = (
-    ForOp, GuardOp, AllocOp, ViewOp, LaunchOp, YieldOp, scf.IfOp, scf.ForOp, scf.YieldOp,
+    ForOp, GuardOp, AllocOp, ViewOp, LaunchOp, YieldOp, AssertOp, scf.IfOp, scf.ForOp, scf.YieldOp,
     func.CallOp, func.ReturnOp, memref.LoadOp, memref.StoreOp, arith.ConstantOp,
     vector.LoadOp, vector.StoreOp, vector.MaskedLoadOp, vector.MaskedStoreOp,
     vector.BroadcastOp, GatherOp, ScatterOp,

@@ -8,8 +8,13 @@ from dataclasses import dataclass
 
 from tilecraft.backends.llvm.builder import NSW, PTR, FunctionBuilder, scalar_type
 from tilecraft.backends.llvm.runtime import PARALLEL_LAUNCH
-from tilecraft.dialects.loop import ForOp, GuardOp, LaunchOp
-from tilecraft.lowering.convert_loop_to_llvm.state import Conversion, pointer_of, replace_with
+from tilecraft.dialects.loop import AssertOp, ForOp, GuardOp, LaunchOp
+from tilecraft.lowering.convert_loop_to_llvm.state import (
+    RUNTIME_ERROR,
+    Conversion,
+    pointer_of,
+    replace_with,
+)
 from xdsl.dialects import llvm, scf
 from xdsl.dialects.builtin import IntegerAttr, i32, i64
 from xdsl.ir import Attribute, Block, Operation, SSAValue
@@ -117,6 +122,32 @@ class GuardLowering(RewritePattern):
         _insert_block_before(body, after)
         rewriter.replace(body.last_op, llvm.BrOp(after))
         before.add_op(llvm.CondBrOp(op.cond, body, [], after, []))
+        rewriter.erase(op)
+
+
+@dataclass
+class AssertLowering(RewritePattern):
+    """`loop.assert %ok, "msg"` → `cond_br %ok, ^go_on, ^fail` where `^fail` stores
+    the message's code in the module's error word and goes on: the caller reads
+    the word after the call (`backends/llvm/jit.py`, `RuntimeErrors`)."""
+
+    state: Conversion
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: AssertOp, rewriter: PatternRewriter) -> None:
+        b = self.state.builder(op)
+        code = self.state.error_code(op.message.data)
+        if op.cond in b.known:
+            if not b.known[op.cond]:
+                b.add(llvm.StoreOp(b.const(code, i32), b.add(llvm.AddressOfOp(RUNTIME_ERROR, PTR))))
+            rewriter.erase(op)
+            return
+        before, after = _split(op)
+        fail = Block()
+        _insert_block_before(fail, after)
+        address = llvm.AddressOfOp(RUNTIME_ERROR, PTR)
+        fail.add_ops([address, llvm.StoreOp(b.const(code, i32), address.result), llvm.BrOp(after)])
+        before.add_op(llvm.CondBrOp(op.cond, after, [], fail, []))
         rewriter.erase(op)
 
 

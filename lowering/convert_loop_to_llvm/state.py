@@ -7,14 +7,22 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tilecraft.backends.llvm.builder import FunctionBuilder
+
+# The i32 a failed run-time check sets to its code, and the messages by code
+# (read by backends/llvm/jit.py, `RuntimeErrors`).
+from tilecraft.backends.llvm.jit import RUNTIME_ERROR, RUNTIME_ERROR_MESSAGES
 from tilecraft.backends.llvm.ops import OpLowering
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DictionaryAttr,
+    IntegerAttr,
     ModuleOp,
+    StringAttr,
     UnitAttr,
     UnrealizedConversionCastOp,
+    i8,
+    i32,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
@@ -37,6 +45,35 @@ class Conversion:
     declared: set[str] = field(default_factory=set)
     stack_slots: dict[tuple, SSAValue] = field(default_factory=dict)
     casts: list[Operation] = field(default_factory=list)
+    error_messages: list[str] = field(default_factory=list)
+
+    def error_code(self, message: str) -> int:
+        """The code (from 1) that a failed `loop.assert` with `message` stores in
+        the module's error word (`RUNTIME_ERROR`, made on first use)."""
+        if not self.error_messages:
+            self.module.body.block.add_op(
+                llvm.GlobalOp(i32, RUNTIME_ERROR, "external", value=IntegerAttr(0, i32), alignment=4)
+            )
+        if message not in self.error_messages:
+            self.error_messages.append(message)
+        return self.error_messages.index(message) + 1
+
+    def finish_errors(self) -> None:
+        """The messages, in code order, as the constant `RUNTIME_ERROR_MESSAGES`
+        (NUL-separated), so a compiled library explains its own errors."""
+        if not self.error_messages:
+            return
+        text = "\0".join(self.error_messages) + "\0"
+        data = text.encode()
+        self.module.body.block.add_op(
+            llvm.GlobalOp(
+                llvm.LLVMArrayType(len(data), i8),
+                RUNTIME_ERROR_MESSAGES,
+                "external",
+                constant=True,
+                value=StringAttr(text),
+            )
+        )
 
     def builder(self, op: Operation) -> FunctionBuilder:
         """The builder of the function holding `op`, inserting before `op`."""

@@ -1027,8 +1027,8 @@ func.func @f(%A: memref<4x2048xf32>, %B: memref<4x2048xf32>) {
 
 @pytest.mark.parametrize("n", [108, 7, 45])
 def test_vectorized_tails_are_power_of_two_vectors(n):
-    """A vectorized loop whose extent is not a multiple of the vector width has
-    power-of-two tails (and a scalar last iteration), so LLVM never sees a
+    """A vectorized loop whose extent is not a multiple of the vector width has a
+    power-of-two tail with its extra lanes masked off, so LLVM never sees a
     `<44 x float>` masked gather, whose code generation takes minutes."""
     text = f"""
 func.func @f(%A: memref<{3 * n}xf32>, %B: memref<{n}xf32>) {{

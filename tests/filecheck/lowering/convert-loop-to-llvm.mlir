@@ -524,3 +524,36 @@ func.func @remainders(%A: memref<8xi32>, %B: memref<8xi32>) {
 // CHECK:         %[[D:.*]] = llvm.select %{{.*}}, %{{.*}}, %[[B]] : i1, i32
 // CHECK-NEXT:    %[[S:.*]] = llvm.srem %[[R]], %[[D]] : i32
 // CHECK-NEXT:    llvm.store %[[S]]
+
+// -----
+
+// loop.assert: a branch around a store of the message's code (1, 2, ... in the
+// order met) into the global error word, which the caller reads after the call;
+// the messages follow in one NUL-separated constant.
+
+func.func @checks(%A: memref<8xi32>) {
+  %c4 = arith.constant 4 : i32
+  loop.for %i = 0 to 8 {
+    %a = memref.load %A[%i] : memref<8xi32>
+    %ok = arith.cmpi slt, %a, %c4 : i32
+    loop.assert %ok, "too big"
+    %c0 = arith.constant 0 : i32
+    %pos = arith.cmpi sge, %a, %c0 : i32
+    loop.assert %pos, "negative"
+  }
+  func.return
+}
+
+// CHECK-LABEL: llvm.func @checks(
+// CHECK-DAG:     %[[ONE:.*]] = llvm.mlir.constant(1 : i32) : i32
+// CHECK-DAG:     %[[TWO:.*]] = llvm.mlir.constant(2 : i32) : i32
+// CHECK:         %[[OK:.*]] = llvm.icmp "slt" %{{.*}}, %{{.*}} : i32
+// CHECK-NEXT:    llvm.cond_br %[[OK]], ^[[GO:.*]], ^[[FAIL:.*]]
+// CHECK-NEXT:  ^[[FAIL]]:
+// CHECK-NEXT:    %[[W:.*]] = llvm.mlir.addressof @__tilecraft_error : !llvm.ptr
+// CHECK-NEXT:    llvm.store %[[ONE]], %[[W]] : i32, !llvm.ptr
+// CHECK-NEXT:    llvm.br ^[[GO]]
+// CHECK-NEXT:  ^[[GO]]:
+// CHECK:         llvm.store %[[TWO]], %{{.*}} : i32, !llvm.ptr
+// CHECK:       llvm.mlir.global external @__tilecraft_error(0 : i32) {{.*}} : i32
+// CHECK-NEXT:  llvm.mlir.global external constant @__tilecraft_error_messages("too big\00negative\00") {{.*}} : !llvm.array<17 x i8>

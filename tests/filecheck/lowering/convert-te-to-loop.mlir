@@ -599,3 +599,26 @@ func.func @split_after_compute_at(%A: tensor<16xf32>) -> tensor<16xf32> {
 // CHECK:           loop.for %{{.*}} = 0 to 2 {
 // CHECK:             loop.for %{{.*}} = 0 to 4 {
 // CHECK:               memref.load %[[BUF]]
+
+// -----
+
+// te.assert becomes loop.assert in the loop body, in place.
+func.func @check(%A: tensor<4xf32>, %I: tensor<2xi32>) -> tensor<2xf32> {
+  %B = te.compute "B" (%i: "i") -> tensor<2xf32> {
+    %id = te.read %I[%i] : tensor<2xi32>
+    %c4 = arith.constant 4 : i32
+    %ok = arith.cmpi ult, %id, %c4 : i32
+    te.assert %ok, "B: an id is out of range"
+    %c0 = arith.constant 0 : index
+    %a = te.read %A[%c0] : tensor<4xf32>
+    te.yield %a : f32
+  }
+  func.return %B : tensor<2xf32>
+}
+
+// CHECK-LABEL: func.func @check
+// CHECK:         loop.for %[[I:.*]] = 0 to 2 {
+// CHECK-NEXT:      %[[ID:.*]] = memref.load %I[%[[I]]] : memref<2xi32>
+// CHECK-NEXT:      %[[C4:.*]] = arith.constant 4 : i32
+// CHECK-NEXT:      %[[OK:.*]] = arith.cmpi ult, %[[ID]], %[[C4]] : i32
+// CHECK-NEXT:      loop.assert %[[OK]], "B: an id is out of range"

@@ -57,10 +57,11 @@ func.func @remainder(%A: memref<100xf64>) {
 
 // -----
 
-// A tail that is not a power of two is written as power-of-two vectors, widest
-// first, and a last odd iteration as a serial loop: 108 x f32 is one 64-lane
-// vector, then 32 + 8 + 4 lanes (never a 44-lane vector, whose masked gathers
-// LLVM's code generator takes minutes over). A guarded gather keeps its mask.
+// A tail that is not a power of two lanes is one vector of the next power of
+// two, its lanes past the end masked off: 108 x f32 is one 64-lane vector, then
+// a 64-lane vector with 44 active lanes (never a 44-lane vector, whose masked
+// gathers LLVM's code generator takes minutes over). The guard's mask is
+// combined with the tail's.
 func.func @tail_powers_of_two(%A: memref<400xf32>, %B: memref<108xf32>) {
   %c3 = arith.constant 3 : index
   %c100 = arith.constant 100 : index
@@ -76,19 +77,21 @@ func.func @tail_powers_of_two(%A: memref<400xf32>, %B: memref<108xf32>) {
 }
 
 // CHECK-LABEL: func.func @tail_powers_of_two(
+// CHECK:         %[[TAIL:.*]] = arith.constant dense<[{{(true, ){44}false}}, {{(false, ){18}false}}]> : vector<64xi1>
 // CHECK:         loop.for %{{.*}} = 0 to 1 {
 // CHECK:           loop.gather {{.*}} -> vector<64xf32>
 // CHECK:         }
-// CHECK:         loop.gather {{.*}} -> vector<32xf32>
-// CHECK:         loop.gather {{.*}} -> vector<8xf32>
-// CHECK:         loop.gather {{.*}} -> vector<4xf32>
+// CHECK:         %[[GUARD:.*]] = llvm.icmp "slt" %{{.*}}, %{{.*}} : vector<64xi64>
+// CHECK-NEXT:    %[[MASK:.*]] = arith.andi %[[TAIL]], %[[GUARD]] : vector<64xi1>
+// CHECK:         %[[V:.*]] = loop.gather %A[%{{.*}}], %[[MASK]] : memref<400xf32>, vector<64xi64>, vector<64xi1> -> vector<64xf32>
+// CHECK-NEXT:    vector.maskedstore %B[%{{.*}}], %[[MASK]], %[[V]] : memref<108xf32>, vector<64xi1>, vector<64xf32>
 // CHECK-NOT:     vector<44
 // CHECK:         func.return
 
 // -----
 
-// 7 lanes: 4 + 2 lanes and one scalar iteration, a serial loop over [6, 7).
-func.func @tail_scalar(%A: memref<7xf32>) {
+// A whole loop of 7 lanes: one 8-lane vector, the last lane masked off.
+func.func @tail_masked(%A: memref<7xf32>) {
   loop.for %i = 0 to 7 vectorized {
     %a = memref.load %A[%i] : memref<7xf32>
     %n = arith.negf %a : f32
@@ -97,14 +100,11 @@ func.func @tail_scalar(%A: memref<7xf32>) {
   func.return
 }
 
-// CHECK-LABEL: func.func @tail_scalar(
-// CHECK:         vector.load {{.*}} vector<4xf32>
-// CHECK:         vector.load {{.*}} vector<2xf32>
-// CHECK:         loop.for %[[I:.*]] = 6 to 7 {
-// CHECK-NEXT:      %[[A:.*]] = memref.load %{{.*}}[%[[I]]] : memref<7xf32>
-// CHECK-NEXT:      %[[N:.*]] = arith.negf %[[A]] : f32
-// CHECK-NEXT:      memref.store %[[N]], %{{.*}}[%[[I]]] : memref<7xf32>
-// CHECK-NEXT:    }
+// CHECK-LABEL: func.func @tail_masked(
+// CHECK:         %[[M:.*]] = arith.constant dense<[true, true, true, true, true, true, true, false]> : vector<8xi1>
+// CHECK:         %[[A:.*]] = vector.maskedload %{{.*}}[%{{.*}}], %[[M]], %{{.*}} : memref<7xf32>, vector<8xi1>, vector<8xf32> into vector<8xf32>
+// CHECK-NEXT:    %[[N:.*]] = arith.negf %[[A]] : vector<8xf32>
+// CHECK-NEXT:    vector.maskedstore %{{.*}}[%{{.*}}], %[[M]], %[[N]] : memref<7xf32>, vector<8xi1>, vector<8xf32>
 // CHECK-NEXT:    func.return
 
 // -----
@@ -230,3 +230,29 @@ func.func @serial(%A: memref<32xf32>, %S: memref<1xf32>) {
 // CHECK:         loop.for %{{.*}} = 0 to 32 {
 // CHECK-NEXT:      loop.alloc
 // CHECK-NOT:     vector
+
+// -----
+
+// A check that varies across lanes: one scalar check that no lane fails, the
+// failing lanes' bits read as one integer (under a tail or guard mask, only the
+// active lanes count).
+func.func @check_all_lanes(%A: memref<7xi32>) {
+  %c4 = arith.constant 4 : i32
+  loop.for %i = 0 to 7 vectorized {
+    %a = memref.load %A[%i] : memref<7xi32>
+    %ok = arith.cmpi slt, %a, %c4 : i32
+    loop.assert %ok, "too big"
+  }
+  func.return
+}
+
+// CHECK-LABEL: func.func @check_all_lanes(
+// CHECK-DAG:     %[[TAIL:.*]] = arith.constant dense<[true, true, true, true, true, true, true, false]> : vector<8xi1>
+// CHECK-DAG:     %[[TRUE:.*]] = arith.constant dense<true> : vector<8xi1>
+// CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0 : i8
+// CHECK:         %[[OK:.*]] = llvm.icmp "slt" %{{.*}}, %{{.*}} : vector<8xi32>
+// CHECK-NEXT:    %[[NOT:.*]] = arith.xori %[[OK]], %[[TRUE]] : vector<8xi1>
+// CHECK-NEXT:    %[[FAILED:.*]] = arith.andi %[[NOT]], %[[TAIL]] : vector<8xi1>
+// CHECK-NEXT:    %[[BITS:.*]] = llvm.bitcast %[[FAILED]] : vector<8xi1> to i8
+// CHECK-NEXT:    %[[NONE:.*]] = arith.cmpi eq, %[[BITS]], %[[ZERO]] : i8
+// CHECK-NEXT:    loop.assert %[[NONE]], "too big"

@@ -157,3 +157,20 @@ func.func @launch(%A: memref<64xf32>, %x: f32) {
 // CHECK-SAME:      %[[A:.*]]: memref<64xf32>, %[[X:.*]]: f32) {
 // CHECK-NEXT:    loop.launch @body(%[[A]], %[[X]]) 0 to 64 : memref<64xf32>, f32
 // CHECK-NEXT:    func.return
+
+// -----
+
+// A run-time check: where %ok is false the call fails with the message.
+func.func @check(%A: memref<8xi32>) {
+  %c4 = arith.constant 4 : i32
+  loop.for %i = 0 to 8 {
+    %a = memref.load %A[%i] : memref<8xi32>
+    %ok = arith.cmpi slt, %a, %c4 : i32
+    loop.assert %ok, "an index is out of range"
+  }
+  func.return
+}
+
+// CHECK-LABEL: func.func @check(
+// CHECK:         %[[OK:.*]] = arith.cmpi slt, %{{.*}}, %{{.*}} : i32
+// CHECK-NEXT:    loop.assert %[[OK]], "an index is out of range"

@@ -234,3 +234,23 @@ func.func @floormod(%A: tensor<8xi32>) -> tensor<8xi32> {
 // CHECK:         %[[W:.*]] = te.floormod %{{.*}}, %{{.*}} : index
 // CHECK-NEXT:    %[[A:.*]] = te.read %{{.*}}[%[[W]]] : tensor<8xi32>
 // CHECK:         te.floormod %[[A]], %{{.*}} : i32
+
+// -----
+
+// A run-time check in a compute's body (gather checks its ids this way).
+func.func @check(%A: tensor<4xf32>, %I: tensor<2xi32>) -> tensor<2xf32> {
+  %B = te.compute "B" (%i: "i") -> tensor<2xf32> {
+    %id = te.read %I[%i] : tensor<2xi32>
+    %c4 = arith.constant 4 : i32
+    %ok = arith.cmpi ult, %id, %c4 : i32
+    te.assert %ok, "B: an id is out of range"
+    %c0 = arith.constant 0 : index
+    %a = te.read %A[%c0] : tensor<4xf32>
+    te.yield %a : f32
+  }
+  func.return %B : tensor<2xf32>
+}
+
+// CHECK-LABEL: func.func @check(
+// CHECK:         %[[OK:.*]] = arith.cmpi ult, %{{.*}}, %{{.*}} : i32
+// CHECK-NEXT:    te.assert %[[OK]], "B: an id is out of range"
