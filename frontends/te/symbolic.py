@@ -53,18 +53,28 @@ def is_static(e) -> bool:
     return not free_vars(e)
 
 
+def _truncdiv(a: int, b: int) -> int:
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+# Sizes are positive, so floor and truncated division agree on them; both are
+# named, whichever node names the te frontend's `//` and `%` build.
 _INT_OPS = {
     "add": lambda a, b: a + b,
     "sub": lambda a, b: a - b,
     "mul": lambda a, b: a * b,
     "floordiv": lambda a, b: a // b,
+    "floormod": lambda a, b: a % b,
     "mod": lambda a, b: a % b,
+    "truncdiv": _truncdiv,
+    "truncmod": lambda a, b: a - _truncdiv(a, b) * b,
     "max": max,
     "min": min,
 }
 
 
-_SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "floordiv": "//", "mod": "%"}
+_SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "floordiv": "//", "mod": "%", "floormod": "%"}
 
 
 def show(e) -> str:
