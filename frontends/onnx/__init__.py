@@ -1,4 +1,4 @@
-"""ONNX frontend: an ONNX model (opset 13+) to a graph-dialect module and its weights.
+"""ONNX frontend: an ONNX model (opset 13+; older opsets converted by onnx.version_converter) to a graph-dialect module and its weights.
 
 ```python
 from tilecraft.frontends.onnx import from_onnx

@@ -142,7 +142,8 @@ def fold_transpose(node, arrays):
 @folder("Flatten")
 def fold_flatten(node, arrays):
     x = arrays[0]
-    axis = int(node.attr("axis", 1)) % (x.ndim + 1) if x.ndim else 0
+    axis = int(node.attr("axis", 1))
+    axis = axis + x.ndim if axis < 0 else axis
     return [x.reshape(int(np.prod(x.shape[:axis])), -1)]
 
 

@@ -19,8 +19,8 @@ silently ignored, since dropping one would change what the model computes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 import re
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +45,7 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from tilecraft.dialects import graph
 from tilecraft.utils.diagnostics import OpError, verify_module
+from tilecraft.utils.names import name_hint
 from tilecraft.utils.weights import WeightStore, attach
 
 MIN_OPSET = 13
@@ -83,8 +84,7 @@ def name_value(value: SSAValue, onnx_name: str) -> None:
     """Print the value under its ONNX name (made a valid SSA name), if it has none yet,
     so the IR reads like the model."""
     if value.name_hint is None and onnx_name:
-        name = re.sub(r"[^A-Za-z0-9_$.-]", "_", onnx_name)
-        value.name_hint = name if not name[0].isdigit() else f"v{name}"
+        value.name_hint = name_hint(onnx_name)
 
 
 def onnx_type_name(elem_type: int) -> str:
@@ -195,6 +195,23 @@ class Node:
         return self.constant(np.array(value, dtype=dtype), "scalar")
 
 
+def upgrade_opset(model: onnx.ModelProto, version: int) -> onnx.ModelProto:
+    """`model` (default-domain opset `version` < MIN_OPSET) converted to MIN_OPSET by
+    onnx's version converter, the adapters ONNX keeps for every operator change."""
+    from onnx import version_converter
+
+    try:
+        return version_converter.convert_version(model, MIN_OPSET)
+    except Exception as e:  # noqa: BLE001 - the converter raises RuntimeError/ValueError/...
+        reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        reason = re.sub(r"^\S+\.h:\d+: \w+: ", "", reason)  # the C++ adapter's file:line
+        raise OnnxImportError(
+            f"ONNX opset {version} model could not be converted to opset {MIN_OPSET} "
+            f"(tilecraft imports opset {MIN_OPSET}+ and converts older models with "
+            f"onnx.version_converter): {reason}"
+        ) from None
+
+
 class Importer:
     def __init__(self, model: onnx.ModelProto, input_shapes: dict[str, Sequence[int]]):
         self.model = model
@@ -211,13 +228,12 @@ class Importer:
         versions = {o.domain: o.version for o in self.model.opset_import}
         version = versions.get("", versions.get("ai.onnx"))
         if version is None:
+            if not self.model.HasField("graph"):
+                raise OnnxImportError("the model has no graph and imports no ONNX opset: is it an ONNX model?")
             raise OnnxImportError("the model imports no default ONNX opset")
         if version < MIN_OPSET:
-            raise OnnxImportError(
-                f"ONNX opset {version} is not supported: tilecraft imports opset {MIN_OPSET} "
-                f"and later; convert the model first, e.g. with "
-                f"onnx.version_converter.convert_version(model, {MIN_OPSET})"
-            )
+            self.model = upgrade_opset(self.model, version)
+            return MIN_OPSET
         return version
 
     def input_type(self, vi: onnx.ValueInfoProto) -> TensorType:
@@ -230,6 +246,14 @@ class Importer:
                 "tilecraft supports float32, int64, int32 and bool"
             )
         dims = [d.dim_value if d.HasField("dim_value") else (d.dim_param or "?") for d in tt.shape.dim]
+        if not tt.HasField("shape") and vi.name not in self.input_shapes:
+            # Not a scalar: ONNX leaves the rank unknown. The caller must say it.
+            raise OnnxImportError(
+                f"graph input '{vi.name}' has no shape (not even a rank); give it with "
+                f"input_shapes={{'{vi.name}': (...)}} or tilecraft-import --input-shape {vi.name}=D1,D2,..."
+            )
+        if not tt.HasField("shape"):
+            dims = ["?"] * len(self.input_shapes[vi.name])
         if vi.name in self.input_shapes:
             fixed = self.input_shapes[vi.name]
             if len(fixed) != len(dims) or any(isinstance(d, int) and d != f for d, f in zip(dims, fixed)):
@@ -238,6 +262,11 @@ class Importer:
                     f"shape ({', '.join(map(str, dims))})"
                 )
             dims = list(fixed)
+        if 0 in dims:
+            raise OnnxImportError(
+                f"graph input '{vi.name}' has a zero-size dimension ({', '.join(map(str, dims))}); "
+                "tilecraft does not compile empty tensors"
+            )
         if any(not isinstance(d, int) or d <= 0 for d in dims):
             shown = ", ".join(map(str, dims))
             example = ",".join(str(d) if isinstance(d, int) and d > 0 else "1" for d in dims)
@@ -291,6 +320,16 @@ class Importer:
             self.env[init.name] = self.initializer(init)
         initializers = {i.name for i in g.initializer}
         args = [vi for vi in g.input if vi.name not in initializers]
+        names = [vi.name for vi in args]
+        for name in names:
+            if names.count(name) > 1:
+                raise OnnxImportError(f"the graph has two inputs named '{name}'")
+        unknown = [n for n in self.input_shapes if n not in names]
+        if unknown:
+            raise OnnxImportError(
+                f"a shape is given for '{unknown[0]}', which is not an input of the model "
+                f"(its inputs: {', '.join(names) or 'none'})"
+            )
         types = [self.input_type(vi) for vi in args]
         for vi, t in zip(args, types):
             self.env[vi.name] = self.block.insert_arg(t, len(self.block.args))
@@ -332,6 +371,11 @@ class Importer:
         from tilecraft.frontends.onnx.fold import FOLDERS
 
         proto = node.proto
+        for n, name in enumerate(proto.output):
+            # ONNX graphs are in SSA form: a second writer of a name is an error,
+            # not a silent replacement of the first value.
+            if name and (name in self.env or name in proto.output[:n]):
+                raise node.error(f"output '{name}' is already defined (each tensor name is written once)")
         if proto.domain not in ("", "ai.onnx"):
             raise node.error(f"operators of domain '{proto.domain}' are not supported")
         all_known = all(isinstance(self.lookup(n), np.ndarray) for n in proto.input if n)
@@ -368,6 +412,8 @@ def load_model(model_or_path: onnx.ModelProto | str | Path) -> onnx.ModelProto:
     if isinstance(model_or_path, onnx.ModelProto):
         return model_or_path
     path = Path(model_or_path)
+    if path.is_file() and path.stat().st_size == 0:
+        raise OnnxImportError(f"cannot read '{path}' as an ONNX model: the file is empty")
     try:
         return onnx.load(str(path))
     except FileNotFoundError:
@@ -382,7 +428,8 @@ def from_onnx(
     model_or_path: onnx.ModelProto | str | Path,
     input_shapes: dict[str, Sequence[int]] | None = None,
 ) -> tuple[ModuleOp, WeightStore]:
-    """Import an ONNX model (opset 13+) as a graph-dialect module and its weights.
+    """Import an ONNX model as a graph-dialect module and its weights; a model of an
+    opset before 13 is first converted by `onnx.version_converter`.
 
     `input_shapes` fixes dynamic input dimensions, e.g. `{"x": (1, 3, 224, 224)}`.
     The module holds `func.func @main`; the store is attached in memory

@@ -52,7 +52,9 @@ def convert_reshape(node: Node):
 def convert_flatten(node: Node):
     rank = len(node.shape(0))
     axis = int(node.attr("axis", 1))
-    return [node.emit(graph.FlattenOp, [node.input(0)], axis=axis % (rank + 1) if rank else 0)]
+    if not -rank <= axis <= rank:
+        raise node.error(f"attribute 'axis' = {axis} is out of range for rank {rank}")
+    return [node.emit(graph.FlattenOp, [node.input(0)], axis=axis + rank if axis < 0 else axis)]
 
 
 @converter("Squeeze")

@@ -266,7 +266,8 @@ _FLOAT_BINARY = {"add": arith.AddfOp, "sub": arith.SubfOp, "mul": arith.MulfOp,
                  "div": arith.DivfOp, "max": arith.MaximumfOp,
                  "min": arith.MinimumfOp}  # fmt: skip
 _INT_BINARY = {"add": arith.AddiOp, "sub": arith.SubiOp, "mul": arith.MuliOp,
-               "floordiv": arith.FloorDivSIOp, "mod": arith.RemSIOp, "max": arith.MaxSIOp,
+               "floordiv": arith.FloorDivSIOp, "floormod": te_ir.FloorModOp,
+               "truncdiv": arith.DivSIOp, "truncmod": arith.RemSIOp, "max": arith.MaxSIOp,
                "min": arith.MinSIOp, "and": arith.AndIOp, "or": arith.OrIOp}  # fmt: skip
 # Ordered predicates for floats, except != (unordered, so NaN != x as in numpy).
 _CMPF = {"lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge", "eq": "oeq", "ne": "une"}

@@ -19,6 +19,7 @@ from tilecraft.dialects.loop import (
 )
 from tilecraft.lowering.convert_loop_to_llvm.state import PASS
 from tilecraft.utils.diagnostics import OpError
+from tilecraft.utils.levels import require_loop_level
 from xdsl.dialects import arith, func, memref, scf, vector
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
@@ -44,6 +45,7 @@ SUPPORTED = (
 
 def check_convertible(module: ModuleOp) -> None:
     """Raise an `OpError` at the first op the patterns cannot convert."""
+    require_loop_level(module, PASS)  # graph or te IR: say what lowers it
     for op in module.ops:
         if not isinstance(op, func.FuncOp):
             raise OpError(
