@@ -74,26 +74,6 @@ _INT_OPS = {
 }
 
 
-_SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "floordiv": "//", "mod": "%", "floormod": "%"}
-
-
-def show(e) -> str:
-    """A size expression as text (`n - 2`)."""
-    if isinstance(e, Var):
-        return e.name
-    if isinstance(e, Const):
-        return repr(e.value)
-    if isinstance(e, Cast):
-        return show(e.operand)
-    if isinstance(e, Unary) and e.op == "neg":
-        return f"-{show(e.operand)}"
-    if isinstance(e, Binary) and e.op in _SYMBOLS:
-        return f"({show(e.lhs)} {_SYMBOLS[e.op]} {show(e.rhs)})"
-    if isinstance(e, Binary):
-        return f"{e.op}({show(e.lhs)}, {show(e.rhs)})"
-    return repr(e)
-
-
 def evaluate(e, bindings: dict[int, int]) -> int:
     """The value of a size expression (an int, or Vars combined by + - * // % max
     min) with each Var's value in `bindings` (keyed by `id(var)`)."""
@@ -147,12 +127,12 @@ def bind_sizes(
             except ValueError:
                 unknown = ", ".join(v.name for v in free_vars(d) if id(v) not in bindings)
                 raise ValueError(
-                    f"dimension {dim} of {arg} is {show(d)}, but no argument has {unknown} "
+                    f"dimension {dim} of {arg} is {d!r}, but no argument has {unknown} "
                     "as a whole dimension to take its size from"
                 ) from None
             if want != g:
                 raise ValueError(
-                    f"dimension {dim} of {arg} must be {show(d)} = {want}, got {g}"
+                    f"dimension {dim} of {arg} must be {d!r} = {want}, got {g}"
                 )
     for v, value in bindings.items():
         if value <= 0:
