@@ -10,10 +10,16 @@ Index arithmetic (`indexdiv`, `indexmod`, `floordiv`, `floormod`, `truncdiv`,
 from __future__ import annotations
 
 from tilecraft.compat import UnsupportedError
-
-from tilecraft.frontends.te import expr as _expr
-from tilecraft.frontends.te.dtypes import _is_float
-from tilecraft.frontends.te.expr import Expr, _default_literal, const
+from tilecraft.frontends.te.expr import (
+    Expr,
+    const,
+    floordiv,
+    floormod,
+    indexdiv,
+    indexmod,
+    truncdiv,
+    truncmod,
+)
 from tilecraft.frontends.te.extern import PackedCall, call_packed
 from tilecraft.frontends.te.ops import (
     abs,
@@ -23,9 +29,7 @@ from tilecraft.frontends.te.ops import (
     log,
     max_value,
     min_value,
-    max as _reduce_max,
     maximum,
-    min as _reduce_min,
     minimum,
     sigmoid,
     sqrt,
@@ -33,45 +37,18 @@ from tilecraft.frontends.te.ops import (
 )
 
 __all__ = [
-    "Select", "abs", "call_packed", "call_pure_extern", "const", "erf", "exp", "floordiv",
+    "PackedCall", "Select", "abs", "call_packed", "call_pure_extern", "const", "erf", "exp", "floordiv",
     "floormod", "if_then_else", "indexdiv", "indexmod", "log", "max_value", "min_value",
     "sigmoid", "sqrt", "tanh", "truncdiv", "truncmod",
 ]  # fmt: skip
 
-del _reduce_max, _reduce_min  # tvm.tir.max/min are elementwise: see max/min below
 
-
-def max(a, b) -> Expr:  # noqa: A001 - TVM's name
+def max(a, b) -> Expr:  # noqa: A001 - TVM's name; elementwise, unlike te.max
     return maximum(a, b)
 
 
 def min(a, b) -> Expr:  # noqa: A001 - TVM's name
     return minimum(a, b)
-
-
-def _division(name: str, fallback):
-    """The te frontend's `name` (floor/trunc division, defined in `te.expr`), or the
-    Python operator that means the same where the frontend has no function yet."""
-
-    def apply(a, b) -> Expr:
-        own = getattr(_expr, name, None)
-        if own is not None:
-            return own(a, b)
-        if fallback is None:
-            raise NotImplementedError(f"tvm.tir.{name} is not available in this tilecraft")
-        return fallback(_default_literal(a), b) if not isinstance(a, Expr) else fallback(a, b)
-
-    apply.__name__ = name
-    return apply
-
-
-floordiv = _division("floordiv", lambda a, b: a // b)
-floormod = _division("floormod", lambda a, b: a % b)
-truncdiv = _division("truncdiv", None)
-truncmod = _division("truncmod", None)
-# TVM's index division is floor division (its `indexdiv` / `indexmod` lower to it).
-indexdiv = floordiv
-indexmod = floormod
 
 
 def Select(cond, true_value, false_value) -> Expr:  # noqa: N802 - TVM's name

@@ -248,8 +248,8 @@ _SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "floordiv": "//",
 def _format(e: Expr) -> str:
     if isinstance(e, Const):
         return repr(e.value)
-    if isinstance(e, IterVar):
-        return e.name
+    if isinstance(e, IterVar) or (not e.children() and isinstance(getattr(e, "name", None), str)):
+        return e.name  # an axis, or another named leaf (te.var)
     if isinstance(e, (Binary, Compare)) and e.op in _SYMBOLS:
         return f"({_format(e.lhs)} {_SYMBOLS[e.op]} {_format(e.rhs)})"
     if isinstance(e, Read):

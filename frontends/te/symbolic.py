@@ -53,35 +53,25 @@ def is_static(e) -> bool:
     return not free_vars(e)
 
 
+def _truncdiv(a: int, b: int) -> int:
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+# Sizes are positive, so floor and truncated division agree on them; both are
+# named, whichever node names the te frontend's `//` and `%` build.
 _INT_OPS = {
     "add": lambda a, b: a + b,
     "sub": lambda a, b: a - b,
     "mul": lambda a, b: a * b,
     "floordiv": lambda a, b: a // b,
+    "floormod": lambda a, b: a % b,
     "mod": lambda a, b: a % b,
+    "truncdiv": _truncdiv,
+    "truncmod": lambda a, b: a - _truncdiv(a, b) * b,
     "max": max,
     "min": min,
 }
-
-
-_SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "floordiv": "//", "mod": "%"}
-
-
-def show(e) -> str:
-    """A size expression as text (`n - 2`)."""
-    if isinstance(e, Var):
-        return e.name
-    if isinstance(e, Const):
-        return repr(e.value)
-    if isinstance(e, Cast):
-        return show(e.operand)
-    if isinstance(e, Unary) and e.op == "neg":
-        return f"-{show(e.operand)}"
-    if isinstance(e, Binary) and e.op in _SYMBOLS:
-        return f"({show(e.lhs)} {_SYMBOLS[e.op]} {show(e.rhs)})"
-    if isinstance(e, Binary):
-        return f"{e.op}({show(e.lhs)}, {show(e.rhs)})"
-    return repr(e)
 
 
 def evaluate(e, bindings: dict[int, int]) -> int:
@@ -137,12 +127,12 @@ def bind_sizes(
             except ValueError:
                 unknown = ", ".join(v.name for v in free_vars(d) if id(v) not in bindings)
                 raise ValueError(
-                    f"dimension {dim} of {arg} is {show(d)}, but no argument has {unknown} "
+                    f"dimension {dim} of {arg} is {d!r}, but no argument has {unknown} "
                     "as a whole dimension to take its size from"
                 ) from None
             if want != g:
                 raise ValueError(
-                    f"dimension {dim} of {arg} must be {show(d)} = {want}, got {g}"
+                    f"dimension {dim} of {arg} must be {d!r} = {want}, got {g}"
                 )
     for v, value in bindings.items():
         if value <= 0:

@@ -447,6 +447,23 @@ def test_tir_index_functions():
         tvm.tir.Allocate
 
 
+def test_tir_division_functions_on_negative_operands():
+    """TVM's floordiv/floormod round toward minus infinity, truncdiv/truncmod toward 0."""
+    X = te.placeholder((12,), name="X", dtype="int32")
+    ops = {
+        "fd": (tvm.tir.floordiv, np.floor_divide), "fm": (tvm.tir.floormod, np.mod),
+        "td": (tvm.tir.truncdiv, lambda a, b: np.trunc(a / b).astype("int32")), "tm": (tvm.tir.truncmod, np.fmod),
+        "id": (tvm.tir.indexdiv, np.floor_divide), "im": (tvm.tir.indexmod, np.mod),
+    }  # fmt: skip
+    outs = [te.compute((12,), lambda i, f=f: f(X[i], 5), name=key) for key, (f, _) in ops.items()]
+    f = tvm.build(te.create_schedule([t.op for t in outs]), [X, *outs])
+    x = np.arange(-6, 6, dtype="int32")
+    results = [np.zeros(12, "int32") for _ in outs]
+    f(x, *results)
+    for (key, (_, reference)), got in zip(ops.items(), results):
+        np.testing.assert_array_equal(got, reference(x, 5), err_msg=key)
+
+
 # --- extern_op -------------------------------------------------------------------------
 
 
