@@ -177,14 +177,14 @@ def _describe(spec: ArgSpec, index: int) -> str:
 class CompiledFunction:
     """A native function of a JitModule, called with numpy arrays."""
 
-    def __init__(self, name: str, specs: Sequence[ArgSpec], address: int, owner: JitModule):
+    def __init__(self, name: str, specs: Sequence[ArgSpec], address: int, owner: JitModule | ctypes.CDLL):
         self.name = name
         self.specs = tuple(specs)
         self._owner = owner  # keeps the machine code alive
         self._function = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * len(specs))(address)
         self._outputs = [i for i, s in enumerate(specs) if s.output] if len(specs) > 1 else []
         self._sizes = [nbytes(s) for s in specs]
-        self._errors = owner.runtime_errors
+        self._errors = RuntimeErrors.of(owner)
 
     @property
     def unchecked(self):

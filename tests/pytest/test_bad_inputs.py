@@ -191,6 +191,32 @@ def value(name: str, shape) -> onnx.ValueInfoProto:
     return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
 
 
+READ_PAST_THE_END = """\
+func.func @shift(%A: tensor<8xf32>) -> tensor<8xf32> {
+  %C = te.compute "C" (%i: "i") -> tensor<8xf32> {
+    %one = arith.constant 1 : index
+    %j = arith.addi %i, %one : index
+    %a = te.read %A[%j] : tensor<8xf32>
+    te.yield %a : f32
+  }
+  func.return %C : tensor<8xf32>
+}
+"""
+
+INTEGER_DIVISION = """\
+func.func @div(%A: tensor<8xi32>, %B: tensor<8xi32>) -> tensor<8xi32> {
+  %C = te.compute "C" (%i: "i") -> tensor<8xi32> {
+    %a = te.read %A[%i] : tensor<8xi32>
+    %b = te.read %B[%i] : tensor<8xi32>
+    %q = arith.divsi %a, %b : i32
+    %r = arith.remsi %a, %b : i32
+    %s = arith.addi %q, %r : i32
+    te.yield %s : i32
+  }
+  func.return %C : tensor<8xi32>
+}
+"""
+
 RELU = onnx_model([helper.make_node("Relu", ["x"], ["y"])], [value("x", [2, 3])])
 ONNX_FILES = {
     "ok.onnx": RELU,
@@ -205,6 +231,17 @@ ONNX_FILES = {
         [value("x", [2, 3])],
         outputs=("w",),
         inits={"w": np.ones((2, 3), np.float32)},
+    ),
+    "gather.onnx": helper.make_model(
+        helper.make_graph(
+            [helper.make_node("Gather", ["table", "ids"], ["y"], name="rows")],
+            "g",
+            [helper.make_tensor_value_info("ids", TensorProto.INT64, [3])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+            [numpy_helper.from_array(np.arange(8, dtype=np.float32).reshape(4, 2), "table")],
+        ),
+        opset_imports=[helper.make_opsetid("", 17)],
+        ir_version=8,
     ),
     "spaces.onnx": onnx_model(
         [helper.make_node("Relu", ["my input"], ['out "y"'])], [value("my input", [2, 3])], outputs=('out "y"',)
@@ -241,12 +278,17 @@ def files(tmp_path_factory) -> Path:
         "no-results.mlir": TE_ADD.replace(") -> tensor<8xf32> {\n  %C", ") {\n  %C").replace(
             "func.return %C : tensor<8xf32>", "func.return"
         ),
+        "past-the-end.mlir": READ_PAST_THE_END,
+        "division.mlir": INTEGER_DIVISION,
         "dynamic.mlir": GRAPH.replace("tensor<4x16xf32>", "tensor<?x16xf32>").replace("4x8xf32", "?x8xf32"),
     }
     for name, text in texts.items():
         (root / name).write_text(text)
     (root / "not-utf8.mlir").write_bytes(b"\xff\xfe func")
     (root / "empty.onnx").write_bytes(b"")
+    np.save(root / "ids-out-of-range.npy", np.array([0, 7, 1], np.int64))
+    np.save(root / "dividends.npy", np.array([7, -7, 7, -7, 0, -(2**31), 5, 1], np.int32))
+    np.save(root / "divisors.npy", np.array([0, 0, -2, 2, 0, -1, 3, 1], np.int32))
     for name, model in ONNX_FILES.items():
         onnx.save(model, str(root / name))
     return root
@@ -344,6 +386,20 @@ CASES = [
          ("a shape is given for 'nope', which is not an input of the model (its inputs: x)",)),
     Case("run-unknown-input", "tilecraft-run", ("{dir}/ok.onnx", "--input", "nope={dir}/x.npy"),
          ("the model has no input 'nope' (its inputs: x)",)),
+    # Reads outside a tensor, data-dependent indices, integer division by zero.
+    Case("read-past-the-end", "tilecraft-opt", ("{dir}/past-the-end.mlir", "-p", "convert-te-to-loop"),
+         ("past-the-end.mlir:5:5: error: convert-te-to-loop: te.read of 'A' is out of bounds: index 0 takes "
+          "values from 1 to 8, but dimension 0 has size 8",)),
+    Case("gather-id-out-of-range", "tilecraft-run", ("{dir}/gather.onnx", "--input", "ids={dir}/ids-out-of-range.npy"),
+         ("runtime error: gather 'y': an index in 'ids' is out of range; indices into axis 0 of 'table' "
+          "(size 4) must be within [-4, 3]",)),
+    # numpy's meaning, never SIGFPE: x // 0 == x % 0 == 0; MIN // -1 == MIN; `arith.divsi` and
+    # `arith.remsi` truncate (C), te's `//` and `%` floor.
+    Case("integer-division-by-zero", "tilecraft-run",
+         ("{dir}/division.mlir", "--entry", "div", "--input", "{dir}/dividends.npy", "--input", "{dir}/divisors.npy",
+          "--check"), (), code=0,
+         stdout=("C: (8,) int32 [          0,           0,          -2,          -4,           0,\n -2147483648,           3,           1]",
+                 "check: OK")),
     # Odd inputs that now work.
     Case("odd-names", "tilecraft-run", ("{dir}/odd-names.mlir", "--entry", "f", "--check"), (), code=0,
          stdout=('my "out" put: (4,) float32', "check: OK")),
