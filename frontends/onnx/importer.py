@@ -229,6 +229,7 @@ class Importer:
         version = versions.get("", versions.get("ai.onnx"))
         if version is None:
             raise OnnxImportError("the model imports no default ONNX opset")
+        self.source_opset = version  # before any conversion (Dropout's mask type changed at 10)
         if version < MIN_OPSET:
             self.model = upgrade_opset(self.model, version)
             return MIN_OPSET

@@ -60,23 +60,41 @@ def nondefault(**kw):
     return {k: v for k, (v, default) in kw.items() if list(v) != list(default)}
 
 
+def lift_1d(node: Node, value: SSAValue) -> SSAValue:
+    """[N, C, L] -> [N, C, 1, L]: a 1-D window op is the 2-D one over a height of 1."""
+    return node.emit(graph.UnsqueezeOp, [value], axes=[2])
+
+
+def lift_pads(pads: list[int]) -> list[int]:
+    """1-D pads [begin, end] as 2-D pads [0, begin, 0, end]."""
+    return [0, pads[0], 0, pads[1]]
+
+
 @converter("Conv")
 def convert_conv(node: Node):
+    """2-D convolutions; 1-D ones ([N, C, L]) as 2-D over a height of 1."""
     xs, ws = node.shape(0), node.shape(1)
-    if len(xs) != 4 or len(ws) != 4:
-        raise node.error(f"only 2-D convolutions are supported (NCHW input), got input shape {xs}")
+    if len(xs) not in (3, 4) or len(ws) != len(xs):
+        raise node.error(f"only 1-D and 2-D convolutions are supported, got input shape {xs}")
+    one_d = len(xs) == 3
+    rank = len(xs) - 2
     kernel = [int(k) for k in node.attr("kernel_shape", ws[2:])]
     if kernel != list(ws[2:]):
         raise node.error(f"kernel_shape {kernel} does not match the weight's {list(ws[2:])}")
-    strides = [int(s) for s in node.attr("strides", [1, 1])]
-    dilations = [int(d) for d in node.attr("dilations", [1, 1])]
+    strides = [int(s) for s in node.attr("strides", [1] * rank)]
+    dilations = [int(d) for d in node.attr("dilations", [1] * rank)]
     pads = window_pads(node, xs[2:], kernel, strides, dilations)
     group = int(node.attr("group", 1))
+    x, w = node.input(0), node.input(1)
+    if one_d:
+        x, w = lift_1d(node, x), lift_1d(node, w)
+        strides, dilations, pads = [1, *strides], [1, *dilations], lift_pads(pads)
     attributes = nondefault(strides=(strides, [1, 1]), pads=(pads, [0] * 4), dilations=(dilations, [1, 1]))
     if group != 1:
         attributes["groups"] = group
-    inputs = [node.input(0), node.input(1)] + ([node.input(2)] if node.has_input(2) else [])
-    return [node.emit(graph.Conv2dOp, inputs, **attributes)]
+    inputs = [x, w] + ([node.input(2)] if node.has_input(2) else [])
+    y = node.emit(graph.Conv2dOp, inputs, **attributes)
+    return [node.emit(graph.SqueezeOp, [y], axes=[2]) if one_d else y]
 
 
 @converter("ConvTranspose")
@@ -203,35 +221,69 @@ def convert_matmul(node: Node):
 
 
 def pool_attributes(node: Node, count_include_pad: bool) -> tuple[SSAValue, dict]:
+    """The input (a 1-D one lifted to 2-D: see `lift_1d`) and graph pooling attributes."""
     xs = node.shape(0)
-    if len(xs) != 4:
-        raise node.error(f"only 2-D pooling is supported (NCHW input), got input shape {xs}")
+    if len(xs) not in (3, 4):
+        raise node.error(f"only 1-D and 2-D pooling is supported, got input shape {xs}")
+    rank = len(xs) - 2
     kernel = [int(k) for k in node.attr("kernel_shape")]
-    strides = [int(s) for s in node.attr("strides", [1, 1])]
-    dilations = [int(d) for d in node.attr("dilations", [1, 1])]
-    if dilations != [1, 1]:
+    strides = [int(s) for s in node.attr("strides", [1] * rank)]
+    dilations = [int(d) for d in node.attr("dilations", [1] * rank)]
+    if dilations != [1] * rank:
         raise node.error(f"unsupported dilations {dilations} (pooling windows must be dense)")
     if int(node.attr("storage_order", 0)) != 0:
         raise node.error("unsupported storage_order 1")
     pads = window_pads(node, xs[2:], kernel, strides, dilations)
+    x = node.input(0)
+    if rank == 1:
+        x, kernel, strides, pads = lift_1d(node, x), [1, *kernel], [1, *strides], lift_pads(pads)
     attributes = {"kernel": kernel, **nondefault(strides=(strides, [1, 1]), pads=(pads, [0] * 4))}
     if int(node.attr("ceil_mode", 0)):
         attributes["ceil_mode"] = True
     if count_include_pad and int(node.attr("count_include_pad", 0)):
         attributes["count_include_pad"] = True
-    return node.input(0), attributes
+    return x, attributes
+
+
+def pool(node: Node, cls: type[graph.GraphOp], count_include_pad: bool) -> SSAValue:
+    x, attributes = pool_attributes(node, count_include_pad)
+    y = node.emit(cls, [x], **attributes)
+    return node.emit(graph.SqueezeOp, [y], axes=[2]) if len(node.shape(0)) == 3 else y
 
 
 @converter("MaxPool")
 def convert_max_pool(node: Node):
-    x, attributes = pool_attributes(node, False)
-    return [node.emit(graph.MaxPool2dOp, [x], **attributes)]
+    if len(node.proto.output) > 1 and node.proto.output[1]:
+        raise node.error("the Indices output is not supported")
+    return [pool(node, graph.MaxPool2dOp, False)]
 
 
 @converter("AveragePool")
 def convert_avg_pool(node: Node):
-    x, attributes = pool_attributes(node, True)
-    return [node.emit(graph.AvgPool2dOp, [x], **attributes)]
+    return [pool(node, graph.AvgPool2dOp, True)]
+
+
+@converter("LpPool")
+def convert_lp_pool(node: Node):
+    """(sum over the window of |x|^p)^(1/p): an average pool of |x|^p counting the
+    (zero) padding, times the window size. No ceil_mode (the divisor of windows that
+    leave the padded input would no longer be the window size)."""
+    if int(node.attr("ceil_mode", 0)):
+        raise node.error("unsupported ceil_mode 1")
+    p = float(node.attr("p", 2))
+    x = node.input(0)
+    if node.element_type(0) != f32:
+        raise node.error(f"input of element type {node.element_type(0)} is not supported (float32)")
+    magnitude = node.emit(graph.AbsOp, [x])
+    powered = node.emit(graph.MulOp, [x, x]) if p == 2 else node.emit(graph.PowOp, [magnitude, node.scalar(p, x)])
+    lifted, attributes = pool_attributes(node, False)
+    if lifted is not x:  # 1-D: pool the lifted |x|^p instead
+        powered = lift_1d(node, powered)
+    attributes["count_include_pad"] = True
+    window = int(np.prod(attributes["kernel"]))
+    total = node.emit(graph.MulOp, [node.emit(graph.AvgPool2dOp, [powered], **attributes), node.scalar(float(window), x)])
+    y = node.emit(graph.SqrtOp, [total]) if p == 2 else node.emit(graph.PowOp, [total, node.scalar(1.0 / p, x)])
+    return [node.emit(graph.SqueezeOp, [y], axes=[2]) if len(node.shape(0)) == 3 else y]
 
 
 @converter("GlobalAveragePool", "GlobalMaxPool")
