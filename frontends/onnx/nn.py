@@ -97,35 +97,87 @@ def convert_conv(node: Node):
     return [node.emit(graph.SqueezeOp, [y], axes=[2]) if one_d else y]
 
 
+def flipped_transposed_weight(node: Node, weight: np.ndarray | SSAValue, group: int, kernel: list[int]) -> SSAValue:
+    """ConvTranspose's weight [C_in, C_out/g, kh, kw] as the equivalent convolution's
+    [C_out, C_in/g, kh, kw], flipped in space: computed here when it is known, as
+    reshape, transpose and reversing gathers when it is computed at run time."""
+    if isinstance(weight, np.ndarray):
+        c_in, c_out_g = weight.shape[:2]
+        w = weight.reshape(group, c_in // group, c_out_g, *kernel).transpose(0, 2, 1, 3, 4)
+        w = np.ascontiguousarray(w.reshape(group * c_out_g, c_in // group, *kernel)[:, :, ::-1, ::-1])
+        return node.constant(w, node.proto.input[1] + ".conv")
+    c_in, c_out_g = graph.shape_of(weight.type)[:2]
+    w = node.emit(graph.ReshapeOp, [weight], shape=[group, c_in // group, c_out_g, *kernel])
+    w = node.emit(graph.TransposeOp, [w], perm=[0, 2, 1, 3, 4])
+    w = node.emit(graph.ReshapeOp, [w], shape=[group * c_out_g, c_in // group, *kernel])
+    for axis, k in ((2, kernel[0]), (3, kernel[1])):
+        if k > 1:
+            w = node.emit(graph.GatherOp, [w, node.constant(np.arange(k - 1, -1, -1, dtype=np.int64), "reverse")], axis=axis)
+    return w
+
+
+def transposed_pads(node: Node, spatial, kernel, strides, dilations, extra) -> list[int]:
+    """ConvTranspose's [begin..., end...] pads, from `pads`, `auto_pad` or
+    `output_shape` (as onnx's reference: the output is written from the top left, so
+    an `output_shape` sets the end pads; SAME_* split the total like convolutions)."""
+    natural = [s * (n - 1) + e + (k - 1) * d + 1 for n, k, s, d, e in zip(spatial, kernel, strides, dilations, extra)]
+    auto_pad = node.attr("auto_pad", "NOTSET")
+    if auto_pad not in ("NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"):
+        raise node.error(f"unsupported auto_pad '{auto_pad}'")
+    output_shape = node.attr("output_shape", None)
+    if output_shape is not None:
+        output_shape = [int(v) for v in output_shape][-len(spatial):]
+    if node.attr("pads", None) is not None:
+        pads = [int(v) for v in node.attr("pads")]
+        if len(pads) != 2 * len(spatial):
+            raise node.error(f"pads needs {2 * len(spatial)} values, got {len(pads)}")
+        begin = pads[: len(spatial)]
+        end = pads[len(spatial) :] if output_shape is None else [n - b - o for n, b, o in zip(natural, begin, output_shape)]
+        return begin + end
+    if auto_pad.startswith("SAME"):
+        out = output_shape or [n * s for n, s in zip(spatial, strides)]
+        total = [n - o for n, o in zip(natural, out)]
+        small = [t // 2 for t in total]
+        large = [t - t // 2 for t in total]
+        return small + large if auto_pad == "SAME_UPPER" else large + small
+    if output_shape is not None:
+        return [0] * len(spatial) + [n - o for n, o in zip(natural, output_shape)]
+    return [0] * 2 * len(spatial)
+
+
 @converter("ConvTranspose")
 def convert_conv_transpose(node: Node):
     """A convolution of the input with zeros inserted between its elements (stride
     - 1 per gap: a gather and a 0/1 mask per axis), padded by dilation * (k - 1)
     less the pads (cropped where that is negative), by the flipped weight with in
-    and out channels swapped (computed here: the weight must be known)."""
+    and out channels swapped. 1-D ones ([N, C, L]) as 2-D over a height of 1."""
     xs, ws = node.shape(0), node.shape(1)
-    if len(xs) != 4 or len(ws) != 4:
-        raise node.error(f"only 2-D transposed convolutions are supported, got input shape {xs}")
-    if node.attr("auto_pad", "NOTSET") != "NOTSET" or node.attr("output_shape", None) is not None:
-        raise node.error("auto_pad and output_shape are not supported; give pads (and output_padding)")
+    if len(xs) not in (3, 4) or len(ws) != len(xs):
+        raise node.error(f"only 1-D and 2-D transposed convolutions are supported, got input shape {xs}")
+    rank = len(xs) - 2
     kernel = [int(k) for k in node.attr("kernel_shape", ws[2:])]
     if kernel != list(ws[2:]):
         raise node.error(f"kernel_shape {kernel} does not match the weight's {list(ws[2:])}")
-    strides = [int(v) for v in node.attr("strides", [1, 1])]
-    dilations = [int(v) for v in node.attr("dilations", [1, 1])]
-    pads = [int(v) for v in node.attr("pads", [0, 0, 0, 0])]
-    extra = [int(v) for v in node.attr("output_padding", [0, 0])]
+    strides = [int(v) for v in node.attr("strides", [1] * rank)]
+    dilations = [int(v) for v in node.attr("dilations", [1] * rank)]
+    extra = [int(v) for v in node.attr("output_padding", [0] * rank)]
     group = int(node.attr("group", 1))
     if any(e < 0 or e >= max(s, d) for e, s, d in zip(extra, strides, dilations)):
         raise node.error(f"output_padding {extra} must be below the stride or dilation")
-    c_in, c_out_g = ws[0], ws[1]
+    pads = transposed_pads(node, xs[2:], kernel, strides, dilations, extra)
+    c_in = ws[0]
     if c_in != xs[1] or c_in % group:
         raise node.error(f"weight {ws} does not fit input {xs} with group {group}")
-    w = node.const(1, "weight")
-    # [C_in, C_out/g, kh, kw] -> [C_out, C_in/g, kh, kw], flipped in space.
-    w = w.reshape(group, c_in // group, c_out_g, *kernel).transpose(0, 2, 1, 3, 4)
-    w = np.ascontiguousarray(w.reshape(group * c_out_g, c_in // group, *kernel)[:, :, ::-1, ::-1])
-    x = node.input(0)
+    one_d = rank == 1
+    if one_d:
+        xs = (xs[0], xs[1], 1, xs[2])
+        kernel, strides, dilations = [1, *kernel], [1, *strides], [1, *dilations]
+        pads, extra = lift_pads(pads), [0, *extra]
+    weight = node.const(1, "weight") if node.is_const(1) else node.input(1)
+    if one_d:
+        weight = weight[:, :, None, :] if isinstance(weight, np.ndarray) else lift_1d(node, weight)
+    w = flipped_transposed_weight(node, weight, group, kernel)
+    x = lift_1d(node, node.input(0)) if one_d else node.input(0)
     for axis, s in ((2, strides[0]), (3, strides[1])):
         if s == 1:
             continue
@@ -147,10 +199,11 @@ def convert_conv_transpose(node: Node):
     attributes = nondefault(pads=(conv_pads, [0] * 4), dilations=(dilations, [1, 1]))
     if group != 1:
         attributes["groups"] = group
-    inputs = [x, node.constant(w, node.proto.input[1] + ".conv")]
+    inputs = [x, w]
     if node.has_input(2):
         inputs.append(node.input(2))
-    return [node.emit(graph.Conv2dOp, inputs, **attributes)]
+    y = node.emit(graph.Conv2dOp, inputs, **attributes)
+    return [node.emit(graph.SqueezeOp, [y], axes=[2]) if one_d else y]
 
 
 def dense(node: Node, x: SSAValue, weight_nk: np.ndarray, hint: str, bias: np.ndarray | None = None) -> SSAValue:
