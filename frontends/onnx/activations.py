@@ -122,11 +122,20 @@ def convert_mish(node: Node):
 
 @converter("PRelu")
 def convert_prelu(node: Node):
-    """x where x >= 0, slope * x elsewhere; slope broadcasts to x (unidirectionally)."""
+    """x where x >= 0, slope * x elsewhere; slope broadcasts to x (unidirectionally).
+    Models written for opset < 7 give one slope per channel as a [C] vector."""
     require_float(node)
     x, slope = node.input(0), node.input(1)
     xs, ss = node.shape(0), node.shape(1)
-    if graph.broadcast_shapes(xs, ss) != tuple(xs):
+    legacy = node.importer.source_opset < 7 and len(ss) == 1 and len(xs) > 2 and ss[0] == xs[1] != xs[-1]
+    if legacy:
+        slope = node.emit(graph.ReshapeOp, [slope], shape=[ss[0]] + [1] * (len(xs) - 2))
+        ss = graph.shape_of(slope.type)
+    try:
+        fits = graph.broadcast_shapes(xs, ss) == tuple(xs)
+    except graph.ShapeError:
+        fits = False
+    if not fits:
         raise node.error(f"slope of shape {ss} does not broadcast to the input's {xs}")
     negative = node.emit(graph.LessOp, [x, node.scalar(0.0, x)])
     return [select(node, negative, node.emit(graph.MulOp, [x, slope]), x)]
