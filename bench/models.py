@@ -37,7 +37,13 @@ dense and matmul shapes as single kernels (topi's compute + schedule, in the
 layouts alter-layout produces: NCHW16c data, OIHW16i16o kernels, KN dense weights) against
 onnxruntime running the same single node, in GFLOP/s.
 
-Usage: python bench/models.py [--models resnet18,mlp,bert,mobilenet|small] [--repeat N] [--layers]
+`--models zoo`: the onnx package's light model-zoo files (AlexNet, GoogLeNet, Inception
+v2, SqueezeNet, VGG19, DenseNet121, ShuffleNet, ResNet-50, ZFNet-512; opset 9, 1x3x224x224)
+with random weights (tilecraft/frontends/onnx/zoo.py): tilecraft's time against
+onnxruntime's (medians, ratio), its compile time and largest difference; it exits 1
+when a model's outputs differ from onnxruntime's (rtol 1e-3, atol 1e-5) or it fails.
+
+Usage: python bench/models.py [--models resnet18,mlp,bert,mobilenet|small|zoo] [--repeat N] [--layers]
 `--models small`: ResNet-18 and MobileNet-v1 at 32x32, an MLP 64-128-10 at batch 1, a
 BERT-style layer (seq 16, hidden 64): models where calling overhead matters.
 The last line printed is one JSON object with the headline figures.
@@ -656,10 +662,65 @@ def measure_layers(repeat: int) -> list[dict]:
     return rows
 
 
+# ---------------------------------------------------------------------------------
+# Model-zoo files (--models zoo)
+
+
+def measure_zoo(name: str, repeat: int) -> dict:
+    """One light zoo model with random weights: compile, check against onnxruntime, time."""
+    from tilecraft.frontends.onnx import zoo
+
+    model = zoo.load(name, seed=1)
+    x = np.random.default_rng(100).standard_normal((1, 3, 224, 224)).astype(np.float32)
+    feeds = {model.graph.input[0].name: x}
+    session = ort_session(model)
+    expected = session.run(None, feeds)[0]
+    row: dict = {"model": name, "ok": False, "notes": []}
+    with tempfile.TemporaryDirectory() as directory:
+        path = os.path.join(directory, f"{name}.onnx")
+        onnx.save(model, path)
+        m, info = tilecraft_compile(path, True)
+    if m is None:
+        row["notes"].append(info)
+        return row
+    got = m(x)
+    got = np.asarray(got[0] if isinstance(got, (list, tuple)) else got)
+    row["compile_s"] = info
+    row["max_diff"] = float(np.abs(got - expected).max())
+    row["ok"] = got.shape == expected.shape and bool(np.allclose(got, expected, rtol=1e-3, atol=1e-5))
+    if not row["ok"]:
+        row["notes"].append("outputs differ from onnxruntime's")
+    times = timed({"tilecraft": lambda: m(x), "onnxruntime": lambda: session.run(None, feeds)}, repeat)
+    row["tilecraft_ms"], row["onnxruntime_ms"] = times["tilecraft"] * 1e3, times["onnxruntime"] * 1e3
+    return row
+
+
+def run_zoo(repeat: int) -> int:
+    from tilecraft.frontends.onnx import zoo
+
+    rows = [measure_zoo(name, repeat) for name in zoo.available()]
+    print(f"{'model':>13} {'tilecraft ms':>13} {'ORT(2t) ms':>11} {'tc/ORT':>7} {'compile s':>10} {'max|tc-ORT|':>12} ok")
+    for r in rows:
+        tc_ms, ort_ms = r.get("tilecraft_ms"), r.get("onnxruntime_ms")
+        print(f"{r['model']:>13} {_fmt(tc_ms, '13.2f')} {_fmt(ort_ms, '11.2f')} "
+              f"{_fmt(tc_ms and ort_ms and tc_ms / ort_ms, '7.2f')} {_fmt(r.get('compile_s'), '10.2f')} "
+              f"{_fmt(r.get('max_diff'), '12.2e')} {'yes' if r['ok'] else 'NO'}")  # fmt: skip
+        for note in r["notes"]:
+            print(f"{'':>13} note: {note}")
+    print(json.dumps({
+        "bench": "zoo",
+        "vs_ort": {r["model"]: round(r["tilecraft_ms"] / r["onnxruntime_ms"], 3) for r in rows if "tilecraft_ms" in r},
+        "tilecraft_ms": {r["model"]: round(r["tilecraft_ms"], 2) for r in rows if "tilecraft_ms" in r},
+        "compile_s": {r["model"]: round(r["compile_s"], 1) for r in rows if "compile_s" in r},
+        "failed": [r["model"] for r in rows if not r["ok"]],
+    }))  # fmt: skip
+    return 0 if all(r["ok"] for r in rows) else 1
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default="resnet18,mlp,bert,mobilenet",
-                        help="comma-separated; 'small' names the small models")
+                        help="comma-separated; 'small' names the small models, 'zoo' the model-zoo files")
     parser.add_argument("--repeat", type=int, default=10)
     parser.add_argument("--layers", action="store_true", help="single conv/dense kernels vs ORT")
     args = parser.parse_args()
@@ -677,6 +738,8 @@ def main():
         if wrong:
             sys.exit(f"bench/models.py: wrong answers (beyond tolerance of onnxruntime): {', '.join(wrong)}")
         return
+    if args.models == "zoo":
+        sys.exit(run_zoo(args.repeat))
     names = [m for n in args.models.split(",") if n for m in (SMALL if n == "small" else [n])]
     for n in names:
         if n not in MODELS:

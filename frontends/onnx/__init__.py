@@ -18,7 +18,7 @@ operator and node.
 - `elementwise.py`, `nn.py`, `tensor.py`: one converter per ONNX operator.
 """
 
-from tilecraft.frontends.onnx import elementwise, fold, nn, tensor  # noqa: F401  (registers converters)
+from tilecraft.frontends.onnx import activations, attention, elementwise, fold, losses, nn, tensor  # noqa: F401  (registers converters)
 from tilecraft.frontends.onnx.importer import CONVERTERS, OnnxImportError, from_onnx
 
 SUPPORTED_OPS = sorted(CONVERTERS)

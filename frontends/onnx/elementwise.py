@@ -147,11 +147,20 @@ def convert_identity(node: Node):
 
 @converter("Dropout")
 def convert_dropout(node: Node):
+    """Inference: the input unchanged and, if asked for, a mask of all true (bool
+    from opset 10; of the input's type, ones, in models written for opset 7-9,
+    whose spec leaves the mask unfilled in inference — onnxruntime gives zeros)."""
     node.ignore("seed")
     if node.has_input(2):
         training = node.const(2, "training_mode")
         if bool(np.asarray(training).reshape(-1)[0]):
             raise node.error("training_mode is true; tilecraft imports models for inference")
+    node.ignore("ratio")  # opset < 12 carried the ratio as an attribute; unused in inference
+    x = node.raw(0)
     if len(node.proto.output) > 1 and node.proto.output[1]:
-        raise node.error("the mask output is not supported (inference only)")
-    return [node.raw(0)]
+        if node.importer.source_opset < 10:
+            element = node.element_type(0)
+            dtype = next(n for t, n in ONNX_TYPES.values() if t == element)
+            return [x, np.ones(node.shape(0), dtype=dtype)]
+        return [x, np.ones(node.shape(0), dtype=np.bool_)]
+    return [x]

@@ -231,6 +231,7 @@ class Importer:
             if not self.model.HasField("graph"):
                 raise OnnxImportError("the model has no graph and imports no ONNX opset: is it an ONNX model?")
             raise OnnxImportError("the model imports no default ONNX opset")
+        self.source_opset = version  # before any conversion (Dropout's mask type changed at 10)
         if version < MIN_OPSET:
             self.model = upgrade_opset(self.model, version)
             return MIN_OPSET

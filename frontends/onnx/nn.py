@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from xdsl.dialects.builtin import f32
 from xdsl.ir import SSAValue
 
 from tilecraft.dialects import graph
@@ -59,23 +60,89 @@ def nondefault(**kw):
     return {k: v for k, (v, default) in kw.items() if list(v) != list(default)}
 
 
+def lift_1d(node: Node, value: SSAValue) -> SSAValue:
+    """[N, C, L] -> [N, C, 1, L]: a 1-D window op is the 2-D one over a height of 1."""
+    return node.emit(graph.UnsqueezeOp, [value], axes=[2])
+
+
+def lift_pads(pads: list[int]) -> list[int]:
+    """1-D pads [begin, end] as 2-D pads [0, begin, 0, end]."""
+    return [0, pads[0], 0, pads[1]]
+
+
 @converter("Conv")
 def convert_conv(node: Node):
+    """2-D convolutions; 1-D ones ([N, C, L]) as 2-D over a height of 1."""
     xs, ws = node.shape(0), node.shape(1)
-    if len(xs) != 4 or len(ws) != 4:
-        raise node.error(f"only 2-D convolutions are supported (NCHW input), got input shape {xs}")
+    if len(xs) not in (3, 4) or len(ws) != len(xs):
+        raise node.error(f"only 1-D and 2-D convolutions are supported, got input shape {xs}")
+    one_d = len(xs) == 3
+    rank = len(xs) - 2
     kernel = [int(k) for k in node.attr("kernel_shape", ws[2:])]
     if kernel != list(ws[2:]):
         raise node.error(f"kernel_shape {kernel} does not match the weight's {list(ws[2:])}")
-    strides = [int(s) for s in node.attr("strides", [1, 1])]
-    dilations = [int(d) for d in node.attr("dilations", [1, 1])]
+    strides = [int(s) for s in node.attr("strides", [1] * rank)]
+    dilations = [int(d) for d in node.attr("dilations", [1] * rank)]
     pads = window_pads(node, xs[2:], kernel, strides, dilations)
     group = int(node.attr("group", 1))
+    x, w = node.input(0), node.input(1)
+    if one_d:
+        x, w = lift_1d(node, x), lift_1d(node, w)
+        strides, dilations, pads = [1, *strides], [1, *dilations], lift_pads(pads)
     attributes = nondefault(strides=(strides, [1, 1]), pads=(pads, [0] * 4), dilations=(dilations, [1, 1]))
     if group != 1:
         attributes["groups"] = group
-    inputs = [node.input(0), node.input(1)] + ([node.input(2)] if node.has_input(2) else [])
-    return [node.emit(graph.Conv2dOp, inputs, **attributes)]
+    inputs = [x, w] + ([node.input(2)] if node.has_input(2) else [])
+    y = node.emit(graph.Conv2dOp, inputs, **attributes)
+    return [node.emit(graph.SqueezeOp, [y], axes=[2]) if one_d else y]
+
+
+def flipped_transposed_weight(node: Node, weight: np.ndarray | SSAValue, group: int, kernel: list[int]) -> SSAValue:
+    """ConvTranspose's weight [C_in, C_out/g, kh, kw] as the equivalent convolution's
+    [C_out, C_in/g, kh, kw], flipped in space: computed here when it is known, as
+    reshape, transpose and reversing gathers when it is computed at run time."""
+    if isinstance(weight, np.ndarray):
+        c_in, c_out_g = weight.shape[:2]
+        w = weight.reshape(group, c_in // group, c_out_g, *kernel).transpose(0, 2, 1, 3, 4)
+        w = np.ascontiguousarray(w.reshape(group * c_out_g, c_in // group, *kernel)[:, :, ::-1, ::-1])
+        return node.constant(w, node.proto.input[1] + ".conv")
+    c_in, c_out_g = graph.shape_of(weight.type)[:2]
+    w = node.emit(graph.ReshapeOp, [weight], shape=[group, c_in // group, c_out_g, *kernel])
+    w = node.emit(graph.TransposeOp, [w], perm=[0, 2, 1, 3, 4])
+    w = node.emit(graph.ReshapeOp, [w], shape=[group * c_out_g, c_in // group, *kernel])
+    for axis, k in ((2, kernel[0]), (3, kernel[1])):
+        if k > 1:
+            w = node.emit(graph.GatherOp, [w, node.constant(np.arange(k - 1, -1, -1, dtype=np.int64), "reverse")], axis=axis)
+    return w
+
+
+def transposed_pads(node: Node, spatial, kernel, strides, dilations, extra) -> list[int]:
+    """ConvTranspose's [begin..., end...] pads, from `pads`, `auto_pad` or
+    `output_shape` (as onnx's reference: the output is written from the top left, so
+    an `output_shape` sets the end pads; SAME_* split the total like convolutions)."""
+    natural = [s * (n - 1) + e + (k - 1) * d + 1 for n, k, s, d, e in zip(spatial, kernel, strides, dilations, extra)]
+    auto_pad = node.attr("auto_pad", "NOTSET")
+    if auto_pad not in ("NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"):
+        raise node.error(f"unsupported auto_pad '{auto_pad}'")
+    output_shape = node.attr("output_shape", None)
+    if output_shape is not None:
+        output_shape = [int(v) for v in output_shape][-len(spatial):]
+    if node.attr("pads", None) is not None:
+        pads = [int(v) for v in node.attr("pads")]
+        if len(pads) != 2 * len(spatial):
+            raise node.error(f"pads needs {2 * len(spatial)} values, got {len(pads)}")
+        begin = pads[: len(spatial)]
+        end = pads[len(spatial) :] if output_shape is None else [n - b - o for n, b, o in zip(natural, begin, output_shape)]
+        return begin + end
+    if auto_pad.startswith("SAME"):
+        out = output_shape or [n * s for n, s in zip(spatial, strides)]
+        total = [n - o for n, o in zip(natural, out)]
+        small = [t // 2 for t in total]
+        large = [t - t // 2 for t in total]
+        return small + large if auto_pad == "SAME_UPPER" else large + small
+    if output_shape is not None:
+        return [0] * len(spatial) + [n - o for n, o in zip(natural, output_shape)]
+    return [0] * 2 * len(spatial)
 
 
 @converter("ConvTranspose")
@@ -83,30 +150,34 @@ def convert_conv_transpose(node: Node):
     """A convolution of the input with zeros inserted between its elements (stride
     - 1 per gap: a gather and a 0/1 mask per axis), padded by dilation * (k - 1)
     less the pads (cropped where that is negative), by the flipped weight with in
-    and out channels swapped (computed here: the weight must be known)."""
+    and out channels swapped. 1-D ones ([N, C, L]) as 2-D over a height of 1."""
     xs, ws = node.shape(0), node.shape(1)
-    if len(xs) != 4 or len(ws) != 4:
-        raise node.error(f"only 2-D transposed convolutions are supported, got input shape {xs}")
-    if node.attr("auto_pad", "NOTSET") != "NOTSET" or node.attr("output_shape", None) is not None:
-        raise node.error("auto_pad and output_shape are not supported; give pads (and output_padding)")
+    if len(xs) not in (3, 4) or len(ws) != len(xs):
+        raise node.error(f"only 1-D and 2-D transposed convolutions are supported, got input shape {xs}")
+    rank = len(xs) - 2
     kernel = [int(k) for k in node.attr("kernel_shape", ws[2:])]
     if kernel != list(ws[2:]):
         raise node.error(f"kernel_shape {kernel} does not match the weight's {list(ws[2:])}")
-    strides = [int(v) for v in node.attr("strides", [1, 1])]
-    dilations = [int(v) for v in node.attr("dilations", [1, 1])]
-    pads = [int(v) for v in node.attr("pads", [0, 0, 0, 0])]
-    extra = [int(v) for v in node.attr("output_padding", [0, 0])]
+    strides = [int(v) for v in node.attr("strides", [1] * rank)]
+    dilations = [int(v) for v in node.attr("dilations", [1] * rank)]
+    extra = [int(v) for v in node.attr("output_padding", [0] * rank)]
     group = int(node.attr("group", 1))
     if any(e < 0 or e >= max(s, d) for e, s, d in zip(extra, strides, dilations)):
         raise node.error(f"output_padding {extra} must be below the stride or dilation")
-    c_in, c_out_g = ws[0], ws[1]
+    pads = transposed_pads(node, xs[2:], kernel, strides, dilations, extra)
+    c_in = ws[0]
     if c_in != xs[1] or c_in % group:
         raise node.error(f"weight {ws} does not fit input {xs} with group {group}")
-    w = node.const(1, "weight")
-    # [C_in, C_out/g, kh, kw] -> [C_out, C_in/g, kh, kw], flipped in space.
-    w = w.reshape(group, c_in // group, c_out_g, *kernel).transpose(0, 2, 1, 3, 4)
-    w = np.ascontiguousarray(w.reshape(group * c_out_g, c_in // group, *kernel)[:, :, ::-1, ::-1])
-    x = node.input(0)
+    one_d = rank == 1
+    if one_d:
+        xs = (xs[0], xs[1], 1, xs[2])
+        kernel, strides, dilations = [1, *kernel], [1, *strides], [1, *dilations]
+        pads, extra = lift_pads(pads), [0, *extra]
+    weight = node.const(1, "weight") if node.is_const(1) else node.input(1)
+    if one_d:
+        weight = weight[:, :, None, :] if isinstance(weight, np.ndarray) else lift_1d(node, weight)
+    w = flipped_transposed_weight(node, weight, group, kernel)
+    x = lift_1d(node, node.input(0)) if one_d else node.input(0)
     for axis, s in ((2, strides[0]), (3, strides[1])):
         if s == 1:
             continue
@@ -128,10 +199,11 @@ def convert_conv_transpose(node: Node):
     attributes = nondefault(pads=(conv_pads, [0] * 4), dilations=(dilations, [1, 1]))
     if group != 1:
         attributes["groups"] = group
-    inputs = [x, node.constant(w, node.proto.input[1] + ".conv")]
+    inputs = [x, w]
     if node.has_input(2):
         inputs.append(node.input(2))
-    return [node.emit(graph.Conv2dOp, inputs, **attributes)]
+    y = node.emit(graph.Conv2dOp, inputs, **attributes)
+    return [node.emit(graph.SqueezeOp, [y], axes=[2]) if one_d else y]
 
 
 def dense(node: Node, x: SSAValue, weight_nk: np.ndarray, hint: str, bias: np.ndarray | None = None) -> SSAValue:
@@ -202,35 +274,69 @@ def convert_matmul(node: Node):
 
 
 def pool_attributes(node: Node, count_include_pad: bool) -> tuple[SSAValue, dict]:
+    """The input (a 1-D one lifted to 2-D: see `lift_1d`) and graph pooling attributes."""
     xs = node.shape(0)
-    if len(xs) != 4:
-        raise node.error(f"only 2-D pooling is supported (NCHW input), got input shape {xs}")
+    if len(xs) not in (3, 4):
+        raise node.error(f"only 1-D and 2-D pooling is supported, got input shape {xs}")
+    rank = len(xs) - 2
     kernel = [int(k) for k in node.attr("kernel_shape")]
-    strides = [int(s) for s in node.attr("strides", [1, 1])]
-    dilations = [int(d) for d in node.attr("dilations", [1, 1])]
-    if dilations != [1, 1]:
+    strides = [int(s) for s in node.attr("strides", [1] * rank)]
+    dilations = [int(d) for d in node.attr("dilations", [1] * rank)]
+    if dilations != [1] * rank:
         raise node.error(f"unsupported dilations {dilations} (pooling windows must be dense)")
     if int(node.attr("storage_order", 0)) != 0:
         raise node.error("unsupported storage_order 1")
     pads = window_pads(node, xs[2:], kernel, strides, dilations)
+    x = node.input(0)
+    if rank == 1:
+        x, kernel, strides, pads = lift_1d(node, x), [1, *kernel], [1, *strides], lift_pads(pads)
     attributes = {"kernel": kernel, **nondefault(strides=(strides, [1, 1]), pads=(pads, [0] * 4))}
     if int(node.attr("ceil_mode", 0)):
         attributes["ceil_mode"] = True
     if count_include_pad and int(node.attr("count_include_pad", 0)):
         attributes["count_include_pad"] = True
-    return node.input(0), attributes
+    return x, attributes
+
+
+def pool(node: Node, cls: type[graph.GraphOp], count_include_pad: bool) -> SSAValue:
+    x, attributes = pool_attributes(node, count_include_pad)
+    y = node.emit(cls, [x], **attributes)
+    return node.emit(graph.SqueezeOp, [y], axes=[2]) if len(node.shape(0)) == 3 else y
 
 
 @converter("MaxPool")
 def convert_max_pool(node: Node):
-    x, attributes = pool_attributes(node, False)
-    return [node.emit(graph.MaxPool2dOp, [x], **attributes)]
+    if len(node.proto.output) > 1 and node.proto.output[1]:
+        raise node.error("the Indices output is not supported")
+    return [pool(node, graph.MaxPool2dOp, False)]
 
 
 @converter("AveragePool")
 def convert_avg_pool(node: Node):
-    x, attributes = pool_attributes(node, True)
-    return [node.emit(graph.AvgPool2dOp, [x], **attributes)]
+    return [pool(node, graph.AvgPool2dOp, True)]
+
+
+@converter("LpPool")
+def convert_lp_pool(node: Node):
+    """(sum over the window of |x|^p)^(1/p): an average pool of |x|^p counting the
+    (zero) padding, times the window size. No ceil_mode (the divisor of windows that
+    leave the padded input would no longer be the window size)."""
+    if int(node.attr("ceil_mode", 0)):
+        raise node.error("unsupported ceil_mode 1")
+    p = float(node.attr("p", 2))
+    x = node.input(0)
+    if node.element_type(0) != f32:
+        raise node.error(f"input of element type {node.element_type(0)} is not supported (float32)")
+    magnitude = node.emit(graph.AbsOp, [x])
+    powered = node.emit(graph.MulOp, [x, x]) if p == 2 else node.emit(graph.PowOp, [magnitude, node.scalar(p, x)])
+    lifted, attributes = pool_attributes(node, False)
+    if lifted is not x:  # 1-D: pool the lifted |x|^p instead
+        powered = lift_1d(node, powered)
+    attributes["count_include_pad"] = True
+    window = int(np.prod(attributes["kernel"]))
+    total = node.emit(graph.MulOp, [node.emit(graph.AvgPool2dOp, [powered], **attributes), node.scalar(float(window), x)])
+    y = node.emit(graph.SqrtOp, [total]) if p == 2 else node.emit(graph.PowOp, [total, node.scalar(1.0 / p, x)])
+    return [node.emit(graph.SqueezeOp, [y], axes=[2]) if len(node.shape(0)) == 3 else y]
 
 
 @converter("GlobalAveragePool", "GlobalMaxPool")
@@ -250,17 +356,11 @@ def convert_softmax(node: Node):
     return [node.emit(graph.SoftmaxOp, [node.input(0)], axis=axis)]
 
 
-@converter("LayerNormalization")
-def convert_layer_norm(node: Node):
-    if len(node.proto.output) > 1 and any(node.proto.output[1:]):
-        raise node.error("the Mean and InvStdDev outputs are not supported (inference only)")
-    node.ignore("stash_type")  # the precision of the statistics: float32 here anyway
-    xs = node.shape(0)
-    axis = int(node.attr("axis", -1)) % len(xs)
-    epsilon = float(node.attr("epsilon", 1e-5))
-    normalized = xs[axis:]
+def normalization_params(node: Node, normalized: tuple[int, ...], which: tuple[tuple[int, str], ...]) -> list[SSAValue]:
+    """The scale/bias inputs of a normalization over the trailing `normalized` shape;
+    constants of a smaller rank are broadcast to it here."""
     params = []
-    for i, what in ((1, "scale"), (2, "bias")):
+    for i, what in which:
         if not node.has_input(i):
             continue
         if node.shape(i) != normalized:
@@ -270,9 +370,76 @@ def convert_layer_norm(node: Node):
             params.append(node.constant(value, node.proto.input[i]))
         else:
             params.append(node.input(i))
+    return params
+
+
+def stash_type(node: Node) -> None:
+    """The precision of the statistics: float32 (1) is what tilecraft computes in."""
+    stash = int(node.attr("stash_type", 1))
+    if stash != 1:
+        raise node.error(f"unsupported stash_type {stash} (statistics are computed in float32)")
+
+
+@converter("LayerNormalization")
+def convert_layer_norm(node: Node):
+    """graph.layer_norm; the optional Mean and InvStdDev outputs (shape x.shape[:axis]
+    + [1...]) as reductions: mean, mean of the squared deviation, 1 / sqrt(var + eps)."""
+    stash_type(node)
+    xs = node.shape(0)
+    axis = int(node.attr("axis", -1)) % len(xs)
+    epsilon = float(node.attr("epsilon", 1e-5))
+    normalized = xs[axis:]
+    params = normalization_params(node, normalized, ((1, "scale"), (2, "bias")))
     if len(params) == 1 and node.has_input(2):  # bias without scale cannot happen in ONNX
         raise node.error("bias without scale")
-    return [node.emit(graph.LayerNormOp, [node.input(0), *params], axis=axis, epsilon=epsilon)]
+    x = node.input(0)
+    y = node.emit(graph.LayerNormOp, [x, *params], axis=axis, epsilon=epsilon)
+    if len(node.proto.output) == 1 or not any(node.proto.output[1:]):
+        return [y]
+    axes = list(range(axis, len(xs)))
+    mean = node.emit(graph.ReduceMeanOp, [x], axes=axes, keepdims=True)
+    centered = node.emit(graph.SubOp, [x, mean])
+    variance = node.emit(graph.ReduceMeanOp, [node.emit(graph.MulOp, [centered, centered])], axes=axes, keepdims=True)
+    std = node.emit(graph.SqrtOp, [node.emit(graph.AddOp, [variance, node.scalar(epsilon, x)])])
+    return [y, mean, node.emit(graph.DivOp, [node.scalar(1.0, std), std])]
+
+
+@converter("RMSNormalization")
+def convert_rms_norm(node: Node):
+    """x / sqrt(mean(x^2 over the axes from `axis`) + epsilon) * scale."""
+    stash_type(node)
+    xs = node.shape(0)
+    if node.element_type(0) != f32:
+        raise node.error(f"input of element type {node.element_type(0)} is not supported (float32)")
+    axis = int(node.attr("axis", -1))
+    if not -len(xs) <= axis < len(xs):
+        raise node.error(f"axis {axis} is out of range for rank {len(xs)}")
+    axis %= len(xs)
+    epsilon = float(node.attr("epsilon", 1e-5))
+    x = node.input(0)
+    square_mean = node.emit(graph.ReduceMeanOp, [node.emit(graph.MulOp, [x, x])], axes=list(range(axis, len(xs))), keepdims=True)
+    rms = node.emit(graph.SqrtOp, [node.emit(graph.AddOp, [square_mean, node.scalar(epsilon, x)])])
+    y = node.emit(graph.MulOp, [x, node.emit(graph.DivOp, [node.scalar(1.0, rms), rms])])
+    return [node.emit(graph.MulOp, [y, node.input(1)])]
+
+
+def normalize_groups(node: Node, x: SSAValue, axes: list[int], epsilon: float) -> SSAValue:
+    """(x - mean) / sqrt(var + epsilon) over `axes`, as reductions and elementwise ops."""
+    mean = node.emit(graph.ReduceMeanOp, [x], axes=axes, keepdims=True)
+    centered = node.emit(graph.SubOp, [x, mean])
+    variance = node.emit(graph.ReduceMeanOp, [node.emit(graph.MulOp, [centered, centered])], axes=axes, keepdims=True)
+    std = node.emit(graph.SqrtOp, [node.emit(graph.AddOp, [variance, node.scalar(epsilon, x)])])
+    return node.emit(graph.DivOp, [centered, std])
+
+
+def per_channel(node: Node, i: int, what: str, shape: list[int]) -> SSAValue:
+    """Input `i` (one value per channel) reshaped to `shape` [C, 1, ...], which
+    broadcasts over [N, C, spatial...]."""
+    if node.shape(i) != (shape[0],):
+        raise node.error(f"{what} of shape {node.shape(i)} must have one value per channel ({shape[0]})")
+    if node.is_const(i):
+        return node.constant(node.const(i, what).reshape(shape), node.proto.input[i])
+    return node.emit(graph.ReshapeOp, [node.input(i)], shape=shape)
 
 
 @converter("InstanceNormalization")
@@ -283,20 +450,29 @@ def convert_instance_norm(node: Node):
     if len(xs) < 3:
         raise node.error(f"input of shape {xs} has no spatial axes")
     epsilon = float(node.attr("epsilon", 1e-5))
-    x = node.input(0)
-    spatial = list(range(2, len(xs)))
-    mean = node.emit(graph.ReduceMeanOp, [x], axes=spatial, keepdims=True)
-    centered = node.emit(graph.SubOp, [x, mean])
-    variance = node.emit(graph.ReduceMeanOp, [node.emit(graph.MulOp, [centered, centered])], axes=spatial, keepdims=True)
-    std = node.emit(graph.SqrtOp, [node.emit(graph.AddOp, [variance, node.scalar(epsilon, x)])])
-    normalized = node.emit(graph.DivOp, [centered, std])
-    per_channel = [xs[1]] + [1] * len(spatial)
-    params = []
-    for i, what in ((1, "scale"), (2, "bias")):
-        if not node.is_const(i):
-            raise node.error(f"{what} must be a constant (an initializer)")
-        params.append(node.constant(node.const(i, what).reshape(per_channel), node.proto.input[i]))
-    return [node.emit(graph.AddOp, [node.emit(graph.MulOp, [normalized, params[0]]), params[1]])]
+    normalized = normalize_groups(node, node.input(0), list(range(2, len(xs))), epsilon)
+    shape = [xs[1]] + [1] * (len(xs) - 2)
+    scale, bias = per_channel(node, 1, "scale", shape), per_channel(node, 2, "bias", shape)
+    return [node.emit(graph.AddOp, [node.emit(graph.MulOp, [normalized, scale]), bias])]
+
+
+@converter("GroupNormalization")
+def convert_group_norm(node: Node):
+    """x [N, C, ...] viewed as [N, G, C/G * spatial], normalized over the last axis,
+    then scale[c] and bias[c] (opset 21: one value per channel)."""
+    stash_type(node)
+    xs = node.shape(0)
+    if len(xs) < 3:
+        raise node.error(f"input of shape {xs} has no spatial axes")
+    groups = int(node.attr("num_groups"))
+    if groups <= 0 or xs[1] % groups:
+        raise node.error(f"{xs[1]} channels do not split into num_groups {groups}")
+    epsilon = float(node.attr("epsilon", 1e-5))
+    grouped = node.emit(graph.ReshapeOp, [node.input(0)], shape=[xs[0], groups, int(np.prod(xs[1:])) // groups])
+    normalized = node.emit(graph.ReshapeOp, [normalize_groups(node, grouped, [2], epsilon)], shape=list(xs))
+    shape = [xs[1]] + [1] * (len(xs) - 2)
+    scale, bias = per_channel(node, 1, "scale", shape), per_channel(node, 2, "bias", shape)
+    return [node.emit(graph.AddOp, [node.emit(graph.MulOp, [normalized, scale]), bias])]
 
 
 @converter("BatchNormalization")
