@@ -1012,6 +1012,40 @@ class ReduceMaxOp(_Reduce):
     name = "graph.reduce_max"
 
 
+# -- reductions of the ONNX Reduce* family (min, prod) and scans ------------------------
+
+
+@irdl_op_definition
+class ReduceMinOp(_Reduce):
+    name = "graph.reduce_min"
+
+
+@irdl_op_definition
+class ReduceProdOp(_Reduce):
+    name = "graph.reduce_prod"
+
+
+@irdl_op_definition
+class CumulativeOp(GraphOp):
+    """Running sums (`kind` "sum") or products ("prod") along `axis`: element i is the
+    sum of elements 0..i (`exclusive`: 0..i-1; `reverse`: from the end), ONNX CumSum
+    and CumProd."""
+
+    name = "graph.cumulative"
+    traits = traits_def(Pure(), Opaque())
+    axis = Int(default=0)
+    kind = Str(default="sum")
+    exclusive = Bool(default=False)
+    reverse = Bool(default=False)
+
+    def infer(self, types):
+        x = ranked(types[0])
+        normalize_axis(self.axis, len(x.get_shape()))
+        if self.kind not in ("sum", "prod"):
+            raise ShapeError(f"graph.cumulative kind must be 'sum' or 'prod', not '{self.kind}'")
+        return [x]
+
+
 @irdl_op_definition
 class SoftmaxOp(GraphOp):
     """softmax along `axis` (default -1)."""
@@ -1450,6 +1484,7 @@ GRAPH_OPS: list[type[Operation]] = [
     ReduceSumOp, ReduceMeanOp, ReduceMaxOp, SoftmaxOp, LayerNormOp, BatchNormOp,
     PadOp, ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp, TransposeOp, ConcatOp, SplitOp, SliceOp, GatherOp,
     LayoutTransformOp, ConstantOp, WeightOp, FusedOp, YieldOp,
+    ReduceMinOp, ReduceProdOp, CumulativeOp,
 ]  # fmt: skip
 
 GRAPH = Dialect("graph", GRAPH_OPS, [ApproximateAttr, WeightLayoutAttr], [GraphConstantMaterialization()])

@@ -234,6 +234,17 @@ def _reduce(op: graph.GraphOp, x: np.ndarray, fn: Callable) -> np.ndarray:
     return fn(x, axis=axes, keepdims=op.keepdims)
 
 
+def _cumulative(op: graph.CumulativeOp, x: np.ndarray) -> np.ndarray:
+    axis = graph.normalize_axis(op.axis, x.ndim)
+    if op.reverse:
+        x = np.flip(x, axis)
+    y = (np.cumsum if op.kind == "sum" else np.cumprod)(x, axis=axis, dtype=x.dtype)
+    if op.exclusive:
+        first = np.full_like(np.take(y, [0], axis=axis), 0 if op.kind == "sum" else 1)
+        y = np.concatenate([first, np.take(y, range(x.shape[axis] - 1), axis=axis)], axis=axis)
+    return np.flip(y, axis) if op.reverse else y
+
+
 def _clip(op: graph.ClipOp, x: np.ndarray) -> np.ndarray:
     if op.min is not None:
         x = np.maximum(x, x.dtype.type(op.min))
@@ -281,6 +292,9 @@ _OPS: dict[type[Operation], Callable[..., np.ndarray | list[np.ndarray]]] = {
     graph.ReduceSumOp: lambda op, x: _reduce(op, x, np.sum),
     graph.ReduceMeanOp: lambda op, x: _reduce(op, x, np.mean),
     graph.ReduceMaxOp: lambda op, x: _reduce(op, x, np.max),
+    graph.ReduceMinOp: lambda op, x: _reduce(op, x, np.min),
+    graph.ReduceProdOp: lambda op, x: _reduce(op, x, np.prod),
+    graph.CumulativeOp: _cumulative,
     graph.SoftmaxOp: lambda op, x: _softmax(x, op.axis),
     graph.LayerNormOp: _layer_norm,
     graph.BatchNormOp: _batch_norm,

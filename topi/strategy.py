@@ -150,6 +150,11 @@ COMPUTES: dict[str, Compute] = {
     "graph.reduce_sum": _reduce(reduce.reduce_sum),
     "graph.reduce_mean": _reduce(reduce.reduce_mean),
     "graph.reduce_max": _reduce(reduce.reduce_max),
+    "graph.reduce_min": _reduce(reduce.reduce_min),
+    "graph.reduce_prod": _reduce(reduce.reduce_prod),
+    "graph.cumulative": lambda op, xs, cs: [
+        reduce.cumulative(xs[0], op.axis, op.kind, op.exclusive, op.reverse)
+    ],
     "graph.softmax": lambda op, xs, cs: [reduce.softmax(xs[0], op.axis)],
     "graph.layer_norm": _layer_norm,
     "graph.batch_norm": lambda op, xs, cs: [reduce.batch_norm(*xs, epsilon=op.epsilon)],

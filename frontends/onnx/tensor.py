@@ -226,8 +226,9 @@ _COORDINATES = {
     "pytorch_half_pixel": lambda x, s, n_in, n_out: (
         (x + x.dtype.type(0.5)) / s - x.dtype.type(0.5) if n_out > 1 else 0 * x
     ),
+    # The resized length is n_in * s, unrounded, as ONNX's reference has it.
     "align_corners": lambda x, s, n_in, n_out: (
-        x * x.dtype.type(n_in - 1) / x.dtype.type(n_out - 1) if n_out > 1 else 0 * x
+        x * x.dtype.type(n_in - 1) / (x.dtype.type(n_in) * s - 1) if n_in * s != 1 else 0 * x
     ),
     "asymmetric": lambda x, s, n_in, n_out: x / s,
     "tf_half_pixel_for_nearest": lambda x, s, n_in, n_out: (x + x.dtype.type(0.5)) / s,
