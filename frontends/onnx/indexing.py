@@ -1,7 +1,10 @@
 """Converters of ONNX operators that rearrange or select elements by position:
-Trilu, Tile, DepthToSpace/SpaceToDepth, CenterCropPad, OneHot, TopK.
+Trilu, Tile, DepthToSpace/SpaceToDepth, CenterCropPad, OneHot, TopK, EyeLike,
+GatherElements, GatherND, ScatterElements (and the older Scatter), ScatterND.
 
-Each is composed from graph ops, exactly:
+GatherElements, GatherND and the scatters are graph ops of their own (te kernels in
+topi/scatter.py); ScatterND's indices and updates are flattened to one leading axis
+here. The others are composed from graph ops, exactly:
 - Trilu keeps x where a constant triangular mask holds (`graph.where`, 0 elsewhere);
 - Tile gathers each repeated axis at constant indices (0..n-1 repeated);
 - DepthToSpace/SpaceToDepth are reshape -> transpose -> reshape (DCR or CRD order);
@@ -21,7 +24,7 @@ import numpy as np
 from xdsl.dialects.builtin import IntegerType, i1, i32, i64
 
 from tilecraft.dialects import graph
-from tilecraft.frontends.onnx.importer import Node, converter
+from tilecraft.frontends.onnx.importer import ONNX_TYPES, Node, converter, onnx_type_name
 
 
 def _ints(array: np.ndarray) -> list[int]:
@@ -190,3 +193,53 @@ def convert_top_k(node: Node):
     indices = node.emit(graph.WhereOp, [hit, node.constant(index, "topk_index"), zero])
     indices = node.emit(graph.ReduceSumOp, [indices], axes=[axis + 1], keepdims=False)
     return [values, indices]
+
+
+@converter("EyeLike")
+def convert_eye_like(node: Node):
+    """A constant: only the shape of the input matters."""
+    xs = node.shape(0)
+    if len(xs) != 2:
+        raise node.error(f"input must be 2-D, got shape {xs}")
+    dtype = node.attr("dtype", None)
+    if dtype is None:
+        numpy_type = node.raw(0).dtype if isinstance(node.raw(0), np.ndarray) else next(
+            n for t, n in ONNX_TYPES.values() if t == node.element_type(0))  # fmt: skip
+    elif dtype in ONNX_TYPES:
+        numpy_type = ONNX_TYPES[dtype][1]
+    else:
+        raise node.error(f"unsupported dtype {onnx_type_name(dtype)}")
+    return [np.eye(xs[0], xs[1], k=int(node.attr("k", 0)), dtype=numpy_type)]
+
+
+@converter("GatherElements")
+def convert_gather_elements(node: Node):
+    axis = int(node.attr("axis", 0)) % len(node.shape(0))
+    return [node.emit(graph.GatherElementsOp, [node.input(0), node.input(1)], axis=axis)]
+
+
+@converter("GatherND")
+def convert_gather_nd(node: Node):
+    batch_dims = int(node.attr("batch_dims", 0))
+    return [node.emit(graph.GatherNDOp, [node.input(0), node.input(1)], batch_dims=batch_dims)]
+
+
+@converter("ScatterElements", "Scatter")
+def convert_scatter_elements(node: Node):
+    axis = int(node.attr("axis", 0)) % len(node.shape(0))
+    reduction = node.attr("reduction", "none")
+    return [node.emit(graph.ScatterElementsOp, [node.input(i) for i in range(3)], axis=axis, reduction=reduction)]
+
+
+@converter("ScatterND")
+def convert_scatter_nd(node: Node):
+    xs, ids = node.shape(0), node.shape(1)
+    k = ids[-1]
+    m = int(np.prod(ids[:-1]))
+    indices, updates = node.input(1), node.input(2)
+    if len(ids) != 2:
+        indices = node.emit(graph.ReshapeOp, [indices], shape=[m, k])
+    if tuple(node.shape(2)) != (m, *xs[k:]):
+        updates = node.emit(graph.ReshapeOp, [updates], shape=[m, *xs[k:]])
+    reduction = node.attr("reduction", "none")
+    return [node.emit(graph.ScatterNDOp, [node.input(0), indices, updates], reduction=reduction)]

@@ -30,3 +30,35 @@ func.func @cumulative_axis(%x: tensor<4xf32>) {
   %0 = graph.cumulative %x {axis = 1 : i64} : (tensor<4xf32>) -> tensor<4xf32>
   func.return
 }
+
+// -----
+
+func.func @gather_elements_float_ids(%x: tensor<4x5xf32>, %ids: tensor<3x2xf32>) {
+  // CHECK: reductions-invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.gather_elements' op: graph.gather_elements indices must be integers.
+  %0 = graph.gather_elements %x, %ids : (tensor<4x5xf32>, tensor<3x2xf32>) -> tensor<3x2xf32>
+  func.return
+}
+
+// -----
+
+func.func @gather_nd_too_many_ids(%x: tensor<4x5xf32>, %ids: tensor<3x3xi64>) {
+  // CHECK: error: 'graph.gather_nd' op: indices (3, 3) do not index data (4, 5) with batch_dims 0.
+  %0 = graph.gather_nd %x, %ids : (tensor<4x5xf32>, tensor<3x3xi64>) -> tensor<3xf32>
+  func.return
+}
+
+// -----
+
+func.func @scatter_reduction(%x: tensor<4xf32>, %ids: tensor<2xi64>, %upd: tensor<2xf32>) {
+  // CHECK: error: 'graph.scatter_elements' op: graph.scatter_elements reduction must be none, add, mul, max or min, not 'avg'.
+  %0 = graph.scatter_elements %x, %ids, %upd {reduction = "avg"} : (tensor<4xf32>, tensor<2xi64>, tensor<2xf32>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @scatter_nd_updates(%x: tensor<4x5xf32>, %ids: tensor<2x1xi64>, %upd: tensor<2x4xf32>) {
+  // CHECK: error: 'graph.scatter_nd' op: indices (2, 1) and updates (2, 4) do not fit data (4, 5).
+  %0 = graph.scatter_nd %x, %ids, %upd : (tensor<4x5xf32>, tensor<2x1xi64>, tensor<2x4xf32>) -> tensor<4x5xf32>
+  func.return
+}
