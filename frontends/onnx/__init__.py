@@ -15,11 +15,11 @@ operator and node.
 
 - `importer.py`: the walk, values (SSA or known arrays), the `Node` helper;
 - `fold.py`: import-time evaluation of shape computations;
-- `elementwise.py`, `nn.py`, `reduce.py`, `indexing.py`, `einsum.py`, `tensor.py`: one converter per ONNX operator;
+- `elementwise.py`, `nn.py`, `reduce.py`, `indexing.py`, `einsum.py`, `quantize.py`, `tensor.py`: one converter per ONNX operator;
 - `freeze.py`: graph inputs made constants (the backend, for shapes given as inputs).
 """
 
-from tilecraft.frontends.onnx import einsum, elementwise, fold, indexing, nn, reduce, tensor  # noqa: F401  (registers converters)
+from tilecraft.frontends.onnx import einsum, elementwise, fold, indexing, nn, quantize, reduce, tensor  # noqa: F401  (registers converters)
 from tilecraft.frontends.onnx.importer import CONVERTERS, OnnxImportError, from_onnx
 
 SUPPORTED_OPS = sorted(CONVERTERS)
