@@ -1012,6 +1012,130 @@ class ReduceMaxOp(_Reduce):
     name = "graph.reduce_max"
 
 
+# -- reductions of the ONNX Reduce* family (min, prod) and scans ------------------------
+
+
+@irdl_op_definition
+class ReduceMinOp(_Reduce):
+    name = "graph.reduce_min"
+
+
+@irdl_op_definition
+class ReduceProdOp(_Reduce):
+    name = "graph.reduce_prod"
+
+
+@irdl_op_definition
+class CumulativeOp(GraphOp):
+    """Running sums (`kind` "sum") or products ("prod") along `axis`: element i is the
+    sum of elements 0..i (`exclusive`: 0..i-1; `reverse`: from the end), ONNX CumSum
+    and CumProd."""
+
+    name = "graph.cumulative"
+    traits = traits_def(Pure(), Opaque())
+    axis = Int(default=0)
+    kind = Str(default="sum")
+    exclusive = Bool(default=False)
+    reverse = Bool(default=False)
+
+    def infer(self, types):
+        x = ranked(types[0])
+        normalize_axis(self.axis, len(x.get_shape()))
+        if self.kind not in ("sum", "prod"):
+            raise ShapeError(f"graph.cumulative kind must be 'sum' or 'prod', not '{self.kind}'")
+        return [x]
+
+
+# -- gathers and scatters by element (ONNX GatherElements, GatherND, Scatter*) ---------
+
+
+def _integer_ids(t: Attribute, op: str) -> None:
+    if not isinstance(ranked(t).get_element_type(), IntegerType):
+        raise ShapeError(f"{op} indices must be integers")
+
+
+@irdl_op_definition
+class GatherElementsOp(GraphOp):
+    """out[i] = data[i with i[axis] replaced by indices[i]] (ONNX GatherElements):
+    `indices` has data's rank; the result has its shape."""
+
+    name = "graph.gather_elements"
+    traits = traits_def(Pure(), Injective())
+    ARITY: ClassVar = (2, 2)
+    axis = Int(default=0)
+
+    def infer(self, types):
+        x, idx = shape_of(types[0]), shape_of(types[1])
+        _integer_ids(types[1], self.name)
+        if len(idx) != len(x):
+            raise ShapeError(f"indices of rank {len(idx)} for data of rank {len(x)}")
+        normalize_axis(self.axis, len(x))
+        return [tensor(idx, ranked(types[0]).get_element_type())]
+
+
+@irdl_op_definition
+class GatherNDOp(GraphOp):
+    """ONNX GatherND: each row of the last axis of `indices` (k ids) picks a slice
+    data[b..., i_0, ..., i_k-1, :...] after `batch_dims` shared leading axes."""
+
+    name = "graph.gather_nd"
+    traits = traits_def(Pure(), Injective())
+    ARITY: ClassVar = (2, 2)
+    batch_dims = Int(default=0)
+
+    def infer(self, types):
+        x, idx = shape_of(types[0]), shape_of(types[1])
+        _integer_ids(types[1], self.name)
+        b = self.batch_dims
+        if not idx or not 0 <= b < len(idx) or b + idx[-1] > len(x) or tuple(idx[:b]) != tuple(x[:b]):
+            raise ShapeError(f"indices {idx} do not index data {x} with batch_dims {b}")
+        return [tensor((*idx[:-1], *x[b + idx[-1] :]), ranked(types[0]).get_element_type())]
+
+
+class _Scatter(GraphOp):
+    traits = traits_def(Pure(), Opaque())
+    ARITY: ClassVar = (3, 3)
+    reduction = Str(default="none", doc="none (the last update wins), add, mul, max or min")
+
+    def check_reduction(self) -> None:
+        if self.reduction not in ("none", "add", "mul", "max", "min"):
+            raise ShapeError(f"{self.name} reduction must be none, add, mul, max or min, not '{self.reduction}'")
+
+
+@irdl_op_definition
+class ScatterElementsOp(_Scatter):
+    """ONNX ScatterElements: data with updates[j] written (or combined, `reduction`) at
+    j with j[axis] replaced by indices[j]."""
+
+    name = "graph.scatter_elements"
+    axis = Int(default=0)
+
+    def infer(self, types):
+        x, idx, upd = shape_of(types[0]), shape_of(types[1]), shape_of(types[2])
+        _integer_ids(types[1], self.name)
+        self.check_reduction()
+        axis = normalize_axis(self.axis, len(x))
+        if idx != upd or len(idx) != len(x) or any(i > n for d, (i, n) in enumerate(zip(idx, x)) if d != axis):
+            raise ShapeError(f"indices {idx} and updates {upd} do not fit data {x}")
+        return [ranked(types[0])]
+
+
+@irdl_op_definition
+class ScatterNDOp(_Scatter):
+    """ONNX ScatterND: `indices` [m, k] and `updates` [m, *data[k:]] (leading axes
+    flattened): data with update j written (or combined) at data[indices[j], :...]."""
+
+    name = "graph.scatter_nd"
+
+    def infer(self, types):
+        x, idx, upd = shape_of(types[0]), shape_of(types[1]), shape_of(types[2])
+        _integer_ids(types[1], self.name)
+        self.check_reduction()
+        if len(idx) != 2 or idx[1] > len(x) or tuple(upd) != (idx[0], *x[idx[1] :]):
+            raise ShapeError(f"indices {idx} and updates {upd} do not fit data {x}")
+        return [ranked(types[0])]
+
+
 @irdl_op_definition
 class SoftmaxOp(GraphOp):
     """softmax along `axis` (default -1)."""
@@ -1450,6 +1574,7 @@ GRAPH_OPS: list[type[Operation]] = [
     ReduceSumOp, ReduceMeanOp, ReduceMaxOp, SoftmaxOp, LayerNormOp, BatchNormOp,
     PadOp, ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp, TransposeOp, ConcatOp, SplitOp, SliceOp, GatherOp,
     LayoutTransformOp, ConstantOp, WeightOp, FusedOp, YieldOp,
+    ReduceMinOp, ReduceProdOp, CumulativeOp, GatherElementsOp, GatherNDOp, ScatterElementsOp, ScatterNDOp,
 ]  # fmt: skip
 
 GRAPH = Dialect("graph", GRAPH_OPS, [ApproximateAttr, WeightLayoutAttr], [GraphConstantMaterialization()])

@@ -234,6 +234,66 @@ def _reduce(op: graph.GraphOp, x: np.ndarray, fn: Callable) -> np.ndarray:
     return fn(x, axis=axes, keepdims=op.keepdims)
 
 
+def _cumulative(op: graph.CumulativeOp, x: np.ndarray) -> np.ndarray:
+    axis = graph.normalize_axis(op.axis, x.ndim)
+    if op.reverse:
+        x = np.flip(x, axis)
+    y = (np.cumsum if op.kind == "sum" else np.cumprod)(x, axis=axis, dtype=x.dtype)
+    if op.exclusive:
+        first = np.full_like(np.take(y, [0], axis=axis), 0 if op.kind == "sum" else 1)
+        y = np.concatenate([first, np.take(y, range(x.shape[axis] - 1), axis=axis)], axis=axis)
+    return np.flip(y, axis) if op.reverse else y
+
+
+def _wrap_ids(ids: np.ndarray, n) -> np.ndarray:
+    ids = ids.astype(np.int64)
+    return np.clip(np.where(ids < 0, ids + n, ids), 0, np.asarray(n) - 1)
+
+
+def _gather_elements(op: graph.GatherElementsOp, x: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    axis = graph.normalize_axis(op.axis, x.ndim)
+    # `indices` may be shorter than data on the other axes: those positions only.
+    x = x[tuple(slice(None) if d == axis else slice(0, n) for d, n in enumerate(ids.shape))]
+    return np.take_along_axis(x, _wrap_ids(ids, x.shape[axis]), axis=axis)
+
+
+def _gather_nd(op: graph.GatherNDOp, x: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    b, k = op.batch_dims, ids.shape[-1]
+    ids = _wrap_ids(ids, np.array(x.shape[b : b + k]))
+    out = np.empty((*ids.shape[:-1], *x.shape[b + k :]), x.dtype)
+    for q in np.ndindex(*ids.shape[:-1]):
+        out[q] = x[(*q[:b], *ids[q])]
+    return out
+
+
+_SCATTER_REDUCTIONS: dict[str, Callable] = {
+    "add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum,
+}  # fmt: skip
+
+
+def _scatter(reduction: str, out: np.ndarray, position: tuple, value) -> None:
+    out[position] = value if reduction == "none" else _SCATTER_REDUCTIONS[reduction](out[position], value)
+
+
+def _scatter_elements(op: graph.ScatterElementsOp, x: np.ndarray, ids: np.ndarray, upd: np.ndarray) -> np.ndarray:
+    axis = graph.normalize_axis(op.axis, x.ndim)
+    out = x.copy()
+    for j in np.ndindex(*ids.shape):
+        i = int(ids[j])
+        if -x.shape[axis] <= i < x.shape[axis]:  # out-of-range ids write nothing
+            _scatter(op.reduction, out, (*j[:axis], i % x.shape[axis], *j[axis + 1 :]), upd[j])
+    return out
+
+
+def _scatter_nd(op: graph.ScatterNDOp, x: np.ndarray, ids: np.ndarray, upd: np.ndarray) -> np.ndarray:
+    out = x.copy()
+    for j in range(ids.shape[0]):
+        position = tuple(int(i) for i in ids[j])
+        if all(-n <= i < n for i, n in zip(position, x.shape)):
+            _scatter(op.reduction, out, tuple(i % n for i, n in zip(position, x.shape)), upd[j])
+    return out
+
+
 def _clip(op: graph.ClipOp, x: np.ndarray) -> np.ndarray:
     if op.min is not None:
         x = np.maximum(x, x.dtype.type(op.min))
@@ -281,6 +341,13 @@ _OPS: dict[type[Operation], Callable[..., np.ndarray | list[np.ndarray]]] = {
     graph.ReduceSumOp: lambda op, x: _reduce(op, x, np.sum),
     graph.ReduceMeanOp: lambda op, x: _reduce(op, x, np.mean),
     graph.ReduceMaxOp: lambda op, x: _reduce(op, x, np.max),
+    graph.ReduceMinOp: lambda op, x: _reduce(op, x, np.min),
+    graph.ReduceProdOp: lambda op, x: _reduce(op, x, np.prod),
+    graph.CumulativeOp: _cumulative,
+    graph.GatherElementsOp: _gather_elements,
+    graph.GatherNDOp: _gather_nd,
+    graph.ScatterElementsOp: _scatter_elements,
+    graph.ScatterNDOp: _scatter_nd,
     graph.SoftmaxOp: lambda op, x: _softmax(x, op.axis),
     graph.LayerNormOp: _layer_norm,
     graph.BatchNormOp: _batch_norm,

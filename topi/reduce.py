@@ -13,7 +13,15 @@ import math
 from collections.abc import Sequence
 
 from tilecraft.frontends import te
+from tilecraft.frontends.te.expr import Reduce
 from tilecraft.topi.common import is_float, tag
+
+
+def _product(expr: te.Expr, axis) -> te.Expr:
+    """The product over reduce axes (te's `prod` reducer; the TVM API spells it with
+    `te.comm_reducer`)."""
+    axes = tuple(axis) if isinstance(axis, (list, tuple)) else (axis,)
+    return Reduce("prod", expr, axes, expr.dtype)
 
 
 def _row_tag(rank: int, axes: Sequence[int]) -> int:
@@ -30,7 +38,7 @@ def _reduce(x: te.Tensor, axes: Sequence[int], keepdims: bool, kind: str, name: 
     else:
         shape = tuple(x.shape[d] for d in kept) or (1,)
     ks = [te.reduce_axis((0, x.shape[d]), name=f"k{d}") for d in axes]
-    reducer = {"sum": te.sum, "max": te.max, "min": te.min}[kind]
+    reducer = {"sum": te.sum, "max": te.max, "min": te.min, "prod": _product}[kind]
 
     def f(*i):
         idx = []
@@ -54,6 +62,35 @@ def reduce_sum(x: te.Tensor, axes: Sequence[int], keepdims: bool = True) -> te.T
 
 def reduce_max(x: te.Tensor, axes: Sequence[int], keepdims: bool = True) -> te.Tensor:
     return _reduce(x, axes, keepdims, "max", "max")
+
+
+def reduce_min(x: te.Tensor, axes: Sequence[int], keepdims: bool = True) -> te.Tensor:
+    return _reduce(x, axes, keepdims, "min", "min")
+
+
+def reduce_prod(x: te.Tensor, axes: Sequence[int], keepdims: bool = True) -> te.Tensor:
+    return _reduce(x, axes, keepdims, "prod", "prod")
+
+
+def cumulative(x: te.Tensor, axis: int, kind: str, exclusive: bool = False, reverse: bool = False) -> te.Tensor:
+    """Running sum or product along `axis` (ONNX CumSum/CumProd): element j reduces the
+    elements k <= j (exclusive: k < j; reverse: k >= j or k > j), the others masked
+    to the identity. Quadratic in the axis extent, as a reduction per element."""
+    rank = len(x.shape)
+    axis %= rank
+    identity = te.const(0 if kind == "sum" else 1, x.dtype)
+
+    def f(*i):
+        k = te.reduce_axis((0, x.shape[axis]), name="k")
+        j = i[axis]
+        if reverse:
+            keep = k > j if exclusive else k >= j
+        else:
+            keep = k < j if exclusive else k <= j
+        value = te.if_then_else(keep, x[tuple(k if d == axis else i[d] for d in range(rank))], identity)
+        return te.sum(value, axis=k) if kind == "sum" else _product(value, k)
+
+    return te.compute(x.shape, f, name=f"cum{kind}")
 
 
 def reduce_mean(x: te.Tensor, axes: Sequence[int], keepdims: bool = True) -> te.Tensor:

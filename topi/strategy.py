@@ -20,7 +20,7 @@ from xdsl.dialects.builtin import TensorType
 
 from tilecraft.dialects import graph
 from tilecraft.frontends import te
-from tilecraft.topi import anchors, elementwise, pool, reduce, transform
+from tilecraft.topi import anchors, elementwise, pool, reduce, scatter, transform
 from tilecraft.topi.common import broadcast_shape, te_dtype
 
 Compute = Callable[[graph.GraphOp, list[te.Tensor], list], list[te.Tensor]]
@@ -150,6 +150,19 @@ COMPUTES: dict[str, Compute] = {
     "graph.reduce_sum": _reduce(reduce.reduce_sum),
     "graph.reduce_mean": _reduce(reduce.reduce_mean),
     "graph.reduce_max": _reduce(reduce.reduce_max),
+    "graph.reduce_min": _reduce(reduce.reduce_min),
+    "graph.reduce_prod": _reduce(reduce.reduce_prod),
+    "graph.cumulative": lambda op, xs, cs: [
+        reduce.cumulative(xs[0], op.axis, op.kind, op.exclusive, op.reverse)
+    ],
+    "graph.gather_elements": lambda op, xs, cs: [
+        scatter.gather_elements(xs[0], xs[1], _axis(op, len(xs[0].shape)))
+    ],
+    "graph.gather_nd": lambda op, xs, cs: [scatter.gather_nd(xs[0], xs[1], op.batch_dims)],
+    "graph.scatter_elements": lambda op, xs, cs: [
+        scatter.scatter_elements(*xs, _axis(op, len(xs[0].shape)), op.reduction)
+    ],
+    "graph.scatter_nd": lambda op, xs, cs: [scatter.scatter_nd(*xs, op.reduction)],
     "graph.softmax": lambda op, xs, cs: [reduce.softmax(xs[0], op.axis)],
     "graph.layer_norm": _layer_norm,
     "graph.batch_norm": lambda op, xs, cs: [reduce.batch_norm(*xs, epsilon=op.epsilon)],

@@ -15,10 +15,24 @@ operator and node.
 
 - `importer.py`: the walk, values (SSA or known arrays), the `Node` helper;
 - `fold.py`: import-time evaluation of shape computations;
-- `elementwise.py`, `nn.py`, `tensor.py`: one converter per ONNX operator.
+- `elementwise.py`, `activations.py`, `nn.py`, `attention.py`, `losses.py`, `reduce.py`,
+  `indexing.py`, `einsum.py`, `quantize.py`, `tensor.py`: one converter per ONNX operator;
+- `freeze.py`: graph inputs made constants (the backend, for shapes given as inputs).
 """
 
-from tilecraft.frontends.onnx import activations, attention, elementwise, fold, losses, nn, tensor  # noqa: F401  (registers converters)
+from tilecraft.frontends.onnx import (  # noqa: F401  (registers converters)
+    activations,
+    attention,
+    einsum,
+    elementwise,
+    fold,
+    indexing,
+    losses,
+    nn,
+    quantize,
+    reduce,
+    tensor,
+)
 from tilecraft.frontends.onnx.importer import CONVERTERS, OnnxImportError, from_onnx
 
 SUPPORTED_OPS = sorted(CONVERTERS)

@@ -10,6 +10,11 @@ outputs = rep.run([x, y])                    # inputs in graph-input order
 `prepare` raises what `tc.compile` raises: `OnnxImportError` for an operator,
 attribute or element type the importer does not take, an `OpError` diagnostic for a
 graph tilecraft rejects further down.
+
+A model whose shapes, axes, pads or counts are graph inputs (or computed from them),
+or that has an empty graph input, cannot be compiled before its inputs are known:
+`prepare` then defers, and `run` compiles it with those inputs frozen to the values
+given (`freeze.py`), once per distinct value.
 """
 
 from __future__ import annotations
@@ -22,18 +27,63 @@ from onnx.backend.base import Backend, BackendRep, Device, DeviceType
 
 
 class TilecraftRep(BackendRep):
-    """A prepared model: `run(inputs)` -> the outputs as a tuple, in graph order."""
+    """A prepared model: `run(inputs)` -> the outputs as a tuple, in graph order.
 
-    def __init__(self, compiled) -> None:
+    Either compiled already (`compiled`), or, when some graph inputs must be known
+    at compile time (`frozen`), compiled at `run` for their values (cached by value)."""
+
+    def __init__(self, compiled, model: ModelProto | None = None, options=None, frozen=frozenset(),
+                 reason: Exception | None = None) -> None:  # fmt: skip
         self.compiled = compiled
+        self.model = model
+        self.options = dict(options or {})
+        self.frozen = set(frozen)
+        self.reason = reason  # why `frozen` must be known: raised if one of them is data
+        self.specialized: dict[tuple, Any] = {}
 
     def run(self, inputs: Any, **kwargs: Any) -> tuple[np.ndarray, ...]:  # noqa: ARG002
+        if self.compiled is None:
+            return self._run_specialized(inputs)
         if isinstance(inputs, dict):
             outputs = self.compiled(**inputs)
         elif isinstance(inputs, (list, tuple)):
             outputs = self.compiled(*inputs)
         else:
             outputs = self.compiled(inputs)
+        return outputs if isinstance(outputs, tuple) else (outputs,)
+
+    def _run_specialized(self, inputs: Any) -> tuple[np.ndarray, ...]:
+        import tilecraft
+        from tilecraft.frontends.onnx import freeze
+        from tilecraft.frontends.onnx.importer import ConstantInputNeeded
+
+        names = freeze.graph_inputs(self.model)
+        if isinstance(inputs, dict):
+            values = {k: np.asarray(v) for k, v in inputs.items()}
+        else:
+            values = dict(zip(names, [np.asarray(a) for a in (inputs if isinstance(inputs, (list, tuple)) else [inputs])]))
+        missing = [n for n in names if n not in values]
+        if missing:
+            raise ValueError(f"the model takes input '{missing[0]}', which was not given")
+        if self.reason is not None and not all(freeze.freezable(values[n]) for n in self.frozen):
+            raise self.reason
+        while True:
+            key = freeze.key_of(values, self.frozen)
+            compiled = self.specialized.get(key)
+            if compiled is not None:
+                break
+            model = freeze.freeze_inputs(self.model, {n: values[n] for n in self.frozen})
+            try:
+                compiled = tilecraft.compile(model, **self.options)
+            except ConstantInputNeeded as e:
+                more = freeze.inputs_behind(self.model, e.tensor) - self.frozen
+                if not more or not all(freeze.freezable(values[n]) for n in more):
+                    raise
+                self.frozen |= more
+                continue
+            self.specialized[key] = compiled
+            break
+        outputs = compiled(*[values[n] for n in names if n not in self.frozen])
         return outputs if isinstance(outputs, tuple) else (outputs,)
 
 
@@ -50,8 +100,19 @@ class TilecraftBackend(Backend):
 
         if not cls.supports_device(device):
             raise ValueError(f"tilecraft runs ONNX models on the CPU, not on {device!r}")
+        from tilecraft.frontends.onnx import freeze
+        from tilecraft.frontends.onnx.importer import ConstantInputNeeded
+
         options = {k: kwargs[k] for k in ("fuse", "input_shapes", "num_threads") if k in kwargs}
-        return TilecraftRep(tilecraft.compile(model, **options))
+        frozen, reason = freeze.empty_inputs(model), None
+        if not frozen:
+            try:
+                return TilecraftRep(tilecraft.compile(model, **options))
+            except ConstantInputNeeded as e:
+                frozen, reason = freeze.inputs_behind(model, e.tensor), e
+                if not frozen:
+                    raise
+        return TilecraftRep(None, model, options, frozen, reason)
 
     @classmethod
     def run_model(cls, model: ModelProto, inputs: Any, device: str = "CPU", **kwargs: Any):

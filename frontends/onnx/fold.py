@@ -13,6 +13,7 @@ for an omitted optional input) and returns the output arrays, with ONNX semantic
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -60,6 +61,10 @@ _ELEMENTWISE: dict[str, Callable[..., np.ndarray]] = {
     "Greater": np.greater,
     "Not": np.logical_not,
     "Where": np.where,
+    # shape arithmetic of exported functions (CenterCropPad's, Resize's...)
+    "Max": lambda *xs: functools.reduce(np.maximum, xs),
+    "Min": lambda *xs: functools.reduce(np.minimum, xs),
+    "Abs": np.abs,
 }
 
 

@@ -69,6 +69,17 @@ class OnnxImportError(Exception):
     """A model tilecraft cannot import; the message names the operator and node."""
 
 
+class ConstantInputNeeded(OnnxImportError):
+    """A node needs tensor `tensor` at import time (a shape, axes, pads...) but the
+    model computes it at run time. A caller that knows the values of graph inputs
+    before compiling (the ONNX backend, at `run`) can freeze the graph inputs it
+    depends on (`frontends/onnx/freeze.py`) and import again."""
+
+    def __init__(self, message: str, tensor: str):
+        super().__init__(message)
+        self.tensor = tensor
+
+
 def converter(*op_types: str) -> Callable[[Converter], Converter]:
     """Register a function as the converter of these ONNX operator types."""
 
@@ -149,10 +160,11 @@ class Node:
         """Input `i`, which tilecraft needs at import time (a shape, axes, pads...)."""
         v = self.raw(i)
         if not isinstance(v, np.ndarray):
-            raise self.error(
+            message = str(self.error(
                 f"input {i} ({what}) must be a constant (an initializer or computed from "
                 "constants and shapes); tilecraft needs it at import time"
-            )
+            ))  # fmt: skip
+            raise ConstantInputNeeded(message, self.proto.input[i])
         return v
 
     def optional_const(self, i: int, what: str) -> np.ndarray | None:

@@ -1,5 +1,5 @@
 """Converters of the neural-network ONNX operators: convolution, Gemm/MatMul,
-pooling, normalizations, softmax and reductions.
+pooling, normalizations, softmax, ArgMax/ArgMin (the Reduce* family: reduce.py).
 
 Layout decisions made here, because they are cheap at import time and save the
 graph passes work:
@@ -25,7 +25,6 @@ from xdsl.dialects.builtin import f32
 from xdsl.ir import SSAValue
 
 from tilecraft.dialects import graph
-from tilecraft.frontends.onnx.fold import axes_of
 from tilecraft.frontends.onnx.importer import Node, converter
 
 
@@ -486,13 +485,6 @@ def convert_batch_norm(node: Node):
     return [node.emit(graph.BatchNormOp, [node.input(i) for i in range(5)], epsilon=epsilon)]
 
 
-REDUCTIONS = {
-    "ReduceSum": graph.ReduceSumOp,
-    "ReduceMean": graph.ReduceMeanOp,
-    "ReduceMax": graph.ReduceMaxOp,
-}
-
-
 @converter("ArgMax", "ArgMin")
 def convert_arg_reduce(node: Node):
     """The index of the first (or, select_last_index, last) extreme along `axis`, as
@@ -516,17 +508,3 @@ def convert_arg_reduce(node: Node):
     picked = node.emit(graph.WhereOp, [hit, node.constant(scored, "index"), node.constant(miss, "miss")])
     result = node.emit(graph.ReduceMaxOp, [picked], axes=[axis], keepdims=keepdims)
     return [result if last else node.emit(graph.NegOp, [result])]
-
-
-@converter(*REDUCTIONS)
-def convert_reduce(node: Node):
-    rank = len(node.shape(0))
-    axes = axes_of(node, [None, node.optional_const(1, "axes")], 1)
-    keepdims = bool(node.attr("keepdims", 1))
-    if not axes:
-        if int(node.attr("noop_with_empty_axes", 0)):
-            return [node.raw(0)]
-        axes = list(range(rank))
-    node.ignore("noop_with_empty_axes")
-    axes = sorted({a % rank for a in axes}) if rank else []
-    return [node.emit(REDUCTIONS[node.op_type], [node.input(0)], axes=axes, keepdims=keepdims)]

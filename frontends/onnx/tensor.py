@@ -10,10 +10,10 @@ produce arrays rather than IR.
 
 Expand is `graph.broadcast_to` (an explicit broadcast op rather than `add` with
 zeros, so a pass or the evaluator sees the intent and no zeros tensor is stored).
-Pad in reflect, edge or wrap mode and Resize (nearest, linear) are gathers of
-constant indices along the padded or resized axes,
-the indices computed here by ONNX's coordinate rules (linear: two gathers weighted
-by constant fractions).
+Pad in reflect, edge or wrap mode is a gather of constant indices along each padded
+axis. Resize (nearest, linear, cubic; antialias; every coordinate transformation,
+tf_crop_and_resize's extrapolation) is a weighted sum of such gathers per resized
+axis, the indices and weights computed here by ONNX's coordinate rules.
 """
 
 from __future__ import annotations
@@ -153,66 +153,127 @@ def convert_gather(node: Node):
 
 @converter("Resize")
 def convert_resize(node: Node):
-    """Nearest and (bi/tri)linear resizing as gathers of constant indices along each
-    resized axis (linear: two gathers weighted by constant fractions), exactly as
-    ONNX maps output to input coordinates; the indices are computed here."""
-    node.ignore("exclude_outside", "cubic_coeff_a", "extrapolation_value")
+    """Resizing, one axis at a time, as a weighted sum of gathers at constant indices:
+    each output position reads a few input positions ("taps": 1 for nearest, 2 for
+    linear, 4 for cubic, more when antialiasing stretches the kernel) with constant
+    weights, all computed here by ONNX's coordinate rules (`resize_taps`)."""
     mode = node.attr("mode", "nearest")
-    if mode not in ("nearest", "linear"):
-        raise node.error(f"unsupported mode '{mode}' (nearest or linear)")
-    if int(node.attr("antialias", 0)):
-        raise node.error("antialias=1 is not supported")
-    if node.attr("keep_aspect_ratio_policy", "stretch") != "stretch":
-        raise node.error("only keep_aspect_ratio_policy 'stretch' is supported")
+    if mode not in ("nearest", "linear", "cubic"):
+        raise node.error(f"unsupported mode '{mode}' (nearest, linear or cubic)")
+    antialias = bool(int(node.attr("antialias", 0)))
+    policy = node.attr("keep_aspect_ratio_policy", "stretch")
+    if policy not in ("stretch", "not_larger", "not_smaller"):
+        raise node.error(f"unsupported keep_aspect_ratio_policy '{policy}'")
     transform = node.attr("coordinate_transformation_mode", "half_pixel")
     if transform not in _COORDINATES:
         raise node.error(f"unsupported coordinate_transformation_mode '{transform}'")
     rounding = node.attr("nearest_mode", "round_prefer_floor")
     if rounding not in _ROUNDING:
         raise node.error(f"unsupported nearest_mode '{rounding}'")
+    cubic_a = float(node.attr("cubic_coeff_a", -0.75))
+    exclude_outside = bool(int(node.attr("exclude_outside", 0)))
+    extrapolation = float(node.attr("extrapolation_value", 0.0))
     xs = node.shape(0)
+    rank = len(xs)
+    roi = node.optional_const(1, "roi")
     scales = node.optional_const(2, "scales")
     sizes = node.optional_const(3, "sizes")
-    axes = axes_of_resize(node, len(xs))
+    axes = axes_of_resize(node, rank)
     from_sizes = sizes is not None and sizes.size > 0
     if from_sizes:
         out = [int(v) for v in sizes.reshape(-1)]
+        if len(out) != len(axes):
+            raise node.error(f"{len(out)} sizes for {len(axes)} axes")
         scale = [o / xs[a] for o, a in zip(out, axes)]
+        if policy != "stretch":
+            kept = min(scale) if policy == "not_larger" else max(scale)
+            scale = [kept] * len(axes)
+            out = [int(kept * xs[a] + 0.5) for a in axes]  # round half up
     elif scales is not None and scales.size:
         scale = [float(v) for v in scales.reshape(-1)]
+        if len(scale) != len(axes):
+            raise node.error(f"{len(scale)} scales for {len(axes)} axes")
         out = [int(np.floor(xs[a] * sc)) for a, sc in zip(axes, scale)]
     else:
         raise node.error("needs scales or sizes")
-    if len(out) != len(axes):
-        raise node.error(f"{len(out)} scales/sizes for {len(axes)} axes")
+    if roi is not None and roi.size:
+        roi = [float(v) for v in roi.reshape(-1)]
+        if len(roi) not in (2 * len(axes), 2 * rank):
+            raise node.error(f"roi has {len(roi)} values for {len(axes)} axes")
+        if len(roi) == 2 * rank and len(axes) != rank:
+            roi = [roi[a] for a in axes] + [roi[rank + a] for a in axes]
+    else:
+        roi = [0.0] * len(axes) + [1.0] * len(axes)
     x = node.input(0)
-    for a, n_out, sc in zip(axes, out, scale):
+    for i, (a, n_out, sc) in enumerate(zip(axes, out, scale)):
         n_in = xs[a]
-        if n_out == n_in and sc == 1.0:
+        region = (roi[i], roi[len(axes) + i])
+        if n_out == n_in and sc == 1.0 and (transform != "tf_crop_and_resize" or region == (0.0, 1.0)):
             continue
+        if n_out <= 0:
+            raise node.error(f"axis {a} of extent {n_in} resizes to {n_out} elements")
         # Given scales, in float32 as onnxruntime computes them (1.5 / 0.6 rounds to a
         # tie there); given sizes, exactly (in float64, with the scale out / in).
-        if from_sizes:
-            coordinate = _COORDINATES[transform](np.arange(n_out, dtype=np.float64), n_out / n_in, n_in, n_out)
-        else:
-            coordinate = _COORDINATES[transform](np.arange(n_out, dtype=np.float32), np.float32(sc), n_in, n_out)
-        if mode == "nearest":
-            index = np.clip(_ROUNDING[rounding](coordinate), 0, n_in - 1).astype(np.int64)
-            x = node.emit(graph.GatherOp, [x, node.constant(index, "resize_index")], axis=a)
-            continue
-        coordinate = np.clip(coordinate, 0, n_in - 1)
-        lo = np.floor(coordinate).astype(np.int64)
-        hi = np.minimum(lo + 1, n_in - 1)
-        shape = [1] * len(xs)
+        y = np.arange(n_out, dtype=np.float64 if from_sizes else np.float32)
+        coordinate = _COORDINATES[transform](y, y.dtype.type(sc), n_in, n_out, region)
+        index, weight = resize_taps(mode, coordinate, n_in, sc, rounding, cubic_a, exclude_outside, antialias)
+        outside = (coordinate < 0) | (coordinate > n_in - 1) if transform == "tf_crop_and_resize" else None
+        if outside is not None and outside.any():
+            weight[outside] = 0.0
+        shape = [1] * rank
         shape[a] = n_out
-        weight_hi = (coordinate - lo).astype(np.float32).reshape(shape)
-        below = node.emit(graph.GatherOp, [x, node.constant(lo, "resize_lo")], axis=a)
-        above = node.emit(graph.GatherOp, [x, node.constant(hi, "resize_hi")], axis=a)
-        x = node.emit(graph.AddOp, [
-            node.emit(graph.MulOp, [below, node.constant(1 - weight_hi, "resize_w")]),
-            node.emit(graph.MulOp, [above, node.constant(weight_hi, "resize_w")]),
-        ])  # fmt: skip
+        used = [t for t in range(index.shape[1]) if weight[:, t].any()]
+        gathered = [
+            node.emit(graph.GatherOp, [x, node.constant(index[:, t].copy(), "resize_index")], axis=a) for t in used
+        ]
+        terms = [
+            g if np.all(weight[:, t] == 1.0) else
+            node.emit(graph.MulOp, [g, node.constant(weight[:, t].astype(np.float32).reshape(shape), "resize_weight")])
+            for t, g in zip(used, gathered)
+        ]  # fmt: skip
+        if outside is not None and outside.any() and extrapolation != 0.0:
+            fill = np.where(outside, np.float32(extrapolation), np.float32(0)).reshape(shape)
+            terms.append(node.constant(fill.astype(np.float32), "resize_extrapolation"))
+        if not terms:  # every position outside the region, extrapolated with 0
+            terms.append(node.emit(graph.MulOp, [x if n_out == n_in else
+                                                 node.emit(graph.GatherOp, [x, node.constant(np.zeros(n_out, np.int64), "resize_index")], axis=a),
+                                                 node.scalar(0.0, x)]))  # fmt: skip
+        x = terms[0]
+        for term in terms[1:]:
+            x = node.emit(graph.AddOp, [x, term])
     return [x]
+
+
+def resize_taps(mode: str, coordinate: np.ndarray, n_in: int, scale: float, rounding: str, cubic_a: float,
+                exclude_outside: bool, antialias: bool) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """For each output position (its input `coordinate`), the input indices it reads
+    and their weights, both [n_out, taps]. Linear and cubic are interpolation kernels
+    centred on the coordinate; antialiasing a downscale stretches the kernel by
+    1 / scale (more taps, weights renormalized); taps past the ends read the edge
+    element, or (exclude_outside) get weight 0 and the others are renormalized."""
+    if mode == "nearest":
+        index = np.clip(_ROUNDING[rounding](coordinate), 0, n_in - 1).astype(np.int64)
+        return index[:, None], np.ones((len(index), 1))
+    coordinate = np.asarray(coordinate, np.float64)
+    radius = 1.0 if mode == "linear" else 2.0  # the kernel is 0 at and beyond this distance
+    stretch = scale if antialias and scale < 1 else 1.0
+    taps = 2 * int(np.ceil(radius / stretch))
+    base = np.floor(coordinate).astype(np.int64)
+    position = base[:, None] + np.arange(1 - taps // 2, 1 + taps // 2)[None, :]
+    distance = np.abs(position - coordinate[:, None]) * stretch
+    if mode == "linear":
+        weight = np.clip(1 - distance, 0, 1)
+    else:
+        a = cubic_a
+        near = ((a + 2) * distance - (a + 3)) * distance * distance + 1
+        far = ((a * distance - 5 * a) * distance + 8 * a) * distance - 4 * a
+        weight = np.where(distance <= 1, near, np.where(distance < 2, far, 0.0))
+    if exclude_outside:
+        weight = np.where((position < 0) | (position >= n_in), 0.0, weight)
+    if stretch != 1.0 or exclude_outside:
+        total = weight.sum(axis=1, keepdims=True)
+        weight = weight / np.where(total == 0, 1.0, total)
+    return np.clip(position, 0, n_in - 1), weight
 
 
 def axes_of_resize(node: Node, rank: int) -> list[int]:
@@ -220,17 +281,36 @@ def axes_of_resize(node: Node, rank: int) -> list[int]:
     return list(range(rank)) if axes is None else [int(a) % rank for a in axes]
 
 
+def _tf_crop_and_resize(x, s, n_in, n_out, region):
+    lo, hi = (x.dtype.type(v) for v in region)
+    span = x.dtype.type(n_in - 1)
+    length = x.dtype.type(n_in) * s
+    if length == 1:
+        return 0 * x + (hi - lo) * span / 2 + lo * span
+    return x * (hi - lo) * span / (length - 1) + lo * span
+
+
+def _half_pixel_symmetric(x, s, n_in, n_out, region):
+    adjustment = x.dtype.type(n_out) / (x.dtype.type(n_in) * s)
+    offset = x.dtype.type(n_in) / 2 * (1 - adjustment)
+    return offset + (x + x.dtype.type(0.5)) / s - x.dtype.type(0.5)
+
+
 _COORDINATES = {
-    # x: output coordinates (float32 or float64 array), s: the scale in x's precision
-    "half_pixel": lambda x, s, n_in, n_out: (x + x.dtype.type(0.5)) / s - x.dtype.type(0.5),
-    "pytorch_half_pixel": lambda x, s, n_in, n_out: (
-        (x + x.dtype.type(0.5)) / s - x.dtype.type(0.5) if n_out > 1 else 0 * x
+    # x: output coordinates (float32 or float64 array), s: the scale in x's precision,
+    # region: the (start, end) of tf_crop_and_resize's roi on this axis
+    "half_pixel": lambda x, s, n_in, n_out, region: (x + x.dtype.type(0.5)) / s - x.dtype.type(0.5),
+    "half_pixel_symmetric": _half_pixel_symmetric,
+    "pytorch_half_pixel": lambda x, s, n_in, n_out, region: (
+        (x + x.dtype.type(0.5)) / s - x.dtype.type(0.5) if n_out > 1 else 0 * x - x.dtype.type(0.5)
     ),
-    "align_corners": lambda x, s, n_in, n_out: (
-        x * x.dtype.type(n_in - 1) / x.dtype.type(n_out - 1) if n_out > 1 else 0 * x
+    # The resized length is n_in * s, unrounded, as ONNX's reference has it.
+    "align_corners": lambda x, s, n_in, n_out, region: (
+        x * x.dtype.type(n_in - 1) / (x.dtype.type(n_in) * s - 1) if n_in * s != 1 else 0 * x
     ),
-    "asymmetric": lambda x, s, n_in, n_out: x / s,
-    "tf_half_pixel_for_nearest": lambda x, s, n_in, n_out: (x + x.dtype.type(0.5)) / s,
+    "asymmetric": lambda x, s, n_in, n_out, region: x / s,
+    "tf_half_pixel_for_nearest": lambda x, s, n_in, n_out, region: (x + x.dtype.type(0.5)) / s,
+    "tf_crop_and_resize": _tf_crop_and_resize,
 }
 _ROUNDING = {
     "round_prefer_floor": lambda c: np.where(c - np.floor(c) == 0.5, np.floor(c), np.round(c)),

@@ -1,0 +1,96 @@
+"""QuantizeLinear and DequantizeLinear (per tensor and per axis), composed from
+graph ops so they fuse with their neighbours:
+
+- dequantize: (float(x) - float(zero_point)) * scale;
+- quantize: clip(round_half_even(x / scale) + zero_point, lo, hi), converted to the
+  zero point's integer type, [lo, hi] being that type's range (for int32, 256 short
+  of it, where float32 still holds the bounds exactly). Rounding to nearest
+  even is built from truncation (a cast to int32 and back): t = trunc(v), then one
+  step away from zero where |v - t| > 1/2, or = 1/2 and t is odd. v is clipped to
+  [lo - 1, hi + 1] first, so the int32 cast cannot overflow.
+
+A per-axis scale (and zero point) of extent C is reshaped to [C, 1, ...] so it
+broadcasts along `axis`. Blocked quantization (`block_size`) is not supported.
+The integer types are those the importer has (int32 today); the ops are typed by
+the zero point, so int8/uint8 tensors take the same path once they are imported.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.dialects.builtin import IntegerType, f32, i32
+from xdsl.ir import SSAValue
+
+from tilecraft.dialects import graph
+from tilecraft.frontends.onnx.importer import ONNX_TYPES, Node, converter
+
+
+def _per_axis(node: Node, value: SSAValue, rank: int) -> SSAValue:
+    """A 1-D scale or zero point of extent C reshaped to broadcast along `axis`."""
+    shape = graph.shape_of(value.type)
+    if len(shape) == 0 or shape == (1,):
+        return value
+    if len(shape) != 1:
+        raise node.error(f"a scale or zero point of shape {shape} (blocked quantization) is not supported")
+    axis = int(node.attr("axis", 1)) % rank
+    return node.emit(graph.ReshapeOp, [value], shape=[shape[0]] + [1] * (rank - 1 - axis))
+
+
+def _check_block(node: Node) -> None:
+    node.attr("axis", 1)  # read here: it changes nothing for a per-tensor scale
+    if int(node.attr("block_size", 0)):
+        raise node.error("blocked quantization (block_size) is not supported")
+
+
+@converter("DequantizeLinear")
+def convert_dequantize(node: Node):
+    _check_block(node)
+    if not isinstance(node.element_type(0), IntegerType):
+        raise node.error(f"input of element type {node.element_type(0)} is not supported (integers only)")
+    rank = len(node.shape(0))
+    if node.attr("output_dtype", 0) not in (0, 1):  # 1: float
+        raise node.error("only float32 outputs are supported")
+    x = node.emit(graph.CastOp, [node.input(0)], to=f32)
+    if node.has_input(2):
+        zero = node.emit(graph.CastOp, [_per_axis(node, node.input(2), rank)], to=f32)
+        x = node.emit(graph.SubOp, [x, zero])
+    return [node.emit(graph.MulOp, [x, _per_axis(node, node.input(1), rank)])]
+
+
+@converter("QuantizeLinear")
+def convert_quantize(node: Node):
+    _check_block(node)
+    node.ignore("saturate")  # only meaningful for float8 outputs; integers always saturate
+    if node.attr("precision", 0):
+        raise node.error("attribute 'precision' is not supported")
+    if not node.has_input(2):
+        raise node.error("a zero point is needed (its element type is the output's)")
+    element = node.element_type(2)
+    if not isinstance(element, IntegerType):
+        raise node.error(f"zero point of element type {element} is not supported (integers only)")
+    if node.attr("output_dtype", 0) not in (0, next(k for k, (t, _) in ONNX_TYPES.items() if t == element)):
+        raise node.error("output_dtype must be the zero point's element type")
+    info = np.iinfo(next(n for t, n in ONNX_TYPES.values() if t == element))
+    rank = len(node.shape(0))
+    v = node.emit(graph.DivOp, [node.input(0), _per_axis(node, node.input(1), rank)])
+    # Bounds exact in float32 and inside int32 (int32 outputs saturate 256 short of its range).
+    lo, hi = float(max(info.min, -(2**31) + 256)), float(min(info.max, 2**31 - 256))
+    v = node.emit(graph.ClipOp, [v], min=lo - 1, max=hi + 1)
+    t = node.emit(graph.CastOp, [node.emit(graph.CastOp, [v], to=i32)], to=f32)  # trunc(v)
+    d = node.emit(graph.SubOp, [v, t])
+    half = node.scalar(0.5, v)
+    # t is even where t / 2 is a whole number
+    halved = node.emit(graph.MulOp, [t, half])
+    even = node.emit(graph.EqualOp, [halved, node.emit(graph.CastOp, [node.emit(graph.CastOp, [halved], to=i32)], to=f32)])
+    tie = node.emit(graph.EqualOp, [node.emit(graph.AbsOp, [d]), half])
+    one, zero = node.scalar(1.0, v), node.scalar(0.0, v)
+    # away from zero: |d| > 1/2, or a tie with t odd
+    away = node.emit(graph.AddOp, [
+        node.emit(graph.WhereOp, [node.emit(graph.GreaterOp, [node.emit(graph.AbsOp, [d]), half]), one, zero]),
+        node.emit(graph.WhereOp, [tie, node.emit(graph.WhereOp, [even, zero, one]), zero]),
+    ])  # fmt: skip
+    sign = node.emit(graph.WhereOp, [node.emit(graph.LessOp, [d, zero]), node.scalar(-1.0, v), one])
+    rounded = node.emit(graph.AddOp, [t, node.emit(graph.MulOp, [away, sign])])
+    shifted = node.emit(graph.AddOp, [rounded, node.emit(graph.CastOp, [_per_axis(node, node.input(2), rank)], to=f32)])
+    clipped = node.emit(graph.ClipOp, [shifted], min=lo, max=hi)
+    return [node.emit(graph.CastOp, [clipped], to=element)]

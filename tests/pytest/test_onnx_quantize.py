@@ -1,0 +1,46 @@
+"""QuantizeLinear / DequantizeLinear (frontends/onnx/quantize.py) on int32 tensors
+(the integer type the importer has besides int64): dequantize against onnxruntime,
+quantize against numpy's round-half-to-even formula, per tensor and per axis."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import tilecraft as tc
+
+ort = pytest.importorskip("onnxruntime")
+RNG = np.random.default_rng(9)
+
+
+def make(op_type, x, inits, **attrs):
+    node = helper.make_node(op_type, ["x", *inits], ["y"], name="q0", **attrs)
+    elem = TensorProto.FLOAT if x.dtype == np.float32 else TensorProto.INT32
+    g = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", elem, x.shape)],
+                          [helper.make_empty_tensor_value_info("y")],
+                          [numpy_helper.from_array(v, n) for n, v in inits.items()])  # fmt: skip
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)], ir_version=9)
+
+
+@pytest.mark.parametrize("per_axis", [False, True])
+def test_dequantize_int32_matches_onnxruntime(per_axis):
+    x = RNG.integers(-1000, 1000, (2, 3, 4)).astype(np.int32)
+    scale = np.array([0.5, 0.25, 2.0], np.float32) if per_axis else np.array(0.125, np.float32)
+    zero = np.array([3, -7, 0], np.int32) if per_axis else np.array(-5, np.int32)
+    m = make("DequantizeLinear", x, {"s": scale, "z": zero}, axis=1)
+    want = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    np.testing.assert_allclose(tc.compile(m, num_threads=1)(x), want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("per_axis", [False, True])
+def test_quantize_rounds_half_to_even_and_saturates(per_axis):
+    x = np.concatenate([np.arange(-6, 6.5, 0.5), RNG.standard_normal(17) * 1e6, [3e9, -3e9]]).astype(np.float32).reshape(4, 11)
+    scale = np.array([0.5, 1.0, 2.0, 0.1], np.float32) if per_axis else np.array(1.0, np.float32)
+    zero = np.array([1, 0, -2, 5], np.int32) if per_axis else np.array(2, np.int32)
+    m = make("QuantizeLinear", x, {"s": scale, "z": zero}, axis=0)
+    s, z = (scale.reshape(4, 1), zero.reshape(4, 1)) if per_axis else (scale, zero)
+    want = np.clip(np.rint(x / s).astype(np.float64) + z, -(2**31) + 256, 2**31 - 256).astype(np.int32)
+    got = tc.compile(m, num_threads=1)(x)
+    assert got.dtype == np.int32
+    np.testing.assert_array_equal(got, want)
