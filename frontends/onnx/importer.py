@@ -36,8 +36,12 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     StringAttr,
     TensorType,
+    f16,
     f32,
+    f64,
     i1,
+    i8,
+    i16,
     i32,
     i64,
 )
@@ -51,13 +55,25 @@ from tilecraft.utils.weights import WeightStore, attach
 MIN_OPSET = 13
 INLINE_LIMIT = 16  # elements; larger constants go to the weight store
 
-# ONNX element types tilecraft computes in: float32 activations, integer ids, masks.
+
+def onnx_type_name(elem_type: int) -> str:
+    return onnx.TensorProto.DataType.Name(elem_type).lower()
+
+
+# ONNX element types tilecraft computes in. bfloat16 (llvmlite has no `bfloat`),
+# float8, int4/uint4, int2/uint2 and float4 are not among them: a model using them
+# is refused naming the type.
 ONNX_TYPES: dict[int, tuple[Attribute, type]] = {
     onnx.TensorProto.FLOAT: (f32, np.float32),
     onnx.TensorProto.INT64: (i64, np.int64),
     onnx.TensorProto.INT32: (i32, np.int32),
     onnx.TensorProto.BOOL: (i1, np.bool_),
+    onnx.TensorProto.DOUBLE: (f64, np.float64),
+    onnx.TensorProto.FLOAT16: (f16, np.float16),
+    onnx.TensorProto.INT8: (i8, np.int8),
+    onnx.TensorProto.INT16: (i16, np.int16),
 }
+SUPPORTED_TYPES = ", ".join(onnx_type_name(t) for t in ONNX_TYPES)
 NUMPY_TYPES: dict[np.dtype, Attribute] = {np.dtype(n): t for t, n in ONNX_TYPES.values()}
 
 Value = SSAValue | np.ndarray
@@ -85,10 +101,6 @@ def name_value(value: SSAValue, onnx_name: str) -> None:
     so the IR reads like the model."""
     if value.name_hint is None and onnx_name:
         value.name_hint = ssa_name(onnx_name)
-
-
-def onnx_type_name(elem_type: int) -> str:
-    return onnx.TensorProto.DataType.Name(elem_type).lower()
 
 
 class Node:
@@ -241,7 +253,7 @@ class Importer:
         if tt.elem_type not in ONNX_TYPES:
             raise OnnxImportError(
                 f"graph input '{vi.name}' has element type {onnx_type_name(tt.elem_type)}; "
-                "tilecraft supports float32, int64, int32 and bool"
+                f"tilecraft supports {SUPPORTED_TYPES}"
             )
         dims = [d.dim_value if d.HasField("dim_value") else (d.dim_param or "?") for d in tt.shape.dim]
         if vi.name in self.input_shapes:
@@ -273,8 +285,6 @@ class Importer:
         return self.materialize(v, name) if isinstance(v, np.ndarray) else v
 
     def element_type_of(self, array: np.ndarray) -> Attribute:
-        if array.dtype == np.float64:  # numpy's default; ONNX models compute in float32
-            return f32
         if array.dtype not in NUMPY_TYPES:
             raise OnnxImportError(f"constant of element type {array.dtype} is not supported")
         return NUMPY_TYPES[array.dtype]
@@ -284,11 +294,9 @@ class Importer:
         if id(array) in self.materialized:
             return self.materialized[id(array)]
         element = self.element_type_of(array)
-        if array.dtype == np.float64:
-            array = array.astype(np.float32)
         type_ = TensorType(element, list(array.shape))
         if array.size <= INLINE_LIMIT:
-            values = [int(v) for v in array.flat] if element != f32 else [float(v) for v in array.flat]
+            values = [float(v) for v in array.flat] if array.dtype.kind == "f" else [int(v) for v in array.flat]
             op = graph.ConstantOp(DenseIntOrFPElementsAttr.from_list(type_, values))
         else:
             op = graph.WeightOp(self.store.add(array, hint), type_)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import numbers
 
-from xdsl.dialects.builtin import IndexType, f32, f64, i1, i8, i32, i64
+from xdsl.dialects.builtin import IndexType, f16, f32, f64, i1, i8, i16, i32, i64
 from xdsl.ir import Attribute
 
 INDEX = "index"
-_FLOATS = {"float32": (32, f32), "float64": (64, f64)}
-_INTS = {"int8": (8, i8), "int32": (32, i32), "int64": (64, i64)}
-DTYPES = ("float32", "float64", "int32", "int64", "int8", "bool")
+_FLOATS = {"float16": (16, f16), "float32": (32, f32), "float64": (64, f64)}
+_INTS = {"int8": (8, i8), "int16": (16, i16), "int32": (32, i32), "int64": (64, i64)}
+DTYPES = ("float32", "float64", "float16", "int32", "int64", "int8", "int16", "bool")
 
 
 def _check_dtype(dtype: str) -> str:
