@@ -33,7 +33,9 @@ from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     DictionaryAttr,
     FunctionType,
+    IntegerType,
     ModuleOp,
+    Signedness,
     StringAttr,
     TensorType,
     f16,
@@ -49,6 +51,7 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from tilecraft.dialects import graph
 from tilecraft.utils.diagnostics import OpError, verify_module
+from tilecraft.utils.dtypes import numpy_dtype
 from tilecraft.utils.names import ssa_name
 from tilecraft.utils.weights import WeightStore, attach
 
@@ -73,7 +76,21 @@ ONNX_TYPES: dict[int, tuple[Attribute, type]] = {
     onnx.TensorProto.INT8: (i8, np.int8),
     onnx.TensorProto.INT16: (i16, np.int16),
 }
+# Unsigned integers (uint64 has no wider signed type, and is not supported). A
+# graph input or output keeps its unsigned type (`ui8`: the caller passes uint8
+# arrays); inside, every uintN tensor is held exactly in the next wider signed
+# type (uint8 in i16, uint16 in i32, uint32 in i64), where comparison, division,
+# mod, max and casts need no unsigned variants, and every node that makes one is
+# followed by a wrap to N bits (`x & (2^N - 1)`: uint8 200 + 100 is 44, as numpy).
+UNSIGNED: dict[int, tuple[Attribute, Attribute, type]] = {
+    onnx.TensorProto.UINT8: (IntegerType(8, Signedness.UNSIGNED), i16, np.uint8),
+    onnx.TensorProto.UINT16: (IntegerType(16, Signedness.UNSIGNED), i32, np.uint16),
+    onnx.TensorProto.UINT32: (IntegerType(32, Signedness.UNSIGNED), i64, np.uint32),
+}
+ONNX_TYPES.update({t: (wide, dtype) for t, (_, wide, dtype) in UNSIGNED.items()})
 SUPPORTED_TYPES = ", ".join(onnx_type_name(t) for t in ONNX_TYPES)
+UNSIGNED_BITS: dict[type, int] = {np.uint8: 8, np.uint16: 16, np.uint32: 32}
+WIDE_OF_BITS: dict[int, Attribute] = {8: i16, 16: i32, 32: i64}
 NUMPY_TYPES: dict[np.dtype, Attribute] = {np.dtype(n): t for t, n in ONNX_TYPES.values()}
 
 Value = SSAValue | np.ndarray
@@ -230,6 +247,7 @@ class Importer:
         self.input_shapes = {k: tuple(int(d) for d in v) for k, v in input_shapes.items()}
         self.env: dict[str, Value] = {}
         self.materialized: dict[int, SSAValue] = {}  # id(array) -> its SSA value
+        self.unsigned: dict[SSAValue, int] = {}  # values holding uintN tensors widened: N
         self.keep_alive: list[np.ndarray] = []  # arrays whose ids key `materialized`
         self.store = WeightStore()
         self.block = Block()
@@ -272,7 +290,8 @@ class Importer:
                 f"static shapes: fix it with input_shapes={{'{vi.name}': ({example.replace(',', ', ')})}} "
                 f"or tilecraft-import --input-shape {vi.name}={example}"
             )
-        return TensorType(ONNX_TYPES[tt.elem_type][0], dims)
+        element = UNSIGNED[tt.elem_type][0] if tt.elem_type in UNSIGNED else ONNX_TYPES[tt.elem_type][0]
+        return TensorType(element, dims)
 
     # values ----------------------------------------------------------------------------
     def lookup(self, name: str) -> Value:
@@ -293,7 +312,11 @@ class Importer:
         """The SSA value of a known array: built once, inline if small."""
         if id(array) in self.materialized:
             return self.materialized[id(array)]
+        key = id(array)
         element = self.element_type_of(array)
+        bits = UNSIGNED_BITS.get(array.dtype.type)
+        if bits is not None:
+            array = array.astype(numpy_dtype(element))  # exact in the wider signed type
         type_ = TensorType(element, list(array.shape))
         if array.size <= INLINE_LIMIT:
             values = [float(v) for v in array.flat] if array.dtype.kind == "f" else [int(v) for v in array.flat]
@@ -302,8 +325,10 @@ class Importer:
             op = graph.WeightOp(self.store.add(array, hint), type_)
         self.block.add_op(op)
         name_value(op.results[0], hint)
-        self.materialized[id(array)] = op.results[0]
+        self.materialized[key] = op.results[0]
         self.keep_alive.append(array)
+        if bits is not None:
+            self.unsigned[op.results[0]] = bits
         return op.results[0]
 
     # the walk --------------------------------------------------------------------------
@@ -315,14 +340,15 @@ class Importer:
         args = [vi for vi in g.input if vi.name not in initializers]
         types = [self.input_type(vi) for vi in args]
         for vi, t in zip(args, types):
-            self.env[vi.name] = self.block.insert_arg(t, len(self.block.args))
-            name_value(self.env[vi.name], vi.name)
+            arg = self.block.insert_arg(t, len(self.block.args))
+            name_value(arg, vi.name)
+            self.env[vi.name] = self.widen(arg, vi.type.tensor_type.elem_type)
         for index, proto in enumerate(g.node):
             self.convert(Node(self, proto, index))
         results = []
         for vo in g.output:
             try:
-                results.append(self.value(vo.name))
+                results.append(self.narrow(self.value(vo.name), vo))
             except OnnxImportError as e:
                 raise OnnxImportError(f"graph output '{vo.name}': {e}") from None
         self.block.add_op(func.ReturnOp(*results))
@@ -341,6 +367,58 @@ class Importer:
             raise OnnxImportError(f"the imported IR does not verify: {e.message}") from None
         attach(module, self.store)
         return module
+
+    # unsigned integers (see UNSIGNED) -------------------------------------------------
+    def widen(self, arg: SSAValue, elem_type: int) -> SSAValue:
+        """A graph input of an unsigned type as its exact value in the wider type."""
+        if elem_type not in UNSIGNED:
+            return arg
+        _, wide, _ = UNSIGNED[elem_type]
+        op = graph.CastOp([arg], {"to": wide})
+        self.block.add_op(op)
+        self.unsigned[op.results[0]] = UNSIGNED_BITS[UNSIGNED[elem_type][2]]
+        return op.results[0]
+
+    def narrow(self, value: SSAValue, vo: onnx.ValueInfoProto) -> SSAValue:
+        """A graph output back in its unsigned type (the caller gets uintN arrays)."""
+        elem_type = vo.type.tensor_type.elem_type
+        if elem_type not in UNSIGNED or self.unsigned.get(value) is None:
+            return value
+        op = graph.CastOp([value], {"to": UNSIGNED[elem_type][0]})
+        self.block.add_op(op)
+        return op.results[0]
+
+    def unsigned_bits_of(self, value: Value) -> int | None:
+        if isinstance(value, np.ndarray):
+            return UNSIGNED_BITS.get(value.dtype.type)
+        return self.unsigned.get(value)
+
+    def unsigned_result_bits(self, node: Node) -> int | None:
+        """N when the node's integer results are uintN tensors: a Cast to uintN, a
+        CastLike of a uintN tensor, any other node with a uintN input."""
+        if node.op_type == "Cast":
+            to = node.attrs.get("to")
+            return UNSIGNED_BITS[UNSIGNED[to][2]] if to in UNSIGNED else None
+        if node.op_type == "CastLike":
+            return self.unsigned_bits_of(node.raw(1)) if node.has_input(1) else None
+        for i in range(node.num_inputs):
+            if node.has_input(i):
+                bits = self.unsigned_bits_of(node.raw(i))
+                if bits is not None:
+                    return bits
+        return None
+
+    def wrap(self, value: SSAValue, bits: int) -> SSAValue:
+        """`value & (2^bits - 1)` where `value` is an integer tensor of the type that
+        holds uint`bits` (a result of a node on uint`bits` tensors), else `value`."""
+        element = graph.ranked(value.type).get_element_type()
+        if element != WIDE_OF_BITS[bits] or value in self.unsigned:
+            return value
+        mask = self.materialize(np.array((1 << bits) - 1, dtype=numpy_dtype(element)), "mask")
+        op = graph.BitwiseAndOp([value, mask], {})
+        self.block.add_op(op)
+        self.unsigned[op.results[0]] = bits
+        return op.results[0]
 
     def initializer(self, init: onnx.TensorProto) -> np.ndarray:
         if init.data_location == onnx.TensorProto.EXTERNAL and not init.raw_data:
@@ -378,8 +456,11 @@ class Importer:
             raise node.error(f"unsupported attribute '{unread[0]}'")
         if len(outputs) < len(proto.output) and any(proto.output[len(outputs) :]):
             raise node.error(f"output {len(outputs)} ('{proto.output[len(outputs)]}') is not supported")
+        bits = self.unsigned_result_bits(node)
         for name, value in zip(proto.output, outputs):
             if name:
+                if bits is not None and isinstance(value, SSAValue):
+                    value = self.wrap(value, bits)
                 # numpy gives scalars (np.int64) for 0-d results; keep arrays only.
                 self.env[name] = np.asarray(value) if isinstance(value, np.generic) else value
                 if isinstance(value, SSAValue):

@@ -120,3 +120,74 @@ def test_onnx_cast_double_to_half():
 def test_onnx_unsupported_type_is_named():
     with pytest.raises(OnnxImportError, match="element type bfloat16"):
         tc.compile(_model("Add", TensorProto.BFLOAT16))
+
+
+# -- unsigned integers: ports keep uintN, inside they are held widened and wrapped --
+
+
+def _graph(nodes, inputs: dict[str, tuple[int, tuple]], outputs: dict[str, tuple[int, tuple]]):
+    ins = [helper.make_tensor_value_info(n, t, s) for n, (t, s) in inputs.items()]
+    outs = [helper.make_tensor_value_info(n, t, s) for n, (t, s) in outputs.items()]
+    return helper.make_model(helper.make_graph(nodes, "g", ins, outs),
+                             opset_imports=[helper.make_opsetid("", 19)], ir_version=8)
+
+
+_UNSIGNED = {np.uint8: TensorProto.UINT8, np.uint16: TensorProto.UINT16, np.uint32: TensorProto.UINT32}
+
+
+@pytest.mark.parametrize("dtype", list(_UNSIGNED))
+def test_unsigned_arithmetic_wraps_like_numpy(dtype):
+    """(x + y) * y - x, then compared with x: every step wraps modulo 2^N, and the
+    comparison sees the wrapped value (not the wider type's)."""
+    t = _UNSIGNED[dtype]
+    info = np.iinfo(dtype)
+    nodes = [helper.make_node("Add", ["x", "y"], ["s"]), helper.make_node("Mul", ["s", "y"], ["p"]),
+             helper.make_node("Sub", ["p", "x"], ["z"]), helper.make_node("Greater", ["z", "x"], ["g"]),
+             helper.make_node("BitwiseNot", ["z"], ["n"])]
+    shape = (4, 6)
+    m = tc.compile(_graph(nodes, {"x": (t, shape), "y": (t, shape)},
+                          {"z": (t, shape), "g": (TensorProto.BOOL, shape), "n": (t, shape)}))
+    x = RNG.integers(0, info.max, shape, endpoint=True).astype(dtype)
+    y = RNG.integers(0, info.max, shape, endpoint=True).astype(dtype)
+    x[0, :3] = [info.max, 0, info.max]
+    y[0, :3] = [info.max, info.max, 1]
+    z, g, n = m(x, y)
+    expected = (x + y) * y - x  # numpy wraps unsigned arithmetic
+    assert z.dtype == dtype and n.dtype == dtype
+    np.testing.assert_array_equal(z, expected)
+    np.testing.assert_array_equal(g, expected > x)
+    np.testing.assert_array_equal(n, ~expected)
+
+
+def test_casts_into_and_out_of_unsigned():
+    nodes = [helper.make_node("Cast", ["x"], ["u"], to=TensorProto.UINT8),
+             helper.make_node("Cast", ["u"], ["f"], to=TensorProto.FLOAT),
+             helper.make_node("Div", ["u", "d"], ["q"])]
+    m = tc.compile(_graph(nodes, {"x": (TensorProto.INT16, (8,)), "d": (TensorProto.UINT8, (8,))},
+                          {"u": (TensorProto.UINT8, (8,)), "f": (TensorProto.FLOAT, (8,)),
+                           "q": (TensorProto.UINT8, (8,))}))
+    x = np.array([-1, -128, 255, 256, 300, 0, 7, -300], np.int16)
+    d = np.array([2, 3, 5, 7, 255, 1, 200, 9], np.uint8)
+    u, f, q = m(x, d)
+    np.testing.assert_array_equal(u, x.astype(np.uint8))
+    np.testing.assert_array_equal(f, x.astype(np.uint8).astype(np.float32))
+    np.testing.assert_array_equal(q, x.astype(np.uint8) // d)
+
+
+def test_uint64_is_refused_by_name():
+    with pytest.raises(OnnxImportError, match="element type uint64"):
+        tc.compile(_model("Add", TensorProto.UINT64))
+
+
+def test_te_keeps_unsigned_for_storage():
+    X = te.placeholder((4,), "uint8", name="X")
+    with pytest.raises(ValueError, match="cannot add uint8 values: .* cast them"):
+        te.compute((4,), lambda i: X[i] + X[i])
+    with pytest.raises(ValueError, match="make constants of uint8"):
+        te.const(3, "uint8")
+    Y = te.compute((4,), lambda i: X[i].astype("int16") * te.const(3, "int16"), name="Y")
+    f = tc.build(te.create_schedule(Y), [X, Y])
+    x = np.array([0, 1, 200, 255], np.uint8)
+    y = np.zeros(4, np.int16)
+    f(x, y)
+    np.testing.assert_array_equal(y, x.astype(np.int16) * 3)
