@@ -10,7 +10,7 @@ Max/Min/Sum chains of binary ops. Dropout and Identity forward their input
 from __future__ import annotations
 
 import numpy as np
-from xdsl.dialects.builtin import IntegerType
+from xdsl.dialects.builtin import IntegerType, i64
 
 from tilecraft.dialects import graph
 from tilecraft.frontends.onnx.importer import ONNX_TYPES, Node, converter, onnx_type_name
@@ -249,3 +249,42 @@ def convert_cast_like(node: Node):
     if node.element_type(0) == element:
         return [x]
     return [node.emit(graph.CastOp, [x], to=element)]
+
+
+@converter("BitShift")
+def convert_bit_shift(node: Node):
+    """Shifts as products and floor divisions by 2^y, computed in int64 (exact for
+    every shift of up to 32-bit integers): x << y is x * 2^y wrapped to x's width,
+    x >> y is floor(x / 2^y) (arithmetic for signed x). 2^y is the product of the
+    factors 2^(2^k) for the bits k of y. A shift by a negative amount or by the width
+    or more gives 0, or -1 for a right shift of a negative x (the sign fills it), as
+    the ONNX reference does. Unsigned operands are held widened and non-negative by
+    the importer (see importer.UNSIGNED), which also wraps the result."""
+    direction = node.attr("direction")
+    if direction not in ("LEFT", "RIGHT"):
+        raise node.error(f"unsupported direction '{direction}' (LEFT or RIGHT)")
+    element = node.element_type(0)
+    unsigned = node.importer.unsigned_bits_of(node.raw(0))
+    width = unsigned or (element.width.data if isinstance(element, IntegerType) else None)
+    if width is None or width > 32 or width == 1:
+        raise node.error(f"BitShift of {element} elements is not supported (integers of up to 32 bits)")
+    x = node.emit(graph.CastOp, [node.input(0)], to=i64)
+    y = node.emit(graph.CastOp, [node.input(1)], to=i64)
+    outside = node.emit(graph.BitwiseOrOp, [node.emit(graph.LessOp, [y, node.scalar(0, y)]),
+                                            node.emit(graph.GreaterEqualOp, [y, node.scalar(width, y)])])
+    y = node.emit(graph.WhereOp, [outside, node.scalar(0, y), y])
+    power = None
+    for k in range((width - 1).bit_length()):
+        bit = node.emit(graph.ModOp, [node.emit(graph.DivOp, [y, node.scalar(1 << k, y)]), node.scalar(2, y)])
+        factor = node.emit(graph.WhereOp, [node.emit(graph.EqualOp, [bit, node.scalar(1, y)]),
+                                           node.scalar(1 << (1 << k), y), node.scalar(1, y)])
+        power = factor if power is None else node.emit(graph.MulOp, [power, factor])
+    zero = node.scalar(0, x)
+    if direction == "LEFT":
+        shifted, fill = node.emit(graph.MulOp, [x, power]), zero
+    else:
+        exact = node.emit(graph.SubOp, [x, node.emit(graph.ModOp, [x, power])])
+        shifted = node.emit(graph.DivOp, [exact, power])
+        fill = node.emit(graph.WhereOp, [node.emit(graph.LessOp, [x, zero]), node.scalar(-1, x), zero])
+    result = node.emit(graph.WhereOp, [outside, fill, shifted])
+    return [node.emit(graph.CastOp, [result], to=element)]

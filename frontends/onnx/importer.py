@@ -206,6 +206,11 @@ class Node:
             op = cls(inputs, attributes)
         except graph.ShapeError as e:
             raise self.error(f"{e} (while building {cls.name})") from None
+        for v in [*op.operands, *op.results]:
+            if 0 in graph.shape_of(v.type):
+                # A zero-size input that is only looked at (CastLike's `like`, a
+                # Shape) is fine; computing on one is not supported yet.
+                raise self.error(f"{cls.name} on a zero-size tensor ({v.type}) is not supported")
         self.importer.block.add_op(op)
         return op
 
@@ -282,7 +287,7 @@ class Importer:
                     f"shape ({', '.join(map(str, dims))})"
                 )
             dims = list(fixed)
-        if any(not isinstance(d, int) or d <= 0 for d in dims):
+        if any(not isinstance(d, int) or d < 0 for d in dims):  # 0: a zero-size input
             shown = ", ".join(map(str, dims))
             example = ",".join(str(d) if isinstance(d, int) and d > 0 else "1" for d in dims)
             raise OnnxImportError(
@@ -374,6 +379,8 @@ class Importer:
         if elem_type not in UNSIGNED:
             return arg
         _, wide, _ = UNSIGNED[elem_type]
+        if 0 in graph.shape_of(arg.type):
+            raise OnnxImportError(f"graph input '{arg.name_hint}': a zero-size {onnx_type_name(elem_type)} input is not supported")
         op = graph.CastOp([arg], {"to": wide})
         self.block.add_op(op)
         self.unsigned[op.results[0]] = UNSIGNED_BITS[UNSIGNED[elem_type][2]]

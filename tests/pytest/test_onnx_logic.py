@@ -9,18 +9,20 @@ import pytest
 from onnx import TensorProto, helper
 
 import tilecraft as tc
+from tilecraft.frontends.onnx import OnnxImportError
 
 RNG = np.random.default_rng(3)
 _ELEM = {np.int8: TensorProto.INT8, np.int16: TensorProto.INT16, np.int32: TensorProto.INT32,
          np.int64: TensorProto.INT64, np.float16: TensorProto.FLOAT16, np.float32: TensorProto.FLOAT,
-         np.float64: TensorProto.DOUBLE, np.bool_: TensorProto.BOOL}  # fmt: skip
+         np.float64: TensorProto.DOUBLE, np.bool_: TensorProto.BOOL, np.uint8: TensorProto.UINT8,
+         np.uint16: TensorProto.UINT16, np.uint32: TensorProto.UINT32}  # fmt: skip
 
 
-def run(op: str, inputs: list[np.ndarray], out_dtype, **attrs) -> np.ndarray:
+def run(op: str, inputs: list[np.ndarray], out_dtype, out_shape=None, **attrs) -> np.ndarray:
     names = [f"x{i}" for i in range(len(inputs))]
     node = helper.make_node(op, names, ["y"], **attrs)
     ins = [helper.make_tensor_value_info(n, _ELEM[a.dtype.type], a.shape) for n, a in zip(names, inputs)]
-    shape = np.broadcast_shapes(*(a.shape for a in inputs))
+    shape = out_shape if out_shape is not None else np.broadcast_shapes(*(a.shape for a in inputs))
     out = helper.make_tensor_value_info("y", _ELEM[np.dtype(out_dtype).type], shape)
     model = helper.make_model(helper.make_graph([node], "g", ins, [out]),
                               opset_imports=[helper.make_opsetid("", 20)], ir_version=8)
@@ -85,3 +87,33 @@ def test_castlike_takes_the_element_type():
     x = RNG.standard_normal((3, 4)).astype(np.float64) * 1000
     like = np.zeros((1,), np.float16)
     np.testing.assert_array_equal(run("CastLike", [x, like], np.float16), x.astype(np.float16))
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.uint32, np.int8, np.int16, np.int32])
+@pytest.mark.parametrize("direction", ["LEFT", "RIGHT"])
+def test_bit_shift(dtype, direction):
+    """Every shift amount from -2 to width + 1 against numpy (out-of-range amounts
+    give 0, or -1 for a right shift of a negative number, as ONNX's reference)."""
+    info = np.iinfo(dtype)
+    width = info.bits
+    y = np.arange(-2 if info.min < 0 else 0, width + 2).astype(dtype)
+    x = RNG.integers(info.min, info.max, (5, y.size), endpoint=True).astype(dtype)
+    x[0] = info.min
+    x[1] = info.max
+    inside = (y >= 0) & (y < width)
+    safe = np.where(inside, y, 0)
+    with np.errstate(over="ignore"):
+        if direction == "LEFT":
+            expected = np.where(inside, np.left_shift(x, safe), 0).astype(dtype)
+        else:
+            expected = np.where(inside, np.right_shift(x, safe), np.where(x < 0, -1, 0)).astype(dtype)
+    np.testing.assert_array_equal(run("BitShift", [x, y], dtype, direction=direction), expected)
+
+
+def test_zero_size_inputs():
+    """A zero-size input only looked at (CastLike's `like`) compiles; computing on
+    one is refused naming the op, not an internal error deeper down."""
+    x = RNG.standard_normal((2, 3)).astype(np.float32)
+    np.testing.assert_array_equal(run("CastLike", [x, np.zeros((0,), np.float64)], np.float64, x.shape), x.astype(np.float64))
+    with pytest.raises(OnnxImportError, match=r"graph.relu on a zero-size tensor \(tensor<2x0x4xf32>\) is not supported"):
+        run("Relu", [np.zeros((2, 0, 4), np.float32)], np.float32)
