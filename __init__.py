@@ -19,18 +19,50 @@ which import `tilecraft.*` modules, do not pay for the Python API.
 """
 
 __version__ = "0.1.0"
-__all__ = ["te", "lower", "build", "compile", "register_strategy", "__version__"]
+__all__ = [
+    "te", "tir", "nd", "testing", "target", "runtime", "contrib", "lower", "build", "compile",
+    "register_strategy", "register_func", "get_global_func", "cpu", "device", "__version__",
+]  # fmt: skip
+
+# TVM names that tilecraft does not provide, with the reason given to the user.
+_NOT_HERE = {
+    "relay": "Relay is not supported; import models with tilecraft.compile(model.onnx)",
+    "relax": "Relax is not supported; import models with tilecraft.compile(model.onnx)",
+    "autotvm": "AutoTVM is not supported; see tilecraft-tune",
+    "auto_scheduler": "the auto-scheduler is not supported; see tilecraft-tune",
+    "meta_schedule": "MetaSchedule is not supported; see tilecraft-tune",
+    "cuda": "tilecraft compiles for the CPU only",
+    "gpu": "tilecraft compiles for the CPU only",
+    "cl": "tilecraft compiles for the CPU only",
+    "rpc": "RPC is not supported",
+    "ir": "IR objects and intrinsic lowering rules (register_intrin_lowering, register_op_attr) "
+    "are not supported; te.exp, te.log, ... lower to LLVM's math functions",
+    "IRModule": "IRModule is not supported; tilecraft.lower returns the loop IR as text",
+    "transform": "TVM's pass infrastructure is not supported; see tilecraft-opt and its passes",
+}
 
 
 def __getattr__(name: str):
+    import importlib
+
     if name == "te":
         from tilecraft.frontends import te as value
     elif name in ("lower", "build", "compile"):
         from tilecraft import api
 
         value = getattr(api, name)
+    elif name in ("tir", "nd", "testing", "target", "runtime", "contrib"):
+        value = importlib.import_module(f"tilecraft.{name}")
+    elif name in ("cpu", "device"):
+        value = getattr(importlib.import_module("tilecraft.nd"), name)
+    elif name in ("register_func", "get_global_func"):
+        value = getattr(importlib.import_module("tilecraft.ffi"), name)
     elif name == "register_strategy":
         from tilecraft.topi.strategy import register_strategy as value
+    elif name in _NOT_HERE:
+        from tilecraft.compat import UnsupportedError
+
+        raise UnsupportedError(f"tvm.{name}: {_NOT_HERE[name]}")
     else:
         raise AttributeError(f"module 'tilecraft' has no attribute {name!r}")
     globals()[name] = value  # later lookups skip this function

@@ -6,7 +6,8 @@ editable mode with its test extras; the install is redone only when
 pyproject.toml changed since the last one (its hash is stamped into .venv).
 
 - `test`: pytest (tests/pytest), then lit (tests/filecheck) on two workers;
-  the last line printed is "N passed, M failed" over both; exit 1 on any failure.
+  the last line printed is "N passed, M failed" over both; exit 1 on any failure,
+  and when either collected no tests (pytest's exit 5 is a failure).
 - `demo`: run examples/demo.py with the project's interpreter.
 """
 
@@ -114,8 +115,9 @@ def task_test(python: Path) -> int:
             ]
         )
         pytest_counts = junit_counts(pytest_xml) or Counts()
-        if pytest_rc not in (0, 5) and pytest_counts.failed == 0:
-            # pytest stopped before reporting (usage or internal error).
+        if pytest_rc != 0 and pytest_counts.failed == 0:
+            # pytest stopped before reporting (usage or internal error), or
+            # collected nothing (exit 5): either way the suite did not run.
             pytest_counts.failed += 1
 
         lit_rc = run(
@@ -132,9 +134,9 @@ def task_test(python: Path) -> int:
             # lit found no tests or could not run them.
             lit_counts.failed += 1
 
-    # pytest exits 5 when it collected nothing: fine only if lit ran tests.
-    pytest_ok = pytest_rc == 0 or (pytest_rc == 5 and lit_counts.passed > 0)
-    ok = pytest_ok and lit_rc == 0
+    # Both must have run tests and passed them all: pytest's exit 5 (nothing
+    # collected) is a failure, as is lit finding no tests.
+    ok = pytest_rc == 0 and lit_rc == 0 and pytest_counts.passed > 0 and lit_counts.passed > 0
     total = pytest_counts + lit_counts
     print(
         f"pytest: {pytest_counts.passed} passed, {pytest_counts.failed} failed, "

@@ -17,14 +17,14 @@ axis, and every root axis as an expression in the stage's loop variables.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 
-from xdsl.dialects import arith
+from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IntegerAttr
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 
-from tilecraft.analysis.expr import Expr, NonAffine, split_range
+from tilecraft.analysis.expr import Expr, NonAffine, Range, exact_range, nonnegative, split_range
 from tilecraft.dialects.sched_replay import (
     Fuse,
     IterVar,
@@ -34,12 +34,19 @@ from tilecraft.dialects.sched_replay import (
     leaf_extents,
 )
 from tilecraft.dialects import te
+from tilecraft.utils.diagnostics import OpError
 
 Access = tuple[Expr | None, ...]
 
 
-def index_expr(value: SSAValue, env: dict[SSAValue, Expr | None]) -> Expr | None:
-    """`value` as an expression in the atoms `env` binds (memoized in `env`), or None."""
+def index_expr(
+    value: SSAValue, env: dict[SSAValue, Expr | None], lower: Callable[[Hashable], int | None] = lambda a: 0
+) -> Expr | None:
+    """`value` as an expression in the atoms `env` binds (memoized in `env`), or None.
+
+    `%` and `//` of te (`te.floormod`, `arith.floordivsi`) are followed by a positive
+    constant; the truncating `arith.remsi`/`arith.divsi` only where the dividend is
+    never negative (`lower` bounds each atom from below: loop variables from 0)."""
     if value in env:
         return env[value]
     op = value.owner
@@ -49,18 +56,22 @@ def index_expr(value: SSAValue, env: dict[SSAValue, Expr | None]) -> Expr | None
             case arith.ConstantOp() if isinstance(op.value, IntegerAttr):
                 result = Expr(const=op.value.value.data)
             case arith.AddiOp():
-                a, b = index_expr(op.lhs, env), index_expr(op.rhs, env)
+                a, b = index_expr(op.lhs, env, lower), index_expr(op.rhs, env, lower)
                 result = None if a is None or b is None else a + b
             case arith.SubiOp():
-                a, b = index_expr(op.lhs, env), index_expr(op.rhs, env)
+                a, b = index_expr(op.lhs, env, lower), index_expr(op.rhs, env, lower)
                 result = None if a is None or b is None else a - b
             case arith.MuliOp():
-                a, b = index_expr(op.lhs, env), index_expr(op.rhs, env)
+                a, b = index_expr(op.lhs, env, lower), index_expr(op.rhs, env, lower)
                 result = None if a is None or b is None else a * b
-            case arith.FloorDivSIOp() | arith.RemSIOp():
-                a, b = index_expr(op.lhs, env), index_expr(op.rhs, env)
-                if a is not None and b is not None and b.is_const and b.const > 0:
-                    result = a.floordiv(b.const) if isinstance(op, arith.FloorDivSIOp) else a.mod(b.const)
+            case arith.FloorDivSIOp() | te.FloorModOp() | arith.DivSIOp() | arith.RemSIOp():
+                a, b = index_expr(op.lhs, env, lower), index_expr(op.rhs, env, lower)
+                floor = isinstance(op, arith.FloorDivSIOp | te.FloorModOp) or (
+                    a is not None and nonnegative(a, lower)
+                )
+                if floor and a is not None and b is not None and b.is_const and b.const > 0:
+                    is_div = isinstance(op, arith.FloorDivSIOp | arith.DivSIOp)
+                    result = a.floordiv(b.const) if is_div else a.mod(b.const)
             case _:
                 result = None
     except NonAffine:
@@ -84,11 +95,60 @@ def stage_accesses(consumer: Stage, producer: Stage) -> list[Access]:
     if compute.reduce is not None:
         for arg, v in zip(compute.reduce.body.block.args, consumer.reduce_root):
             env[arg] = Expr.var(v)
+    lows = {v: lo for v, (lo, _) in zip(consumer.root, consumer.root_bounds())}
     accesses: list[Access] = []
     for op in compute.body.walk():
         if isinstance(op, te.ReadOp) and consumer.reads.get(op.tensor) is producer:
-            accesses.append(tuple(index_expr(i, env) for i in op.indices))
+            accesses.append(tuple(index_expr(i, env, lows.get) for i in op.indices))
     return accesses
+
+
+def check_reads_in_bounds(compute: te.ComputeOp, what: str) -> None:
+    """Reject a te.read of `compute` whose index leaves its tensor for some value of
+    the compute's axes (and reduce axes): an `OpError` at the read, `what` (the pass)
+    first. Reads inside `scf.if` are not checked (that is how padding is written:
+    the condition keeps them in bounds), nor indices computed from data."""
+    ranges: dict[SSAValue, Range] = {}
+    env: dict[SSAValue, Expr | None] = {}
+    shape = compute.result.type.get_shape()
+    for arg, n in zip(compute.body.block.args, shape):
+        ranges[arg], env[arg] = (0, n - 1), Expr.var(arg)
+    if compute.reduce is not None:
+        for arg, (lo, hi) in zip(compute.reduce.body.block.args, compute.reduce.bounds):
+            ranges[arg], env[arg] = (lo, hi - 1), Expr.var(arg)
+    for op in compute.body.walk():
+        if not isinstance(op, te.ReadOp) or _inside_if(op, compute):
+            continue
+        dims = op.tensor.type.get_shape()
+        for d, (index, n) in enumerate(zip(op.indices, dims)):
+            e = index_expr(index, env, lambda a: ranges[a][0])
+            if e is None:
+                continue
+            lo, hi = exact_range(e, ranges.__getitem__)
+            if lo < 0 or hi >= n:
+                raise OpError(
+                    op,
+                    f"{what}: te.read of '{tensor_name(op.tensor)}' is out of bounds: index "
+                    f"{d} takes values from {lo} to {hi}, but dimension {d} has size {n} "
+                    f"(valid: 0 to {n - 1}); guard the read with te.if_then_else or "
+                    "change the index (`%` and `//` round toward minus infinity).",
+                )
+
+
+def _inside_if(op: Operation, compute: te.ComputeOp) -> bool:
+    parent = op.parent_op()
+    while parent is not None and parent is not compute:
+        if isinstance(parent, scf.IfOp):
+            return True
+        parent = parent.parent_op()
+    return False
+
+
+def tensor_name(value: SSAValue) -> str:
+    """The name of a te tensor: its te.compute's, or the argument's `tc.name`."""
+    if isinstance(value.owner, te.ComputeOp):
+        return value.owner.tensor_name.data
+    return value.name_hint or "?"
 
 
 def infer_region(

@@ -12,8 +12,11 @@ is `x` and `(32*x + y) % 32` is `y` when `0 <= y < 32`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
+
+import numpy as np
 
 
 @dataclass(frozen=True)
@@ -90,6 +93,8 @@ class Expr:
             raise NonAffine("division by a non-positive constant")
         if d == 1:
             return self
+        if self.is_const:
+            return Expr(const=self.const // d)
         if self._divisible_by(d):
             return Expr({a: c // d for a, c in self.terms.items()}, self.const // d)
         return Expr.var(Div(self, d))
@@ -176,6 +181,66 @@ def bounds(expr: Expr, atom_range: Callable[[Hashable], Range]) -> Range:
         else:
             lo, hi = lo + c * ahi, hi + c * alo
     return lo, hi
+
+
+def lower_bound(expr: Expr, lower: Callable[[Hashable], int | None]) -> int | None:
+    """A lower bound of `expr` read from its form alone, when every term grows with
+    its atom (`lower(atom)` bounds a leaf atom, None: unknown), else None."""
+    lo = expr.const
+    for a, c in expr.terms.items():
+        if c < 0:
+            return None
+        if isinstance(a, Div):
+            inner = lower_bound(a.expr, lower)
+            alo = None if inner is None else inner // a.divisor
+        elif isinstance(a, Mod):
+            alo = 0
+        else:
+            alo = lower(a)
+        if alo is None:
+            return None
+        lo += c * alo
+    return lo
+
+
+def nonnegative(expr: Expr, lower: Callable[[Hashable], int | None] = lambda a: 0) -> bool:
+    """Whether `expr` is never negative, judged by `lower_bound` (by default every
+    leaf atom is a normalized loop variable, >= 0); where floor and truncated
+    division agree."""
+    lo = lower_bound(expr, lower)
+    return lo is not None and lo >= 0
+
+
+def evaluate(expr: Expr, value: Callable[[Hashable], "np.ndarray | int"]):
+    """`expr` evaluated with numpy (floor division and modulo, as the atoms mean),
+    each leaf atom given by `value` (arrays broadcast against each other)."""
+    total = expr.const
+    for a, c in expr.terms.items():
+        if isinstance(a, Div):
+            term = np.floor_divide(evaluate(a.expr, value), a.divisor)
+        elif isinstance(a, Mod):
+            term = np.mod(evaluate(a.expr, value), a.divisor)
+        else:
+            term = value(a)
+        total = total + c * term
+    return total
+
+
+def exact_range(expr: Expr, atom_range: Callable[[Hashable], Range], limit: int = 1 << 20) -> Range:
+    """Inclusive [lo, hi] of the values `expr` takes: by evaluating it over every
+    combination of its atoms' values when there are at most `limit`, else `bounds`
+    (which may be wider when an atom occurs in several terms, as in `i - i // 2 * 2`)."""
+    atoms = list(expr.atoms())
+    ranges = [atom_range(a) for a in atoms]
+    if math.prod(hi - lo + 1 for lo, hi in ranges) > limit:
+        return bounds(expr, atom_range)
+    grids = {}
+    for n, (a, (lo, hi)) in enumerate(zip(atoms, ranges)):
+        shape = [1] * len(atoms)
+        shape[n] = hi - lo + 1
+        grids[a] = np.arange(lo, hi + 1, dtype=np.int64).reshape(shape)
+    values = np.asarray(evaluate(expr, grids.__getitem__))
+    return int(values.min()), int(values.max())
 
 
 def simplify(expr: Expr, atom_range: Callable[[Hashable], Range]) -> Expr:

@@ -18,8 +18,9 @@ body once, with index arguments `arange(M)` shaped (M, 1) and `arange(N)` shaped
   and selects with `np.where`; a read in a branch clips the indices of lanes that
   do not take it (padding reads out of bounds there) and rejects the others;
 - arith and math ops map to numpy functions, each result cast back to the IR type,
-  so float32 stays float32, integers wrap, and `floordivsi`/`remsi` keep MLIR's
-  floor and truncation semantics.
+  so float32 stays float32, integers wrap, `floordivsi`/`te.floormod` round down and
+  `divsi`/`remsi` toward zero; an integer division or remainder by zero is 0 and
+  MIN / -1 wraps, as numpy gives them (and the compiled code does).
 
 An op it does not know raises `EvaluationError` naming the op.
 """
@@ -225,8 +226,8 @@ def _unsigned(x: np.ndarray) -> np.ndarray:
 
 
 def _divsi(a, b):
-    """Integer division rounding toward zero (C, LLVM sdiv)."""
-    return (a - np.fmod(a, b)) // np.where(b == 0, 1, b)
+    """Integer division rounding toward zero (C, LLVM sdiv); by zero it is 0."""
+    return (a - np.fmod(a, b)) // b
 
 
 _CMPI: dict[int, Callable] = {
@@ -299,9 +300,10 @@ _ELEMENTWISE: dict[str, Callable] = {
     "arith.subi": _binary(np.subtract),
     "arith.muli": _binary(np.multiply),
     "arith.divsi": _binary(_divsi),
-    "arith.floordivsi": _binary(lambda a, b: np.floor_divide(a, np.where(b == 0, 1, b))),
-    "arith.ceildivsi": _binary(lambda a, b: -np.floor_divide(-a, np.where(b == 0, 1, b))),
-    "arith.remsi": _binary(lambda a, b: np.fmod(a, np.where(b == 0, 1, b))),
+    "arith.floordivsi": _binary(np.floor_divide),
+    "arith.ceildivsi": _binary(lambda a, b: -np.floor_divide(-a, b)),
+    "arith.remsi": _binary(np.fmod),
+    "te.floormod": _binary(np.mod),
     "arith.maxsi": _binary(np.maximum),
     "arith.minsi": _binary(np.minimum),
     "arith.andi": _binary(np.bitwise_and),

@@ -12,6 +12,8 @@ The hand schedule is the classic CPU GEMM recipe in TVM's primitives:
     registers: k outside, the mr rows unrolled, the nr columns vectorized;
   - column blocks run in parallel on all cores.
 
+A kernel whose C differs from numpy's stops the bench with exit status 1.
+
 Usage: python bench/matmul.py [--sizes 256,512,1024] [--repeat N]
 The last line printed is one JSON object with the headline figures (n = 1024).
 """
@@ -21,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import time
 
 import numpy as np
@@ -73,6 +76,14 @@ def build(make, n: int):
     return f, time.perf_counter() - t0
 
 
+def check(label: str, c: np.ndarray, expected: np.ndarray, n: int) -> None:
+    """Exit non-zero when kernel `label` computed a wrong C."""
+    try:
+        np.testing.assert_allclose(c, expected, rtol=1e-3, atol=1e-3 * n**0.5)
+    except AssertionError as e:
+        sys.exit(f"bench/matmul.py: the {label} kernel computes a wrong C at n = {n}:{e}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="256,512,1024")
@@ -86,16 +97,20 @@ def main():
     for n in sizes:
         a = rng.standard_normal((n, n), dtype=np.float32)
         b = rng.standard_normal((n, n), dtype=np.float32)
-        c = np.zeros((n, n), np.float32)
         flops = 2.0 * n**3
         expected = a @ b
-        kernels = {"numpy": lambda: np.matmul(a, b, out=c)}
+        c_numpy = np.empty((n, n), np.float32)
+        kernels = {"numpy": lambda: np.matmul(a, b, out=c_numpy)}
         compile_s = {}
         for label, make in (("naive", naive_schedule), ("hand", hand_schedule)):
             f, compile_s[label] = build(make, n)
+            # A fresh output per kernel, poisoned with NaN: a kernel that writes
+            # nothing (or misses part of C) fails its check instead of passing on
+            # what another kernel left there.
+            c = np.full((n, n), np.nan, np.float32)
             f(a, b, c)
-            np.testing.assert_allclose(c, expected, rtol=1e-3, atol=1e-3 * n**0.5)
-            kernels[label] = lambda f=f: f(a, b, c)
+            check(label, c, expected, n)
+            kernels[label] = lambda f=f, c=c: f(a, b, c)
         slow = {"naive": kernels.pop("naive")}
         times = timed(kernels, args.repeat, rounds=3)
         # The naive loop nest takes seconds at n = 1024: time it less.

@@ -27,7 +27,10 @@ made every one of them free.
 
 Anything that cannot be measured (tilecraft.compile missing or failing on a model)
 is printed as unavailable, with the reason, and is null in the JSON; no figure is
-printed that was not measured in this run.
+printed that was not measured in this run. A wrong answer is never a figure: when
+tilecraft's output (or a single layer's, with `--layers`) differs from onnxruntime's
+by more than `within_tolerance` allows, or has another shape, the bench prints
+"WRONG" for it and exits with status 1 after its report.
 
 `--layers` instead measures each distinct ResNet-18 conv layer and the BERT/MLP
 dense and matmul shapes as single kernels (topi's compute + schedule, in the
@@ -396,6 +399,25 @@ def tilecraft_compile(path: str, fuse: bool):
         return None, f"tilecraft.compile(fuse={fuse}) failed: {last[:200]}"
 
 
+# A compiled output matches onnxruntime's when every element is within
+# ATOL + RTOL * max|expected| of it (fp32 sums reassociated by tiling and fusion).
+RTOL, ATOL = 1e-3, 1e-4
+
+
+def within_tolerance(got, expected: np.ndarray) -> tuple[bool, float]:
+    """Whether `got` matches `expected` (same shape, every element close, no NaN
+    where the expected value is finite), and the largest difference."""
+    got = np.asarray(got)
+    if got.shape != expected.shape:
+        return False, math.inf
+    err = np.abs(got.astype(np.float64) - expected.astype(np.float64))
+    diff = float(np.nanmax(err)) if err.size else 0.0
+    bound = ATOL + RTOL * float(np.abs(expected).max(initial=0.0))
+    finite = np.isfinite(expected)
+    ok = bool(np.all(err[finite] <= bound)) and not bool(np.isnan(got[finite]).any())
+    return ok, diff
+
+
 def measure_model(name: str, directory: str, repeat: int) -> dict:
     make, shape = MODELS[name]
     model = make()
@@ -421,10 +443,16 @@ def measure_model(name: str, directory: str, repeat: int) -> dict:
         try:
             got = m(x)
             got = got[0] if isinstance(got, (list, tuple)) else got
-            diff = float(np.abs(np.asarray(got) - expected).max())
+            ok, diff = within_tolerance(got, expected)
         except Exception as e:  # noqa: BLE001
             row["notes"].append(f"{label} run failed: {type(e).__name__}: {str(e)[:200]}")
             continue
+        if not ok:
+            row.setdefault("wrong", []).append(label)
+            row["notes"].append(
+                f"WRONG: {label} differs from onnxruntime by {diff:.3g} "
+                f"(tolerance {ATOL:g} + {RTOL:g} * max|expected|)"
+            )
         row[f"{label}_compile_s"] = info
         row[f"{label}_max_diff"] = diff
         if label == "tilecraft":
@@ -584,13 +612,13 @@ def measure_layers(repeat: int) -> list[dict]:
         s = te.create_schedule(Y)
         schedule_conv2d(s, Y, Y, [])
         f = tc.build(s, [X, W, Y])
-        y = np.zeros(Y.shape, np.float32)
+        y = np.full(Y.shape, np.nan, np.float32)  # a kernel that writes nothing fails
         f(xi, wi, y)
-        diff = float(np.abs(unpack_data(y) - expected).max())
+        ok, diff = within_tolerance(unpack_data(y), expected)
         oh = (H + 2 * P - K) // S + 1
         times = timed({"tc": lambda: f(xi, wi, y), "ort": ort_fn}, repeat)
         rows.append({"layer": f"conv {C}x{H}x{H} -> {O} k{K} s{S}",
-                     "gflop": 2 * O * oh * oh * C * K * K / 1e9, "diff": diff, **times})  # fmt: skip
+                     "gflop": 2 * O * oh * oh * C * K * K / 1e9, "diff": diff, "ok": ok, **times})  # fmt: skip
     for kind, B, M, K, N in GEMMS:
         if kind == "dense":
             x = rng.standard_normal((M, K)).astype(np.float32)
@@ -615,16 +643,16 @@ def measure_layers(repeat: int) -> list[dict]:
             schedule_matmul(s, Y, Y, [])
             label = f"matmul {B}x{M}x{K} @ {B}x{K}x{N}"
         f = tc.build(s, [X, W, Y])
-        y = np.zeros(Y.shape, np.float32)
+        y = np.full(Y.shape, np.nan, np.float32)  # a kernel that writes nothing fails
         f(x, w, y)
-        diff = float(np.abs(y - expected).max())
+        ok, diff = within_tolerance(y, expected)
         times = timed({"tc": lambda: f(x, w, y), "ort": ort_fn}, repeat)
-        rows.append({"layer": label, "gflop": 2 * B * M * K * N / 1e9, "diff": diff, **times})
+        rows.append({"layer": label, "gflop": 2 * B * M * K * N / 1e9, "diff": diff, "ok": ok, **times})
     print(f"{'layer':>34} {'tc ms':>8} {'tc GF/s':>8} {'ORT ms':>8} {'ORT GF/s':>9} {'tc/ORT':>7} {'max diff':>9}")
     for r in rows:
         print(f"{r['layer']:>34} {r['tc'] * 1e3:>8.3f} {r['gflop'] / r['tc']:>8.1f} "
               f"{r['ort'] * 1e3:>8.3f} {r['gflop'] / r['ort']:>9.1f} {r['tc'] / r['ort']:>7.2f} "
-              f"{r['diff']:>9.1e}")  # fmt: skip
+              f"{r['diff']:>9.1e}{'' if r['ok'] else '  WRONG'}")  # fmt: skip
     return rows
 
 
@@ -645,6 +673,9 @@ def main():
                 math.log(r["tc"] / r["ort"]) for r in convs)), 3),
             "gemm_tc_over_ort": {r["layer"]: round(r["tc"] / r["ort"], 3) for r in rows if r not in convs},
         }))  # fmt: skip
+        wrong = [r["layer"] for r in rows if not r["ok"]]
+        if wrong:
+            sys.exit(f"bench/models.py: wrong answers (beyond tolerance of onnxruntime): {', '.join(wrong)}")
         return
     names = [m for n in args.models.split(",") if n for m in (SMALL if n == "small" else [n])]
     for n in names:
@@ -656,6 +687,9 @@ def main():
             rows[n] = measure_model(n, directory, args.repeat)
     print_models(list(rows.values()))
     print(json.dumps(headline(rows)))
+    wrong = [f"{n} ({', '.join(r['wrong'])})" for n, r in rows.items() if r.get("wrong")]
+    if wrong:
+        sys.exit(f"bench/models.py: wrong answers (beyond tolerance of onnxruntime): {'; '.join(wrong)}")
 
 
 if __name__ == "__main__":

@@ -111,6 +111,7 @@ from xdsl.traits import (
     ensure_terminator,
 )
 from xdsl.utils.exceptions import VerifyException
+from tilecraft.utils.names import name_hint
 
 
 class LoopKind(StrEnum):
@@ -197,7 +198,7 @@ class ForOp(IRDLOperation):
             regions=[body],
         )
         if var_name is not None:
-            self.var.name_hint = var_name
+            self.var.name_hint = name_hint(var_name)
 
     @property
     def var(self) -> SSAValue:

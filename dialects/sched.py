@@ -115,6 +115,16 @@ class ScheduleOp(IRDLOperation):
     def verify_(self) -> None:
         from tilecraft.dialects.sched_replay import ScheduleState
 
+        block = self.parent_block()
+        if block is not None:
+            first = next(op for op in block.ops if isinstance(op, ScheduleOp))
+            if first is not self:
+                from tilecraft.utils.diagnostics import location_of
+
+                raise VerifyException(
+                    "a function holds one sched.schedule; this is a second one (the first is "
+                    f"at {location_of(first)}): merge its primitives into the first"
+                )
         ScheduleState.replay(self)
 
 

@@ -280,7 +280,16 @@ class ScheduleState:
         s.relations.append(Split(v, outer, inner, factor, nparts))
         pos = s.leaves.index(v)
         s.leaves[pos : pos + 1] = [outer, inner]
+        self._move_attachments([v], outer)
         return outer, inner
+
+    def _move_attachments(self, old: list[IterVar], new: IterVar):
+        """Stages computed at a loop that a split or fuse replaces are computed at
+        the loop that takes its place: the outer part of a split (which runs each
+        iteration of the old loop's body as its inner part), the fused loop."""
+        for p in self.stages:
+            if p.attach == "at" and any(p.attach_axis is v for v in old):
+                p.attach_axis = new
 
     def _reorder(self, op: Operation, axes: list[IterVar]):
         stage = axes[0].stage
@@ -309,6 +318,7 @@ class ScheduleState:
         fused = IterVar(".".join(a.name for a in axes) + ".fused", axes[0].kind, stage)
         stage.relations.append(Fuse(list(axes), fused))
         stage.leaves[pos[0] : pos[-1] + 1] = [fused]
+        self._move_attachments(axes, fused)
         return fused
 
     def _no_annotation(self, op: Operation, v: IterVar):

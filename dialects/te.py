@@ -3,7 +3,8 @@
 A te function is a `func.func` whose arguments are the input tensors (TVM's
 placeholders) and whose results are tensors defined by `te.compute`. A compute maps
 the indices of one output element to its value; its body is scalar code in `arith`
-and `math`, reads of other tensors with `te.read`, lazy conditionals with `scf.if`
+and `math` (plus `te.floormod`, the floor modulo arith lacks), reads of other tensors
+with `te.read`, lazy conditionals with `scf.if`
 (so padding never reads out of bounds), and at most one reduction, `te.reduce`,
 whose value the body yields directly (as in TVM, a reduction is the whole body).
 
@@ -48,6 +49,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     TensorType,
 )
+from xdsl.dialects.arith import signlessIntegerLike
 from xdsl.dialects.utils import EnumAttribute
 from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SpacedOpaqueSyntaxAttribute, SSAValue
 from xdsl.irdl import (
@@ -398,6 +400,29 @@ class ReadOp(IRDLOperation):
             )
 
 
+@irdl_op_definition
+class FloorModOp(IRDLOperation):
+    """Floor modulo: `%r = te.floormod %a, %b : index`, the remainder of
+    `arith.floordivsi` (`%a - floordivsi(%a, %b) * %b`), with the sign of `%b`.
+
+    What Python and TVM mean by `%`: `-1 mod 4` is 3 (`arith.remsi` gives -1). arith has
+    no such op, so te keeps it as one op, which bound inference reads as a modulo and
+    convert-te-to-loop expands into arith. Modulo zero is 0 (numpy's convention), as
+    every integer division in tilecraft's IR is (see `backends/llvm/ops.py`).
+    """
+
+    name = "te.floormod"
+    T: ClassVar = VarConstraint("T", signlessIntegerLike)
+    lhs = operand_def(T)
+    rhs = operand_def(T)
+    result = result_def(T)
+    traits = traits_def(Pure())
+    assembly_format = "$lhs `,` $rhs attr-dict `:` type($result)"
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue):
+        super().__init__(operands=[lhs, rhs], result_types=[lhs.type])
+
+
 def compute_ops(func_op: Operation) -> list[ComputeOp]:
     """The te.compute ops of a function, in program (= dependence) order."""
     return [op for op in func_op.walk() if isinstance(op, ComputeOp)]
@@ -407,4 +432,4 @@ def new_block(n_index_args: int) -> Block:
     return Block(arg_types=[IndexType()] * n_index_args)
 
 
-TE = Dialect("te", [ComputeOp, ReduceOp, ReadOp, YieldOp], [ReduceKindAttr])
+TE = Dialect("te", [ComputeOp, ReduceOp, ReadOp, YieldOp, FloorModOp], [ReduceKindAttr])

@@ -88,7 +88,7 @@ from tilecraft.lowering.graph_function_plan import (
     plan_graph_function,
 )
 from tilecraft.utils.diagnostics import OpError
-from tilecraft.utils.names import ssa_name
+from tilecraft.utils.names import name_hint
 
 # A non-splat graph.constant is written element by element; larger ones belong
 # in the weight store.
@@ -108,7 +108,7 @@ def rewrite_signature(plan: GraphFunctionPlan) -> None:
     n_old = len(block.args)
     for t, name in zip(plan.arg_types, plan.arg_names):
         arg = block.insert_arg(t, len(block.args))
-        arg.name_hint = ssa_name(name)
+        arg.name_hint = name_hint(name)
         plan.new_args.append(arg)
     for old, new in zip(list(block.args[:n_old]), plan.new_args):
         bridge = bufferization.ToTensorOp(new)

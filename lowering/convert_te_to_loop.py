@@ -78,13 +78,14 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 from xdsl.transforms.dead_code_elimination import RemoveUnusedOperations
 
-from tilecraft.analysis.bounds import infer_bounds
+from tilecraft.analysis.bounds import check_reads_in_bounds, infer_bounds
 from tilecraft.analysis.expr import Expr
 from tilecraft.dialects.sched_replay import MAX_UNROLL, ScheduleState, Stage, find_schedule
 from tilecraft.dialects import loop, te
 from tilecraft.lowering.loop_builder import Cursor
 from tilecraft.lowering.stage_emitter import Buffer, StageEmitter
 from tilecraft.utils.diagnostics import OpError
+from tilecraft.utils.names import name_hint
 
 PASS = "convert-te-to-loop"
 
@@ -119,6 +120,15 @@ class TeFunctionLowering:
 
     def __init__(self, f: func.FuncOp):
         self.f = f
+        for n, t in enumerate(f.function_type.inputs.data):
+            if not isinstance(t, TensorType):
+                raise OpError(
+                    f,
+                    f"{PASS}: argument #{n + 1} of @{f.sym_name.data} has type {t}; te functions take "
+                    "tensors only (pass a scalar as a one-element tensor)",
+                )
+        for compute in te.compute_ops(f):
+            check_reads_in_bounds(compute, PASS)
         self.state = ScheduleState.replay(find_schedule(f), f)
         if self.state.inlined_computes:
             op = self.state.inlined_computes[0]
@@ -197,14 +207,14 @@ class TeFunctionLowering:
             schedule.erase()
         for s, t in zip(self.arg_stages, self.arg_types):
             arg = block.insert_arg(t, len(block.args))
-            arg.name_hint = s.name
+            arg.name_hint = name_hint(s.name)
             self.buffers[s] = Buffer(arg, [Expr()] * len(s.shape))
         first = block.first_op
         assert first is not None
         for s in self.emitter.order:
             if s.kind != "input" and s.attach == "root" and s not in self.outputs:
                 alloc = loop.AllocOp(s.name, s.scope, MemRefType(s.element_type, s.shape))
-                alloc.buffer.name_hint = s.name
+                alloc.buffer.name_hint = name_hint(s.name)
                 block.insert_op_before(alloc, first)
                 self.buffers[s] = Buffer(alloc.buffer, [Expr()] * len(s.shape))
         self.root = _RootCursor(block)

@@ -16,7 +16,7 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.traits import IsTerminator
 
-from tilecraft.analysis.expr import Div, Expr, Mod
+from tilecraft.analysis.expr import Div, Expr, Mod, nonnegative
 
 
 class Cursor:
@@ -87,6 +87,27 @@ def _depth(atom: Hashable, cur: Cursor) -> int:
     return depth
 
 
+def emit_floor_mod(
+    cur: Cursor, a: SSAValue, b: SSAValue, divisor_positive: bool = False
+) -> SSAValue:
+    """`arith` ops computing the floor modulo of `a` by `b` (`te.floormod`): the
+    truncated remainder, plus `b` where it is nonzero and its sign differs from `b`'s.
+    Modulo zero gives 0, because `arith.remsi` by zero does in tilecraft's IR."""
+    rem = cur.value(arith.RemSIOp(a, b))
+    if isinstance(a.type, IndexType):
+        zero = cur.index_const(0)
+    else:
+        zero = cur.value(arith.ConstantOp(IntegerAttr(0, a.type)))
+    if divisor_positive:
+        adjust = cur.value(arith.CmpiOp(rem, zero, "slt"))
+    else:
+        nonzero = cur.value(arith.CmpiOp(rem, zero, "ne"))
+        signs = cur.value(arith.XOrIOp(rem, b))
+        differ = cur.value(arith.CmpiOp(signs, zero, "slt"))
+        adjust = cur.value(arith.AndIOp(nonzero, differ))
+    return cur.value(arith.SelectOp(adjust, cur.value(arith.AddiOp(rem, b)), rem))
+
+
 def emit_index(expr: Expr, env: Mapping[Hashable, SSAValue], cur: Cursor) -> SSAValue:
     """`arith` ops computing `expr` (every leaf atom bound in `env`), hoisted and reused.
 
@@ -102,8 +123,13 @@ def emit_index(expr: Expr, env: Mapping[Hashable, SSAValue], cur: Cursor) -> SSA
         (atom, coeff), = terms
         if isinstance(atom, (Div, Mod)):
             inner = emit_index(atom.expr, env, at)
-            op = arith.FloorDivSIOp if isinstance(atom, Div) else arith.RemSIOp
-            term = at.value(op(inner, emit_index(Expr(const=atom.divisor), env, at)))
+            divisor = emit_index(Expr(const=atom.divisor), env, at)
+            if isinstance(atom, Div):
+                term = at.value(arith.FloorDivSIOp(inner, divisor))
+            elif nonnegative(atom.expr):
+                term = at.value(arith.RemSIOp(inner, divisor))
+            else:
+                term = emit_floor_mod(at, inner, divisor, divisor_positive=True)
         else:
             term = env[atom]
         if coeff != 1:

@@ -31,8 +31,9 @@ from tilecraft.analysis.bounds import Bounds, axis_values, index_expr
 from tilecraft.analysis.expr import Expr, bounds, simplify
 from tilecraft.dialects.sched_replay import IterVar, ScheduleState, Split, Stage, read_producers
 from tilecraft.dialects import loop, te
-from tilecraft.lowering.loop_builder import Cursor, emit_index
+from tilecraft.lowering.loop_builder import Cursor, emit_floor_mod, emit_index
 from tilecraft.utils.diagnostics import OpError
+from tilecraft.utils.names import name_hint
 
 Env = dict[object, SSAValue]
 
@@ -128,7 +129,7 @@ class StageEmitter:
     def _emit_attached(self, p: Stage, cur: Cursor, env: Env):
         mins, sizes = self.bounds.regions[p]
         alloc = loop.AllocOp(p.name, _attached_scope(p, sizes), MemRefType(p.element_type, sizes))
-        alloc.buffer.name_hint = p.name
+        alloc.buffer.name_hint = name_hint(p.name)
         cur.insert(alloc)
         self.buffers[p] = Buffer(alloc.buffer, mins)
         self.emit(p, cur, env)
@@ -190,7 +191,7 @@ class StageEmitter:
             expr = self.bounds.root_values[s][r]
             v = self._index(expr, env, cur)
             if isinstance(v.owner, (arith.AddiOp, arith.MuliOp)):
-                v.name_hint = r.name
+                v.name_hint = name_hint(r.name)
             self._sym[v] = expr
             out.append(v)
         return out
@@ -256,6 +257,10 @@ class StageEmitter:
         if isinstance(op, te.ReadOp):
             mapping[op.result] = self._load(self.reads[op], list(op.indices), cur, env, mapping)
             return
+        if isinstance(op, te.FloorModOp):
+            lhs, rhs = (mapping.get(v, v) for v in op.operands)
+            mapping[op.result] = emit_floor_mod(cur, lhs, rhs)
+            return
         clone = op.clone(value_mapper=mapping)
         cur.insert(clone)
         originals = dict(zip(clone.walk(), op.walk()))
@@ -263,6 +268,9 @@ class StageEmitter:
             if isinstance(nested, te.ReadOp):
                 before = _BeforeCursor(nested, cur)
                 v = self._load(self.reads[originals[nested]], list(nested.indices), before, env)
+                Rewriter.replace_op(nested, [], [v])
+            elif isinstance(nested, te.FloorModOp):
+                v = emit_floor_mod(_BeforeCursor(nested, cur), nested.lhs, nested.rhs)
                 Rewriter.replace_op(nested, [], [v])
             elif isinstance(nested, te.YieldOp):
                 raise OpError(op, "convert-te-to-loop: unexpected te.yield inside a nested region.")

@@ -4,6 +4,11 @@ A te or loop function given to compile-model would otherwise pass through the
 graph passes untouched (or lose its te function as dead code) and come out as
 something the user did not ask for; this pass stops there with a diagnostic at
 the function that says which level it is and what lowers it.
+
+It also stops a model with a zero-size tensor (`tensor<0x16xf32>`) at the op
+that has it (tilecraft does not compile empty tensors, and the lowering would
+otherwise fail deep inside convert-graph-to-te), and one whose arguments have
+dynamic dimensions (`tensor<?x16xf32>`), which no later pass can fix.
 """
 
 from __future__ import annotations
@@ -12,20 +17,11 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import MemRefType, ModuleOp
+from xdsl.dialects.builtin import ModuleOp, ShapedType
 from xdsl.passes import ModulePass
 
 from tilecraft.utils.diagnostics import OpError
-
-
-def ir_level(f: func.FuncOp) -> str:
-    """"te", "loop" or "graph": the level of a function, from what it holds."""
-    if any(op.name.startswith(("te.", "sched.")) for op in f.walk()):
-        return "te"
-    memrefs = any(isinstance(t, MemRefType) for t in f.function_type.inputs.data)
-    if memrefs or any(op.name.startswith("loop.") for op in f.walk()):
-        return "loop"
-    return "graph"
+from tilecraft.utils.levels import function_level
 
 
 @dataclass(frozen=True)
@@ -36,7 +32,7 @@ class CheckGraphLevelPass(ModulePass):
         for f in op.ops:
             if not isinstance(f, func.FuncOp):
                 continue
-            level = ir_level(f)
+            level, _ = function_level(f)
             if level == "te":
                 raise OpError(f, f"{self.name}: @{f.sym_name.data} is te-level IR, and compile-model "
                               "takes graph IR (an imported model); lower te with "
@@ -45,3 +41,42 @@ class CheckGraphLevelPass(ModulePass):
                 raise OpError(f, f"{self.name}: @{f.sym_name.data} is loop-level IR, and compile-model "
                               "takes graph IR (an imported model); run loop IR with tilecraft-run "
                               "or translate it with tilecraft-translate")
+            _check_shapes(f, self.name)
+
+
+# The most elements one tensor may hold: byte offsets and sizes are i64 in the
+# lowering, and no machine has 2**48 bytes of memory to give one tensor anyway.
+MAX_ELEMENTS = 1 << 48
+
+
+def _too_large(t) -> bool:
+    if not isinstance(t, ShapedType) or any(d < 0 for d in t.get_shape()):
+        return False
+    count = 1
+    for d in t.get_shape():
+        count *= d
+    return count > MAX_ELEMENTS
+
+
+def _check_shapes(f: func.FuncOp, pass_name: str) -> None:
+    """Arguments of static, non-empty shapes; no op giving an empty tensor, no
+    tensor too large to address."""
+    for n, arg in enumerate(f.body.block.args if f.body.blocks else ()):
+        if isinstance(arg.type, ShapedType) and 0 in arg.type.get_shape():
+            raise OpError(f, f"{pass_name}: argument #{n + 1} of @{f.sym_name.data} is an empty "
+                          f"tensor ({arg.type}); tilecraft does not compile zero-size tensors")
+        if _too_large(arg.type):
+            raise OpError(f, f"{pass_name}: argument #{n + 1} of @{f.sym_name.data} ({arg.type}) has "
+                          f"more than 2**48 elements; tilecraft cannot address a tensor that large")
+        if isinstance(arg.type, ShapedType) and any(d < 0 for d in arg.type.get_shape()):
+            raise OpError(f, f"{pass_name}: argument #{n + 1} of @{f.sym_name.data} has a dynamic "
+                          f"shape ({arg.type}); tilecraft compiles static shapes: give every "
+                          "dimension (tilecraft-import --input-shape NAME=D1,D2,...)")
+    for op in f.walk():
+        for r in op.results:
+            if isinstance(r.type, ShapedType) and 0 in r.type.get_shape():
+                raise OpError(op, f"{pass_name}: '{op.name}' gives an empty tensor ({r.type}); "
+                              "tilecraft does not compile zero-size tensors")
+            if _too_large(r.type):
+                raise OpError(op, f"{pass_name}: '{op.name}' gives {r.type}, more than 2**48 elements; "
+                              "tilecraft cannot address a tensor that large")

@@ -10,4 +10,12 @@ from tilecraft.runtime.compile import compile  # noqa: A004
 from tilecraft.runtime.model import CompiledModel
 from tilecraft.runtime.saved import load
 
-__all__ = ["compile", "load", "CompiledModel"]
+__all__ = ["compile", "load", "load_module", "CompiledModel"]
+
+
+def load_module(path):
+    """TVM's `tvm.runtime.load_module(path)`: a function saved with
+    `tilecraft.build(...).export_library(path)`."""
+    from tilecraft.te_library import load_module as load
+
+    return load(path)

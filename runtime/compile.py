@@ -36,8 +36,15 @@ def load_model(model, input_shapes: dict | None = None, store: WeightStore | Non
         from tilecraft.compiler import parse_file
 
         return parse_file(model)
+    import onnx
+
     from tilecraft.frontends.onnx import from_onnx
 
+    if not isinstance(model, (str, Path, onnx.ModelProto)):
+        raise TypeError(
+            "tilecraft.compile takes an ONNX model (a ModelProto or a path), a .mlir path or a "
+            f"graph-level ModuleOp, not {type(model).__name__}"
+        )
     module, _ = from_onnx(model, input_shapes=input_shapes)
     return module
 

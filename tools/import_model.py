@@ -15,7 +15,6 @@ Every error is one line on stderr and exit code 1.
 
 from __future__ import annotations
 
-import argparse
 import io
 import sys
 from collections.abc import Sequence
@@ -52,7 +51,9 @@ def weights_path_for(output: str) -> str:
 
 
 def run(argv: Sequence[str] | None) -> None:
-    parser = argparse.ArgumentParser(
+    from tilecraft.tools.run import ArgumentParser  # usage errors exit 1
+
+    parser = ArgumentParser(
         prog="tilecraft-import",
         description="Import an ONNX model (any opset; before 13 converted with onnx.version_converter) as tilecraft graph-dialect IR.",
     )

@@ -30,7 +30,13 @@ from tilecraft.registry import (
     plugins,
     providers,
 )
-from tilecraft.utils.diagnostics import LocatedParser, verify_module
+from tilecraft.utils.diagnostics import (
+    NESTING_TOO_DEEP,
+    LocatedParser,
+    allow_deep_nesting,
+    format_parse_error,
+    verify_module,
+)
 from tilecraft.utils.weights import WeightError, WeightStore, attach, referenced_names, store_of
 
 
@@ -174,21 +180,27 @@ def _plugin_help(provider: Provider) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--traceback" in args
+    allow_deep_nesting()
     try:
         TilecraftOptMain(args=args).run()
+    except SystemExit as e:
+        # argparse (xDSL's driver builds the parser) exits 2 on a bad command
+        # line; tilecraft's tools keep 2 for internal errors: a usage error is 1.
+        return 1 if e.code == 2 else e.code
     except (UsageError, PluginError) as e:
         print(f"tilecraft-opt: error: {e}", file=sys.stderr)
         return 1
     except ParseError as e:
-        # `file:line:col: error: message`, then the line with the token marked.
-        location, _, context = str(e).partition("\n")
-        print(f"{location}: error: {e.msg}\n{context}".rstrip(), file=sys.stderr)
+        print(format_parse_error(e), file=sys.stderr)
         return 1
     except DiagnosticException as e:
         print(str(e).rstrip(), file=sys.stderr)
         return 1
     except OSError as e:  # a missing or unreadable file, a directory, ...
         print(f"tilecraft-opt: error: {e.strerror}: '{e.filename}'", file=sys.stderr)
+        return 1
+    except RecursionError:
+        print(f"tilecraft-opt: error: {NESTING_TOO_DEEP}", file=sys.stderr)
         return 1
     except UnicodeDecodeError as e:
         print(

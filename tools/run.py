@@ -33,6 +33,7 @@ prints the Python traceback).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import traceback
 from collections.abc import Sequence
@@ -44,7 +45,9 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import DiagnosticException, ParseError, PassFailedException
 
 from tilecraft.dialects.te import ComputeOp
+from tilecraft.utils.diagnostics import NESTING_TOO_DEEP, allow_deep_nesting, format_parse_error
 from tilecraft.utils.threads import ThreadCountError
+from tilecraft.utils.weights import WeightError
 
 PROG = "tilecraft-run"
 
@@ -140,7 +143,44 @@ def make_arg_parser() -> argparse.ArgumentParser:
 # -- arrays -----------------------------------------------------------------
 
 
+def max_array_bytes() -> int:
+    """The most bytes tilecraft-run allocates for one random input or output:
+    half the machine's memory (filling more would swap or meet the OOM killer
+    before numpy could raise MemoryError)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
+    except (AttributeError, ValueError, OSError):
+        return 1 << 32
+
+
+def check_size(arg: Argument, what: str) -> None:
+    """A user error, naming the argument and its size, for an array too large to
+    allocate (rather than numpy's MemoryError, or an overflowing size)."""
+    count = 1
+    for extent in arg.shape:
+        count *= extent
+    size, limit = count * arg.dtype.itemsize, max_array_bytes()
+    if size > limit:
+        raise UserError(
+            f"{what} '{arg.name}' is {arg.describe()}: {size / 2**30:.3g} GiB, more than "
+            f"tilecraft-run allocates ({limit / 2**30:.3g} GiB, half this machine's memory); "
+            "give smaller shapes"
+        )
+
+
+def allocate(make, arg: Argument, what: str) -> np.ndarray:
+    check_size(arg, what)
+    try:
+        return make()
+    except MemoryError:
+        raise UserError(f"not enough memory for {what} '{arg.name}' ({arg.describe()})") from None
+
+
 def random_array(arg: Argument, rng: np.random.Generator) -> np.ndarray:
+    return allocate(lambda: _random_array(arg, rng), arg, "the random input")
+
+
+def _random_array(arg: Argument, rng: np.random.Generator) -> np.ndarray:
     if arg.dtype == np.bool_:
         return rng.integers(0, 2, size=arg.shape).astype(np.bool_)
     if np.issubdtype(arg.dtype, np.integer):
@@ -240,6 +280,9 @@ def functions(module: ModuleOp) -> dict[str, func.FuncOp]:
 
 def find_entry(module: ModuleOp, entry: str) -> func.FuncOp:
     found = functions(module)
+    declared = [op for op in module.ops if isinstance(op, func.FuncOp) and op.is_declaration]
+    if any(op.sym_name.data == entry for op in declared):
+        raise UserError(f"@{entry} is a declaration (it has no body); there is nothing to run")
     if entry not in found:
         listed = ", ".join(f"@{n}" for n in found) or "none"
         raise UserError(f"no function @{entry} in the file (its functions: {listed})")
@@ -261,6 +304,11 @@ def run(args: argparse.Namespace) -> int:
             alone.attributes[ATTR] = module.attributes[ATTR]
         return run_model(args, UserError, alone)
     entry_is_te = any(isinstance(op, ComputeOp) for op in entry.walk())
+    if entry_is_te and not entry.function_type.outputs.data:
+        raise UserError(
+            f"@{args.entry} returns nothing, so it computes nothing: a te function's results "
+            "are the tensors it computes (func.return them)"
+        )
     if args.check and not entry_is_te:
         raise UserError(f"--check needs a te function; @{args.entry} is loop-level IR")
     # A te function's arguments are its inputs; a loop function's are the --input ones.
@@ -303,7 +351,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         rng = np.random.default_rng(args.seed)
         inputs = [random_array(a, rng) for a in inputs_args]
-    outputs = [np.zeros(a.shape, a.dtype) for a in output_args]
+    outputs = [allocate(lambda a=a: np.zeros(a.shape, a.dtype), a, "the output") for a in output_args]
 
     arrays = [*inputs, *outputs]
     for n in sorted(bound):
@@ -345,6 +393,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--runs must be at least 1")
     if args.num_threads is not None and args.num_threads < 1:
         parser.error(f"--num-threads must be a positive integer, got {args.num_threads}")
+    if args.seed < 0:
+        parser.error(f"--seed must be a non-negative integer, got {args.seed}")
+    allow_deep_nesting()
     try:
         if is_model:
             from tilecraft.tools.run_model import run_model
@@ -354,9 +405,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UserError as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
     except ParseError as e:
-        location, _, context = str(e).partition("\n")
-        print(f"{location}: error: {e.msg}\n{context}".rstrip(), file=sys.stderr)
-    except ThreadCountError as e:  # OMP_NUM_THREADS
+        print(format_parse_error(e), file=sys.stderr)
+    except (ThreadCountError, WeightError) as e:  # OMP_NUM_THREADS; graph.weights
         print(f"{PROG}: error: {e}", file=sys.stderr)
     except PassFailedException as e:  # a DiagnosticException without a location
         print(f"{PROG}: error: {e}", file=sys.stderr)
@@ -366,6 +416,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{PROG}: error: {e.strerror}: '{e.filename}'", file=sys.stderr)
     except UnicodeDecodeError as e:
         print(f"{PROG}: error: the input is not UTF-8 text ({e.reason})", file=sys.stderr)
+    except RecursionError:
+        print(f"{PROG}: error: {NESTING_TOO_DEEP}", file=sys.stderr)
     except Exception as e:
         if args.traceback:
             traceback.print_exc()

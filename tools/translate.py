@@ -66,8 +66,20 @@ def _thread_count(text: str) -> int:
 
 def _load(path: str):
     from tilecraft.compiler import has_te, lower_to_loops, parse_file, parse_text
+    from tilecraft.utils.diagnostics import OpError
+    from xdsl.dialects import func
+
+    from tilecraft.utils.levels import function_level
 
     module = parse_text(sys.stdin.read(), "<stdin>") if path == "-" else parse_file(path)
+    for f in module.ops:
+        level, op = function_level(f) if isinstance(f, func.FuncOp) else ("llvm", f)
+        if level == "graph" and op is not f:
+            raise OpError(
+                op,
+                f"tilecraft-translate: the input is graph-level IR ('{op.name}'), a model; it takes "
+                "te, loop or llvm IR: lower the model with tilecraft-opt -p compile-model first",
+            )
     if has_te(module):
         module = lower_to_loops(module)
     return module
@@ -106,14 +118,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _arguments().parse_args(argv)
     from tilecraft.backends.llvm import LinkError
     from tilecraft.backends.llvm.translate import TranslationError
+    from tilecraft.utils.diagnostics import NESTING_TOO_DEEP, allow_deep_nesting, format_parse_error
     from tilecraft.utils.threads import ThreadCountError
 
+    allow_deep_nesting()
     try:
         _translate(args)
     except UsageError as e:
         print(f"tilecraft-translate: error: {e}", file=sys.stderr)
         return 1
-    except (ParseError, DiagnosticException) as e:
+    except ParseError as e:
+        print(format_parse_error(e), file=sys.stderr)
+        return 1
+    except DiagnosticException as e:
         print(str(e).rstrip(), file=sys.stderr)
         return 1
     except (FileNotFoundError, IsADirectoryError, PermissionError) as e:
@@ -121,6 +138,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except (LinkError, TranslationError, ThreadCountError) as e:
         print(f"tilecraft-translate: error: {e}", file=sys.stderr)
+        return 1
+    except RecursionError:
+        print(f"tilecraft-translate: error: {NESTING_TOO_DEEP}", file=sys.stderr)
+        return 1
+    except UnicodeDecodeError as e:
+        print(f"tilecraft-translate: error: the input is not UTF-8 text ({e.reason})", file=sys.stderr)
         return 1
     except Exception as e:
         if args.traceback:

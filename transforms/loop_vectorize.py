@@ -38,7 +38,9 @@ one so they cannot trap. Uniform conditions stay `loop.guard`/`scf.if`. Loops
 inside the vectorized one run serially (their variable is uniform).
 
 A loop whose extent is larger than `max_lanes` (4 zmm registers' worth) is strip
-mined: a serial loop over full vectors, then one shorter vector for the tail.
+mined: a serial loop over full vectors, then the tail as power-of-two vectors,
+widest first, and a last odd iteration as a scalar loop (a loop of extent 12
+becomes 8 + 4 lanes, not one vector of 12).
 
 ```mlir
 loop.for %j = 0 to 16 vectorized {
@@ -87,6 +89,7 @@ from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     FloatAttr,
     IndexType,
+    IntAttr,
     IntegerAttr,
     IntegerType,
     MemRefType,
@@ -116,6 +119,11 @@ DIVISIONS = (arith.DivSIOp, arith.DivUIOp, arith.RemSIOp, arith.RemUIOp, arith.F
 
 
 # Analyses ---------------------------------------------------------------------
+
+
+def tail_widths(n: int) -> list[int]:
+    """`n` lanes as powers of two, widest first (the binary digits of `n`)."""
+    return [1 << b for b in reversed(range(n.bit_length())) if n >> b & 1]
 
 
 def max_lanes(loop: ForOp) -> int:
@@ -574,7 +582,10 @@ class VectorWriter:
     # The loop -----------------------------------------------------------------
 
     def write_loop(self) -> None:
-        """The loop as a serial loop over full vectors plus a shorter tail vector."""
+        """The loop as a serial loop over full vectors, then its tail as vectors of
+        decreasing powers of two (44 lanes: 32, 8, 4) and a last odd iteration as a
+        serial loop. Vectors of other widths are legal LLVM, but its code generator
+        can take minutes on a masked gather of 44 lanes."""
         loop = self.loop
         width = max_lanes(loop)
         lb, extent = loop.lb.data, loop.extent
@@ -588,8 +599,15 @@ class VectorWriter:
                     start = self.add(arith.AddiOp(start, self.index(lb)))
                 self.write_lanes(width, start)
             lb += full * width
-        if (tail := extent - full * width) > 0:
-            self.write_lanes(tail, self.index(lb))
+        for lanes in tail_widths(extent - full * width):
+            if lanes == 1:
+                last = loop.clone()
+                last.lb, last.ub = IntAttr(lb), IntAttr(lb + 1)
+                last.kind = LoopKindAttr(LoopKind.SERIAL)
+                self.add(last)
+            else:
+                self.write_lanes(lanes, self.index(lb))
+            lb += lanes
 
     def write_lanes(self, width: int, base: SSAValue) -> None:
         self.width = width

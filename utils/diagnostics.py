@@ -9,10 +9,12 @@ the op it rejects. Errors raised against an op use `OpError`; the drivers turn i
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr, UnknownLoc
-from xdsl.ir import Operation
-from xdsl.parser import Parser
-from xdsl.utils.exceptions import DiagnosticException, VerifyException
+from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
+from xdsl.ir import Attribute, Operation
+from xdsl.parser import Parser, UnresolvedOperand
+from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
+from xdsl.utils.lexer import Span
+from xdsl.utils.mlir_lexer import MLIRTokenKind
 
 
 class OpError(DiagnosticException):
@@ -30,12 +32,42 @@ class EvaluationError(OpError):
 
 
 class LocatedParser(Parser):
-    """A parser that records `file:line:col` of every op it reads."""
+    """A parser that records `file:line:col` of every op it reads.
+
+    It also words two errors of xDSL's parser for people: a file with nothing but
+    comments or blanks is "empty" (not "Could not parse entire input"), and a
+    value used but never defined is reported at its first use, not at the end of
+    the file."""
 
     def __init__(self, ctx, text: str | bytes, name: str = "<stdin>", line_offset: int = 0):
         super().__init__(ctx, text, name)
         self._file_name = name
         self._line_offset = line_offset
+        self._first_use: dict[str, Span] = {}
+
+    def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
+        if self._current_token.kind == MLIRTokenKind.EOF:
+            what = "empty" if not self._current_token.span.input.content.strip() else "only comments"
+            self.raise_error(
+                f"the file is {what}: there is no IR to read (a module, or ops such as func.func)",
+                self._current_token.span,
+            )
+        try:
+            return super().parse_module(allow_implicit_module)
+        except ParseError as e:
+            undefined = [n for n in self.forward_ssa_references if n in self._first_use]
+            if not undefined or "values used but not defined" not in e.msg:
+                raise
+            first = min(undefined, key=lambda n: self._first_use[n].start)
+            others = [f"%{n}" for n in undefined if n != first]
+            also = f" (also undefined: {', '.join(others)})" if others else ""
+            self.raise_error(f"use of undefined value %{first}{also}", self._first_use[first])
+
+    def resolve_operand(self, operand: UnresolvedOperand, type: Attribute):
+        name = operand.operand_name
+        if name not in self.ssa_values and name not in self._first_use:
+            self._first_use[name] = operand.span
+        return super().resolve_operand(operand, type)
 
     def parse_operation(self) -> Operation:
         start = self._current_token.span
@@ -78,8 +110,43 @@ def verify_module(root: Operation) -> None:
         for block in region.blocks:
             for op in block.ops:
                 verify_module(op)
+    sym_name = root.properties.get("sym_name") or root.attributes.get("sym_name")
+    if isinstance(sym_name, StringAttr) and not sym_name.data:
+        raise OpError(root, f"'{root.name}' op: the symbol name is empty; name it (@name)")
     try:
         root.verify(verify_nested_ops=False)
     except VerifyException as e:
         message = str(e.args[0]) if e.args else str(e)
         raise OpError(root, f"'{root.name}' op: {message}") from None
+    except DiagnosticException:
+        raise
+    except Exception as e:  # noqa: BLE001 - some of xDSL's verifiers raise bare exceptions
+        detail = str(e) if type(e) is Exception else f"{type(e).__name__}: {e}"
+        raise OpError(root, f"'{root.name}' op: {detail}") from None
+
+
+def format_parse_error(e: ParseError) -> str:
+    """`file:line:col: error: message`, then the line with the token marked."""
+    location, _, context = str(e).partition("\n")
+    # xDSL repeats the message under the marked line: once is enough.
+    context = context.rstrip()
+    if context.endswith(e.msg):
+        context = context[: -len(e.msg)].rstrip()
+    return f"{location}: error: {e.msg}\n{context}".rstrip()
+
+
+# Parsing, verifying and lowering recurse once or more per nesting level (xDSL's
+# parser takes ~7 frames per region): Python's default limit of 1000 stops at
+# ~140 nested loops. The tools raise it; past it they report `NESTING_TOO_DEEP`.
+RECURSION_LIMIT = 20000
+NESTING_TOO_DEEP = (
+    "the input nests too deeply (regions inside regions past Python's recursion limit "
+    f"of {RECURSION_LIMIT}); flatten it, e.g. fuse loops"
+)
+
+
+def allow_deep_nesting() -> None:
+    """Let the tools handle ~1,000 nested regions (see `RECURSION_LIMIT`)."""
+    import sys
+
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 from xdsl.dialects.builtin import (
-    BFloat16Type,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -31,10 +30,6 @@ def numpy_dtype(t: Attribute) -> np.dtype:
         if width in (8, 16, 32, 64):
             unsigned = t.signedness.data == Signedness.UNSIGNED
             return np.dtype(f"{'uint' if unsigned else 'int'}{width}")
-    if isinstance(t, BFloat16Type):
-        import ml_dtypes  # onnx depends on it; only bfloat16 needs it
-
-        return np.dtype(ml_dtypes.bfloat16)
     floats = ((Float16Type, np.float16), (Float32Type, np.float32), (Float64Type, np.float64))
     for ftype, dtype in floats:
         if isinstance(t, ftype):

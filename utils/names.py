@@ -1,14 +1,23 @@
-"""Valid SSA value names (`%name`) made from user names (ONNX tensors, te tensors)."""
+"""SSA name hints from user-given names.
+
+Tensor, axis and argument names come from users (te.compute "my out", an ONNX
+input "input:0", an argument named with quotes) and may hold any character;
+xDSL accepts only `[A-Za-z0-9_$.-]` in a name hint, not starting with a digit,
+and raises on anything else. A valid name is kept as it is. Every place that turns a user's name into a hint
+goes through `name_hint`, so an odd name changes how the IR is printed, never
+whether it compiles.
+"""
 
 from __future__ import annotations
 
 import re
 
+_INVALID = re.compile(r"[^A-Za-z0-9_$.-]")
 
-def ssa_name(text: str) -> str | None:
-    """`text` as a name xDSL prints: characters outside [A-Za-z0-9_$.-] become `_`, a
-    leading digit gets a `v` before it; None for an empty name (printed as a number)."""
-    if not text:
+
+def name_hint(name: str | None) -> str | None:
+    """A valid SSA name hint that reads like `name` (None for no name)."""
+    if not name:
         return None
-    name = re.sub(r"[^A-Za-z0-9_$.-]", "_", text)
-    return f"v{name}" if name[0].isdigit() else name
+    clean = _INVALID.sub("_", name)
+    return f"v{clean}" if clean[0].isdigit() else clean

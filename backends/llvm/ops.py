@@ -10,7 +10,8 @@ Float arithmetic carries the fast-math flags the pass was given (`contract`, so
 reductions). Ops without a single LLVM counterpart are expanded here:
 `floordivsi`/`ceildivsi` (from sdiv and srem), `rsqrt` (1 / sqrt); f32 `exp`,
 `tanh` and `erf` are polynomials that stay vectors (`mathfuncs.py`), f64 `erf` is
-a call of libm's `erf` per lane.
+a call of libm's `erf` per lane. Integer division never traps: by zero it gives 0
+and MIN / -1 wraps, as in numpy (`_safe_divisor`).
 (Under a mask, `loop-vectorize` has already made inactive lanes divide by one.)
 """
 
@@ -66,8 +67,46 @@ def _intrinsic(name: str) -> Handler:
     return lambda lw, op, args, rt: lw.b.intrinsic(f"llvm.{name}.{mangle(rt)}", args, rt)
 
 
+_SIGNED_DIVISIONS = (arith.DivSIOp, arith.RemSIOp, arith.FloorDivSIOp, arith.CeilDivSIOp)
+_REMAINDERS = (arith.RemSIOp, arith.RemUIOp)
+
+
+def _safe_divisor(
+    lw: OpLowering, op: Operation, a: SSAValue, d: SSAValue, rt: Attribute
+) -> tuple[SSAValue, SSAValue | None]:
+    """The divisor to divide by without trapping, and where the quotient must be 0.
+
+    Integer division in tilecraft's IR never traps: by zero, every division and
+    remainder is 0 (numpy's convention; LLVM's sdiv/udiv by zero is undefined and
+    traps with SIGFPE on x86), and the signed overflow MIN / -1 wraps to MIN with
+    remainder 0 (numpy again). Both are had by dividing by 1 instead, then zeroing
+    the quotient of a division by zero. A constant divisor other than 0 and -1 needs
+    no select, so index arithmetic (`i // 32`) is unchanged."""
+    b = lw.b
+    known = b.known.get(d)
+    signed = isinstance(op, _SIGNED_DIVISIONS)
+    if known is not None and known != 0 and not (signed and known == -1):
+        return d, None
+    width = element_of(rt).width.data
+    is_zero = b.icmp("eq", d, b.const(0, rt))
+    bad = is_zero
+    if signed:
+        overflow = b.add(
+            llvm.AndOp(b.icmp("eq", a, b.const(-(2 ** (width - 1)), rt)), b.icmp("eq", d, b.const(-1, rt)))
+        )
+        bad = b.add(llvm.OrOp(is_zero, overflow))
+    safe = b.select(bad, b.const(1, rt), d)
+    # A remainder by 1 is already 0.
+    return safe, None if isinstance(op, _REMAINDERS) else is_zero
+
+
 def _division(op_class: type[Operation]) -> Handler:
-    return lambda lw, op, args, rt: lw.b.add(op_class(args[0], args[1]))
+    def lower(lw: OpLowering, op: Operation, args: list[SSAValue], rt: Attribute) -> SSAValue:
+        d, is_zero = _safe_divisor(lw, op, args[0], args[1], rt)
+        result = lw.b.add(op_class(args[0], d))
+        return result if is_zero is None else lw.b.select(is_zero, lw.b.const(0, rt), result)
+
+    return lower
 
 
 def _rounding_division(
@@ -75,7 +114,8 @@ def _rounding_division(
 ) -> SSAValue:
     """floordivsi/ceildivsi: the quotient rounded down/up instead of toward zero."""
     b = lw.b
-    a, d = args[0], args[1]
+    a = args[0]
+    d, is_zero = _safe_divisor(lw, op, a, args[1], rt)
     quotient = b.add(llvm.SDivOp(a, d))
     remainder = b.add(llvm.SRemOp(a, d))
     zero = b.const(0, rt)
@@ -84,9 +124,11 @@ def _rounding_division(
     signs = b.add(llvm.XOrOp(remainder, d))
     if isinstance(op, arith.FloorDivSIOp):
         adjust = b.add(llvm.AndOp(inexact, b.icmp("slt", signs, zero)))
-        return b.select(adjust, b.isub(quotient, b.const(1, rt)), quotient)
-    adjust = b.add(llvm.AndOp(inexact, b.icmp("sge", signs, zero)))
-    return b.select(adjust, b.iadd(quotient, b.const(1, rt)), quotient)
+        result = b.select(adjust, b.isub(quotient, b.const(1, rt)), quotient)
+    else:
+        adjust = b.add(llvm.AndOp(inexact, b.icmp("sge", signs, zero)))
+        result = b.select(adjust, b.iadd(quotient, b.const(1, rt)), quotient)
+    return result if is_zero is None else b.select(is_zero, zero, result)
 
 
 def _cmpi(lw: OpLowering, op: Operation, args: list[SSAValue], rt: Attribute) -> SSAValue:

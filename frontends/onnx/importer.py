@@ -52,7 +52,7 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 from tilecraft.dialects import graph
 from tilecraft.utils.diagnostics import OpError, verify_module
 from tilecraft.utils.dtypes import numpy_dtype
-from tilecraft.utils.names import ssa_name
+from tilecraft.utils.names import name_hint
 from tilecraft.utils.weights import WeightStore, attach
 
 MIN_OPSET = 13
@@ -117,7 +117,7 @@ def name_value(value: SSAValue, onnx_name: str) -> None:
     """Print the value under its ONNX name (made a valid SSA name), if it has none yet,
     so the IR reads like the model."""
     if value.name_hint is None and onnx_name:
-        value.name_hint = ssa_name(onnx_name)
+        value.name_hint = name_hint(onnx_name)
 
 
 class Node:
@@ -207,10 +207,10 @@ class Node:
         except graph.ShapeError as e:
             raise self.error(f"{e} (while building {cls.name})") from None
         for v in [*op.operands, *op.results]:
-            if 0 in graph.shape_of(v.type):
-                # A zero-size input that is only looked at (CastLike's `like`, a
-                # Shape) is fine; computing on one is not supported yet.
-                raise self.error(f"{cls.name} on a zero-size tensor ({v.type}) is not supported")
+            shape = graph.shape_of(v.type)
+            if 0 in shape:
+                # an empty tensor made inside the model (graph inputs are checked)
+                raise self.error(f"tilecraft does not compile empty tensors ({cls.name} on {v.type})")
         self.importer.block.add_op(op)
         return op
 
@@ -263,6 +263,8 @@ class Importer:
         versions = {o.domain: o.version for o in self.model.opset_import}
         version = versions.get("", versions.get("ai.onnx"))
         if version is None:
+            if not self.model.HasField("graph"):
+                raise OnnxImportError("the model has no graph and imports no ONNX opset: is it an ONNX model?")
             raise OnnxImportError("the model imports no default ONNX opset")
         if version < MIN_OPSET:
             self.model = upgrade_opset(self.model, version)
@@ -279,6 +281,14 @@ class Importer:
                 f"tilecraft supports {SUPPORTED_TYPES}"
             )
         dims = [d.dim_value if d.HasField("dim_value") else (d.dim_param or "?") for d in tt.shape.dim]
+        if not tt.HasField("shape") and vi.name not in self.input_shapes:
+            # Not a scalar: ONNX leaves the rank unknown. The caller must say it.
+            raise OnnxImportError(
+                f"graph input '{vi.name}' has no shape (not even a rank); give it with "
+                f"input_shapes={{'{vi.name}': (...)}} or tilecraft-import --input-shape {vi.name}=D1,D2,..."
+            )
+        if not tt.HasField("shape"):
+            dims = ["?"] * len(self.input_shapes[vi.name])
         if vi.name in self.input_shapes:
             fixed = self.input_shapes[vi.name]
             if len(fixed) != len(dims) or any(isinstance(d, int) and d != f for d, f in zip(dims, fixed)):
@@ -287,7 +297,12 @@ class Importer:
                     f"shape ({', '.join(map(str, dims))})"
                 )
             dims = list(fixed)
-        if any(not isinstance(d, int) or d < 0 for d in dims):  # 0: a zero-size input
+        if 0 in dims:
+            raise OnnxImportError(
+                f"graph input '{vi.name}' has a zero-size dimension ({', '.join(map(str, dims))}); "
+                "tilecraft does not compile empty tensors"
+            )
+        if any(not isinstance(d, int) or d <= 0 for d in dims):
             shown = ", ".join(map(str, dims))
             example = ",".join(str(d) if isinstance(d, int) and d > 0 else "1" for d in dims)
             raise OnnxImportError(
@@ -343,6 +358,16 @@ class Importer:
             self.env[init.name] = self.initializer(init)
         initializers = {i.name for i in g.initializer}
         args = [vi for vi in g.input if vi.name not in initializers]
+        names = [vi.name for vi in args]
+        for name in names:
+            if names.count(name) > 1:
+                raise OnnxImportError(f"the graph has two inputs named '{name}'")
+        unknown = [n for n in self.input_shapes if n not in names]
+        if unknown:
+            raise OnnxImportError(
+                f"a shape is given for '{unknown[0]}', which is not an input of the model "
+                f"(its inputs: {', '.join(names) or 'none'})"
+            )
         types = [self.input_type(vi) for vi in args]
         for vi, t in zip(args, types):
             arg = self.block.insert_arg(t, len(self.block.args))
@@ -350,6 +375,8 @@ class Importer:
             self.env[vi.name] = self.widen(arg, vi.type.tensor_type.elem_type)
         for index, proto in enumerate(g.node):
             self.convert(Node(self, proto, index))
+        if not g.output:
+            raise OnnxImportError("the graph has no outputs, so the model computes nothing")
         results = []
         for vo in g.output:
             try:
@@ -379,8 +406,6 @@ class Importer:
         if elem_type not in UNSIGNED:
             return arg
         _, wide, _ = UNSIGNED[elem_type]
-        if 0 in graph.shape_of(arg.type):
-            raise OnnxImportError(f"graph input '{arg.name_hint}': a zero-size {onnx_type_name(elem_type)} input is not supported")
         op = graph.CastOp([arg], {"to": wide})
         self.block.add_op(op)
         self.unsigned[op.results[0]] = UNSIGNED_BITS[UNSIGNED[elem_type][2]]
@@ -439,6 +464,11 @@ class Importer:
         from tilecraft.frontends.onnx.fold import FOLDERS
 
         proto = node.proto
+        for n, name in enumerate(proto.output):
+            # ONNX graphs are in SSA form: a second writer of a name is an error,
+            # not a silent replacement of the first value.
+            if name and (name in self.env or name in proto.output[:n]):
+                raise node.error(f"output '{name}' is already defined (each tensor name is written once)")
         if proto.domain not in ("", "ai.onnx"):
             raise node.error(f"operators of domain '{proto.domain}' are not supported")
         all_known = all(isinstance(self.lookup(n), np.ndarray) for n in proto.input if n)
@@ -478,6 +508,8 @@ def load_model(model_or_path: onnx.ModelProto | str | Path) -> onnx.ModelProto:
     if isinstance(model_or_path, onnx.ModelProto):
         return model_or_path
     path = Path(model_or_path)
+    if path.is_file() and path.stat().st_size == 0:
+        raise OnnxImportError(f"cannot read '{path}' as an ONNX model: the file is empty")
     try:
         return onnx.load(str(path))
     except FileNotFoundError:

@@ -48,19 +48,25 @@ Design:
   axes are named after its lambda parameters and reduce axes (suffixed `_1`, `_2`
   when two would clash); a `cache_read` stage has the spatial axis names of the
   stage it copies (`ax0, ax1, ...` for a placeholder); after
-  `cache_write`, the cache stage has the compute's axis names and the original
-  stage (now the copy) has fresh axes with the same spatial names. Because the
-  axes are fresh, re-fetch them with `s[C].op.axis` after `cache_write`.
+  `cache_write`, the cache stage has fresh axes with the compute's axis names
+  (and its reduce axes), and the original stage (now the copy) keeps the
+  compute's spatial axes, so `C.op.axis` still names its loops, as in TVM.
+- TVM's spelling works as written (`import tilecraft as tvm`): `te.var` sizes are
+  bound per call (`symbolic`), `te.comm_reducer` maps to sum/prod/max/min or an
+  argmax rewrite (`reducer`), `s.rfactor` makes two computes (`rfactor`), and
+  `te.extern` / `te.scan` cut a computation into compiled parts run from Python
+  (`extern`, `scan`; the runner is `tilecraft.te_pieces`).
 
 The package's modules, each importing only the ones before it: `dtypes`; `expr`
 (expression nodes, then the functions that build them with their type rules);
-`ops` (elementwise functions and reductions); `tensor` (tensors and `compute`);
-`schedule` (schedules and cache stages); and `emit` (IR generation,
+`ops` (elementwise functions and reductions); `symbolic` (`te.var`); `reducer`
+(`te.comm_reducer`); `tensor` (tensors and `compute`); `schedule` (schedules and
+cache stages); `rfactor`; `extern` and `scan`; and `emit` (IR generation,
 `build_module`). This file re-exports their public names.
 """
 
 from tilecraft.frontends.te.dtypes import DTYPES, INDEX
-from tilecraft.frontends.te.emit import build_module
+from tilecraft.frontends.te.emit import build_module, shape_vars
 from tilecraft.frontends.te.expr import (
     Binary,
     Cast,
@@ -85,8 +91,10 @@ from tilecraft.frontends.te.ops import (
     if_then_else,
     log,
     max,
+    max_value,
     maximum,
     min,
+    min_value,
     minimum,
     reduce_axis,
     reduce_max,
@@ -104,9 +112,43 @@ from tilecraft.frontends.te.schedule import (
     StageView,
     create_schedule,
 )
+from tilecraft.frontends.te.extern import ExternOp, extern
+from tilecraft.frontends.te.reducer import CommReducer, comm_reducer
+from tilecraft.frontends.te.scan import ScanOp, scan
+from tilecraft.frontends.te.symbolic import Var, size_var, var
 from tilecraft.frontends.te.tensor import ComputeOp, PlaceholderOp, Tensor, compute, placeholder
 
+
+_NOT_HERE = {
+    "thread_axis": "GPU thread axes are not supported; tilecraft compiles for the CPU (target 'llvm')",
+    "decl_tensor_intrin": "tensor intrinsics belong to the accelerator flow; not supported here",
+    "hybrid": "hybrid scripts are not supported",
+    "create_prim_func": "TensorIR (create_prim_func) is not supported; use te.create_schedule",
+    "gradient": "automatic differentiation is not supported",
+}
+
+
+def __getattr__(name: str):
+    if name.startswith("__"):
+        raise AttributeError(name)
+    why = _NOT_HERE.get(name, "not supported by tilecraft (see the README's Compatibility section)")
+    from tilecraft.compat import UnsupportedError
+
+    raise UnsupportedError(f"te.{name}: {why}")
+
 __all__ = [
+    "CommReducer",
+    "ExternOp",
+    "Var",
+    "comm_reducer",
+    "ScanOp",
+    "scan",
+    "extern",
+    "max_value",
+    "min_value",
+    "shape_vars",
+    "size_var",
+    "var",
     "DTYPES",
     "INDEX",
     "Binary",

@@ -38,12 +38,13 @@ from tilecraft.frontends.te.expr import (
     Unary,
 )
 from tilecraft.frontends.te.schedule import CacheTensor, Schedule, Stage, _reachable
+from tilecraft.frontends.te.symbolic import Var, evaluate, free_vars
 from tilecraft.frontends.te.tensor import ComputeOp, PlaceholderOp, Tensor
 from tilecraft.utils.diagnostics import verify_module
 
 
-def _tensor_type(t: Tensor | CacheTensor) -> TensorType:
-    return TensorType(_ir_type(t.dtype), t.shape)
+def _tensor_type(t: Tensor | CacheTensor, sizes: dict[int, int] | None = None) -> TensorType:
+    return TensorType(_ir_type(t.dtype), [evaluate(d, sizes or {}) for d in t.shape])
 
 
 def _hint(name: str) -> str:
@@ -103,8 +104,15 @@ class _ScheduleEmitter:
 class _BodyEmitter:
     """Emits one compute's expression tree as arith/math/scf/te ops."""
 
-    def __init__(self, tensors: dict[int, SSAValue]):
+    def __init__(
+        self,
+        tensors: dict[int, SSAValue],
+        sizes: dict[int, int] | None = None,
+        scalars: dict[int, Tensor] | None = None,
+    ):
         self.tensors = tensors
+        self.sizes = sizes or {}  # id(te.var) -> its value in this build
+        self.scalars = scalars or {}  # id(te.var) -> the 1-element input that holds it
         self.axes: dict[int, SSAValue] = {}
         self.scopes: list[dict[object, SSAValue]] = [{}]  # one per region; for CSE
         self.block: Block | None = None
@@ -140,6 +148,8 @@ class _BodyEmitter:
             return self.axes[id(e)]
         if isinstance(e, Const):
             return self._const(e.value, e.dtype)
+        if isinstance(e, Var):
+            return self._var(e)
         if isinstance(e, Read):
             idx = [self.emit(i) for i in e.indices]
             return self._add(te_ir.ReadOp(self.tensors[id(e.tensor)], idx))
@@ -156,6 +166,17 @@ class _BodyEmitter:
         if isinstance(e, Reduce):
             return self._reduce(e)
         raise AssertionError(f"unknown expression node {type(e).__name__}")
+
+    def _var(self, v: Var) -> SSAValue:
+        if id(v) in self.scalars:
+            zero = self._const(0, INDEX)
+            return self._add(te_ir.ReadOp(self.tensors[id(self.scalars[id(v)])], [zero]))
+        if id(v) in self.sizes:
+            return self._const(self.sizes[id(v)], v.dtype)
+        raise ValueError(
+            f"te.var {v.name!r} is used in an expression but is neither a size of an "
+            "argument's shape nor listed in args"
+        )
 
     def _const(self, value, dtype: str) -> SSAValue:
         t = _ir_type(dtype)
@@ -252,11 +273,12 @@ class _BodyEmitter:
             arg.name_hint = _hint(n)
             self.axes[id(a)] = arg
         body = self.region(block, e.body)
-        op = te_ir.ReduceOp(e.kind, names, [a.dom for a in e.axes], _ir_type(e.dtype), body)
+        bounds = [tuple(evaluate(d, self.sizes) for d in a.dom) for a in e.axes]
+        op = te_ir.ReduceOp(e.kind, names, bounds, _ir_type(e.dtype), body)
         return self._add(op)
 
-    def compute(self, t: Tensor, name: str) -> te_ir.ComputeOp:
-        op = t.op
+    def compute(self, t: Tensor, name: str, op: ComputeOp | None = None) -> te_ir.ComputeOp:
+        op = op or t.op
         assert isinstance(op, ComputeOp)
         self.axis_names = op.axis_names
         block = te_ir.new_block(len(op.axis))
@@ -265,7 +287,7 @@ class _BodyEmitter:
             self.axes[id(a)] = arg
         body = self.region(block, op.body)
         names = [op.axis_names[id(a)] for a in op.axis]
-        compute_op = te_ir.ComputeOp(name, names, _tensor_type(t), body)
+        compute_op = te_ir.ComputeOp(name, names, _tensor_type(t, self.sizes), body)
         if op.location is not None:
             compute_op.location = op.location
         return compute_op
@@ -275,13 +297,25 @@ _FLOAT_BINARY = {"add": arith.AddfOp, "sub": arith.SubfOp, "mul": arith.MulfOp,
                  "div": arith.DivfOp, "max": arith.MaximumfOp,
                  "min": arith.MinimumfOp}  # fmt: skip
 _INT_BINARY = {"add": arith.AddiOp, "sub": arith.SubiOp, "mul": arith.MuliOp,
-               "floordiv": arith.FloorDivSIOp, "mod": arith.RemSIOp, "max": arith.MaxSIOp,
+               "floordiv": arith.FloorDivSIOp, "floormod": te_ir.FloorModOp,
+               "truncdiv": arith.DivSIOp, "truncmod": arith.RemSIOp, "max": arith.MaxSIOp,
                "min": arith.MinSIOp, "and": arith.AndIOp, "or": arith.OrIOp}  # fmt: skip
 # Ordered predicates for floats, except != (unordered, so NaN != x as in numpy).
 _CMPF = {"lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge", "eq": "oeq", "ne": "une"}
 _CMPI = {"lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge", "eq": "eq", "ne": "ne"}
 _MATH = {"exp": xmath.ExpOp, "log": xmath.LogOp, "sqrt": xmath.SqrtOp,
          "tanh": xmath.TanhOp, "erf": xmath.ErfOp}  # fmt: skip
+
+
+def _standalone(s: Schedule | None, t: Tensor) -> Tensor:
+    """`t`, or, when the schedule computes it at a consumer's loop or inlines it, a
+    copy of its compute that the function computes at the root to return it."""
+    stage = s._stages.get(id(t)) if s is not None else None
+    if stage is None or stage.attach == "root":
+        return t
+    op = t.op
+    copy = ComputeOp(f"{t.name}_out", op.axis, op.reduce_axis, op.body, op.axis_names, op.location)
+    return Tensor(t.shape, t.dtype, copy)
 
 
 def _unique_names(tensors: Sequence[Tensor]) -> dict[int, str]:
@@ -298,14 +332,67 @@ def _unique_names(tensors: Sequence[Tensor]) -> dict[int, str]:
     return names
 
 
-def build_module(s: Schedule | None, args: Sequence[Tensor], name: str = "main") -> ModuleOp:
+def scalar_input(v: Var) -> Tensor:
+    """The 1-element input that carries scalar parameter `v` (a `te.var` in args that
+    is not a size) into the function; one per Var."""
+    t = getattr(v, "_input", None)
+    if t is None:
+        t = Tensor((1,), v.dtype, PlaceholderOp(v.name))
+        v._input = t  # type: ignore[attr-defined]
+    return t
+
+
+def shape_vars(args: Sequence) -> list[Var]:
+    """The te.var sizes in the shapes of `args` and of every tensor they read."""
+    tensors = [t for t in args if isinstance(t, Tensor)]
+    found: dict[int, Var] = {}
+    for t in _reachable([t for t in tensors if isinstance(t.op, ComputeOp)]) + tensors:
+        for d in t.shape:
+            for v in free_vars(d):
+                found.setdefault(id(v), v)
+        if isinstance(t.op, ComputeOp):
+            for a in t.op.reduce_axis:
+                for d in a.dom:
+                    for v in free_vars(d):
+                        found.setdefault(id(v), v)
+    return list(found.values())
+
+
+def build_module(
+    s: Schedule | None,
+    args: Sequence[Tensor | Var],
+    name: str = "main",
+    sizes: dict[int, int] | None = None,
+    only_own_stages: bool = False,
+) -> ModuleOp:
     """The te + sched IR of `args`' computes, scheduled by `s`, as one function.
 
     The function takes the placeholders in `args` (in order) and returns the computed
     tensors in `args` (in order); it holds every compute they need, producers first,
     and the schedule at the end. The module is verified before it is returned.
+
+    `sizes` gives each `te.var` size its value (by `id`); a `te.var` in `args` that
+    is not a size is a scalar parameter, taken as a 1-element input (`scalar_input`).
+    A computed tensor in `args` that the schedule computes at a consumer's loop or
+    inlines is also computed on its own for the function to return it.
     """
-    args = list(args)
+    sizes = dict(sizes or {})
+    scalars: dict[int, Tensor] = {}
+    tensor_args = []
+    for t in args:
+        if isinstance(t, Var):
+            if id(t) in sizes:
+                continue  # a size the caller checks; nothing to pass
+            scalars[id(t)] = scalar_input(t)
+            t = scalars[id(t)]
+        tensor_args.append(t)
+    unbound = [v.name for v in shape_vars(tensor_args) if id(v) not in sizes]
+    if unbound:
+        raise ValueError(
+            f"the sizes {', '.join(unbound)} (te.var) need values to build IR; "
+            "tilecraft.build binds them from the arrays at each call"
+        )
+    args = tensor_args
     for t in args:
         if isinstance(t, CacheTensor):
             raise ValueError(f"{t.name} is a cache stage, not a tensor the function can take")
@@ -313,24 +400,28 @@ def build_module(s: Schedule | None, args: Sequence[Tensor], name: str = "main")
             raise ValueError(f"args must be te tensors, not {t!r}")
     if len({id(t) for t in args}) != len(args):
         raise ValueError("a tensor appears twice in args")
-    inputs = [t for t in args if isinstance(t.op, PlaceholderOp)]
+    # A te.extern's tensor is an input here: it is computed before this function runs.
+    inputs = [t for t in args if not isinstance(t.op, ComputeOp)]
     outputs = [t for t in args if isinstance(t.op, ComputeOp)]
     if not outputs:
         raise ValueError("args must include at least one computed tensor (an output)")
-    order = _reachable(outputs)
+    ops = s._ops if s is not None else {}  # computes a schedule redefined (rfactor)
+    order = _reachable(outputs, through_externs=False, ops=ops)
     input_ids = {id(t) for t in inputs}
     for t in order:
-        if isinstance(t.op, PlaceholderOp) and id(t) not in input_ids:
+        if not isinstance(t.op, ComputeOp) and id(t) not in input_ids:
             raise ValueError(
                 f"placeholder {t.name} is read by the computation but not listed in args"
             )
     computes = [t for t in order if isinstance(t.op, ComputeOp)]
+    outputs = [_standalone(s, t) for t in outputs]
+    computes += [t for t in outputs if id(t) not in {id(c) for c in computes}]
     names = _unique_names(inputs + computes)
 
     arg_attrs = ArrayAttr([DictionaryAttr({"tc.name": StringAttr(names[id(t)])}) for t in inputs])
     function = func.FuncOp(
         name,
-        ([_tensor_type(t) for t in inputs], [_tensor_type(t) for t in outputs]),
+        ([_tensor_type(t, sizes) for t in inputs], [_tensor_type(t, sizes) for t in outputs]),
         arg_attrs=arg_attrs,
     )
     body = function.body.block
@@ -339,7 +430,7 @@ def build_module(s: Schedule | None, args: Sequence[Tensor], name: str = "main")
         arg.name_hint = _hint(names[id(t)])
         values[id(t)] = arg
     for t in computes:
-        op = _BodyEmitter(values).compute(t, names[id(t)])
+        op = _BodyEmitter(values, sizes, scalars).compute(t, names[id(t)], ops.get(id(t)))
         body.add_op(op)
         op.result.name_hint = _hint(names[id(t)])
         values[id(t)] = op.result
@@ -347,7 +438,9 @@ def build_module(s: Schedule | None, args: Sequence[Tensor], name: str = "main")
     if s is not None and s._steps:
         sched_block = Block()
         emitter = _ScheduleEmitter(sched_block, values)
-        for step, location in s._steps:
+        for step, location, stage in s._steps:
+            if only_own_stages and id(stage.tensor) not in values and not isinstance(stage.tensor, CacheTensor):
+                continue  # a stage of another part of a computation split at te.extern
             emitter.location = location
             step(emitter)
         body.add_op(sched_ir.ScheduleOp(Region(sched_block)))

@@ -75,10 +75,10 @@ class Expr:
         return _binary("floordiv", o, self)
 
     def __mod__(self, o):
-        return _binary("mod", self, o)
+        return _binary("floormod", self, o)
 
     def __rmod__(self, o):
-        return _binary("mod", o, self)
+        return _binary("floormod", o, self)
 
     def __and__(self, o):
         return _binary("and", self, o)
@@ -143,7 +143,7 @@ class IterVar(Expr):
 
 @dataclass(eq=False, repr=False)
 class Binary(Expr):
-    op: str  # add sub mul div floordiv mod max min and or
+    op: str  # add sub mul div floordiv floormod truncdiv truncmod max min and or
     lhs: Expr
     rhs: Expr
     dtype: str
@@ -228,7 +228,7 @@ def _walk(expr: Expr):
 
 
 _SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "floordiv": "//",
-            "mod": "%", "and": "&", "or": "|", "lt": "<", "le": "<=", "gt": ">",
+            "floormod": "%", "and": "&", "or": "|", "lt": "<", "le": "<=", "gt": ">",
             "ge": ">=", "eq": "==", "ne": "!="}  # fmt: skip
 
 
@@ -343,19 +343,54 @@ def _binary(op: str, a, b) -> Expr:
             f"'/' on {t} values is ambiguous; use '//' for floor division or cast to "
             "a float type first"
         )
-    elif op in ("floordiv", "mod") and _is_float(t):
-        raise ValueError(
-            f"'{_SYMBOLS[op]}' needs integer operands (floor division, truncated "
-            f"remainder), not {t}"
-        )
+    elif op in _INTEGER_DIVISIONS and _is_float(t):
+        spelling = f"'{_SYMBOLS[op]}'" if op in _SYMBOLS else f"te.{op}"
+        raise ValueError(f"{spelling} needs integer operands ({_INTEGER_DIVISIONS[op]}), not {t}")
     return Binary(op, a, b, t)
 
 
 _OP_VERBS = {"add": "add", "sub": "subtract", "mul": "multiply", "div": "divide",
-             "floordiv": "floor-divide", "mod": "take the remainder of",
+             "floordiv": "floor-divide", "floormod": "take the remainder of",
+             "truncdiv": "divide", "truncmod": "take the remainder of",
              "max": "take the maximum of", "min": "take the minimum of",
              "and": "combine", "or": "combine", "cmp": "compare",
              "select": "select between"}  # fmt: skip
+
+
+_INTEGER_DIVISIONS = {
+    "floordiv": "floor division", "floormod": "floor modulo",
+    "truncdiv": "truncated division", "truncmod": "truncated remainder",
+}  # fmt: skip
+
+
+def floordiv(a, b) -> Expr:
+    """`a // b` rounded toward minus infinity (Python's and TVM's `//`): `-1 // 4 == -1`.
+
+    Integer division by zero gives 0 (numpy's convention), never a trap."""
+    return _binary("floordiv", a, b)
+
+
+def floormod(a, b) -> Expr:
+    """`a % b` with the sign of `b` (Python's and TVM's `%`): `-1 % 4 == 3`, so
+    `a == floordiv(a, b) * b + floormod(a, b)`. Modulo zero gives 0 (numpy)."""
+    return _binary("floormod", a, b)
+
+
+def truncdiv(a, b) -> Expr:
+    """`a / b` rounded toward zero (C's integer division): `-1 / 4 == 0`.
+    Division by zero gives 0."""
+    return _binary("truncdiv", a, b)
+
+
+def truncmod(a, b) -> Expr:
+    """The remainder of `truncdiv`, with the sign of `a` (C's `%`, numpy's `fmod`):
+    `-1 truncmod 4 == -1`. Modulo zero gives 0."""
+    return _binary("truncmod", a, b)
+
+
+# TVM's names for the index forms of floor division and modulo.
+indexdiv = floordiv
+indexmod = floormod
 
 
 def _compare(op: str, a, b) -> Expr:

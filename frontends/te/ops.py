@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import builtins
 import math
+
+import numpy as np
 from collections.abc import Callable
 
-from tilecraft.frontends.te.dtypes import _is_float, _is_integral, _width
+from tilecraft.frontends.te.dtypes import _is_float, _is_int, _is_integral, _width
 from tilecraft.frontends.te.expr import (
     Binary,
     Const,
@@ -100,14 +102,13 @@ def any(*conds) -> Expr:  # noqa: A001 - TVM's name
 
 def reduce_axis(dom: tuple[int, int], name: str = "rv") -> IterVar:
     """A reduce axis over [lo, hi): `te.reduce_axis((0, K), name="k")`."""
-    if not (
-        isinstance(dom, (tuple, list))
-        and len(dom) == 2
-        and builtins.all(_is_integral(d) for d in dom)
-    ):
-        raise ValueError(f"te.reduce_axis takes a range (lo, hi) of ints, not {dom!r}")
-    lo, hi = int(dom[0]), int(dom[1])
-    if hi <= lo:
+    def is_size(d) -> bool:  # an int, or an int expression of te.var sizes
+        return _is_integral(d) or (isinstance(d, Expr) and _is_int(d.dtype))
+
+    if not (isinstance(dom, (tuple, list)) and len(dom) == 2 and builtins.all(is_size(d) for d in dom)):
+        raise ValueError(f"te.reduce_axis takes a range (lo, hi) of ints or te.var sizes, not {dom!r}")
+    lo, hi = (int(d) if _is_integral(d) else d for d in dom)
+    if _is_integral(lo) and _is_integral(hi) and hi <= lo:
         raise ValueError(f"te.reduce_axis {name!r} has an empty range [{lo}, {hi})")
     return IterVar(name, (lo, hi), "reduce")
 
@@ -140,6 +141,8 @@ def _reduction(kind: str, expr, axis, where) -> Reduce:
 def _identity(kind: str, dtype: str) -> Const:
     if kind == "sum":
         return _literal(0, dtype)
+    if kind == "prod":
+        return _literal(1, dtype)
     sign = -1 if kind == "max" else 1
     if _is_float(dtype):
         return Const(sign * math.inf, dtype)
@@ -161,6 +164,30 @@ def reduce_min(expr, axis, where=None) -> Expr:
     """`te.min(A[i, k], axis=k)`; for two values use `te.minimum`."""
     return _reduction("min", expr, axis, where)
 
+
+
+# --- limits --------------------------------------------------------------------------
+
+
+def _limit(dtype: str, lowest: bool) -> Expr:
+    dtype = str(dtype)
+    if _is_float(dtype):
+        info = np.finfo(dtype)
+        return Const(float(info.min if lowest else info.max), dtype)
+    if dtype == "bool":
+        return Const(not lowest, "bool")
+    info = np.iinfo(dtype)
+    return Const(int(info.min if lowest else info.max), dtype)
+
+
+def min_value(dtype: str) -> Expr:
+    """The lowest finite value of `dtype` (as TVM: -3.4e38 for float32, not -inf)."""
+    return _limit(dtype, True)
+
+
+def max_value(dtype: str) -> Expr:
+    """The largest finite value of `dtype`."""
+    return _limit(dtype, False)
 
 
 # te.sum/max/min shadow Python builtins; bound last, and the code above uses

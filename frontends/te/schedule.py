@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from xdsl.dialects.builtin import FileLineColLoc
 
+from tilecraft.compat import UnsupportedError
 from tilecraft.dialects import sched as sched_ir
 from tilecraft.frontends.te.expr import IterVar
 from tilecraft.frontends.te.tensor import ComputeOp, PlaceholderOp, Tensor, _caller_location
@@ -69,7 +70,11 @@ class Stage:
     op: ComputeOp | PlaceholderOp | StageView
     root_names: dict[int, str]  # id(root IterVar) -> name in sched.axis
     leaf_iter_vars: list[IterVar] = field(default_factory=list)
+    attach: str = "root"  # "root", "at" or "inline"
+    _attach_step: _Step | None = None
     _retired: dict[int, str] = field(default_factory=dict)  # id -> why it is gone
+    # id(outer or inner) -> (parent, outer, inner, inner extent): for rfactor
+    _splits: dict[int, tuple] = field(default_factory=dict)
     _touched: bool = False
 
     def __post_init__(self):
@@ -89,7 +94,7 @@ class Stage:
 
     def _record(self, step: _Step):
         self._touched = True
-        self.schedule._steps.append((step, _caller_location()))
+        self.schedule._steps.append((step, _caller_location(), self))
 
     # --- primitives ---------------------------------------------------------------
 
@@ -110,6 +115,7 @@ class Stage:
         inner = IterVar(f"{axis.name}.inner", (0, inner_ext), axis.kind)
         self.leaf_iter_vars[pos : pos + 1] = [outer, inner]
         self._retired[id(axis)] = "was already split; use the axes split returned"
+        self._splits[id(outer)] = self._splits[id(inner)] = (axis, outer, inner, inner_ext)
 
         def step(e: _ScheduleEmitter):
             op = e.add(sched_ir.SplitOp(e.axis(self, axis), factor=factor, nparts=nparts))
@@ -205,7 +211,7 @@ class Stage:
         def step(e: _ScheduleEmitter):
             e.add(sched_ir.ComputeAtOp(e.stage(self), e.axis(parent, axis)))
 
-        self._record(step)
+        self._set_attach("at", step)
 
     def compute_inline(self):
         """Substitute this (injective) stage's expression into its readers."""
@@ -213,7 +219,24 @@ class Stage:
         def step(e: _ScheduleEmitter):
             e.add(sched_ir.ComputeInlineOp(e.stage(self)))
 
-        self._record(step)
+        self._set_attach("inline", step)
+
+    def compute_root(self):
+        """Compute this stage at the root again (TVM's default): undoes an earlier
+        compute_at or compute_inline of it."""
+        self._set_attach("root", None)
+
+    def _set_attach(self, attach: str, step: _Step | None):
+        if self._attach_step is not None:  # the last attach decision wins, as in TVM
+            self.schedule._steps = [s for s in self.schedule._steps if s[0] is not self._attach_step]
+        self.attach, self._attach_step = attach, step
+        if step is not None:
+            self._record(step)
+
+    def __getattr__(self, name: str):
+        if name in _UNSUPPORTED_PRIMITIVES:
+            raise UnsupportedError(f"s[{self.tensor.name}].{name}: {_UNSUPPORTED_PRIMITIVES[name]}")
+        raise AttributeError(f"a te Stage has no primitive {name!r}")
 
     def _annotate(self, op_class, axis: IterVar):
         self._leaf(axis)
@@ -236,6 +259,22 @@ class Stage:
         self._annotate(sched_ir.UnrollOp, axis)
 
 
+_CPU_ONLY = "tilecraft compiles for the CPU (target 'llvm'); GPU thread binding is not supported"
+_UNSUPPORTED_PRIMITIVES = {
+    "bind": _CPU_ONLY,
+    "env_threads": _CPU_ONLY,
+    "set_store_predicate": "store predicates are not supported",
+    "tensorize": "tensorize belongs to the accelerator flow (te.decl_tensor_intrin); not supported here",
+    "pragma": "pragmas are not supported",
+    "prefetch": "prefetch is not supported",
+    "storage_align": "storage_align is not supported",
+    "double_buffer": "double_buffer is not supported",
+    "set_scope": "set_scope is not supported; use s.cache_read / s.cache_write with a scope",
+    "transform_layout": "transform_layout is not supported",
+    "rolling_buffer": "rolling_buffer is not supported",
+}
+
+
 def _flatten_axes(axes) -> list[IterVar]:
     if len(axes) == 1 and isinstance(axes[0], (list, tuple)):
         return list(axes[0])
@@ -254,8 +293,9 @@ class Schedule:
     def __init__(self, outputs: Sequence[Tensor]):
         self.outputs = list(outputs)
         self._stages: dict[int, Stage] = {}
-        self._steps: list[tuple[_Step, FileLineColLoc | None]] = []
+        self._steps: list[tuple[_Step, FileLineColLoc | None, Stage]] = []
         self._known: dict[int, Tensor | CacheTensor] = {}
+        self._ops: dict[int, ComputeOp] = {}  # id(tensor) -> its definition after rfactor
         for t in _reachable(self.outputs):
             self._known[id(t)] = t
 
@@ -300,9 +340,9 @@ class Schedule:
         return cache
 
     def cache_write(self, tensor, scope: str) -> CacheTensor:
-        """Compute `tensor` into a `scope` buffer (the returned cache's stage), then
-        copy it out; `tensor`'s stage becomes that copy, with fresh axes: re-fetch
-        them with `s[tensor].op.axis`."""
+        """Compute `tensor` into a `scope` buffer (the returned cache's stage, with
+        fresh axes), then copy it out; `tensor`'s stage becomes that copy and keeps
+        the compute's spatial axes (`C.op.axis`), as in TVM."""
         _check_scope(scope)
         stage = self[tensor]
         if not isinstance(stage.op, ComputeOp):
@@ -319,13 +359,15 @@ class Schedule:
         view = StageView(f"{tensor.name}.{scope}", fresh, fresh_red)
         cache = CacheTensor(tensor.shape, tensor.dtype, view, scope)
         cache_stage = self._add_cache_stage(cache)
-        # The original stage becomes the copy out of the cache, with fresh axes.
-        stage.op = StageView(tensor.name, tuple(IterVar(a.name, a.dom) for a in fresh))
-        stage.root_names = _root_names(stage.op)
-        for a in stage.leaf_iter_vars:
+        # The original stage becomes the copy out of the cache. As in TVM, it keeps
+        # the compute's spatial axes, so `C.op.axis` still names its loops; the
+        # reduce axes move to the cache stage (`s[CC].op.reduce_axis`).
+        stage.op = StageView(tensor.name, tuple(op.axis))
+        stage.root_names = {id(a): names[id(a)] for a in op.axis}
+        for a in op.reduce_axis:
             stage._retired[id(a)] = (
-                "belongs to the stage before cache_write; re-fetch the axes with "
-                f"s[{tensor.name}].op.axis"
+                "moved to the cache stage with cache_write; use "
+                f"s[{cache.name}].op.reduce_axis"
             )
         stage.leaf_iter_vars = list(stage.op.axis)
 
@@ -335,6 +377,39 @@ class Schedule:
 
         stage._record(step)
         return cache
+
+    def rfactor(self, tensor: Tensor, axis: IterVar, factor_axis: int = 0) -> Tensor:
+        """Factor a reduction over `axis` (a reduce axis of `tensor`'s stage, or a
+        part of one that was split) into a new stage `T.rf` that keeps `axis` as a
+        spatial axis (at position `factor_axis`) and reduces over the rest; the
+        stage of `tensor` then reduces `T.rf` over `axis`. Returns `T.rf`."""
+        from tilecraft.frontends.te.rfactor import factor_reduction
+
+        stage = self[tensor]
+        rf, new_op = factor_reduction(stage, tensor, axis, factor_axis)
+        self._known[id(rf)] = rf
+        self._ops[id(tensor)] = new_op
+        # The stage of `tensor` starts again from its new definition; the steps
+        # recorded on it (the split that made `axis`) now describe `T.rf`.
+        self._steps = [st for st in self._steps if st[2] is not stage]
+        for a in stage.leaf_iter_vars:
+            stage._retired[id(a)] = f"belongs to {tensor.name} before rfactor; use s[{tensor.name}].op.axis"
+        stage.op, stage.root_names = new_op, dict(new_op.axis_names)
+        stage.leaf_iter_vars = list(new_op.axis) + list(new_op.reduce_axis)
+        stage._splits, stage._touched = {}, False
+        return rf
+
+    def normalize(self) -> Schedule:
+        """TVM normalizes loops to start at 0; tilecraft's loops always do."""
+        return self
+
+    def __getattr__(self, name: str):
+        if name.startswith("__") or name.startswith("_"):
+            raise AttributeError(name)
+        raise UnsupportedError(
+            f"s.{name}: not supported by tilecraft's te schedules (they have cache_read, "
+            "cache_write, rfactor and the stage primitives of s[T])"
+        )
 
     def _add_cache_stage(self, cache: CacheTensor) -> Stage:
         self._known[id(cache)] = cache
@@ -349,16 +424,29 @@ def _check_scope(scope: str):
 
 
 def create_schedule(outputs) -> Schedule:
-    """A schedule for the output tensor(s) and everything they read."""
-    outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
-    for t in outputs:
-        if not isinstance(t, Tensor) or not isinstance(t.op, ComputeOp):
-            raise ValueError(f"create_schedule takes computed tensors, not {t!r}")
-    return Schedule(outputs)
+    """A schedule for the output tensor(s) or op(s) (`C.op`, as TVM spells it) and
+    everything they read."""
+    items = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
+    tensors: list[Tensor] = []
+    for t in items:
+        if isinstance(t, ComputeOp):
+            tensors.extend(t.siblings or t.outputs)
+        elif isinstance(t, Tensor) and isinstance(t.op, ComputeOp):
+            tensors.extend(t.op.siblings or [t])
+        elif not isinstance(t, (Tensor, PlaceholderOp)) and hasattr(t, "outputs") and hasattr(t, "input_tensors"):
+            tensors.extend(t.outputs)  # a te.extern or te.scan op
+        elif isinstance(t, Tensor) and not isinstance(t.op, PlaceholderOp):
+            tensors.append(t)
+        else:
+            raise ValueError(f"create_schedule takes computed tensors or their ops, not {t!r}")
+    unique = list({id(t): t for t in tensors}.values())
+    return Schedule(unique)
 
 
-def _reachable(outputs: Sequence[Tensor]) -> list[Tensor]:
-    """Tensors the outputs read, producers before consumers (depth-first post-order)."""
+def _reachable(outputs: Sequence[Tensor], through_externs: bool = True, ops=None) -> list[Tensor]:
+    """Tensors the outputs read, producers before consumers (depth-first post-order);
+    without `through_externs`, a te.extern's tensor ends the walk like an input.
+    `ops` redefines some tensors (by id), as `Schedule.rfactor` does."""
     order: list[Tensor] = []
     done: set[int] = set()
 
@@ -366,8 +454,10 @@ def _reachable(outputs: Sequence[Tensor]) -> list[Tensor]:
         if id(t) in done:
             return
         done.add(id(t))
-        for src in t.op.input_tensors:
-            visit(src)
+        op = ops.get(id(t), t.op) if ops else t.op
+        if through_externs or isinstance(op, ComputeOp):
+            for src in op.input_tensors:
+                visit(src)
         order.append(t)
 
     for t in outputs:

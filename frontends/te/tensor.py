@@ -7,7 +7,7 @@ import inspect
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
 
@@ -32,6 +32,15 @@ class PlaceholderOp:
     axis: tuple[IterVar, ...] = ()
     reduce_axis: tuple[IterVar, ...] = ()
     input_tensors: tuple[Tensor, ...] = ()
+    outputs: list[Tensor] = field(default_factory=list)
+
+    @property
+    def num_outputs(self) -> int:
+        return len(self.outputs)
+
+    def output(self, index: int) -> Tensor:
+        """TVM's `op.output(i)`: the op's i-th tensor."""
+        return self.outputs[index]
 
 
 @dataclass(eq=False)
@@ -44,6 +53,18 @@ class ComputeOp:
     body: Expr
     axis_names: dict[int, str]  # id(IterVar) -> name in the IR, unique in this compute
     location: FileLineColLoc | None = None
+    outputs: list[Tensor] = field(default_factory=list)
+    # The other computes of one tuple-valued te.compute (each output is its own op
+    # here; TVM has one op with several outputs). A schedule covers them all.
+    siblings: list[Tensor] = field(default_factory=list)
+
+    @property
+    def num_outputs(self) -> int:
+        return len(self.siblings) or 1
+
+    def output(self, index: int) -> Tensor:
+        """TVM's `op.output(i)`: the i-th tensor of a (tuple-valued) compute."""
+        return (self.siblings or self.outputs)[index]
 
     @property
     def input_tensors(self) -> list[Tensor]:
@@ -58,9 +79,12 @@ class ComputeOp:
 class Tensor:
     """A placeholder or the result of a compute; `A[i, j]` reads one element."""
 
-    shape: tuple[int, ...]
+    shape: tuple  # of ints, or int32 expressions of te.var sizes
     dtype: str
     op: PlaceholderOp | ComputeOp
+
+    def __post_init__(self):
+        self.op.outputs.append(self)
 
     @property
     def name(self) -> str:
@@ -89,9 +113,9 @@ class Tensor:
         return f"Tensor({self.name}, shape={self.shape}, dtype={self.dtype})"
 
 
-def _index(x, extent: int, tensor: str) -> Expr:
+def _index(x, extent, tensor: str) -> Expr:
     if _is_integral(x):
-        if not 0 <= x < extent:
+        if _is_integral(extent) and not 0 <= x < extent:
             raise ValueError(f"constant index {x} is out of bounds [0, {extent}) of {tensor}")
         return Const(int(x), INDEX)
     if not isinstance(x, Expr):
@@ -104,20 +128,38 @@ def _index(x, extent: int, tensor: str) -> Expr:
     raise ValueError(f"index of {tensor} must be an integer expression, not {x.dtype}")
 
 
-def _shape(shape, what: str) -> tuple[int, ...]:
-    shape = (shape,) if _is_integral(shape) else tuple(shape)
-    if not shape or not builtins.all(_is_integral(d) and d > 0 for d in shape):
-        raise ValueError(f"{what} needs a static shape of positive ints, not {shape!r}")
-    return tuple(int(d) for d in shape)
+def _shape(shape, what: str) -> tuple:
+    """A shape of positive ints or int expressions of `te.var` sizes. A float that
+    is a whole number (`N / bn` in Python 3) is cast to int, as TVM does."""
+    shape = (shape,) if _is_integral(shape) or isinstance(shape, (float, Expr)) else tuple(shape)
+    dims = []
+    for d in shape:
+        if isinstance(d, float) and d.is_integer():
+            d = int(d)
+        if isinstance(d, Expr) and _is_int(d.dtype):
+            dims.append(d)
+        elif _is_integral(d) and d > 0:
+            dims.append(int(d))
+        else:
+            hint = " (a float that is not a whole number)" if isinstance(d, float) else ""
+            raise ValueError(
+                f"{what} needs a shape of positive ints or te.var sizes, not {shape!r}: "
+                f"dimension {d!r}{hint}"
+            )
+    if not dims:
+        raise ValueError(f"{what} needs a shape of at least one dimension, not {shape!r}")
+    return tuple(dims)
 
 
-def placeholder(shape, dtype: str = "float32", name: str = "placeholder") -> Tensor:
-    """An input tensor: `te.placeholder((M, K), "float32", name="A")`."""
-    return Tensor(_shape(shape, "te.placeholder"), _check_dtype(dtype), PlaceholderOp(name))
+def placeholder(shape, dtype: str | None = "float32", name: str = "placeholder") -> Tensor:
+    """An input tensor: `te.placeholder((M, K), "float32", name="A")` (dtype None is
+    float32, as in TVM)."""
+    return Tensor(_shape(shape, "te.placeholder"), _check_dtype(dtype or "float32"), PlaceholderOp(name))
 
 
-def compute(shape, fcompute: Callable[..., Expr], name: str = "compute") -> Tensor:
+def compute(shape, fcompute: Callable[..., Expr], name: str = "compute", tag: str = "", attrs=None) -> Tensor:
     """A tensor defined element by element: `te.compute((M, N), lambda i, j: ...)`.
+    TVM's `tag` and `attrs` are accepted and not used.
 
     The lambda's parameter names name the axes; `lambda *i:` gives `i0, i1, ...`.
     """
@@ -125,8 +167,32 @@ def compute(shape, fcompute: Callable[..., Expr], name: str = "compute") -> Tens
     names = _lambda_names(fcompute, len(shape))
     axes = tuple(IterVar(n, (0, d)) for n, d in zip(names, shape))
     body = fcompute(*axes)
-    if isinstance(body, (tuple, list)):
-        raise ValueError("te.compute with several outputs is not supported")
+    from tilecraft.frontends.te.reducer import TupleReduce  # tuple-valued comm_reducer
+
+    if isinstance(body, (tuple, list, TupleReduce)):
+        return _tuple_compute(shape, axes, body, name)
+    return _make_compute(shape, axes, body, name, _caller_location())
+
+
+def _tuple_compute(shape, axes, bodies, name: str) -> list[Tensor]:
+    """`B0, B1 = te.compute(shape, lambda i: (e0, e1))`: one compute per element,
+    named `B.v0`, `B.v1` as TVM prints them, over the same axes."""
+    from tilecraft.frontends.te.reducer import TupleReduce
+
+    if isinstance(bodies, TupleReduce):
+        return bodies.computes(shape, axes, name, _caller_location())
+    if not bodies:
+        raise ValueError(f"te.compute {name!r}: the function returned an empty tuple")
+    if len(bodies) == 1 and isinstance(bodies[0], TupleReduce):
+        return bodies[0].computes(shape, axes, name, _caller_location())
+    location = _caller_location()
+    outs = [_make_compute(shape, axes, b, f"{name}.v{n}", location) for n, b in enumerate(bodies)]
+    for t in outs:
+        t.op.siblings = outs
+    return outs
+
+
+def _make_compute(shape, axes, body, name: str, location) -> Tensor:
     body = _default_literal(body)
     if body.dtype == INDEX:  # `lambda i: i`: a tensor of int32, as TVM's index vars
         body = cast(body, "int32")
@@ -141,7 +207,7 @@ def compute(shape, fcompute: Callable[..., Expr], name: str = "compute") -> Tens
             unique = f"{a.name}_{n}"
         taken.add(unique)
         axis_names[id(a)] = unique
-    op = ComputeOp(name, axes, reduce_axes, body, axis_names, _caller_location())
+    op = ComputeOp(name, axes, reduce_axes, body, axis_names, location)
     return Tensor(shape, body.dtype, op)
 
 

@@ -19,6 +19,7 @@ from tilecraft.dialects.loop import (
 )
 from tilecraft.lowering.convert_loop_to_llvm.state import PASS
 from tilecraft.utils.diagnostics import OpError
+from tilecraft.utils.levels import require_loop_level
 from xdsl.dialects import arith, func, memref, scf, vector
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
@@ -44,6 +45,7 @@ SUPPORTED = (
 
 def check_convertible(module: ModuleOp) -> None:
     """Raise an `OpError` at the first op the patterns cannot convert."""
+    require_loop_level(module, PASS)  # graph or te IR: say what lowers it
     for op in module.ops:
         if not isinstance(op, func.FuncOp):
             raise OpError(
@@ -78,6 +80,19 @@ def _check_function(op: func.FuncOp) -> None:
                 f"{PASS}: argument #{i + 1} of '{name}' has type {t}; "
                 "only statically shaped memrefs are supported.",
             )
+        if isinstance(t, MemRefType) and _byte_size(t) >= 1 << 63:
+            raise OpError(
+                op,
+                f"{PASS}: argument #{i + 1} of '{name}' ({t}) is {_byte_size(t)} bytes, "
+                "more than 64-bit addresses reach.",
+            )
+
+
+def _byte_size(t: MemRefType) -> int:
+    size = max(1, getattr(t.get_element_type(), "bitwidth", 8) // 8)
+    for d in t.get_shape():
+        size *= d
+    return size
 
 
 def _constant_ok(value: Attribute) -> bool:

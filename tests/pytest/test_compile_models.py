@@ -20,8 +20,8 @@ import re
 import numpy as np
 import pytest
 
-onnx = pytest.importorskip("onnx")
-ort = pytest.importorskip("onnxruntime")
+import onnx  # noqa: E402 - onnx and onnxruntime are test extras: missing is a failure
+import onnxruntime as ort  # noqa: E402
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 import tilecraft as tc  # noqa: E402

@@ -9,7 +9,17 @@ import itertools
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tilecraft.analysis.expr import Div, Expr, Mod, simplify
+from tilecraft.analysis.expr import (
+    Div,
+    Expr,
+    Mod,
+    bounds,
+    evaluate as evaluate_expr,
+    exact_range,
+    lower_bound,
+    nonnegative,
+    simplify,
+)
 
 
 def evaluate(e: Expr, values: dict) -> int:
@@ -59,3 +69,33 @@ def test_simplify_keeps_values(coeffs, const, extents, d1, d2, outer):
     for values in itertools.product(*(range(n) for n in extents)):
         env = dict(zip(atoms, values))
         assert evaluate(s, env) == evaluate(e, env)
+
+
+def test_floor_semantics_of_div_and_mod_atoms():
+    """Div and Mod are floor division and floor modulo, as `//` and `%` in te."""
+    i = Expr.var("i")
+    e = (i - 1).mod(4) + (i - 5).floordiv(2)
+    for v in range(-3, 8):
+        assert evaluate_expr(e, {"i": v}.__getitem__) == (v - 1) % 4 + (v - 5) // 2
+    assert Expr(const=-1).mod(4) == 3 and Expr(const=-1).floordiv(4) == -1
+
+
+def test_lower_bound_and_nonnegative():
+    i, j = Expr.var("i"), Expr.var("j")
+    assert nonnegative(i * 3 + j.floordiv(2) + (i - 7).mod(4))
+    assert not nonnegative(i - 1)
+    assert not nonnegative((i - 1).floordiv(4))
+    assert lower_bound(i + 2, {"i": -1}.get) == 1
+    assert lower_bound(i + 2, {}.get) is None  # an atom of unknown range
+
+
+def test_exact_range_enumerates_small_domains():
+    i = Expr.var("i")
+    ranges = {"i": (0, 7)}.__getitem__
+    # Interval arithmetic cannot see that i - 2*(i // 2) is i % 2.
+    e = i - i.floordiv(2) * 2
+    assert bounds(e, ranges) == (-6, 7)
+    assert exact_range(e, ranges) == (0, 1)
+    assert exact_range((i - 1).mod(4) + 1, {"i": (0, 0)}.__getitem__) == (4, 4)
+    # Past the enumeration limit it falls back to bounds.
+    assert exact_range(e, ranges, limit=4) == (-6, 7)

@@ -110,10 +110,9 @@ def test_bit_shift(dtype, direction):
     np.testing.assert_array_equal(run("BitShift", [x, y], dtype, direction=direction), expected)
 
 
-def test_zero_size_inputs():
-    """A zero-size input only looked at (CastLike's `like`) compiles; computing on
-    one is refused naming the op, not an internal error deeper down."""
+def test_zero_size_inputs_are_refused_by_name():
+    """Even where only its type is read (CastLike's `like`): tilecraft does not
+    compile empty tensors (check-graph-level would refuse the argument)."""
     x = RNG.standard_normal((2, 3)).astype(np.float32)
-    np.testing.assert_array_equal(run("CastLike", [x, np.zeros((0,), np.float64)], np.float64, x.shape), x.astype(np.float64))
-    with pytest.raises(OnnxImportError, match=r"graph.relu on a zero-size tensor \(tensor<2x0x4xf32>\) is not supported"):
-        run("Relu", [np.zeros((2, 0, 4), np.float32)], np.float32)
+    with pytest.raises(OnnxImportError, match=r"graph input 'x1' has a zero-size dimension \(0\)"):
+        run("CastLike", [x, np.zeros((0,), np.float64)], np.float64, x.shape)

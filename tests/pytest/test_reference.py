@@ -2,7 +2,7 @@
 
 It is the oracle for everything compiled, so its tests compare it with plain
 numpy code that shares nothing with it: matmul, conv2d with padding, a multi-stage
-softmax, integer semantics (floor division, truncated remainder, wrap-around),
+softmax, integer semantics (floor and truncated division, division by zero, wrap-around),
 float comparisons with NaN, and the chunking of large reductions.
 """
 
@@ -17,6 +17,7 @@ from tilecraft import te
 from tilecraft.backends import reference
 from tilecraft.backends.reference import EvaluationError, evaluate, evaluate_module
 from tilecraft.compiler import parse_text
+from tilecraft.frontends.te.expr import floordiv, floormod, truncdiv, truncmod
 
 
 
@@ -129,16 +130,50 @@ def test_integer_matmul_and_wraparound(rng):
     np.testing.assert_array_equal(s, [x.astype(np.int64).sum().astype(np.int8)])
 
 
-def test_floor_division_and_truncated_remainder():
+def test_floor_and_truncated_division_and_modulo():
     A = te.placeholder((8,), "int32", name="A")
     B = te.placeholder((8,), "int32", name="B")
     Q = te.compute((8,), lambda i: A[i] // B[i], name="Q")
     R = te.compute((8,), lambda i: A[i] % B[i], name="R")
+    TQ = te.compute((8,), lambda i: truncdiv(A[i], B[i]), name="TQ")
+    TR = te.compute((8,), lambda i: truncmod(A[i], B[i]), name="TR")
     a = np.array([7, -7, 7, -7, 0, 1, -1, 9], np.int32)
     b = np.array([2, 2, -2, -2, 3, 5, 5, 3], np.int32)
-    q, r = run([A, B, Q, R], a, b)
-    np.testing.assert_array_equal(q, a // b)  # arith.floordivsi rounds down
-    np.testing.assert_array_equal(r, np.fmod(a, b))  # arith.remsi takes the dividend's sign
+    q, r, tq, tr = run([A, B, Q, R, TQ, TR], a, b)
+    np.testing.assert_array_equal(q, a // b)  # `//` rounds down, as in Python and TVM
+    np.testing.assert_array_equal(r, a % b)  # `%` takes the divisor's sign
+    np.testing.assert_array_equal(tq, np.trunc(a / b).astype(np.int32))
+    np.testing.assert_array_equal(tr, np.fmod(a, b))  # truncmod takes the dividend's sign
+    np.testing.assert_array_equal(q * b + r, a)
+    np.testing.assert_array_equal(tq * b + tr, a)
+
+
+def test_integer_division_by_zero_is_zero():
+    """numpy's convention: x // 0 == x % 0 == 0, and MIN // -1 wraps to MIN."""
+    A = te.placeholder((4,), "int32", name="A")
+    B = te.placeholder((4,), "int32", name="B")
+    outs = [te.compute((4,), lambda i, f=f: f(A[i], B[i]), name=n) for n, f in
+            {"Q": floordiv, "R": floormod, "TQ": truncdiv, "TR": truncmod}.items()]
+    a = np.array([5, -5, 0, -(2**31)], np.int32)
+    b = np.array([0, 0, 0, -1], np.int32)
+    q, r, tq, tr = run([A, B, *outs], a, b)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(q, a // b)
+        np.testing.assert_array_equal(r, a % b)
+    np.testing.assert_array_equal(q, [0, 0, 0, -(2**31)])
+    np.testing.assert_array_equal(tq, [0, 0, 0, -(2**31)])
+    np.testing.assert_array_equal(r, [0, 0, 0, 0])
+    np.testing.assert_array_equal(tr, [0, 0, 0, 0])
+
+
+def test_negative_index_arithmetic_is_floor():
+    """`(i - 1) % 4` is 3 at i = 0, so it reads the last element (TVM and Python)."""
+    X = te.placeholder((4,), "float32", name="X")
+    Y = te.compute((6,), lambda i: X[(i - 1) % 4] + X[(i - 5) // 2 + 3], name="Y")
+    x = np.arange(4, dtype=np.float32) * 10
+    (y,) = run([X, Y], x)
+    i = np.arange(6)
+    np.testing.assert_array_equal(y, x[(i - 1) % 4] + x[(i - 5) // 2 + 3])
 
 
 def test_index_arithmetic_and_index_values():
@@ -383,4 +418,4 @@ def test_int32_ops_match_numpy(a, b):
         R = te.compute((size,), lambda i: A[i] % B[i], name="R")
         q, r = run([A, B, Q, R], av, bv)
         np.testing.assert_array_equal(q[safe], (av // bv)[safe])
-        np.testing.assert_array_equal(r[safe], np.fmod(av, bv)[safe])
+        np.testing.assert_array_equal(r[safe], (av % bv)[safe])

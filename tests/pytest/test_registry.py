@@ -64,9 +64,34 @@ def test_registered_with_xdsl():
     assert set(PASSES) <= set(multiverse.all_passes)
 
 
-def test_universe_is_the_registry():
-    assert set(TILECRAFT_UNIVERSE.all_passes) == set(PASSES)
-    assert set(TILECRAFT_UNIVERSE.all_dialects) == set(DIALECTS)
+# What tilecraft provides, written out: a pass or dialect that goes missing from
+# the registry (a deleted line, a bad merge) fails here, and a new one must be
+# added to these lists on purpose.
+EXPECTED_PASSES = {
+    "alter-layout", "bufferize-graph-function", "check-graph-level", "compile-model",
+    "convert-graph-to-te", "convert-loop-to-llvm", "convert-te-to-loop",
+    "fold-constant-kernels", "fold-constants", "fuse-ops", "infer-shapes",
+    "loop-outline-parallel", "loop-to-llvm", "loop-unroll", "loop-vectorize",
+    "plan-memory", "te-inline",
+}  # fmt: skip
+EXPECTED_DIALECTS = {"graph", "llvmx", "loop", "sched", "te"}
+
+
+def test_registry_holds_the_expected_passes_and_dialects():
+    assert set(PASSES) - EXPECTED_PASSES == set(), "new passes: add them to EXPECTED_PASSES"
+    assert EXPECTED_PASSES - set(PASSES) == set(), "passes missing from registry.get_all_passes()"
+    assert set(DIALECTS) == EXPECTED_DIALECTS
+
+
+def test_universe_loads_the_registrys_classes():
+    """The entry point's universe holds every expected name, and each of its
+    factories loads the very class the registry's does."""
+    assert set(TILECRAFT_UNIVERSE.all_passes) == EXPECTED_PASSES
+    assert set(TILECRAFT_UNIVERSE.all_dialects) == EXPECTED_DIALECTS
+    for name, factory in TILECRAFT_UNIVERSE.all_passes.items():
+        assert factory() is get_all_passes()[name](), name
+    for name, factory in TILECRAFT_UNIVERSE.all_dialects.items():
+        assert factory() is get_all_dialects()[name](), name
 
 
 def test_providers_are_tilecraft_and_xdsl():

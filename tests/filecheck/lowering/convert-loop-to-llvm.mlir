@@ -369,7 +369,9 @@ func.func @reduction_falls_back(%A: memref<32xf32>, %S: memref<1xf32>) {
 // -----
 
 // Integer ops: maxsi is an intrinsic call, floordivsi is sdiv corrected toward
-// minus infinity, fptosi (absent from xDSL's llvm dialect) is llvmx.
+// minus infinity, fptosi (absent from xDSL's llvm dialect) is llvmx. A divisor
+// that is not a constant is replaced by 1 where it is 0 or where MIN / -1 would
+// overflow (both trap on x86), and a quotient by 0 is then made 0 (numpy's rule).
 
 func.func @int_ops(%A: memref<4xi32>, %B: memref<4xi32>) {
   loop.for %i = 0 to 4 vectorized {
@@ -386,18 +388,27 @@ func.func @int_ops(%A: memref<4xi32>, %B: memref<4xi32>) {
 
 // CHECK-LABEL: llvm.func @int_ops(
 // CHECK-DAG:     %[[ZERO:.*]] = llvm.mlir.constant(dense<0> : vector<4xi32>) : vector<4xi32>
+// CHECK-DAG:     %[[MIN:.*]] = llvm.mlir.constant(dense<-2147483648> : vector<4xi32>) : vector<4xi32>
+// CHECK-DAG:     %[[MINUS1:.*]] = llvm.mlir.constant(dense<-1> : vector<4xi32>) : vector<4xi32>
 // CHECK-DAG:     %[[ONE:.*]] = llvm.mlir.constant(dense<1> : vector<4xi32>) : vector<4xi32>
 // CHECK:         %[[A:.*]] = llvm.load %{{.*}} -> vector<4xi32>
 // CHECK-NEXT:    %[[B:.*]] = llvm.load %{{.*}} -> vector<4xi32>
 // CHECK-NEXT:    %[[M:.*]] = llvm.call_intrinsic "llvm.smax.v4i32"(%[[A]], %[[B]]) : (vector<4xi32>, vector<4xi32>) -> vector<4xi32>
-// CHECK-NEXT:    %[[Q:.*]] = llvm.sdiv %[[M]], %[[B]] : vector<4xi32>
-// CHECK-NEXT:    %[[R:.*]] = llvm.srem %[[M]], %[[B]] : vector<4xi32>
+// CHECK-NEXT:    %[[BY0:.*]] = llvm.icmp "eq" %[[B]], %[[ZERO]] : vector<4xi32>
+// CHECK-NEXT:    %[[ISMIN:.*]] = llvm.icmp "eq" %[[M]], %[[MIN]] : vector<4xi32>
+// CHECK-NEXT:    %[[ISM1:.*]] = llvm.icmp "eq" %[[B]], %[[MINUS1]] : vector<4xi32>
+// CHECK-NEXT:    %[[OVF:.*]] = llvm.and %[[ISMIN]], %[[ISM1]] : vector<4xi1>
+// CHECK-NEXT:    %[[BAD:.*]] = llvm.or %[[BY0]], %[[OVF]] : vector<4xi1>
+// CHECK-NEXT:    %[[D:.*]] = llvmx.select %[[BAD]], %[[ONE]], %[[B]] : vector<4xi1>, vector<4xi32>
+// CHECK-NEXT:    %[[Q:.*]] = llvm.sdiv %[[M]], %[[D]] : vector<4xi32>
+// CHECK-NEXT:    %[[R:.*]] = llvm.srem %[[M]], %[[D]] : vector<4xi32>
 // CHECK-NEXT:    %[[INEXACT:.*]] = llvm.icmp "ne" %[[R]], %[[ZERO]] : vector<4xi32>
-// CHECK-NEXT:    %[[SIGNS:.*]] = llvm.xor %[[R]], %[[B]] : vector<4xi32>
+// CHECK-NEXT:    %[[SIGNS:.*]] = llvm.xor %[[R]], %[[D]] : vector<4xi32>
 // CHECK-NEXT:    %[[NEG:.*]] = llvm.icmp "slt" %[[SIGNS]], %[[ZERO]] : vector<4xi32>
 // CHECK-NEXT:    %[[ADJUST:.*]] = llvm.and %[[INEXACT]], %[[NEG]] : vector<4xi1>
 // CHECK-NEXT:    %[[QM1:.*]] = llvm.sub %[[Q]], %[[ONE]] : vector<4xi32>
-// CHECK-NEXT:    %[[F:.*]] = llvmx.select %[[ADJUST]], %[[QM1]], %[[Q]] : vector<4xi1>, vector<4xi32>
+// CHECK-NEXT:    %[[FQ:.*]] = llvmx.select %[[ADJUST]], %[[QM1]], %[[Q]] : vector<4xi1>, vector<4xi32>
+// CHECK-NEXT:    %[[F:.*]] = llvmx.select %[[BY0]], %[[ZERO]], %[[FQ]] : vector<4xi1>, vector<4xi32>
 // CHECK-NEXT:    %[[X:.*]] = llvm.sitofp %[[F]] : vector<4xi32> to vector<4xf32>
 // CHECK-NEXT:    %[[Y:.*]] = llvmx.fptosi %[[X]] : vector<4xf32> to vector<4xi32>
 // CHECK-NEXT:    llvm.store %[[Y]]
@@ -487,3 +498,29 @@ func.func @kernel(%a: memref<4xf32>, %b: memref<4xf32>, %c: memref<4xf32>) {
 // CHECK-NEXT:    llvm.call @free(%[[ARENA]]) : (!llvm.ptr) -> ()
 // CHECK-NEXT:    llvm.return
 // CHECK:       llvm.func @kernel(
+
+// -----
+
+// A constant divisor other than 0 and -1 cannot trap: plain srem. A remainder by
+// a variable divisor only needs the divisor made safe (a remainder by 1 is 0).
+
+func.func @remainders(%A: memref<8xi32>, %B: memref<8xi32>) {
+  %c7 = arith.constant 7 : i32
+  loop.for %i = 0 to 8 {
+    %a = memref.load %A[%i] : memref<8xi32>
+    %b = memref.load %B[%i] : memref<8xi32>
+    %r = arith.remsi %a, %c7 : i32
+    %s = arith.remsi %r, %b : i32
+    memref.store %s, %B[%i] : memref<8xi32>
+  }
+  func.return
+}
+
+// CHECK-LABEL: llvm.func @remainders(
+// CHECK:         %[[A:.*]] = llvm.load %{{.*}} -> i32
+// CHECK:         %[[B:.*]] = llvm.load %{{.*}} -> i32
+// CHECK-NEXT:    %[[R:.*]] = llvm.srem %[[A]], %{{.*}} : i32
+// CHECK-NEXT:    %[[BY0:.*]] = llvm.icmp "eq" %[[B]], %{{.*}} : i32
+// CHECK:         %[[D:.*]] = llvm.select %{{.*}}, %{{.*}}, %[[B]] : i1, i32
+// CHECK-NEXT:    %[[S:.*]] = llvm.srem %[[R]], %[[D]] : i32
+// CHECK-NEXT:    llvm.store %[[S]]

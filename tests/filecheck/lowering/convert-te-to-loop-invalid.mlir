@@ -64,14 +64,14 @@ func.func @returned_twice(%A: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
 
 // -----
 
-// A call is bridged argument for argument to the kernel's memrefs: a te function's
-// non-tensor argument has no memref, so its caller cannot be.
+// A te function takes tensors only: a non-tensor argument has no buffer (nor
+// would a call of the function have one to pass), so the function is rejected.
 builtin.module {
   func.func @caller(%x: tensor<4xf32>, %n: index) -> tensor<4xf32> {
-    // CHECK: convert-te-to-loop-invalid.mlir:[[# @LINE + 1]]:5: error: convert-te-to-loop: the call of @scale passes (tensor<4xf32>, index, tensor<4xf32>), but the kernel takes (memref<4xf32>, memref<4xf32>)
     %y = func.call @scale(%x, %n) : (tensor<4xf32>, index) -> tensor<4xf32>
     func.return %y : tensor<4xf32>
   }
+  // CHECK: convert-te-to-loop-invalid.mlir:[[# @LINE + 1]]:3: error: convert-te-to-loop: argument #2 of @scale has type index; te functions take tensors only (pass a scalar as a one-element tensor)
   func.func @scale(%p0: tensor<4xf32>, %n: index) -> tensor<4xf32> {
     %s = te.compute "s" (%i: "i") -> tensor<4xf32> {
       %0 = te.read %p0[%i] : tensor<4xf32>
@@ -79,4 +79,64 @@ builtin.module {
     }
     func.return %s : tensor<4xf32>
   }
+}
+
+// -----
+
+// A read past the end of its tensor for some value of the axes is refused at
+// the read: `(i - 1) % 4 + 1` is 4 at i = 0 (floor modulo, as in Python and TVM).
+func.func @read_past_end(%A: tensor<4xf32>) -> tensor<1xf32> {
+  %C = te.compute "C" (%i: "i") -> tensor<1xf32> {
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %m = arith.subi %i, %c1 : index
+    %w = te.floormod %m, %c4 : index
+    %x = arith.addi %w, %c1 : index
+    // CHECK: convert-te-to-loop-invalid.mlir:[[# @LINE + 1]]:5: error: convert-te-to-loop: te.read of 'A' is out of bounds: index 0 takes values from 4 to 4, but dimension 0 has size 4 (valid: 0 to 3); guard the read with te.if_then_else or change the index (`%` and `//` round toward minus infinity).
+    %a = te.read %A[%x] : tensor<4xf32>
+    te.yield %a : f32
+  }
+  func.return %C : tensor<1xf32>
+}
+
+// -----
+
+// A shifted read over the whole extent, and a constant index past the end.
+func.func @shifted(%A: tensor<4xf32>) -> tensor<4xf32> {
+  %C = te.compute "C" (%i: "i") -> tensor<4xf32> {
+    %c1 = arith.constant 1 : index
+    %x = arith.addi %i, %c1 : index
+    // CHECK: convert-te-to-loop-invalid.mlir:[[# @LINE + 1]]:5: error: convert-te-to-loop: te.read of 'A' is out of bounds: index 0 takes values from 1 to 4, but dimension 0 has size 4
+    %a = te.read %A[%x] : tensor<4xf32>
+    te.yield %a : f32
+  }
+  func.return %C : tensor<4xf32>
+}
+
+// -----
+
+func.func @constant_index(%A: tensor<4x4xf32>) -> tensor<4xf32> {
+  %C = te.compute "C" (%i: "i") -> tensor<4xf32> {
+    %c9 = arith.constant 9 : index
+    // CHECK: convert-te-to-loop-invalid.mlir:[[# @LINE + 1]]:5: error: convert-te-to-loop: te.read of 'A' is out of bounds: index 1 takes values from 9 to 9, but dimension 1 has size 4
+    %a = te.read %A[%i, %c9] : tensor<4x4xf32>
+    te.yield %a : f32
+  }
+  func.return %C : tensor<4xf32>
+}
+
+// -----
+
+// A reduce axis reaching below zero.
+func.func @reduce_below(%A: tensor<8xf32>) -> tensor<8xf32> {
+  %C = te.compute "C" (%i: "i") -> tensor<8xf32> {
+    %s = te.reduce sum (%k: "k" = 0 to 3) -> f32 {
+      %x = arith.subi %i, %k : index
+      // CHECK: convert-te-to-loop-invalid.mlir:[[# @LINE + 1]]:7: error: convert-te-to-loop: te.read of 'A' is out of bounds: index 0 takes values from -2 to 7, but dimension 0 has size 8
+      %a = te.read %A[%x] : tensor<8xf32>
+      te.yield %a : f32
+    }
+    te.yield %s : f32
+  }
+  func.return %C : tensor<8xf32>
 }

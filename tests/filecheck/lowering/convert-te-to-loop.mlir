@@ -524,3 +524,78 @@ func.func @neg(%p0: tensor<4xf32>) -> tensor<4xf32> {
   }
   func.return %n : tensor<4xf32>
 }
+
+// -----
+
+// `%` of te is floor modulo: an index `(i - 1) mod 8` that may be negative before
+// the modulo becomes remsi plus the divisor where the remainder is negative; one
+// that is never negative (`i + 3`) stays a plain remsi. On values, te.floormod
+// becomes the general form (the divisor's sign decides).
+func.func @floor_mod(%A: tensor<8xi32>) -> tensor<8xi32> {
+  %B = te.compute "B" (%i: "i") -> tensor<8xi32> {
+    %c1 = arith.constant 1 : index
+    %c3 = arith.constant 3 : index
+    %c8 = arith.constant 8 : index
+    %m = arith.subi %i, %c1 : index
+    %w = te.floormod %m, %c8 : index
+    %p = arith.addi %i, %c3 : index
+    %v = te.floormod %p, %c8 : index
+    %a = te.read %A[%w] : tensor<8xi32>
+    %b = te.read %A[%v] : tensor<8xi32>
+    %r = te.floormod %a, %b : i32
+    te.yield %r : i32
+  }
+  func.return %B : tensor<8xi32>
+}
+
+// CHECK-LABEL: func.func @floor_mod
+// CHECK:         loop.for %[[I:.*]] = 0 to 8 {
+// CHECK:           %[[M:.*]] = arith.addi %{{.*}}, %[[I]] : index
+// CHECK-NEXT:      %[[R:.*]] = arith.remsi %[[M]], %[[C8:.*]] : index
+// CHECK-NEXT:      %[[NEG:.*]] = arith.cmpi slt, %[[R]], %{{.*}} : index
+// CHECK-NEXT:      %[[UP:.*]] = arith.addi %[[R]], %[[C8]] : index
+// CHECK-NEXT:      %[[W:.*]] = arith.select %[[NEG]], %[[UP]], %[[R]] : index
+// CHECK-NEXT:      %[[A:.*]] = memref.load %A[%[[W]]] : memref<8xi32>
+// CHECK:           %[[V:.*]] = arith.remsi %{{.*}}, %[[C8]] : index
+// CHECK-NEXT:      %[[B:.*]] = memref.load %A[%[[V]]] : memref<8xi32>
+// CHECK-NEXT:      %[[REM:.*]] = arith.remsi %[[A]], %[[B]] : i32
+// CHECK-NEXT:      %[[Z:.*]] = arith.constant 0 : i32
+// CHECK-NEXT:      %[[NZ:.*]] = arith.cmpi ne, %[[REM]], %[[Z]] : i32
+// CHECK-NEXT:      %[[X:.*]] = arith.xori %[[REM]], %[[B]] : i32
+// CHECK-NEXT:      %[[DIFF:.*]] = arith.cmpi slt, %[[X]], %[[Z]] : i32
+// CHECK-NEXT:      %[[ADJ:.*]] = arith.andi %[[NZ]], %[[DIFF]] : i1
+// CHECK-NEXT:      %[[ADD:.*]] = arith.addi %[[REM]], %[[B]] : i32
+// CHECK-NEXT:      %{{.*}} = arith.select %[[ADJ]], %[[ADD]], %[[REM]] : i32
+
+// -----
+
+// Splitting the loop a stage is computed at moves the stage to the split's outer
+// part: B is produced once per iteration of i.outer.outer, for the 8 elements the
+// two inner loops read.
+func.func @split_after_compute_at(%A: tensor<16xf32>) -> tensor<16xf32> {
+  %B = te.compute "B" (%i: "i") -> tensor<16xf32> {
+    %a = te.read %A[%i] : tensor<16xf32>
+    te.yield %a : f32
+  }
+  %C = te.compute "C" (%i: "i") -> tensor<16xf32> {
+    %b = te.read %B[%i] : tensor<16xf32>
+    te.yield %b : f32
+  }
+  sched.schedule {
+    %sb = sched.stage %B : tensor<16xf32>
+    %sc = sched.stage %C : tensor<16xf32>
+    %i = sched.axis %sc "i"
+    %io, %ii = sched.split %i by 4
+    sched.compute_at %sb, %io
+    %ioo, %ioi = sched.split %io by 2
+  }
+  func.return %C : tensor<16xf32>
+}
+
+// CHECK-LABEL: func.func @split_after_compute_at
+// CHECK:         loop.for %[[IOO:.*]] = 0 to 2 {
+// CHECK-NEXT:      %[[BUF:.*]] = loop.alloc "B" local : memref<8xf32>
+// CHECK:           loop.for %{{.*}} = 0 to 8 {
+// CHECK:           loop.for %{{.*}} = 0 to 2 {
+// CHECK:             loop.for %{{.*}} = 0 to 4 {
+// CHECK:               memref.load %[[BUF]]

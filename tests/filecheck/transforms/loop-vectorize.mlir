@@ -57,6 +57,58 @@ func.func @remainder(%A: memref<100xf64>) {
 
 // -----
 
+// A tail that is not a power of two is written as power-of-two vectors, widest
+// first, and a last odd iteration as a serial loop: 108 x f32 is one 64-lane
+// vector, then 32 + 8 + 4 lanes (never a 44-lane vector, whose masked gathers
+// LLVM's code generator takes minutes over). A guarded gather keeps its mask.
+func.func @tail_powers_of_two(%A: memref<400xf32>, %B: memref<108xf32>) {
+  %c3 = arith.constant 3 : index
+  %c100 = arith.constant 100 : index
+  loop.for %i = 0 to 108 vectorized {
+    %in = arith.cmpi slt, %i, %c100 : index
+    loop.guard %in {
+      %j = arith.muli %i, %c3 : index
+      %a = memref.load %A[%j] : memref<400xf32>
+      memref.store %a, %B[%i] : memref<108xf32>
+    }
+  }
+  func.return
+}
+
+// CHECK-LABEL: func.func @tail_powers_of_two(
+// CHECK:         loop.for %{{.*}} = 0 to 1 {
+// CHECK:           loop.gather {{.*}} -> vector<64xf32>
+// CHECK:         }
+// CHECK:         loop.gather {{.*}} -> vector<32xf32>
+// CHECK:         loop.gather {{.*}} -> vector<8xf32>
+// CHECK:         loop.gather {{.*}} -> vector<4xf32>
+// CHECK-NOT:     vector<44
+// CHECK:         func.return
+
+// -----
+
+// 7 lanes: 4 + 2 lanes and one scalar iteration, a serial loop over [6, 7).
+func.func @tail_scalar(%A: memref<7xf32>) {
+  loop.for %i = 0 to 7 vectorized {
+    %a = memref.load %A[%i] : memref<7xf32>
+    %n = arith.negf %a : f32
+    memref.store %n, %A[%i] : memref<7xf32>
+  }
+  func.return
+}
+
+// CHECK-LABEL: func.func @tail_scalar(
+// CHECK:         vector.load {{.*}} vector<4xf32>
+// CHECK:         vector.load {{.*}} vector<2xf32>
+// CHECK:         loop.for %[[I:.*]] = 6 to 7 {
+// CHECK-NEXT:      %[[A:.*]] = memref.load %{{.*}}[%[[I]]] : memref<7xf32>
+// CHECK-NEXT:      %[[N:.*]] = arith.negf %[[A]] : f32
+// CHECK-NEXT:      memref.store %[[N]], %{{.*}}[%[[I]]] : memref<7xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return
+
+// -----
+
 // A guard that varies across lanes becomes a mask (lane index < 100, the lane
 // index being io * 16 + <0..15> in i64 lanes); access under it is masked. The
 // store to B[i, 0] has stride 2 between lanes: a scatter at flat offsets

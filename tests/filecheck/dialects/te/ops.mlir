@@ -212,3 +212,25 @@ func.func @attributes(%A: tensor<4xf32>) -> tensor<f32> {
 // CHECK-NEXT:      te.yield %[[S]] : f32
 // CHECK-NEXT:    } {stage = "C"}
 // CHECK-NEXT:    func.return %[[C]] : tensor<f32>
+
+// -----
+
+// Floor modulo (Python's and TVM's `%`), on index and on integer values.
+func.func @floormod(%A: tensor<8xi32>) -> tensor<8xi32> {
+  %B = te.compute "B" (%i: "i") -> tensor<8xi32> {
+    %c1 = arith.constant 1 : index
+    %c8 = arith.constant 8 : index
+    %m = arith.subi %i, %c1 : index
+    %w = te.floormod %m, %c8 : index
+    %a = te.read %A[%w] : tensor<8xi32>
+    %c3 = arith.constant 3 : i32
+    %r = te.floormod %a, %c3 : i32
+    te.yield %r : i32
+  }
+  func.return %B : tensor<8xi32>
+}
+
+// CHECK-LABEL: func.func @floormod(
+// CHECK:         %[[W:.*]] = te.floormod %{{.*}}, %{{.*}} : index
+// CHECK-NEXT:    %[[A:.*]] = te.read %{{.*}}[%[[W]]] : tensor<8xi32>
+// CHECK:         te.floormod %[[A]], %{{.*}} : i32
