@@ -1566,6 +1566,77 @@ def new_block(types: Sequence[Attribute]) -> Block:
     return Block(arg_types=list(types))
 
 
+# -- comparisons, bitwise logic, integer mod (ONNX GreaterOrEqual, And, Mod...) --------
+
+
+@irdl_op_definition
+class LessEqualOp(_Compare):
+    name = "graph.less_equal"
+
+
+@irdl_op_definition
+class GreaterEqualOp(_Compare):
+    name = "graph.greater_equal"
+
+
+@irdl_op_definition
+class NotEqualOp(_Compare):
+    """`a != b`; true where either is NaN (so `x != x` is IsNaN)."""
+
+    name = "graph.not_equal"
+
+
+def _integer_elements(t: TensorType, op_name: str) -> TensorType:
+    if not isinstance(t.get_element_type(), IntegerType):
+        raise ShapeError(f"{op_name} takes integer or i1 elements, not {t.get_element_type()}")
+    return t
+
+
+class _Bitwise(_Binary):
+    """Bitwise logic on integers; on i1 it is logical and/or/xor."""
+
+    def infer(self, types):
+        return [_integer_elements(t, self.name) for t in super().infer(types)]
+
+
+@irdl_op_definition
+class BitwiseAndOp(_Bitwise):
+    name = "graph.bitwise_and"
+
+
+@irdl_op_definition
+class BitwiseOrOp(_Bitwise):
+    name = "graph.bitwise_or"
+
+
+@irdl_op_definition
+class BitwiseXorOp(_Bitwise):
+    name = "graph.bitwise_xor"
+
+
+@irdl_op_definition
+class BitwiseNotOp(_Unary):
+    """`~x`; on i1, logical not."""
+
+    name = "graph.bitwise_not"
+
+    def infer(self, types):
+        return [_integer_elements(ranked(types[0]), self.name)]
+
+
+@irdl_op_definition
+class ModOp(_Bitwise):
+    """Integer remainder with the sign of the divisor (numpy's `%`, ONNX Mod with
+    fmod=0): `a - floor(a / b) * b`. A zero divisor gives 0 (as numpy does)."""
+
+    name = "graph.mod"
+
+
+LOGIC_OPS: list[type[Operation]] = [
+    LessEqualOp, GreaterEqualOp, NotEqualOp, BitwiseAndOp, BitwiseOrOp, BitwiseXorOp, BitwiseNotOp, ModOp,
+]  # fmt: skip
+
+
 GRAPH_OPS: list[type[Operation]] = [
     ReluOp, SigmoidOp, TanhOp, ErfOp, GeluOp, ExpOp, LogOp, SqrtOp, NegOp, AbsOp, ClipOp, CastOp,
     AddOp, SubOp, MulOp, DivOp, PowOp, MaximumOp, MinimumOp, WhereOp,
@@ -1576,5 +1647,7 @@ GRAPH_OPS: list[type[Operation]] = [
     LayoutTransformOp, ConstantOp, WeightOp, FusedOp, YieldOp,
     ReduceMinOp, ReduceProdOp, CumulativeOp, GatherElementsOp, GatherNDOp, ScatterElementsOp, ScatterNDOp,
 ]  # fmt: skip
+
+GRAPH_OPS += LOGIC_OPS
 
 GRAPH = Dialect("graph", GRAPH_OPS, [ApproximateAttr, WeightLayoutAttr], [GraphConstantMaterialization()])

@@ -364,12 +364,26 @@ _OPS: dict[type[Operation], Callable[..., np.ndarray | list[np.ndarray]]] = {
     graph.LayoutTransformOp: lambda op, x: to_layout(x, op.src, op.dst),
 }
 
+def _integer_mod(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore"):
+        return np.where(b == 0, 0, np.remainder(a, np.where(b == 0, 1, b))).astype(np.result_type(a, b))
+
+
 # Comparisons and broadcast_to (ONNX Equal/Less/Greater/Expand).
 for _name, _fn in {
     "EqualOp": lambda op, a, b: np.equal(a, b),
     "LessOp": lambda op, a, b: np.less(a, b),
     "GreaterOp": lambda op, a, b: np.greater(a, b),
     "BroadcastToOp": lambda op, x: np.broadcast_to(x, _inferred_shape(op, [x])).copy(),
+    # bitwise logic (logical on bool) and integer mod, zero divisor -> 0 (numpy)
+    "LessEqualOp": lambda op, a, b: np.less_equal(a, b),
+    "GreaterEqualOp": lambda op, a, b: np.greater_equal(a, b),
+    "NotEqualOp": lambda op, a, b: np.not_equal(a, b),
+    "BitwiseAndOp": lambda op, a, b: np.bitwise_and(a, b),
+    "BitwiseOrOp": lambda op, a, b: np.bitwise_or(a, b),
+    "BitwiseXorOp": lambda op, a, b: np.bitwise_xor(a, b),
+    "BitwiseNotOp": lambda op, x: np.invert(x),
+    "ModOp": lambda op, a, b: _integer_mod(a, b),
 }.items():
     if hasattr(graph, _name):
         _OPS[getattr(graph, _name)] = _fn

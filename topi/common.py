@@ -112,15 +112,18 @@ def reshape_read(x: te.Tensor, index: Sequence[te.Expr], out_shape: Sequence[int
 
 def te_dtype(t) -> str:
     """The te dtype of a tensor type's (or an element type's) elements."""
-    from xdsl.dialects.builtin import Float32Type, Float64Type, IntegerType, TensorType
+    from xdsl.dialects.builtin import Float16Type, Float32Type, Float64Type, IntegerType, Signedness, TensorType
 
     element = t.get_element_type() if isinstance(t, TensorType) else t
-    if isinstance(element, Float32Type):
-        return "float32"
-    if isinstance(element, Float64Type):
-        return "float64"
+    floats = ((Float32Type, "float32"), (Float64Type, "float64"), (Float16Type, "float16"))
+    for ftype, name in floats:
+        if isinstance(element, ftype):
+            return name
     if isinstance(element, IntegerType):
-        name = {1: "bool", 8: "int8", 32: "int32", 64: "int64"}.get(element.width.data)
+        width = element.width.data
+        if element.signedness.data == Signedness.UNSIGNED and width in (8, 16, 32, 64):
+            return f"uint{width}"
+        name = {1: "bool", 8: "int8", 16: "int16", 32: "int32", 64: "int64"}.get(width)
         if name is not None:
             return name
-    raise ValueError(f"element type {element} has no te dtype (float32/64, i1, i8, i32, i64)")
+    raise ValueError(f"element type {element} has no te dtype (f16, f32, f64, i1, i8, i16, i32, i64, ui8...ui64)")

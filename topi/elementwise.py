@@ -173,3 +173,45 @@ def broadcast_to(x: te.Tensor, shape) -> te.Tensor:
     """`x` broadcast to `shape` (the broadcast of both, as ONNX Expand)."""
     out = broadcast_shape(x.shape, tuple(shape))
     return te.compute(out, lambda *i: broadcast_read(x, i, len(out)), name="broadcast_to")
+
+
+# -- bitwise logic and integer mod (graph.bitwise_*, graph.mod) -------------------------
+# te has & and | on integers and bools; xor and not are written with them exactly:
+# a ^ b = (a | b) - (a & b) (the two never share a bit, so no carry), ~a = -a - 1
+# (two's complement, wrapping); on bools, a ^ b = a != b and not a = a == false.
+
+
+def bitwise_and(a: te.Tensor, b: te.Tensor) -> te.Tensor:
+    return broadcast_map(lambda x, y: x & y, a, b, name="bitwise_and")
+
+
+def bitwise_or(a: te.Tensor, b: te.Tensor) -> te.Tensor:
+    return broadcast_map(lambda x, y: x | y, a, b, name="bitwise_or")
+
+
+def bitwise_xor(a: te.Tensor, b: te.Tensor) -> te.Tensor:
+    if a.dtype == "bool":
+        return broadcast_map(lambda x, y: x != y, a, b, name="bitwise_xor")
+    return broadcast_map(lambda x, y: (x | y) - (x & y), a, b, name="bitwise_xor")
+
+
+def bitwise_not(x: te.Tensor) -> te.Tensor:
+    if x.dtype == "bool":
+        return _map(x, lambda v: v == te.const(False, "bool"), "bitwise_not")
+    return _map(x, lambda v: te.const(0, x.dtype) - v - te.const(1, x.dtype), "bitwise_not")
+
+
+def mod(a: te.Tensor, b: te.Tensor) -> te.Tensor:
+    """Integer remainder with the divisor's sign (numpy's %): a - floor(a / b) * b.
+    A divisor of 0 gives 0 (numpy's choice), as does -1 (also where the division
+    itself would overflow: INT_MIN // -1); neither is ever divided by."""
+    if is_float(a.dtype) or a.dtype == "bool":
+        raise ValueError(f"mod of {a.dtype} elements is not supported (integers only)")
+
+    def floor_mod(x, y):
+        zero, one = te.const(0, a.dtype), te.const(1, a.dtype)
+        trivial = (y == zero) | (y == te.const(-1, a.dtype))
+        d = te.if_then_else(trivial, one, y)
+        return te.if_then_else(trivial, zero, x - (x // d) * d)
+
+    return broadcast_map(floor_mod, a, b, name="mod")

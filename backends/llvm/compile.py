@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass, field
 
 import llvmlite.binding as llvm_binding
+from tilecraft.backends.llvm.halfconv import add_half_conversions
 from tilecraft.backends.llvm.runtime import add_parallel_runtime
 from tilecraft.backends.llvm.target import parse_and_optimize, triple_and_layout
 from tilecraft.backends.llvm.translate import translate_module
@@ -63,7 +64,7 @@ def build_llvm_module(
     triple, layout = triple_and_layout()
     ir_module = translate_module(module, triple, layout)
     add_parallel_runtime(ir_module, runtime, threads)
-    text = str(ir_module)
+    text = add_half_conversions(str(ir_module))
     times.translate = time.perf_counter() - start
 
     start = time.perf_counter()

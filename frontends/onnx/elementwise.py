@@ -10,6 +10,7 @@ Max/Min/Sum chains of binary ops. Dropout and Identity forward their input
 from __future__ import annotations
 
 import numpy as np
+from xdsl.dialects.builtin import IntegerType, i64
 
 from tilecraft.dialects import graph
 from tilecraft.frontends.onnx.importer import ONNX_TYPES, Node, converter, onnx_type_name
@@ -164,3 +165,135 @@ def convert_dropout(node: Node):
             return [x, np.ones(node.shape(0), dtype=dtype)]
         return [x, np.ones(node.shape(0), dtype=np.bool_)]
     return [x]
+
+
+# -- comparisons, logic and bits, Mod, IsNaN/IsInf, Sign, CastLike ----------------------
+# And/Or/Xor/Not are the bitwise ops on bool; IsNaN is x != x; IsInf compares with
+# the infinities; Sign is where(x > 0, 1, where(x < 0, -1, x)) (x itself at 0 and NaN).
+
+LOGIC: dict[str, type[graph.GraphOp]] = {
+    "GreaterOrEqual": graph.GreaterEqualOp,
+    "LessOrEqual": graph.LessEqualOp,
+    "And": graph.BitwiseAndOp,
+    "Or": graph.BitwiseOrOp,
+    "Xor": graph.BitwiseXorOp,
+    "BitwiseAnd": graph.BitwiseAndOp,
+    "BitwiseOr": graph.BitwiseOrOp,
+    "BitwiseXor": graph.BitwiseXorOp,
+}
+
+
+@converter(*LOGIC)
+def convert_logic(node: Node):
+    return [node.emit(LOGIC[node.op_type], [node.input(0), node.input(1)])]
+
+
+@converter("Not", "BitwiseNot")
+def convert_not(node: Node):
+    return [node.emit(graph.BitwiseNotOp, [node.input(0)])]
+
+
+def _is_float_element(element) -> bool:
+    return not isinstance(element, IntegerType)
+
+
+@converter("Mod")
+def convert_mod(node: Node):
+    fmod = int(node.attr("fmod", 0))
+    if _is_float_element(node.element_type(0)):
+        raise node.error(f"Mod of {node.element_type(0)} elements (fmod={fmod}) is not supported (integers only)")
+    a, b = node.input(0), node.input(1)
+    r = node.emit(graph.ModOp, [a, b])  # the divisor's sign (fmod=0)
+    if not fmod:
+        return [r]
+    # fmod=1: the dividend's sign (C's %): r - b where r is nonzero and its sign differs from a's
+    zero = node.scalar(0, r)
+    r_negative = node.emit(graph.LessOp, [r, zero])
+    a_negative = node.emit(graph.LessOp, [a, zero])
+    differ = node.emit(graph.BitwiseXorOp, [r_negative, a_negative])
+    fix = node.emit(graph.BitwiseAndOp, [node.emit(graph.NotEqualOp, [r, zero]), differ])
+    return [node.emit(graph.WhereOp, [fix, node.emit(graph.SubOp, [r, b]), r])]
+
+
+@converter("IsNaN")
+def convert_isnan(node: Node):
+    x = node.input(0)
+    if not _is_float_element(node.element_type(0)):
+        raise node.error("IsNaN takes floating-point elements")
+    return [node.emit(graph.NotEqualOp, [x, x])]
+
+
+@converter("IsInf")
+def convert_isinf(node: Node):
+    x = node.input(0)
+    if not _is_float_element(node.element_type(0)):
+        raise node.error("IsInf takes floating-point elements")
+    tests = []
+    if int(node.attr("detect_positive", 1)):
+        tests.append(node.emit(graph.EqualOp, [x, node.scalar(np.inf, x)]))
+    if int(node.attr("detect_negative", 1)):
+        tests.append(node.emit(graph.EqualOp, [x, node.scalar(-np.inf, x)]))
+    if not tests:  # neither: all false
+        return [node.emit(graph.LessOp, [x, x])]  # x < x: false, NaN too
+    result = tests[0]
+    for t in tests[1:]:
+        result = node.emit(graph.BitwiseOrOp, [result, t])
+    return [result]
+
+
+@converter("Sign")
+def convert_sign(node: Node):
+    x = node.input(0)
+    positive = node.emit(graph.GreaterOp, [x, node.scalar(0, x)])
+    negative = node.emit(graph.LessOp, [x, node.scalar(0, x)])
+    inner = node.emit(graph.WhereOp, [negative, node.scalar(-1, x), x])
+    return [node.emit(graph.WhereOp, [positive, node.scalar(1, x), inner])]
+
+
+@converter("CastLike")
+def convert_cast_like(node: Node):
+    node.ignore("saturate")  # only meaningful for float8 targets
+    x = node.input(0)
+    element = node.element_type(1)
+    if node.element_type(0) == element:
+        return [x]
+    return [node.emit(graph.CastOp, [x], to=element)]
+
+
+@converter("BitShift")
+def convert_bit_shift(node: Node):
+    """Shifts as products and floor divisions by 2^y, computed in int64 (exact for
+    every shift of up to 32-bit integers): x << y is x * 2^y wrapped to x's width,
+    x >> y is floor(x / 2^y) (arithmetic for signed x). 2^y is the product of the
+    factors 2^(2^k) for the bits k of y. A shift by a negative amount or by the width
+    or more gives 0, or -1 for a right shift of a negative x (the sign fills it), as
+    the ONNX reference does. Unsigned operands are held widened and non-negative by
+    the importer (see importer.UNSIGNED), which also wraps the result."""
+    direction = node.attr("direction")
+    if direction not in ("LEFT", "RIGHT"):
+        raise node.error(f"unsupported direction '{direction}' (LEFT or RIGHT)")
+    element = node.element_type(0)
+    unsigned = node.importer.unsigned_bits_of(node.raw(0))
+    width = unsigned or (element.width.data if isinstance(element, IntegerType) else None)
+    if width is None or width > 32 or width == 1:
+        raise node.error(f"BitShift of {element} elements is not supported (integers of up to 32 bits)")
+    x = node.emit(graph.CastOp, [node.input(0)], to=i64)
+    y = node.emit(graph.CastOp, [node.input(1)], to=i64)
+    outside = node.emit(graph.BitwiseOrOp, [node.emit(graph.LessOp, [y, node.scalar(0, y)]),
+                                            node.emit(graph.GreaterEqualOp, [y, node.scalar(width, y)])])
+    y = node.emit(graph.WhereOp, [outside, node.scalar(0, y), y])
+    power = None
+    for k in range((width - 1).bit_length()):
+        bit = node.emit(graph.ModOp, [node.emit(graph.DivOp, [y, node.scalar(1 << k, y)]), node.scalar(2, y)])
+        factor = node.emit(graph.WhereOp, [node.emit(graph.EqualOp, [bit, node.scalar(1, y)]),
+                                           node.scalar(1 << (1 << k), y), node.scalar(1, y)])
+        power = factor if power is None else node.emit(graph.MulOp, [power, factor])
+    zero = node.scalar(0, x)
+    if direction == "LEFT":
+        shifted, fill = node.emit(graph.MulOp, [x, power]), zero
+    else:
+        exact = node.emit(graph.SubOp, [x, node.emit(graph.ModOp, [x, power])])
+        shifted = node.emit(graph.DivOp, [exact, power])
+        fill = node.emit(graph.WhereOp, [node.emit(graph.LessOp, [x, zero]), node.scalar(-1, x), zero])
+    result = node.emit(graph.WhereOp, [outside, fill, shifted])
+    return [node.emit(graph.CastOp, [result], to=element)]

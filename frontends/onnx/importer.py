@@ -33,11 +33,17 @@ from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     DictionaryAttr,
     FunctionType,
+    IntegerType,
     ModuleOp,
+    Signedness,
     StringAttr,
     TensorType,
+    f16,
     f32,
+    f64,
     i1,
+    i8,
+    i16,
     i32,
     i64,
 )
@@ -45,19 +51,46 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from tilecraft.dialects import graph
 from tilecraft.utils.diagnostics import OpError, verify_module
+from tilecraft.utils.dtypes import numpy_dtype
 from tilecraft.utils.names import name_hint
 from tilecraft.utils.weights import WeightStore, attach
 
 MIN_OPSET = 13
 INLINE_LIMIT = 16  # elements; larger constants go to the weight store
 
-# ONNX element types tilecraft computes in: float32 activations, integer ids, masks.
+
+def onnx_type_name(elem_type: int) -> str:
+    return onnx.TensorProto.DataType.Name(elem_type).lower()
+
+
+# ONNX element types tilecraft computes in. bfloat16 (llvmlite has no `bfloat`),
+# float8, int4/uint4, int2/uint2 and float4 are not among them: a model using them
+# is refused naming the type.
 ONNX_TYPES: dict[int, tuple[Attribute, type]] = {
     onnx.TensorProto.FLOAT: (f32, np.float32),
     onnx.TensorProto.INT64: (i64, np.int64),
     onnx.TensorProto.INT32: (i32, np.int32),
     onnx.TensorProto.BOOL: (i1, np.bool_),
+    onnx.TensorProto.DOUBLE: (f64, np.float64),
+    onnx.TensorProto.FLOAT16: (f16, np.float16),
+    onnx.TensorProto.INT8: (i8, np.int8),
+    onnx.TensorProto.INT16: (i16, np.int16),
 }
+# Unsigned integers (uint64 has no wider signed type, and is not supported). A
+# graph input or output keeps its unsigned type (`ui8`: the caller passes uint8
+# arrays); inside, every uintN tensor is held exactly in the next wider signed
+# type (uint8 in i16, uint16 in i32, uint32 in i64), where comparison, division,
+# mod, max and casts need no unsigned variants, and every node that makes one is
+# followed by a wrap to N bits (`x & (2^N - 1)`: uint8 200 + 100 is 44, as numpy).
+UNSIGNED: dict[int, tuple[Attribute, Attribute, type]] = {
+    onnx.TensorProto.UINT8: (IntegerType(8, Signedness.UNSIGNED), i16, np.uint8),
+    onnx.TensorProto.UINT16: (IntegerType(16, Signedness.UNSIGNED), i32, np.uint16),
+    onnx.TensorProto.UINT32: (IntegerType(32, Signedness.UNSIGNED), i64, np.uint32),
+}
+ONNX_TYPES.update({t: (wide, dtype) for t, (_, wide, dtype) in UNSIGNED.items()})
+SUPPORTED_TYPES = ", ".join(onnx_type_name(t) for t in ONNX_TYPES)
+UNSIGNED_BITS: dict[type, int] = {np.uint8: 8, np.uint16: 16, np.uint32: 32}
+WIDE_OF_BITS: dict[int, Attribute] = {8: i16, 16: i32, 32: i64}
 NUMPY_TYPES: dict[np.dtype, Attribute] = {np.dtype(n): t for t, n in ONNX_TYPES.values()}
 
 Value = SSAValue | np.ndarray
@@ -96,10 +129,6 @@ def name_value(value: SSAValue, onnx_name: str) -> None:
     so the IR reads like the model."""
     if value.name_hint is None and onnx_name:
         value.name_hint = name_hint(onnx_name)
-
-
-def onnx_type_name(elem_type: int) -> str:
-    return onnx.TensorProto.DataType.Name(elem_type).lower()
 
 
 class Node:
@@ -189,6 +218,11 @@ class Node:
             op = cls(inputs, attributes)
         except graph.ShapeError as e:
             raise self.error(f"{e} (while building {cls.name})") from None
+        for v in [*op.operands, *op.results]:
+            shape = graph.shape_of(v.type)
+            if 0 in shape:
+                # an empty tensor made inside the model (graph inputs are checked)
+                raise self.error(f"tilecraft does not compile empty tensors ({cls.name} on {v.type})")
         self.importer.block.add_op(op)
         return op
 
@@ -230,6 +264,7 @@ class Importer:
         self.input_shapes = {k: tuple(int(d) for d in v) for k, v in input_shapes.items()}
         self.env: dict[str, Value] = {}
         self.materialized: dict[int, SSAValue] = {}  # id(array) -> its SSA value
+        self.unsigned: dict[SSAValue, int] = {}  # values holding uintN tensors widened: N
         self.keep_alive: list[np.ndarray] = []  # arrays whose ids key `materialized`
         self.store = WeightStore()
         self.block = Block()
@@ -256,7 +291,7 @@ class Importer:
         if tt.elem_type not in ONNX_TYPES:
             raise OnnxImportError(
                 f"graph input '{vi.name}' has element type {onnx_type_name(tt.elem_type)}; "
-                "tilecraft supports float32, int64, int32 and bool"
+                f"tilecraft supports {SUPPORTED_TYPES}"
             )
         dims = [d.dim_value if d.HasField("dim_value") else (d.dim_param or "?") for d in tt.shape.dim]
         if not tt.HasField("shape") and vi.name not in self.input_shapes:
@@ -288,7 +323,8 @@ class Importer:
                 f"static shapes: fix it with input_shapes={{'{vi.name}': ({example.replace(',', ', ')})}} "
                 f"or tilecraft-import --input-shape {vi.name}={example}"
             )
-        return TensorType(ONNX_TYPES[tt.elem_type][0], dims)
+        element = UNSIGNED[tt.elem_type][0] if tt.elem_type in UNSIGNED else ONNX_TYPES[tt.elem_type][0]
+        return TensorType(element, dims)
 
     # values ----------------------------------------------------------------------------
     def lookup(self, name: str) -> Value:
@@ -301,8 +337,6 @@ class Importer:
         return self.materialize(v, name) if isinstance(v, np.ndarray) else v
 
     def element_type_of(self, array: np.ndarray) -> Attribute:
-        if array.dtype == np.float64:  # numpy's default; ONNX models compute in float32
-            return f32
         if array.dtype not in NUMPY_TYPES:
             raise OnnxImportError(f"constant of element type {array.dtype} is not supported")
         return NUMPY_TYPES[array.dtype]
@@ -311,19 +345,23 @@ class Importer:
         """The SSA value of a known array: built once, inline if small."""
         if id(array) in self.materialized:
             return self.materialized[id(array)]
+        key = id(array)
         element = self.element_type_of(array)
-        if array.dtype == np.float64:
-            array = array.astype(np.float32)
+        bits = UNSIGNED_BITS.get(array.dtype.type)
+        if bits is not None:
+            array = array.astype(numpy_dtype(element))  # exact in the wider signed type
         type_ = TensorType(element, list(array.shape))
         if array.size <= INLINE_LIMIT:
-            values = [int(v) for v in array.flat] if element != f32 else [float(v) for v in array.flat]
+            values = [float(v) for v in array.flat] if array.dtype.kind == "f" else [int(v) for v in array.flat]
             op = graph.ConstantOp(DenseIntOrFPElementsAttr.from_list(type_, values))
         else:
             op = graph.WeightOp(self.store.add(array, hint), type_)
         self.block.add_op(op)
         name_value(op.results[0], hint)
-        self.materialized[id(array)] = op.results[0]
+        self.materialized[key] = op.results[0]
         self.keep_alive.append(array)
+        if bits is not None:
+            self.unsigned[op.results[0]] = bits
         return op.results[0]
 
     # the walk --------------------------------------------------------------------------
@@ -345,8 +383,9 @@ class Importer:
             )
         types = [self.input_type(vi) for vi in args]
         for vi, t in zip(args, types):
-            self.env[vi.name] = self.block.insert_arg(t, len(self.block.args))
-            name_value(self.env[vi.name], vi.name)
+            arg = self.block.insert_arg(t, len(self.block.args))
+            name_value(arg, vi.name)
+            self.env[vi.name] = self.widen(arg, vi.type.tensor_type.elem_type)
         for index, proto in enumerate(g.node):
             self.convert(Node(self, proto, index))
         if not g.output:
@@ -354,7 +393,7 @@ class Importer:
         results = []
         for vo in g.output:
             try:
-                results.append(self.value(vo.name))
+                results.append(self.narrow(self.value(vo.name), vo))
             except OnnxImportError as e:
                 raise OnnxImportError(f"graph output '{vo.name}': {e}") from None
         self.block.add_op(func.ReturnOp(*results))
@@ -373,6 +412,58 @@ class Importer:
             raise OnnxImportError(f"the imported IR does not verify: {e.message}") from None
         attach(module, self.store)
         return module
+
+    # unsigned integers (see UNSIGNED) -------------------------------------------------
+    def widen(self, arg: SSAValue, elem_type: int) -> SSAValue:
+        """A graph input of an unsigned type as its exact value in the wider type."""
+        if elem_type not in UNSIGNED:
+            return arg
+        _, wide, _ = UNSIGNED[elem_type]
+        op = graph.CastOp([arg], {"to": wide})
+        self.block.add_op(op)
+        self.unsigned[op.results[0]] = UNSIGNED_BITS[UNSIGNED[elem_type][2]]
+        return op.results[0]
+
+    def narrow(self, value: SSAValue, vo: onnx.ValueInfoProto) -> SSAValue:
+        """A graph output back in its unsigned type (the caller gets uintN arrays)."""
+        elem_type = vo.type.tensor_type.elem_type
+        if elem_type not in UNSIGNED or self.unsigned.get(value) is None:
+            return value
+        op = graph.CastOp([value], {"to": UNSIGNED[elem_type][0]})
+        self.block.add_op(op)
+        return op.results[0]
+
+    def unsigned_bits_of(self, value: Value) -> int | None:
+        if isinstance(value, np.ndarray):
+            return UNSIGNED_BITS.get(value.dtype.type)
+        return self.unsigned.get(value)
+
+    def unsigned_result_bits(self, node: Node) -> int | None:
+        """N when the node's integer results are uintN tensors: a Cast to uintN, a
+        CastLike of a uintN tensor, any other node with a uintN input."""
+        if node.op_type == "Cast":
+            to = node.attrs.get("to")
+            return UNSIGNED_BITS[UNSIGNED[to][2]] if to in UNSIGNED else None
+        if node.op_type == "CastLike":
+            return self.unsigned_bits_of(node.raw(1)) if node.has_input(1) else None
+        for i in range(node.num_inputs):
+            if node.has_input(i):
+                bits = self.unsigned_bits_of(node.raw(i))
+                if bits is not None:
+                    return bits
+        return None
+
+    def wrap(self, value: SSAValue, bits: int) -> SSAValue:
+        """`value & (2^bits - 1)` where `value` is an integer tensor of the type that
+        holds uint`bits` (a result of a node on uint`bits` tensors), else `value`."""
+        element = graph.ranked(value.type).get_element_type()
+        if element != WIDE_OF_BITS[bits] or value in self.unsigned:
+            return value
+        mask = self.materialize(np.array((1 << bits) - 1, dtype=numpy_dtype(element)), "mask")
+        op = graph.BitwiseAndOp([value, mask], {})
+        self.block.add_op(op)
+        self.unsigned[op.results[0]] = bits
+        return op.results[0]
 
     def initializer(self, init: onnx.TensorProto) -> np.ndarray:
         if init.data_location == onnx.TensorProto.EXTERNAL and not init.raw_data:
@@ -415,8 +506,11 @@ class Importer:
             raise node.error(f"unsupported attribute '{unread[0]}'")
         if len(outputs) < len(proto.output) and any(proto.output[len(outputs) :]):
             raise node.error(f"output {len(outputs)} ('{proto.output[len(outputs)]}') is not supported")
+        bits = self.unsigned_result_bits(node)
         for name, value in zip(proto.output, outputs):
             if name:
+                if bits is not None and isinstance(value, SSAValue):
+                    value = self.wrap(value, bits)
                 # numpy gives scalars (np.int64) for 0-d results; keep arrays only.
                 self.env[name] = np.asarray(value) if isinstance(value, np.generic) else value
                 if isinstance(value, SSAValue):

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import numbers
 
-from xdsl.dialects.builtin import IndexType, f32, f64, i1, i8, i32, i64
+from xdsl.dialects.builtin import IndexType, IntegerType, Signedness, f16, f32, f64, i1, i8, i16, i32, i64
 from xdsl.ir import Attribute
 
 INDEX = "index"
-_FLOATS = {"float32": (32, f32), "float64": (64, f64)}
-_INTS = {"int8": (8, i8), "int32": (32, i32), "int64": (64, i64)}
-DTYPES = ("float32", "float64", "int32", "int64", "int8", "bool")
+_FLOATS = {"float16": (16, f16), "float32": (32, f32), "float64": (64, f64)}
+_INTS = {"int8": (8, i8), "int16": (16, i16), "int32": (32, i32), "int64": (64, i64)}
+# Unsigned integers are storage types: te reads and writes them and converts them
+# with casts (zero-extending), but computes only on signed or float values.
+_UINTS = {f"uint{n}": (n, IntegerType(n, Signedness.UNSIGNED)) for n in (8, 16, 32, 64)}
+DTYPES = ("float32", "float64", "float16", "int32", "int64", "int8", "int16", "bool", *_UINTS)
 
 
 def _check_dtype(dtype: str) -> str:
@@ -27,16 +30,20 @@ def _is_int(dtype: str) -> bool:
     return dtype in _INTS
 
 
+def _is_unsigned(dtype: str) -> bool:
+    return dtype in _UINTS
+
+
 def _ir_type(dtype: str) -> Attribute:
     if dtype == INDEX:
         return IndexType()
     if dtype == "bool":
         return i1
-    return (_FLOATS.get(dtype) or _INTS[dtype])[1]
+    return (_FLOATS.get(dtype) or _INTS.get(dtype) or _UINTS[dtype])[1]
 
 
 def _width(dtype: str) -> int:
-    return (_FLOATS.get(dtype) or _INTS[dtype])[0]
+    return (_FLOATS.get(dtype) or _INTS.get(dtype) or _UINTS[dtype])[0]
 
 
 def _promote(a: str, b: str) -> str | None:

@@ -14,6 +14,7 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IndexType,
     IntegerAttr,
+    IntegerType,
     ModuleOp,
     StringAttr,
     TensorType,
@@ -23,7 +24,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 
 from tilecraft.dialects import sched as sched_ir
 from tilecraft.dialects import te as te_ir
-from tilecraft.frontends.te.dtypes import INDEX, _ir_type, _is_float, _is_int, _width
+from tilecraft.frontends.te.dtypes import INDEX, _ir_type, _is_float, _is_int, _is_unsigned, _width
 from tilecraft.frontends.te.expr import (
     Binary,
     Cast,
@@ -209,6 +210,8 @@ class _BodyEmitter:
         return self._add(_MATH[e.op](x))
 
     def _cast(self, x: SSAValue, src: str, dst: str) -> SSAValue:
+        if _is_unsigned(src) or _is_unsigned(dst):
+            return self._unsigned_cast(x, src, dst)
         if src == "bool":  # true -> 1, like numpy (extui/uitofp would do, select is plainer)
             return self._add(arith.SelectOp(x, self._const(1, dst), self._const(0, dst)))
         if dst == "bool":  # nonzero -> true, like numpy (NaN is nonzero)
@@ -232,6 +235,34 @@ class _BodyEmitter:
         else:
             op = arith.SIToFPOp if _is_float(dst) else arith.FPToSIOp
         return self._add(op(x, t))
+
+    def _unsigned_cast(self, x: SSAValue, src: str, dst: str) -> SSAValue:
+        """Casts from and to unsigned integers, as numpy's astype: zero-extension
+        from them, wrapping (two's complement truncation) into them. No constant of
+        an unsigned type is made (arith constants are signless)."""
+        if _is_unsigned(src):
+            if dst == "bool" or dst == INDEX:  # through int64, where 0 is a plain constant
+                return self._cast(self._unsigned_cast(x, src, "int64"), "int64", dst)
+            if _is_float(dst):
+                return self._add(arith.UIToFPOp(x, _ir_type(dst)))
+            if _width(dst) > _width(src):
+                return self._add(arith.ExtUIOp(x, _ir_type(dst)))
+            if _width(dst) < _width(src):
+                return self._add(arith.TruncIOp(x, _ir_type(dst)))
+            wide = self._add(arith.ExtUIOp(x, IntegerType(2 * _width(src))))  # same width: a no-op
+            return self._add(arith.TruncIOp(wide, _ir_type(dst)))
+        if src == "bool":
+            return self._add(arith.ExtUIOp(x, _ir_type(dst)))
+        if _is_float(src):
+            if _width(dst) == 64:
+                return self._add(arith.FPToUIOp(x, _ir_type(dst)))
+            x, src = self._add(arith.FPToSIOp(x, i64)), "int64"
+        if src == INDEX:
+            x, src = self._add(arith.IndexCastOp(x, i64)), "int64"
+        if _width(dst) < _width(src):
+            return self._add(arith.TruncIOp(x, _ir_type(dst)))
+        wide = self._add(arith.ExtSIOp(x, IntegerType(2 * _width(dst))))  # sign-extend, then wrap
+        return self._add(arith.TruncIOp(wide, _ir_type(dst)))
 
     def _if(self, e: IfThenElse) -> SSAValue:
         cond = self.emit(e.cond)

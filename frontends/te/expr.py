@@ -16,6 +16,7 @@ from tilecraft.frontends.te.dtypes import (
     _check_dtype,
     _is_float,
     _is_int,
+    _is_unsigned,
     _promote,
     _width,
 )
@@ -324,6 +325,8 @@ def _unify(a, b, what: str) -> tuple[Expr, Expr]:
     elif not isinstance(b, Expr):
         b = _literal(b, a.dtype)
     _no_reduce(a, b)
+    _computable(a.dtype, what)
+    _computable(b.dtype, what)
     common = _promote(a.dtype, b.dtype)
     if common is None:
         raise ValueError(
@@ -331,6 +334,14 @@ def _unify(a, b, what: str) -> tuple[Expr, Expr]:
             f"({_format(a)} and {_format(b)}); use .astype(...) on one of them"
         )
     return cast(a, common), cast(b, common)
+
+
+def _computable(dtype: str, what: str) -> None:
+    if _is_unsigned(dtype):
+        raise ValueError(
+            f"cannot {what} {dtype} values: te keeps unsigned integers for storage; "
+            f"cast them to a signed or float type first, e.g. x.astype('int64')"
+        )
 
 
 def _binary(op: str, a, b) -> Expr:
@@ -421,6 +432,7 @@ def _unary(op: str, x) -> Expr:
     _no_reduce(x)
     if x.dtype == "bool":
         raise ValueError(f"cannot apply {op} to a bool value; cast it with .astype(...)")
+    _computable(x.dtype, f"apply {op} to")
     if op in ("exp", "log", "sqrt", "tanh", "erf") and not _is_float(x.dtype):
         raise ValueError(
             f"te.{op} needs a float operand, not {x.dtype}; use x.astype('float32')"
@@ -432,7 +444,8 @@ def const(value, dtype: str | None = None) -> Expr:
     """A constant; without a dtype, Python ints are int32 and floats float32 (as TVM)."""
     if dtype is None:
         return _default_literal(value)
-    return _literal(value, _check_dtype(dtype))
+    _computable(_check_dtype(dtype), "make constants of")
+    return _literal(value, dtype)
 
 
 def cast(x, dtype: str) -> Expr:
@@ -443,6 +456,6 @@ def cast(x, dtype: str) -> Expr:
     _no_reduce(x)
     if x.dtype == dtype:
         return x
-    if isinstance(x, Const) and dtype != "bool" and x.dtype != "bool":
+    if isinstance(x, Const) and dtype != "bool" and x.dtype != "bool" and not _is_unsigned(dtype):
         return Const(float(x.value) if _is_float(dtype) else int(x.value), dtype)
     return Cast(x, dtype)
