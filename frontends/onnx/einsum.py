@@ -123,7 +123,10 @@ def contract(node: Node, a: Operand, b: Operand, needed: set[str]) -> Operand:
 @converter("Einsum")
 def convert_einsum(node: Node):
     values = node.inputs()
-    terms, out = parse_equation(node, node.attr("equation"), [len(graph.shape_of(v.type)) for v in values])
+    equation = node.attr("equation")
+    terms, out = parse_equation(node, equation, [len(graph.shape_of(v.type)) for v in values])
+    if not out:  # graph ops are lowered with at least one dimension
+        raise node.error(f"equation '{equation}': a scalar (rank-0) result is not supported")
     operands = [Operand(v, t) for v, t in zip(values, terms)]
     for i, x in enumerate(operands):
         later = set(out).union(*(o.letters for j, o in enumerate(operands) if j != i))

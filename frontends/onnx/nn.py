@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from xdsl.dialects.builtin import f32
+from xdsl.dialects.builtin import f16, f32
 from xdsl.ir import SSAValue
 
 from tilecraft.dialects import graph
@@ -92,7 +92,14 @@ def convert_conv(node: Node):
     if group != 1:
         attributes["groups"] = group
     inputs = [x, w] + ([node.input(2)] if node.has_input(2) else [])
+    # float16: accumulated in float32 and rounded once, as the reference computes (a
+    # float16 sum rounds at every step and drifts by an ulp or more)
+    half = node.element_type(0) == f16
+    if half:
+        inputs = [node.emit(graph.CastOp, [v], to=f32) for v in inputs]
     y = node.emit(graph.Conv2dOp, inputs, **attributes)
+    if half:
+        y = node.emit(graph.CastOp, [y], to=f16)
     return [node.emit(graph.SqueezeOp, [y], axes=[2]) if one_d else y]
 
 

@@ -3,16 +3,18 @@ graph ops so they fuse with their neighbours:
 
 - dequantize: (float(x) - float(zero_point)) * scale;
 - quantize: clip(round_half_even(x / scale) + zero_point, lo, hi), converted to the
-  zero point's integer type, [lo, hi] being that type's range (for int32, 256 short
-  of it, where float32 still holds the bounds exactly). Rounding to nearest
-  even is built from truncation (a cast to int32 and back): t = trunc(v), then one
-  step away from zero where |v - t| > 1/2, or = 1/2 and t is odd. v is clipped to
-  [lo - 1, hi + 1] first, so the int32 cast cannot overflow.
+  zero point's integer type, [lo, hi] being the range of the zero point's ONNX type
+  (uintN included, though held widened; for int32 and uint32, 256 short of it, where
+  float32 still holds the bounds exactly). Rounding to nearest even is built from
+  truncation (a cast to int32 and back): t = trunc(v), then one step away from zero
+  where |v - t| > 1/2, or = 1/2 and t is odd. v is x / scale clipped to [-2^23, 2^23],
+  so the int32 cast cannot overflow; where |x / scale| >= 2^23 it is a whole number
+  already and is kept as is. The zero point is added after rounding, before the clip.
 
 A per-axis scale (and zero point) of extent C is reshaped to [C, 1, ...] so it
 broadcasts along `axis`. Blocked quantization (`block_size`) is not supported.
-The integer types are those the importer has (int32 today); the ops are typed by
-the zero point, so int8/uint8 tensors take the same path once they are imported.
+The ops are typed by the zero point, so every integer type the importer has takes
+the same path.
 """
 
 from __future__ import annotations
@@ -65,17 +67,25 @@ def convert_quantize(node: Node):
         raise node.error("attribute 'precision' is not supported")
     if not node.has_input(2):
         raise node.error("a zero point is needed (its element type is the output's)")
+    if node.element_type(0) != f32:
+        raise node.error(f"input of element type {node.element_type(0)} is not supported (float32 only)")
     element = node.element_type(2)
     if not isinstance(element, IntegerType):
         raise node.error(f"zero point of element type {element} is not supported (integers only)")
-    if node.attr("output_dtype", 0) not in (0, next(k for k, (t, _) in ONNX_TYPES.items() if t == element)):
+    bits = node.importer.unsigned_bits_of(node.raw(2))  # a uintN zero point is held widened
+    onnx_type = next(k for k, (t, n) in ONNX_TYPES.items() if t == element and (bits is None) == (n(0).dtype.kind == "i"))
+    if node.attr("output_dtype", 0) not in (0, onnx_type):
         raise node.error("output_dtype must be the zero point's element type")
-    info = np.iinfo(next(n for t, n in ONNX_TYPES.values() if t == element))
+    info = np.iinfo(ONNX_TYPES[onnx_type][1])
     rank = len(node.shape(0))
-    v = node.emit(graph.DivOp, [node.input(0), _per_axis(node, node.input(1), rank)])
-    # Bounds exact in float32 and inside int32 (int32 outputs saturate 256 short of its range).
-    lo, hi = float(max(info.min, -(2**31) + 256)), float(min(info.max, 2**31 - 256))
-    v = node.emit(graph.ClipOp, [v], min=lo - 1, max=hi + 1)
+    x = node.emit(graph.DivOp, [node.input(0), _per_axis(node, node.input(1), rank)])
+    # Bounds exact in float32 (int32 and uint32 outputs saturate 256 short of their range).
+    lo = float(info.min) if info.min > -(2**24) else float(info.min + 256)
+    hi = float(info.max) if info.max < 2**24 else float(info.max + 1 - 256)
+    # |x| >= 2^23 is a whole number already; rounding works on x clipped below that, so
+    # the int32 cast cannot overflow, and the zero point is added to the unclipped value.
+    big = 2.0**23
+    v = node.emit(graph.ClipOp, [x], min=-big, max=big)
     t = node.emit(graph.CastOp, [node.emit(graph.CastOp, [v], to=i32)], to=f32)  # trunc(v)
     d = node.emit(graph.SubOp, [v, t])
     half = node.scalar(0.5, v)
@@ -91,6 +101,8 @@ def convert_quantize(node: Node):
     ])  # fmt: skip
     sign = node.emit(graph.WhereOp, [node.emit(graph.LessOp, [d, zero]), node.scalar(-1.0, v), one])
     rounded = node.emit(graph.AddOp, [t, node.emit(graph.MulOp, [away, sign])])
+    large = node.emit(graph.GreaterEqualOp, [node.emit(graph.AbsOp, [x]), node.scalar(big, x)])
+    rounded = node.emit(graph.WhereOp, [large, x, rounded])
     shifted = node.emit(graph.AddOp, [rounded, node.emit(graph.CastOp, [_per_axis(node, node.input(2), rank)], to=f32)])
     clipped = node.emit(graph.ClipOp, [shifted], min=lo, max=hi)
     return [node.emit(graph.CastOp, [clipped], to=element)]

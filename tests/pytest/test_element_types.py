@@ -191,3 +191,29 @@ def test_te_keeps_unsigned_for_storage():
     y = np.zeros(4, np.int16)
     f(x, y)
     np.testing.assert_array_equal(y, x.astype(np.int16) * 3)
+
+
+@pytest.mark.parametrize("one_d", [False, True])
+def test_onnx_float16_conv_accumulates_in_float32(one_d):
+    # 144 products per output: a float16 running sum drifts by several ulps; the
+    # reference (and tilecraft) sum in float32 and round once
+    xs, ws = ((1, 16, 20), (8, 16, 9)) if one_d else ((1, 16, 6, 7), (8, 16, 3, 3))
+    x = RNG.uniform(0, 1, xs).astype(np.float16)
+    w = RNG.uniform(0, 1, ws).astype(np.float16)
+    b = RNG.uniform(0, 1, ws[0]).astype(np.float16)
+    node = helper.make_node("Conv", ["x", "w", "b"], ["y"], name="c0")
+    g = helper.make_graph([node], "g", [helper.make_tensor_value_info(n, TensorProto.FLOAT16, a.shape)
+                                        for n, a in (("x", x), ("w", w), ("b", b))],
+                          [helper.make_empty_tensor_value_info("y")])  # fmt: skip
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    got = tc.compile(m, num_threads=1)(x, w, b)
+    x64, w64 = x.astype(np.float64), w.astype(np.float64)
+    if one_d:
+        win = np.lib.stride_tricks.sliding_window_view(x64, ws[2], axis=2)  # n c l k
+        exact = np.einsum("nclk,ock->nol", win, w64)
+    else:
+        win = np.lib.stride_tricks.sliding_window_view(x64, ws[2:], axis=(2, 3))  # n c h w kh kw
+        exact = np.einsum("nchwij,ocij->nohw", win, w64)
+    exact = exact + b.astype(np.float64).reshape(-1, *[1] * (len(xs) - 2))
+    assert got.dtype == np.float16
+    np.testing.assert_allclose(got.astype(np.float64), exact.astype(np.float16).astype(np.float64), rtol=1e-3, atol=0)

@@ -44,3 +44,39 @@ def test_quantize_rounds_half_to_even_and_saturates(per_axis):
     got = tc.compile(m, num_threads=1)(x)
     assert got.dtype == np.int32
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize(("dtype", "elem", "zero"), [
+    (np.uint8, TensorProto.UINT8, 128), (np.uint16, TensorProto.UINT16, 32767),
+    (np.int16, TensorProto.INT16, 256), (np.int8, TensorProto.INT8, -100),
+])  # fmt: skip
+def test_quantize_saturates_to_the_zero_point_type_after_adding_it(dtype, elem, zero):
+    # uintN zero points are held widened (uint8 in i16): the bounds are still uintN's;
+    # and a value that saturates only once the zero point is added saturates.
+    info = np.iinfo(dtype)
+    x = np.concatenate([np.arange(-6, 6.5, 0.5), [1e3, -1e3, 7e4, -7e4, 3e9, -3e9],
+                        (2.0 * np.array([info.max - zero, info.min - zero]) + [[-1], [0], [1], [2]]).ravel()]
+                       ).astype(np.float32)  # fmt: skip
+    node = helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"], name="q0")
+    g = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+                          [helper.make_tensor_value_info("y", elem, x.shape)],
+                          [numpy_helper.from_array(np.array(2.0, np.float32), "s"),
+                           numpy_helper.from_array(np.array(zero, dtype), "z")])  # fmt: skip
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)], ir_version=10)
+    want = np.clip(np.rint(x / np.float32(2.0)).astype(np.float64) + zero, info.min, info.max).astype(dtype)
+    got = tc.compile(m, num_threads=1)(x)
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(got, want)
+
+
+def test_quantize_refuses_a_float16_input():
+    x = np.zeros(4, np.float16)
+    node = helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"], name="q0")
+    g = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT16, x.shape)],
+                          [helper.make_empty_tensor_value_info("y")],
+                          [numpy_helper.from_array(np.array(2.0, np.float16), "s"),
+                           numpy_helper.from_array(np.array(1, np.int8), "z")])  # fmt: skip
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)], ir_version=10)
+    from tilecraft.frontends.onnx.importer import OnnxImportError
+    with pytest.raises(OnnxImportError, match="QuantizeLinear.*float16|QuantizeLinear.*f16"):
+        tc.compile(m, num_threads=1)
