@@ -13,7 +13,7 @@ import numpy as np
 from xdsl.dialects.builtin import IntegerType, i64
 
 from tilecraft.dialects import graph
-from tilecraft.frontends.onnx.importer import ONNX_TYPES, Node, converter, onnx_type_name
+from tilecraft.frontends.onnx.importer import ONNX_TYPES, UNSIGNED_BITS, Node, converter, onnx_type_name
 
 UNARY: dict[str, type[graph.GraphOp]] = {
     "Relu": graph.ReluOp,
@@ -253,8 +253,14 @@ def convert_sign(node: Node):
 @converter("CastLike")
 def convert_cast_like(node: Node):
     node.ignore("saturate")  # only meaningful for float8 targets
-    x = node.input(0)
     element = node.element_type(1)
+    if node.is_const(0):
+        # A constant cast like a run-time tensor (the -inf of an expanded Attention)
+        # stays known: only the target's element type is needed, not its values.
+        bits = node.importer.unsigned_bits_of(node.raw(1))
+        dtype = {b: n for n, b in UNSIGNED_BITS.items()}[bits] if bits else next(n for t, n in ONNX_TYPES.values() if t == element)
+        return [node.raw(0).astype(dtype)]
+    x = node.input(0)
     if node.element_type(0) == element:
         return [x]
     return [node.emit(graph.CastOp, [x], to=element)]

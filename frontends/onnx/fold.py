@@ -59,7 +59,12 @@ _ELEMENTWISE: dict[str, Callable[..., np.ndarray]] = {
     "Equal": np.equal,
     "Less": np.less,
     "Greater": np.greater,
+    "LessOrEqual": np.less_equal,
+    "GreaterOrEqual": np.greater_equal,
     "Not": np.logical_not,
+    "And": np.logical_and,
+    "Or": np.logical_or,
+    "Xor": np.logical_xor,
     "Where": np.where,
     # shape arithmetic of exported functions (CenterCropPad's, Resize's...)
     "Max": lambda *xs: functools.reduce(np.maximum, xs),
@@ -68,12 +73,26 @@ _ELEMENTWISE: dict[str, Callable[..., np.ndarray]] = {
 }
 
 
+_BOOLEAN_RESULT = {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Not", "And", "Or", "Xor"}
+
+
 @folder(*_ELEMENTWISE)
 def fold_elementwise(node, arrays):
     out = np.asarray(_ELEMENTWISE[node.op_type](*arrays))
-    if node.op_type not in ("Equal", "Less", "Greater", "Not", "Where"):
+    if node.op_type not in _BOOLEAN_RESULT and node.op_type != "Where":
         out = out.astype(arrays[0].dtype)  # numpy promotes int64 op int64 scalars fine, but not float32 * 2.0
     return [out]
+
+
+@folder("Mod")
+def fold_mod(node, arrays):
+    a, b = arrays
+    fmod = int(node.attr("fmod", 0))
+    if not fmod and not np.issubdtype(a.dtype, np.integer):
+        raise node.error(f"Mod of {a.dtype} elements needs fmod=1")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # fmod=0: the divisor's sign (numpy's mod); fmod=1: the dividend's (C's fmod)
+        return [(np.fmod(a, b) if fmod else np.mod(a, b)).astype(a.dtype)]
 
 
 @folder("Identity")

@@ -262,10 +262,15 @@ def convert_gemm(node: Node):
 @converter("MatMul")
 def convert_matmul(node: Node):
     a_shape, b_shape = node.shape(0), node.shape(1)
-    if node.is_const(1) and len(b_shape) == 2 and not node.is_const(0):
+    if node.is_const(1) and len(b_shape) == 2 and not node.is_const(0) and node.element_type(0) != f16:
         b = node.const(1, "B")
         return [dense(node, node.input(0), b.T, node.proto.input[1] + ".T")]
     a, b = node.input(0), node.input(1)
+    half = node.element_type(0) == f16
+    if half:
+        # float16 products are summed in float32 and rounded once, as numpy and
+        # onnxruntime do; a float16 running sum loses a unit in the last place.
+        a, b = node.emit(graph.CastOp, [a], to=f32), node.emit(graph.CastOp, [b], to=f32)
     # numpy semantics for 1-D operands: promote to a matrix, drop the axis after.
     if len(a_shape) == 1:
         a = node.emit(graph.UnsqueezeOp, [a], axes=[0])
@@ -276,7 +281,7 @@ def convert_matmul(node: Node):
     if drop:
         rank = len(graph.shape_of(y.type))
         y = node.emit(graph.SqueezeOp, [y], axes=sorted(d % rank for d in drop))
-    return [y]
+    return [node.emit(graph.CastOp, [y], to=f16) if half else y]
 
 
 def pool_attributes(node: Node, count_include_pad: bool) -> tuple[SSAValue, dict]:
@@ -359,7 +364,15 @@ def convert_global_pool(node: Node):
 @converter("Softmax")
 def convert_softmax(node: Node):
     axis = int(node.attr("axis", -1))
-    return [node.emit(graph.SoftmaxOp, [node.input(0)], axis=axis)]
+    x = node.input(0)
+    if node.element_type(0) == f16:
+        # float16 as numpy computes it: each step rounded to float16, the sum of the
+        # exponentials taken in float32 (a float16 running sum drifts by units)
+        axes = [axis]
+        e = node.emit(graph.ExpOp, [node.emit(graph.SubOp, [x, node.emit(graph.ReduceMaxOp, [x], axes=axes)])])
+        total = node.emit(graph.ReduceSumOp, [node.emit(graph.CastOp, [e], to=f32)], axes=axes)
+        return [node.emit(graph.DivOp, [e, node.emit(graph.CastOp, [total], to=f16)])]
+    return [node.emit(graph.SoftmaxOp, [x], axis=axis)]
 
 
 def normalization_params(node: Node, normalized: tuple[int, ...], which: tuple[tuple[int, str], ...]) -> list[SSAValue]:
