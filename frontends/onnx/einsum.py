@@ -125,7 +125,7 @@ def convert_einsum(node: Node):
     values = node.inputs()
     equation = node.attr("equation")
     terms, out = parse_equation(node, equation, [len(graph.shape_of(v.type)) for v in values])
-    if not out:  # graph ops are lowered with at least one dimension
+    if not out and any(terms):  # graph ops are lowered with at least one dimension
         raise node.error(f"equation '{equation}': a scalar (rank-0) result is not supported")
     operands = [Operand(v, t) for v, t in zip(values, terms)]
     for i, x in enumerate(operands):
