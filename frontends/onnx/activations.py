@@ -145,10 +145,7 @@ def convert_prelu(node: Node):
 def convert_hardmax(node: Node):
     require_float(node)
     xs = node.shape(0)
-    axis = int(node.attr("axis", -1))
-    if not -len(xs) <= axis < len(xs):
-        raise node.error(f"axis {axis} is out of range for rank {len(xs)}")
-    axis %= len(xs)
+    axis = node.axis_attr(len(xs))
     x = node.input(0)
     best = node.emit(graph.ReduceMaxOp, [x], axes=[axis], keepdims=True)
     hit = node.emit(graph.EqualOp, [x, best])

@@ -156,6 +156,13 @@ class Node:
             return [v.decode() if isinstance(v, bytes) else v for v in value]
         return value
 
+    def axis_attr(self, rank: int, default: int = -1) -> int:
+        """Attribute `axis` in [-rank, rank), made non-negative."""
+        axis = int(self.attr("axis", default))
+        if not -rank <= axis < rank:
+            raise self.error(f"axis {axis} is out of range for rank {rank}")
+        return axis % rank
+
     def ignore(self, *keys: str) -> None:
         """Attributes that do not change inference results (seeds, momentum...)."""
         self.read.update(keys)

@@ -129,10 +129,7 @@ def convert_one_hot(node: Node):
     depth = node.const(1, "depth").reshape(-1)[0]
     depth = int(depth)
     rank = len(xs) + 1
-    axis = int(node.attr("axis", -1))
-    if not -rank <= axis < rank:
-        raise node.error(f"axis {axis} is out of range for rank {rank}")
-    axis %= rank
+    axis = node.axis_attr(rank)
     indices = node.input(0)
     if not isinstance(node.element_type(0), IntegerType) or node.element_type(0) == i1:
         indices = node.emit(graph.CastOp, [indices], to=i64)  # ONNX: float indices truncate
@@ -159,10 +156,7 @@ def convert_one_hot(node: Node):
 def convert_top_k(node: Node):
     xs = node.shape(0)
     rank = len(xs)
-    axis = int(node.attr("axis", -1))
-    if not -rank <= axis < rank:
-        raise node.error(f"axis {axis} is out of range for rank {rank}")
-    axis %= rank
+    axis = node.axis_attr(rank)
     n = xs[axis]
     k = int(node.const(1, "k").reshape(-1)[0])
     if not 0 < k <= n:

@@ -35,10 +35,7 @@ def convert_log_softmax(node: Node):
     xs = node.shape(0)
     if node.element_type(0) != f32:
         raise node.error(f"input of element type {node.element_type(0)} is not supported (float32)")
-    axis = int(node.attr("axis", -1))
-    if not -len(xs) <= axis < len(xs):
-        raise node.error(f"axis {axis} is out of range for rank {len(xs)}")
-    return [log_softmax(node, node.input(0), axis % len(xs))]
+    return [log_softmax(node, node.input(0), node.axis_attr(len(xs)))]
 
 
 def nll_loss(node: Node, log_prob: SSAValue, quirk_minus_one: bool) -> SSAValue:

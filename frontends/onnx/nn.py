@@ -430,10 +430,7 @@ def convert_rms_norm(node: Node):
     xs = node.shape(0)
     if node.element_type(0) != f32:
         raise node.error(f"input of element type {node.element_type(0)} is not supported (float32)")
-    axis = int(node.attr("axis", -1))
-    if not -len(xs) <= axis < len(xs):
-        raise node.error(f"axis {axis} is out of range for rank {len(xs)}")
-    axis %= len(xs)
+    axis = node.axis_attr(len(xs))
     epsilon = float(node.attr("epsilon", 1e-5))
     x = node.input(0)
     square_mean = node.emit(graph.ReduceMeanOp, [node.emit(graph.MulOp, [x, x])], axes=list(range(axis, len(xs))), keepdims=True)
