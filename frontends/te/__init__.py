@@ -84,10 +84,21 @@ from tilecraft.frontends.te.expr import (
 )
 from tilecraft.frontends.te.ops import (
     abs,
+    acos,
+    acosh,
     all,
     any,
+    asin,
+    asinh,
+    atan,
+    atanh,
+    ceil,
+    cos,
+    cosh,
     erf,
     exp,
+    floor,
+    fmod,
     if_then_else,
     log,
     max,
@@ -100,9 +111,14 @@ from tilecraft.frontends.te.ops import (
     reduce_max,
     reduce_min,
     reduce_sum,
+    power,
+    round,
     sigmoid,
+    sin,
+    sinh,
     sqrt,
     sum,
+    tan,
     tanh,
 )
 from tilecraft.frontends.te.schedule import (
@@ -178,6 +194,8 @@ __all__ = [
     "create_schedule",
     "erf",
     "exp",
+    "floor",
+    "fmod",
     "if_then_else",
     "log",
     "max",
@@ -193,4 +211,7 @@ __all__ = [
     "sqrt",
     "sum",
     "tanh",
+    # math of floats (TVM's names)
+    "acos", "acosh", "asin", "asinh", "atan", "atanh", "ceil", "cos", "cosh", "power",
+    "round", "sin", "sinh", "tan",
 ]

@@ -1,0 +1,132 @@
+"""ONNX unary math (Sin ... Round), Mod of floats, Pow of mixed and integer types and
+the small composed operators: compiled with tc.compile and compared with numpy over
+wide ranges, NaN and infinities included, in f16/f32/f64, on shapes long enough to
+take the vectorized loop and its tail."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper
+
+import tilecraft as tc
+
+RNG = np.random.default_rng(8)
+_ELEM = {np.float16: TensorProto.FLOAT16, np.float32: TensorProto.FLOAT, np.float64: TensorProto.DOUBLE,
+         np.int8: TensorProto.INT8, np.int16: TensorProto.INT16, np.int32: TensorProto.INT32,
+         np.int64: TensorProto.INT64, np.uint8: TensorProto.UINT8}  # fmt: skip
+
+
+def run(op: str, inputs: list[np.ndarray], out_dtype=None, out_shape=None, opset=22, **attrs) -> np.ndarray:
+    names = [f"x{i}" for i in range(len(inputs))]
+    node = helper.make_node(op, names, ["y"], **attrs)
+    ins = [helper.make_tensor_value_info(n, _ELEM[a.dtype.type], a.shape) for n, a in zip(names, inputs)]
+    shape = out_shape if out_shape is not None else np.broadcast_shapes(*(a.shape for a in inputs))
+    dtype = np.dtype(out_dtype or inputs[0].dtype).type
+    out = helper.make_tensor_value_info("y", _ELEM[dtype], shape)
+    model = helper.make_model(helper.make_graph([node], "g", ins, [out]),
+                              opset_imports=[helper.make_opsetid("", opset)], ir_version=8)
+    y = tc.compile(model)(*inputs)
+    return y[0] if isinstance(y, tuple) else y
+
+
+_SPECIAL = [np.nan, np.inf, -np.inf, 0.0, -0.0]
+
+# (ONNX op, numpy function, the range of ordinary inputs)
+_MATH = [
+    ("Sin", np.sin, 100.0), ("Cos", np.cos, 100.0), ("Tan", np.tan, 3.0),
+    ("Asin", np.arcsin, 1.2), ("Acos", np.arccos, 1.2), ("Atan", np.arctan, 1e4),
+    ("Sinh", np.sinh, 12.0), ("Cosh", np.cosh, 12.0), ("Asinh", np.arcsinh, 1e4),
+    ("Acosh", np.arccosh, 1e4), ("Atanh", np.arctanh, 1.2),
+    ("Floor", np.floor, 1e3), ("Ceil", np.ceil, 1e3), ("Round", np.rint, 10.0),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("op,fn,span", _MATH, ids=[m[0] for m in _MATH])
+def test_unary_math(op, fn, span, dtype):
+    x = np.concatenate([RNG.uniform(-span, span, 131), _SPECIAL, [0.5, 1.5, 2.5, -0.5, -2.5, 1.0, -1.0]])
+    x = x.astype(dtype).reshape(1, -1)
+    with np.errstate(all="ignore"):
+        expected = fn(x)
+    rtol = {np.float16: 1e-3, np.float32: 2e-6, np.float64: 1e-14}[dtype]
+    np.testing.assert_allclose(run(op, [x]), expected, rtol=rtol, atol=0)
+
+
+def test_round_halves_to_even():
+    x = np.array([0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.49999997, 2.5000002, 1e8 + 1], np.float32)
+    np.testing.assert_array_equal(run("Round", [x]), np.rint(x))
+
+
+def test_math_rejects_integers():
+    with pytest.raises(tc.frontends.onnx.OnnxImportError, match="Sin.*floating-point"):
+        run("Sin", [np.arange(4, dtype=np.int32)])
+
+
+_DIVIDENDS = [0.0, -0.0, 0.0, -0.0, -3.0, 3.0, -1.0, 1.0, np.inf, -np.inf, 1.0, 1.0, np.nan, 1.0,
+              -4.3, 7.2, 5.0, 4.3, -7.2, 8.0, 6e4, -6e4, 2.5, 1e-3]  # fmt: skip
+_DIVISORS = [-2.0, 2.0, 2.0, -2.0, np.inf, np.inf, -np.inf, -np.inf, 2.0, 2.0, 0.0, -0.0, 2.0, np.nan,
+             2.1, -3.4, 8.0, -2.1, 3.4, 5.0, 3.0, 7.0, -0.5, 1e-4]  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_float_mod(dtype):
+    """fmod=0 is numpy's mod (the divisor's sign, signed zeros too), fmod=1 C's fmod,
+    exact even for a quotient too large for any float (1e30 mod 3)."""
+    a, b = np.array(_DIVIDENDS, dtype), np.array(_DIVISORS, dtype)
+    if dtype != np.float16:
+        a, b = np.append(a, [1e30, -1e30]).astype(dtype), np.append(b, [3.0, 7.0]).astype(dtype)
+    with np.errstate(all="ignore"):
+        floor_mod, c_mod = np.mod(a, b), np.fmod(a, b)
+    y = run("Mod", [a, b])
+    np.testing.assert_array_equal(y, floor_mod)
+    np.testing.assert_array_equal(np.signbit(y), np.signbit(floor_mod))
+    np.testing.assert_array_equal(run("Mod", [a, b], fmod=1), c_mod)
+
+
+def test_float_mod_broadcast_vectorized():
+    a = RNG.uniform(-50, 50, (3, 67)).astype(np.float32)
+    b = RNG.uniform(-5, 5, (67,)).astype(np.float32)
+    np.testing.assert_array_equal(run("Mod", [a, b]), np.mod(a, b))
+    np.testing.assert_array_equal(run("Mod", [a, b], fmod=1), np.fmod(a, b))
+
+
+def _integer_power(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """numpy's power (wrapping); for y < 0 the exact power truncated toward zero."""
+    positive = np.power(x, np.maximum(y, 0).astype(x.dtype))
+    tiny = np.where(x == 1, 1, np.where(x == -1, 1 - 2 * (y % 2), 0))
+    return np.where(y < 0, tiny, positive).astype(x.dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.int64])
+def test_integer_pow_run_time_exponent(dtype):
+    info = np.iinfo(dtype)
+    x = np.array([1, 2, 3, -2, -3, 0, 5, -1, -1, 0, 7, 2, 0, info.max, info.min, -1], dtype)
+    y = np.array([4, 5, 6, 3, 5, 0, -1, -3, -4, -2, 40, info.max, 0, 2, 3, info.min], dtype)
+    x = np.concatenate([x, RNG.integers(-9, 10, 37).astype(dtype)])
+    y = np.concatenate([y, RNG.integers(-3, 12, 37).astype(dtype)])
+    np.testing.assert_array_equal(run("Pow", [x, y]), _integer_power(x, y))
+
+
+def test_pow_mixed_types():
+    x = np.array([1.0, 2.0, 3.0, -2.0, -0.5, 0.0], np.float32)
+    n = np.array([4, 5, 6, 3, -3, 0], np.int64)
+    np.testing.assert_allclose(run("Pow", [x, n]), np.power(x, n.astype(np.float32)), rtol=1e-6)
+    # an integer base keeps its type: numpy's float64 power, truncated
+    i = np.array([1, 2, 3, -2, 4, 10], np.int64)
+    f = np.array([4.0, 5.0, 6.0, 3.0, 0.5, -1.0], np.float32)
+    np.testing.assert_array_equal(run("Pow", [i, f]), np.power(i, f.astype(np.float64)).astype(np.int64))
+    # two integer types: computed in the wider, wrapped to the base's
+    b = np.array([2, 3, -2, 7], np.int32)
+    e = np.array([31, 4, 33, 3], np.int64)
+    np.testing.assert_array_equal(run("Pow", [b, e]), np.power(b.astype(np.int64), e).astype(np.int32))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_float_pow_as_c(dtype):
+    """Negative bases with integral exponents, 0 ** 0, 1 ** NaN: C's pow, as numpy."""
+    x = np.array([-2.0, 2.0, 0.0, 1.0, -8.0, -3.0, np.inf, np.nan, 0.0, 1.5], dtype)
+    y = np.array([3.0, -2.0, 0.0, np.nan, 1 / 3, 4.0, 0.0, 0.0, -1.0, 2.5], dtype)
+    with np.errstate(all="ignore"):
+        expected = np.power(x, y)
+    np.testing.assert_allclose(run("Pow", [x, y]), expected, rtol=1e-3 if dtype == np.float16 else 1e-6)
