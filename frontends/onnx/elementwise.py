@@ -279,9 +279,10 @@ def convert_cast_like(node: Node):
 
 @converter("BitShift")
 def convert_bit_shift(node: Node):
-    """Shifts as products and floor divisions by 2^y, computed in int64 (exact for
-    every shift of up to 32-bit integers): x << y is x * 2^y wrapped to x's width,
-    x >> y is floor(x / 2^y) (arithmetic for signed x). 2^y is the product of the
+    """Shifts as products and floor divisions by 2^y, computed in int64: x << y is
+    x * 2^y wrapped to x's width, x >> y is floor(x / 2^y) (arithmetic for signed
+    x). For int64, 2^63 wraps to the most negative value: the product still has
+    the right bits, and x >> 63 is taken apart (-1 or 0). 2^y is the product of the
     factors 2^(2^k) for the bits k of y. A shift by a negative amount or by the width
     or more gives 0, or -1 for a right shift of a negative x (the sign fills it), as
     the ONNX reference does. Unsigned operands are held widened and non-negative by
@@ -292,8 +293,8 @@ def convert_bit_shift(node: Node):
     element = node.element_type(0)
     unsigned = node.importer.unsigned_bits_of(node.raw(0))
     width = unsigned or (element.width.data if isinstance(element, IntegerType) else None)
-    if width is None or width > 32 or width == 1:
-        raise node.error(f"BitShift of {element} elements is not supported (integers of up to 32 bits)")
+    if width is None or width == 1:
+        raise node.error(f"BitShift of {element} elements is not supported (integers)")
     x = node.emit(graph.CastOp, [node.input(0)], to=i64)
     y = node.emit(graph.CastOp, [node.input(1)], to=i64)
     outside = node.emit(graph.BitwiseOrOp, [node.emit(graph.LessOp, [y, node.scalar(0, y)]),
@@ -312,6 +313,8 @@ def convert_bit_shift(node: Node):
         exact = node.emit(graph.SubOp, [x, node.emit(graph.ModOp, [x, power])])
         shifted = node.emit(graph.DivOp, [exact, power])
         fill = node.emit(graph.WhereOp, [node.emit(graph.LessOp, [x, zero]), node.scalar(-1, x), zero])
+        if width == 64:  # 2^63 wrapped negative: x >> 63 is the sign fill
+            shifted = node.emit(graph.WhereOp, [node.emit(graph.EqualOp, [y, node.scalar(63, y)]), fill, shifted])
     result = node.emit(graph.WhereOp, [outside, fill, shifted])
     return [node.emit(graph.CastOp, [result], to=element)]
 

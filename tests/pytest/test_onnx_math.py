@@ -10,6 +10,7 @@ import pytest
 from onnx import TensorProto, helper
 
 import tilecraft as tc
+from tilecraft.frontends.onnx import OnnxImportError, from_onnx
 
 RNG = np.random.default_rng(8)
 _ELEM = {np.float16: TensorProto.FLOAT16, np.float32: TensorProto.FLOAT, np.float64: TensorProto.DOUBLE,
@@ -59,7 +60,7 @@ def test_round_halves_to_even():
 
 
 def test_math_rejects_integers():
-    with pytest.raises(tc.frontends.onnx.OnnxImportError, match="Sin.*floating-point"):
+    with pytest.raises(OnnxImportError, match="Sin.*floating-point"):
         run("Sin", [np.arange(4, dtype=np.int32)])
 
 
@@ -130,3 +131,106 @@ def test_float_pow_as_c(dtype):
     with np.errstate(all="ignore"):
         expected = np.power(x, y)
     np.testing.assert_allclose(run("Pow", [x, y]), expected, rtol=1e-3 if dtype == np.float16 else 1e-6)
+
+
+def test_bitshift_int64():
+    info = np.iinfo(np.int64)
+    x = np.array([16, 4, 1, -1, -16, info.min, info.max, 5, -5, 3, -7, 12345678912345], np.int64)
+    y = np.array([1, 2, 3, 63, 63, 63, 63, 0, 62, 64, -1, 40], np.int64)
+
+    def shifted(a: int, b: int, left: bool) -> int:
+        if not 0 <= b < 64:
+            return 0 if left or a >= 0 else -1
+        if not left:
+            return a >> b
+        bits = (a << b) & ((1 << 64) - 1)
+        return bits - (1 << 64) if bits >= 1 << 63 else bits
+
+    for direction in ("LEFT", "RIGHT"):
+        expected = np.array([shifted(a, b, direction == "LEFT") for a, b in zip(x.tolist(), y.tolist())], np.int64)
+        np.testing.assert_array_equal(run("BitShift", [x, y], direction=direction), expected)
+
+
+# -- composed operators ------------------------------------------------------------------
+
+
+def test_swish_and_swiglu():
+    a = RNG.normal(0, 4, (3, 35)).astype(np.float32)
+    b = RNG.normal(0, 1, (3, 35)).astype(np.float32)
+    swish = a / (1 + np.exp(-0.5 * a))
+    np.testing.assert_allclose(run("Swish", [a], opset=24, alpha=0.5), swish, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(run("SwiGLU", [a, b], opset=28, alpha=0.5), swish * b, rtol=1e-5, atol=1e-6)
+    h = a.astype(np.float16)
+    wide = h.astype(np.float32)
+    np.testing.assert_allclose(run("Swish", [h], opset=24), wide / (1 + np.exp(-wide)), rtol=2e-3, atol=2e-3)
+
+
+def test_mean_of_inputs():
+    xs = [RNG.normal(size=(2, 5)).astype(np.float32), RNG.normal(size=(5,)).astype(np.float32),
+          RNG.normal(size=(2, 1)).astype(np.float32)]  # fmt: skip
+    np.testing.assert_allclose(run("Mean", xs, out_shape=(2, 5)), (xs[0] + xs[1] + xs[2]) / 3, rtol=1e-6)
+
+
+def test_mean_variance_normalization():
+    x = RNG.normal(3, 2, (2, 3, 4, 5)).astype(np.float32)
+    for axes in ([0, 2, 3], [1, -1]):
+        mean = x.mean(axis=tuple(axes), keepdims=True)
+        std = np.sqrt((x * x).mean(axis=tuple(axes), keepdims=True) - mean * mean)
+        np.testing.assert_allclose(run("MeanVarianceNormalization", [x], axes=axes), (x - mean) / (std + 1e-9),
+                                   rtol=1e-4, atol=1e-4)  # fmt: skip
+
+
+@pytest.mark.parametrize("p", [1, 2])
+def test_lp_normalization(p):
+    x = RNG.normal(size=(3, 4, 6)).astype(np.float32)
+    x[1, :, 2] = 0  # a zero norm along axis 1 gives 0
+    norm = np.abs(x).sum(axis=1, keepdims=True) if p == 1 else np.sqrt((x * x).sum(axis=1, keepdims=True))
+    with np.errstate(invalid="ignore"):
+        expected = np.where(norm == 0, 0, x / norm)
+    np.testing.assert_allclose(run("LpNormalization", [x], axis=1, p=p), expected, rtol=1e-6)
+    with pytest.raises(OnnxImportError, match="p=3 is not supported"):
+        run("LpNormalization", [x], axis=1, p=3)
+
+
+def test_dynamic_quantize_linear():
+    x = RNG.normal(1, 3, (4, 33)).astype(np.float32)
+    names = ["y", "scale", "zero_point"]
+    node = helper.make_node("DynamicQuantizeLinear", ["x"], names)
+    outs = [helper.make_tensor_value_info("y", TensorProto.UINT8, x.shape),
+            helper.make_tensor_value_info("scale", TensorProto.FLOAT, []),
+            helper.make_tensor_value_info("zero_point", TensorProto.UINT8, [])]  # fmt: skip
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)], outs)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)], ir_version=8)
+    y, scale, zero_point = tc.compile(model)(x)
+    low, high = min(x.min(), 0), max(x.max(), 0)
+    expected_scale = np.float32((high - low) / np.float32(255))
+    expected_zero = np.uint8(np.rint(np.clip(-low / expected_scale, 0, 255)))
+    assert scale == expected_scale and zero_point == expected_zero and y.dtype == np.uint8
+    np.testing.assert_array_equal(y, np.clip(np.rint(x / expected_scale) + expected_zero, 0, 255).astype(np.uint8))
+
+
+@pytest.mark.parametrize("op", ["HannWindow", "HammingWindow", "BlackmanWindow"])
+def test_windows_fold_to_constants(op):
+    import onnx.reference
+
+    size = helper.make_tensor("size", TensorProto.INT64, [], [10])
+    node = helper.make_node(op, ["size"], ["y"], periodic=0, output_datatype=TensorProto.DOUBLE)
+    out = helper.make_tensor_value_info("y", TensorProto.DOUBLE, [10])
+    model = helper.make_model(helper.make_graph([node], "g", [], [out], initializer=[size]),
+                              opset_imports=[helper.make_opsetid("", 17)], ir_version=8)  # fmt: skip
+    module, _ = from_onnx(model)
+    assert "graph.constant" in str(module) or "graph.weight" in str(module)
+    expected = onnx.reference.ReferenceEvaluator(model).run(None, {})[0]
+    np.testing.assert_allclose(tc.compile(model)(), expected, rtol=1e-12, atol=1e-15)
+
+
+def test_small_type_edges():
+    """Celu of float16, MaxPool of uint8 (padding below every uint8 value)."""
+    h = RNG.normal(0, 2, (3, 19)).astype(np.float16)
+    expected = np.maximum(h, 0) + np.minimum(0, 1.5 * (np.exp(h.astype(np.float32) / 1.5) - 1))
+    np.testing.assert_allclose(run("Celu", [h], alpha=1.5), expected, rtol=2e-3, atol=2e-3)
+    u = RNG.integers(0, 256, (1, 2, 5, 5)).astype(np.uint8)
+    y = run("MaxPool", [u], out_shape=(1, 2, 5, 5), kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+    padded = np.pad(u, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    windows = np.lib.stride_tricks.sliding_window_view(padded, (3, 3), axis=(2, 3))
+    np.testing.assert_array_equal(y, windows.max(axis=(-1, -2)))
