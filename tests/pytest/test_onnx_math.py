@@ -234,3 +234,63 @@ def test_small_type_edges():
     padded = np.pad(u, ((0, 0), (0, 0), (1, 1), (1, 1)))
     windows = np.lib.stride_tricks.sliding_window_view(padded, (3, 3), axis=(2, 3))
     np.testing.assert_array_equal(y, windows.max(axis=(-1, -2)))
+
+
+# -- DFT and STFT as a matmul with a constant matrix ---------------------------------------
+
+
+def _dft_model(x: np.ndarray, out_shape, axis: int, opset: int = 20, dft_length: int | None = None, **attrs):
+    inits = [helper.make_tensor("axis", TensorProto.INT64, [], [axis])]
+    if dft_length is not None:
+        inits.append(helper.make_tensor("dft_length", TensorProto.INT64, [], [dft_length]))
+    node = helper.make_node("DFT", ["x", "dft_length" if dft_length is not None else "", "axis"], ["y"], **attrs)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, out_shape)], initializer=inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=8)
+
+
+def test_dft_forward_and_one_sided():
+    x = RNG.normal(size=(2, 12, 5, 1)).astype(np.float32)
+    spectrum = np.fft.fft(x[..., 0].astype(np.float64), axis=1)
+    y = tc.compile(_dft_model(x, (2, 12, 5, 2), axis=1))(x)
+    np.testing.assert_allclose(y, np.stack([spectrum.real, spectrum.imag], -1), atol=2e-5)
+    half = np.fft.rfft(x[..., 0].astype(np.float64), n=16, axis=2)  # zero-padded to 16
+    y = tc.compile(_dft_model(x, (2, 12, 9, 2), axis=2, dft_length=16, onesided=1))(x)
+    np.testing.assert_allclose(y, np.stack([half.real, half.imag], -1), atol=2e-5)
+
+
+def test_inverse_one_sided_dft():
+    x = RNG.normal(size=(1, 6, 4, 2)).astype(np.float32)
+    y = tc.compile(_dft_model(x, (1, 10, 4, 1), axis=1, inverse=1, onesided=1))(x)
+    expected = np.fft.irfft(x[..., 0] + 1j * x[..., 1], n=10, axis=1)[..., np.newaxis]
+    np.testing.assert_allclose(y, expected, atol=1e-6)
+
+
+def test_dft_matrix_inverse_is_numpy_ifft():
+    from tilecraft.frontends.onnx.composed import dft_matrix
+
+    x = RNG.normal(size=(7, 2))
+    y = (x.reshape(-1) @ dft_matrix(7, 2, 7, inverse=True, onesided=False)).reshape(7, 2)
+    expected = np.fft.ifft(x[:, 0] + 1j * x[:, 1])
+    np.testing.assert_allclose(y, np.stack([expected.real, expected.imag], -1), atol=1e-15)
+
+
+def test_complex_inverse_dft_is_refused():
+    x = np.zeros((1, 4, 3, 2), np.float32)
+    with pytest.raises(OnnxImportError, match=r"'DFT'.*inverse=1 with onesided=0"):
+        tc.compile(_dft_model(x, (1, 4, 3, 2), axis=1, inverse=1))
+
+
+def test_stft_with_window():
+    signal = RNG.normal(size=(2, 40, 1)).astype(np.float32)
+    window = np.hanning(8).astype(np.float32)
+    step = helper.make_tensor("step", TensorProto.INT64, [], [5])
+    node = helper.make_node("STFT", ["signal", "step", "window"], ["y"])
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("signal", TensorProto.FLOAT, signal.shape),
+                                            helper.make_tensor_value_info("window", TensorProto.FLOAT, [8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 7, 5, 2])], initializer=[step])  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    y = tc.compile(model)(signal, window)
+    frames = np.stack([signal[:, f * 5 : f * 5 + 8, 0] * window for f in range(7)], axis=1)
+    spectrum = np.fft.rfft(frames.astype(np.float64), axis=-1)
+    np.testing.assert_allclose(y, np.stack([spectrum.real, spectrum.imag], -1), atol=2e-5)
