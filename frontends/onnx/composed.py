@@ -8,12 +8,15 @@ they fuse with their neighbours), most as the ONNX function that defines it:
 - DynamicQuantizeLinear: the uint8 scale and zero point of x's range widened to
   include 0, then x quantized with them (round half to even, saturated to [0, 255]);
 - DFT: one matmul with a constant matrix along its axis (`dft_matrix`); STFT: frames
-  gathered with constant indices, windowed, then that matmul;
+  gathered with constant indices, windowed, then that matmul; Det of up to 3x3
+  matrices by its expansion;
 - HannWindow, HammingWindow, BlackmanWindow: a constant, computed at import from the
   window's size (which must be known then: it is the output's shape).
 """
 
 from __future__ import annotations
+
+import itertools
 
 import numpy as np
 import onnx
@@ -227,3 +230,35 @@ def convert_stft(node: Node):
     x = node.emit(graph.ReshapeOp, [x], shape=[batch * frames, length * channels])
     y = node.emit(graph.MatmulOp, [x, node.constant(matrix.astype(dtype), "dft_matrix")])
     return [node.emit(graph.ReshapeOp, [y], shape=[batch, frames, matrix.shape[1] // 2, 2])]
+
+
+@converter("Det")
+def convert_det(node: Node):
+    """The determinant of [..., n, n] for n <= 3 by its expansion (Leibniz: n! products
+    of entries, each a slice); larger matrices need a pivoting LU, not here."""
+    _require_float(node)
+    shape = node.shape(0)
+    if len(shape) < 2 or shape[-1] != shape[-2]:
+        raise node.error(f"input of shape {shape} is not a batch of square matrices")
+    n = shape[-1]
+    if n > 3:
+        raise node.error(f"the determinant of {n}x{n} matrices is not supported (at most 3x3)")
+    x, rank = node.input(0), len(shape)
+
+    def entry(i: int, j: int):  # [..., 1, 1]
+        return node.emit(graph.SliceOp, [x], starts=[i, j], ends=[i + 1, j + 1], axes=[rank - 2, rank - 1])
+
+    entries = [[entry(i, j) for j in range(n)] for i in range(n)]
+    total = None
+    for perm in itertools.permutations(range(n)):
+        term = entries[0][perm[0]]
+        for i in range(1, n):
+            term = node.emit(graph.MulOp, [term, entries[i][perm[i]]])
+        inversions = sum(perm[i] > perm[j] for i in range(n) for j in range(i + 1, n))
+        if total is None:
+            total = term
+        else:
+            total = node.emit(graph.SubOp if inversions % 2 else graph.AddOp, [total, term])
+    if rank == 2:  # a scalar: the sum of the one element (a rank-0 reshape has no te compute)
+        return [node.emit(graph.ReduceSumOp, [total], keepdims=False)]
+    return [node.emit(graph.ReshapeOp, [total], shape=list(shape[:-2]))]

@@ -294,3 +294,15 @@ def test_stft_with_window():
     frames = np.stack([signal[:, f * 5 : f * 5 + 8, 0] * window for f in range(7)], axis=1)
     spectrum = np.fft.rfft(frames.astype(np.float64), axis=-1)
     np.testing.assert_allclose(y, np.stack([spectrum.real, spectrum.imag], -1), atol=2e-5)
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (4, 2, 2), (2, 5, 3, 3), (6, 1, 1)])
+def test_det(shape):
+    x = RNG.normal(size=shape).astype(np.float32)
+    np.testing.assert_allclose(run("Det", [x], out_shape=shape[:-2]), np.linalg.det(x.astype(np.float64)),
+                               rtol=1e-5, atol=1e-5)  # fmt: skip
+
+
+def test_det_of_large_matrices_is_refused():
+    with pytest.raises(OnnxImportError, match=r"'Det'.*4x4 matrices is not supported"):
+        run("Det", [np.eye(4, dtype=np.float32)], out_shape=())
