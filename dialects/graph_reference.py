@@ -245,21 +245,28 @@ def _cumulative(op: graph.CumulativeOp, x: np.ndarray) -> np.ndarray:
     return np.flip(y, axis) if op.reverse else y
 
 
-def _wrap_ids(ids: np.ndarray, n) -> np.ndarray:
+def _wrap_ids(op: Operation, ids: np.ndarray, n) -> np.ndarray:
+    """Ids in [-n, n) as indices in [0, n); any other id is an error at the op (as
+    the compiled code reports it at run time: topi/scatter.py)."""
     ids = ids.astype(np.int64)
-    return np.clip(np.where(ids < 0, ids + n, ids), 0, np.asarray(n) - 1)
+    n = np.asarray(n)
+    bad = (ids < -n) | (ids >= n)
+    if bad.any():
+        where = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise EvaluationError(op, f"{op.name}: index {int(ids[where])} at {where} of its indices is out of range")
+    return np.where(ids < 0, ids + n, ids)
 
 
 def _gather_elements(op: graph.GatherElementsOp, x: np.ndarray, ids: np.ndarray) -> np.ndarray:
     axis = graph.normalize_axis(op.axis, x.ndim)
     # `indices` may be shorter than data on the other axes: those positions only.
     x = x[tuple(slice(None) if d == axis else slice(0, n) for d, n in enumerate(ids.shape))]
-    return np.take_along_axis(x, _wrap_ids(ids, x.shape[axis]), axis=axis)
+    return np.take_along_axis(x, _wrap_ids(op, ids, x.shape[axis]), axis=axis)
 
 
 def _gather_nd(op: graph.GatherNDOp, x: np.ndarray, ids: np.ndarray) -> np.ndarray:
     b, k = op.batch_dims, ids.shape[-1]
-    ids = _wrap_ids(ids, np.array(x.shape[b : b + k]))
+    ids = _wrap_ids(op, ids, np.array(x.shape[b : b + k]))
     out = np.empty((*ids.shape[:-1], *x.shape[b + k :]), x.dtype)
     for q in np.ndindex(*ids.shape[:-1]):
         out[q] = x[(*q[:b], *ids[q])]
@@ -278,19 +285,17 @@ def _scatter(reduction: str, out: np.ndarray, position: tuple, value) -> None:
 def _scatter_elements(op: graph.ScatterElementsOp, x: np.ndarray, ids: np.ndarray, upd: np.ndarray) -> np.ndarray:
     axis = graph.normalize_axis(op.axis, x.ndim)
     out = x.copy()
+    ids = _wrap_ids(op, ids, x.shape[axis])
     for j in np.ndindex(*ids.shape):
-        i = int(ids[j])
-        if -x.shape[axis] <= i < x.shape[axis]:  # out-of-range ids write nothing
-            _scatter(op.reduction, out, (*j[:axis], i % x.shape[axis], *j[axis + 1 :]), upd[j])
+        _scatter(op.reduction, out, (*j[:axis], int(ids[j]), *j[axis + 1 :]), upd[j])
     return out
 
 
 def _scatter_nd(op: graph.ScatterNDOp, x: np.ndarray, ids: np.ndarray, upd: np.ndarray) -> np.ndarray:
     out = x.copy()
+    ids = _wrap_ids(op, ids, np.array(x.shape[: ids.shape[-1]]))
     for j in range(ids.shape[0]):
-        position = tuple(int(i) for i in ids[j])
-        if all(-n <= i < n for i, n in zip(position, x.shape)):
-            _scatter(op.reduction, out, tuple(i % n for i, n in zip(position, x.shape)), upd[j])
+        _scatter(op.reduction, out, tuple(int(i) for i in ids[j]), upd[j])
     return out
 
 
@@ -360,7 +365,7 @@ _OPS: dict[type[Operation], Callable[..., np.ndarray | list[np.ndarray]]] = {
     graph.ConcatOp: lambda op, *xs: np.concatenate(xs, axis=op.axis),
     graph.SplitOp: _split,
     graph.SliceOp: _slice,
-    graph.GatherOp: lambda op, x, i: np.take(x, i, axis=op.axis),
+    graph.GatherOp: lambda op, x, i: np.take(x, _wrap_ids(op, i, x.shape[op.axis]), axis=op.axis),
     graph.LayoutTransformOp: lambda op, x: to_layout(x, op.src, op.dst),
 }
 

@@ -176,13 +176,13 @@ COMPUTES: dict[str, Compute] = {
         reduce.cumulative(xs[0], op.axis, op.kind, op.exclusive, op.reverse)
     ],
     "graph.gather_elements": lambda op, xs, cs: [
-        scatter.gather_elements(xs[0], xs[1], _axis(op, len(xs[0].shape)))
+        scatter.gather_elements(xs[0], xs[1], _axis(op, len(xs[0].shape)), _value_names(op))
     ],
-    "graph.gather_nd": lambda op, xs, cs: [scatter.gather_nd(xs[0], xs[1], op.batch_dims)],
+    "graph.gather_nd": lambda op, xs, cs: [scatter.gather_nd(xs[0], xs[1], op.batch_dims, _value_names(op))],
     "graph.scatter_elements": lambda op, xs, cs: [
-        scatter.scatter_elements(*xs, _axis(op, len(xs[0].shape)), op.reduction)
+        scatter.scatter_elements(*xs, _axis(op, len(xs[0].shape)), op.reduction, _value_names(op))
     ],
-    "graph.scatter_nd": lambda op, xs, cs: [scatter.scatter_nd(*xs, op.reduction)],
+    "graph.scatter_nd": lambda op, xs, cs: [scatter.scatter_nd(*xs, op.reduction, _value_names(op))],
     "graph.softmax": lambda op, xs, cs: [reduce.softmax(xs[0], op.axis)],
     "graph.layer_norm": _layer_norm,
     "graph.batch_norm": lambda op, xs, cs: [reduce.batch_norm(*xs, epsilon=op.epsilon)],
