@@ -1625,15 +1625,128 @@ class BitwiseNotOp(_Unary):
 
 
 @irdl_op_definition
-class ModOp(_Bitwise):
-    """Integer remainder with the sign of the divisor (numpy's `%`, ONNX Mod with
-    fmod=0): `a - floor(a / b) * b`. A zero divisor gives 0 (as numpy does)."""
+class ModOp(_Binary):
+    """Remainder with the sign of the divisor (numpy's `%`, ONNX Mod with fmod=0):
+    `a - floor(a / b) * b`. An integer zero divisor gives 0 (as numpy does); on
+    floats it is numpy's `mod` (NaN for a zero divisor or an infinite dividend)."""
 
     name = "graph.mod"
+
+    def infer(self, types):
+        (t,) = super().infer(types)
+        if t.get_element_type() == i1:
+            raise ShapeError(f"{self.name} takes integer or float elements, not i1")
+        return [t]
 
 
 LOGIC_OPS: list[type[Operation]] = [
     LessEqualOp, GreaterEqualOp, NotEqualOp, BitwiseAndOp, BitwiseOrOp, BitwiseXorOp, BitwiseNotOp, ModOp,
+]  # fmt: skip
+
+
+# -- unary math and the truncated remainder (ONNX Sin ... Round, Mod with fmod=1) ------
+
+
+class _FloatUnary(_Unary):
+    """An elementwise function of floating-point elements (f16, f32, f64)."""
+
+    def infer(self, types):
+        t = ranked(types[0])
+        if isinstance(t.get_element_type(), IntegerType):
+            raise ShapeError(f"{self.name} takes floating-point elements, not {t.get_element_type()}")
+        return [t]
+
+
+@irdl_op_definition
+class SinOp(_FloatUnary):
+    name = "graph.sin"
+
+
+@irdl_op_definition
+class CosOp(_FloatUnary):
+    name = "graph.cos"
+
+
+@irdl_op_definition
+class TanOp(_FloatUnary):
+    name = "graph.tan"
+
+
+@irdl_op_definition
+class AsinOp(_FloatUnary):
+    name = "graph.asin"
+
+
+@irdl_op_definition
+class AcosOp(_FloatUnary):
+    name = "graph.acos"
+
+
+@irdl_op_definition
+class AtanOp(_FloatUnary):
+    name = "graph.atan"
+
+
+@irdl_op_definition
+class SinhOp(_FloatUnary):
+    name = "graph.sinh"
+
+
+@irdl_op_definition
+class CoshOp(_FloatUnary):
+    name = "graph.cosh"
+
+
+@irdl_op_definition
+class AsinhOp(_FloatUnary):
+    name = "graph.asinh"
+
+
+@irdl_op_definition
+class AcoshOp(_FloatUnary):
+    name = "graph.acosh"
+
+
+@irdl_op_definition
+class AtanhOp(_FloatUnary):
+    name = "graph.atanh"
+
+
+@irdl_op_definition
+class FloorOp(_FloatUnary):
+    name = "graph.floor"
+
+
+@irdl_op_definition
+class CeilOp(_FloatUnary):
+    name = "graph.ceil"
+
+
+@irdl_op_definition
+class RoundOp(_FloatUnary):
+    """Rounds to the nearest integer, halves to the even one (ONNX Round, numpy's
+    `rint`): 2.5 -> 2, -1.5 -> -2."""
+
+    name = "graph.round"
+
+
+@irdl_op_definition
+class FmodOp(_Binary):
+    """Remainder with the sign of the dividend (C's `fmod`, numpy's `fmod`, ONNX Mod
+    with fmod=1): `a - trunc(a / b) * b`. An integer zero divisor gives 0 (numpy)."""
+
+    name = "graph.fmod"
+
+    def infer(self, types):
+        (t,) = super().infer(types)
+        if t.get_element_type() == i1:
+            raise ShapeError(f"{self.name} takes integer or float elements, not i1")
+        return [t]
+
+
+MATH_OPS: list[type[Operation]] = [
+    SinOp, CosOp, TanOp, AsinOp, AcosOp, AtanOp, SinhOp, CoshOp, AsinhOp, AcoshOp, AtanhOp,
+    FloorOp, CeilOp, RoundOp, FmodOp,
 ]  # fmt: skip
 
 
@@ -1649,5 +1762,6 @@ GRAPH_OPS: list[type[Operation]] = [
 ]  # fmt: skip
 
 GRAPH_OPS += LOGIC_OPS
+GRAPH_OPS += MATH_OPS
 
 GRAPH = Dialect("graph", GRAPH_OPS, [ApproximateAttr, WeightLayoutAttr], [GraphConstantMaterialization()])

@@ -326,7 +326,7 @@ _BINARY: dict[type[Operation], Callable[[np.ndarray, np.ndarray], np.ndarray]] =
     graph.SubOp: np.subtract,
     graph.MulOp: np.multiply,
     graph.DivOp: _div,
-    graph.PowOp: np.power,
+    graph.PowOp: lambda a, b: _integer_power(a, b) if a.dtype.kind == "i" else np.power(a, b),
     graph.MaximumOp: np.maximum,
     graph.MinimumOp: np.minimum,
 }
@@ -388,10 +388,36 @@ for _name, _fn in {
     "BitwiseOrOp": lambda op, a, b: np.bitwise_or(a, b),
     "BitwiseXorOp": lambda op, a, b: np.bitwise_xor(a, b),
     "BitwiseNotOp": lambda op, x: np.invert(x),
-    "ModOp": lambda op, a, b: _integer_mod(a, b),
+    "ModOp": lambda op, a, b: np.mod(a, b) if a.dtype.kind == "f" else _integer_mod(a, b),
 }.items():
     if hasattr(graph, _name):
         _OPS[getattr(graph, _name)] = _fn
+
+
+def _integer_power(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """numpy's power (wrapping), and for a negative exponent the exact power
+    truncated toward zero: 1 for 1, +-1 for -1, 0 otherwise (0 included)."""
+    a, b = np.broadcast_arrays(a, b.astype(a.dtype))
+    positive = np.power(a, np.maximum(b, 0))
+    tiny = np.where(a == 1, 1, np.where(a == -1, 1 - 2 * (b % 2), 0)).astype(a.dtype)
+    return np.where(b < 0, tiny, positive)
+
+
+# Unary math (floats) and the truncated remainder (C's fmod; integer zero divisor -> 0).
+def _fmod(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if a.dtype.kind == "f":
+        return np.fmod(a, b)
+    return np.where(b == 0, 0, np.fmod(a, np.where(b == 0, 1, b))).astype(np.result_type(a, b))
+
+
+_UNARY.update({
+    graph.SinOp: np.sin, graph.CosOp: np.cos, graph.TanOp: np.tan,
+    graph.AsinOp: np.arcsin, graph.AcosOp: np.arccos, graph.AtanOp: np.arctan,
+    graph.SinhOp: np.sinh, graph.CoshOp: np.cosh,
+    graph.AsinhOp: np.arcsinh, graph.AcoshOp: np.arccosh, graph.AtanhOp: np.arctanh,
+    graph.FloorOp: np.floor, graph.CeilOp: np.ceil, graph.RoundOp: np.rint,
+})  # fmt: skip
+_BINARY[graph.FmodOp] = _fmod
 
 
 def constant_value(op: graph.ConstantOp) -> np.ndarray:

@@ -1,7 +1,7 @@
 """2-D max and average pooling on NCHW or NCHW<b>c, with ONNX's padding and ceil_mode.
 
 The padding is folded into the window reduction as a bounds test (a padded
-element is -inf for max, absent for the average), so no padded copy is made.
+element is -inf for max (an integer type's minimum), absent for the average), so no padded copy is made.
 Windows that ceil_mode lets run past the padded input are clipped the same way.
 
 In a blocked layout ([N, C/b, H, W, b], what alter-layout gives pooling between
@@ -56,7 +56,8 @@ def max_pool2d(
         if not padded:
             return te.max(x[(b, ch, y, z, *lane)], axis=[rh, rw])
         inside = te.all(y >= 0, y < h, z >= 0, z < w)
-        value = te.if_then_else(inside, x[(b, ch, y, z, *lane)], te.const(float("-inf"), x.dtype))
+        lowest = te.const(float("-inf"), x.dtype) if x.dtype.startswith("float") else te.min_value(x.dtype)
+        value = te.if_then_else(inside, x[(b, ch, y, z, *lane)], lowest)
         return te.max(value, axis=[rh, rw])
 
     return te.compute((n, c, oh, ow, *lanes), f, name="max_pool2d")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects import arith, func, scf
+from xdsl.dialects import arith, func, llvm, scf
 from xdsl.dialects import math as xmath
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -294,7 +294,9 @@ class _BodyEmitter:
 
 _FLOAT_BINARY = {"add": arith.AddfOp, "sub": arith.SubfOp, "mul": arith.MulfOp,
                  "div": arith.DivfOp, "max": arith.MaximumfOp,
-                 "min": arith.MinimumfOp}  # fmt: skip
+                 "min": arith.MinimumfOp, "pow": xmath.PowFOp,
+                 # xDSL 0.74's arith has no remf: llvm.frem (C's fmod) goes down as is.
+                 "fmod": llvm.FRemOp}  # fmt: skip
 _INT_BINARY = {"add": arith.AddiOp, "sub": arith.SubiOp, "mul": arith.MuliOp,
                "floordiv": arith.FloorDivSIOp, "floormod": te_ir.FloorModOp,
                "truncdiv": arith.DivSIOp, "truncmod": arith.RemSIOp, "max": arith.MaxSIOp,
@@ -303,7 +305,11 @@ _INT_BINARY = {"add": arith.AddiOp, "sub": arith.SubiOp, "mul": arith.MuliOp,
 _CMPF = {"lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge", "eq": "oeq", "ne": "une"}
 _CMPI = {"lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge", "eq": "eq", "ne": "ne"}
 _MATH = {"exp": xmath.ExpOp, "log": xmath.LogOp, "sqrt": xmath.SqrtOp,
-         "tanh": xmath.TanhOp, "erf": xmath.ErfOp}  # fmt: skip
+         "tanh": xmath.TanhOp, "erf": xmath.ErfOp, "sin": xmath.SinOp, "cos": xmath.CosOp,
+         "tan": xmath.TanOp, "asin": xmath.AsinOp, "acos": xmath.AcosOp, "atan": xmath.AtanOp,
+         "sinh": xmath.SinhOp, "cosh": xmath.CoshOp, "asinh": xmath.AsinhOp,
+         "acosh": xmath.AcoshOp, "atanh": xmath.AtanhOp, "floor": xmath.FloorOp,
+         "ceil": xmath.CeilOp, "round": xmath.RoundEvenOp}  # fmt: skip
 
 
 def _standalone(s: Schedule | None, t: Tensor) -> Tensor:
