@@ -287,21 +287,28 @@ def convert_matmul(node: Node):
 def pool_attributes(node: Node, count_include_pad: bool) -> tuple[SSAValue, dict]:
     """The input (a 1-D one lifted to 2-D: see `lift_1d`) and graph pooling attributes."""
     xs = node.shape(0)
-    if len(xs) not in (3, 4):
-        raise node.error(f"only 1-D and 2-D pooling is supported, got input shape {xs}")
+    if len(xs) not in (3, 4, 5):
+        raise node.error(f"only 1-D, 2-D and 3-D pooling is supported, got input shape {xs}")
     rank = len(xs) - 2
     kernel = [int(k) for k in node.attr("kernel_shape")]
+    if len(kernel) != rank:
+        raise node.error(f"kernel_shape {kernel} does not have one value per spatial axis of {xs}")
     strides = [int(s) for s in node.attr("strides", [1] * rank)]
     dilations = [int(d) for d in node.attr("dilations", [1] * rank)]
-    if dilations != [1] * rank:
-        raise node.error(f"unsupported dilations {dilations} (pooling windows must be dense)")
+    if len(strides) != rank or len(dilations) != rank:
+        raise node.error(f"strides {strides} and dilations {dilations} need {rank} values")
     if int(node.attr("storage_order", 0)) != 0:
         raise node.error("unsupported storage_order 1")
     pads = window_pads(node, xs[2:], kernel, strides, dilations)
     x = node.input(0)
     if rank == 1:
         x, kernel, strides, pads = lift_1d(node, x), [1, *kernel], [1, *strides], lift_pads(pads)
-    attributes = {"kernel": kernel, **nondefault(strides=(strides, [1, 1]), pads=(pads, [0] * 4))}
+        dilations = [1, *dilations]
+    rank = len(kernel)
+    attributes = {
+        "kernel": kernel,
+        **nondefault(strides=(strides, [1] * rank), pads=(pads, [0] * 2 * rank), dilations=(dilations, [1] * rank)),
+    }
     if int(node.attr("ceil_mode", 0)):
         attributes["ceil_mode"] = True
     if count_include_pad and int(node.attr("count_include_pad", 0)):
