@@ -19,6 +19,7 @@ graph passes work:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects.builtin import f16, f32
@@ -26,6 +27,7 @@ from xdsl.ir import SSAValue
 
 from tilecraft.dialects import graph
 from tilecraft.frontends.onnx.importer import Node, converter
+from tilecraft.utils.dtypes import numpy_dtype
 
 
 def window_pads(node: Node, spatial: Sequence[int], kernel: Sequence[int], strides, dilations) -> list[int]:
@@ -71,10 +73,11 @@ def lift_pads(pads: list[int]) -> list[int]:
 
 @converter("Conv")
 def convert_conv(node: Node):
-    """2-D convolutions; 1-D ones ([N, C, L]) as 2-D over a height of 1."""
+    """2-D and 3-D convolutions; 1-D ones ([N, C, L]) as 2-D over a height of 1 (so
+    alter-layout may block them as 2-D ones)."""
     xs, ws = node.shape(0), node.shape(1)
-    if len(xs) not in (3, 4) or len(ws) != len(xs):
-        raise node.error(f"only 1-D and 2-D convolutions are supported, got input shape {xs}")
+    if len(xs) not in (3, 4, 5) or len(ws) != len(xs):
+        raise node.error(f"only 1-D, 2-D and 3-D convolutions are supported, got input shape {xs}")
     one_d = len(xs) == 3
     rank = len(xs) - 2
     kernel = [int(k) for k in node.attr("kernel_shape", ws[2:])]
@@ -88,7 +91,8 @@ def convert_conv(node: Node):
     if one_d:
         x, w = lift_1d(node, x), lift_1d(node, w)
         strides, dilations, pads = [1, *strides], [1, *dilations], lift_pads(pads)
-    attributes = nondefault(strides=(strides, [1, 1]), pads=(pads, [0] * 4), dilations=(dilations, [1, 1]))
+    rank = len(strides)
+    attributes = nondefault(strides=(strides, [1] * rank), pads=(pads, [0] * 2 * rank), dilations=(dilations, [1] * rank))
     if group != 1:
         attributes["groups"] = group
     inputs = [x, w] + ([node.input(2)] if node.has_input(2) else [])
@@ -104,19 +108,20 @@ def convert_conv(node: Node):
 
 
 def flipped_transposed_weight(node: Node, weight: np.ndarray | SSAValue, group: int, kernel: list[int]) -> SSAValue:
-    """ConvTranspose's weight [C_in, C_out/g, kh, kw] as the equivalent convolution's
-    [C_out, C_in/g, kh, kw], flipped in space: computed here when it is known, as
+    """ConvTranspose's weight [C_in, C_out/g, kernel...] as the equivalent convolution's
+    [C_out, C_in/g, kernel...], flipped in space: computed here when it is known, as
     reshape, transpose and reversing gathers when it is computed at run time."""
+    spatial = list(range(3, 3 + len(kernel)))  # of the [g, C_in/g, C_out/g, kernel...] view
     if isinstance(weight, np.ndarray):
         c_in, c_out_g = weight.shape[:2]
-        w = weight.reshape(group, c_in // group, c_out_g, *kernel).transpose(0, 2, 1, 3, 4)
-        w = np.ascontiguousarray(w.reshape(group * c_out_g, c_in // group, *kernel)[:, :, ::-1, ::-1])
-        return node.constant(w, node.proto.input[1] + ".conv")
+        w = weight.reshape(group, c_in // group, c_out_g, *kernel).transpose(0, 2, 1, *spatial)
+        w = np.flip(w.reshape(group * c_out_g, c_in // group, *kernel), axis=tuple(range(2, 2 + len(kernel))))
+        return node.constant(np.ascontiguousarray(w), node.proto.input[1] + ".conv")
     c_in, c_out_g = graph.shape_of(weight.type)[:2]
     w = node.emit(graph.ReshapeOp, [weight], shape=[group, c_in // group, c_out_g, *kernel])
-    w = node.emit(graph.TransposeOp, [w], perm=[0, 2, 1, 3, 4])
+    w = node.emit(graph.TransposeOp, [w], perm=[0, 2, 1, *spatial])
     w = node.emit(graph.ReshapeOp, [w], shape=[group * c_out_g, c_in // group, *kernel])
-    for axis, k in ((2, kernel[0]), (3, kernel[1])):
+    for axis, k in enumerate(kernel, start=2):
         if k > 1:
             w = node.emit(graph.GatherOp, [w, node.constant(np.arange(k - 1, -1, -1, dtype=np.int64), "reverse")], axis=axis)
     return w
@@ -153,13 +158,10 @@ def transposed_pads(node: Node, spatial, kernel, strides, dilations, extra) -> l
 
 @converter("ConvTranspose")
 def convert_conv_transpose(node: Node):
-    """A convolution of the input with zeros inserted between its elements (stride
-    - 1 per gap: a gather and a 0/1 mask per axis), padded by dilation * (k - 1)
-    less the pads (cropped where that is negative), by the flipped weight with in
-    and out channels swapped. 1-D ones ([N, C, L]) as 2-D over a height of 1."""
+    """ConvTranspose in 1-D, 2-D and 3-D: see `transposed_convolution`."""
     xs, ws = node.shape(0), node.shape(1)
-    if len(xs) not in (3, 4) or len(ws) != len(xs):
-        raise node.error(f"only 1-D and 2-D transposed convolutions are supported, got input shape {xs}")
+    if len(xs) not in (3, 4, 5) or len(ws) != len(xs):
+        raise node.error(f"only 1-D, 2-D and 3-D transposed convolutions are supported, got input shape {xs}")
     rank = len(xs) - 2
     kernel = [int(k) for k in node.attr("kernel_shape", ws[2:])]
     if kernel != list(ws[2:]):
@@ -168,48 +170,152 @@ def convert_conv_transpose(node: Node):
     dilations = [int(v) for v in node.attr("dilations", [1] * rank)]
     extra = [int(v) for v in node.attr("output_padding", [0] * rank)]
     group = int(node.attr("group", 1))
+    pads = transposed_pads(node, xs[2:], kernel, strides, dilations, extra)
+    weight = node.const(1, "weight") if node.is_const(1) else node.input(1)
+    bias = node.input(2) if node.has_input(2) else None
+    geometry = Transposed(kernel, strides, dilations, pads, extra)
+    return [transposed_convolution(node, node.input(0), weight, bias, group, geometry)]
+
+
+@dataclass(frozen=True)
+class Transposed:
+    """The window of a transposed convolution: `pads` [begin..., end...] crop the
+    full output, `extra` (output_padding) adds to its end."""
+
+    kernel: list[int]
+    strides: list[int]
+    dilations: list[int]
+    pads: list[int]
+    extra: list[int]
+
+
+def transposed_convolution(
+    node: Node, x: SSAValue, weight: np.ndarray | SSAValue, bias: SSAValue | None, group: int, geometry: Transposed
+) -> SSAValue:
+    """A convolution of the input with zeros inserted between its elements (stride
+    - 1 per gap: a gather and a 0/1 mask per axis), padded by dilation * (k - 1)
+    less the pads (cropped where that is negative), by the flipped weight with in
+    and out channels swapped. 1-D ones ([N, C, L]) as 2-D over a height of 1."""
+    kernel, strides, dilations = geometry.kernel, geometry.strides, geometry.dilations
+    pads, extra = geometry.pads, geometry.extra
+    xs = graph.shape_of(x.type)
+    ws = weight.shape if isinstance(weight, np.ndarray) else graph.shape_of(weight.type)
+    rank = len(xs) - 2
     if any(e < 0 or e >= max(s, d) for e, s, d in zip(extra, strides, dilations)):
         raise node.error(f"output_padding {extra} must be below the stride or dilation")
-    pads = transposed_pads(node, xs[2:], kernel, strides, dilations, extra)
     c_in = ws[0]
     if c_in != xs[1] or c_in % group:
-        raise node.error(f"weight {ws} does not fit input {xs} with group {group}")
+        raise node.error(f"weight {tuple(ws)} does not fit input {xs} with group {group}")
     one_d = rank == 1
     if one_d:
         xs = (xs[0], xs[1], 1, xs[2])
         kernel, strides, dilations = [1, *kernel], [1, *strides], [1, *dilations]
         pads, extra = lift_pads(pads), [0, *extra]
-    weight = node.const(1, "weight") if node.is_const(1) else node.input(1)
-    if one_d:
         weight = weight[:, :, None, :] if isinstance(weight, np.ndarray) else lift_1d(node, weight)
+        x = lift_1d(node, x)
+        rank = 2
     w = flipped_transposed_weight(node, weight, group, kernel)
-    x = lift_1d(node, node.input(0)) if one_d else node.input(0)
-    for axis, s in ((2, strides[0]), (3, strides[1])):
+    for axis, s in enumerate(strides, start=2):
         if s == 1:
             continue
         n = (xs[axis] - 1) * s + 1
-        shape = [1, 1, 1, 1]
+        shape = [1] * (rank + 2)
         shape[axis] = n
         index = node.constant(np.arange(n, dtype=np.int64) // s, "upsample_index")
         mask = node.constant((np.arange(n) % s == 0).astype(np.float32).reshape(shape), "upsample_mask")
         x = node.emit(graph.MulOp, [node.emit(graph.GatherOp, [x, index], axis=axis), mask])
-    conv_pads = []
-    for side in (0, 1):
-        for d in (0, 1):
-            conv_pads.append(dilations[d] * (kernel[d] - 1) - pads[side * 2 + d] + (extra[d] if side else 0))
+    begin = [d * (k - 1) - p for d, k, p in zip(dilations, kernel, pads[:rank])]
+    end = [d * (k - 1) - p + e for d, k, p, e in zip(dilations, kernel, pads[rank:], extra)]
+    conv_pads = begin + end
     if any(p < 0 for p in conv_pads):
-        crop = [max(0, -p) for p in conv_pads]
         shape = graph.shape_of(x.type)
-        x = node.emit(graph.SliceOp, [x], starts=crop[:2], ends=[shape[2] - crop[2], shape[3] - crop[3]], axes=[2, 3])
+        starts = [max(0, -p) for p in begin]
+        ends = [shape[2 + i] - max(0, -p) for i, p in enumerate(end)]
+        x = node.emit(graph.SliceOp, [x], starts=starts, ends=ends, axes=list(range(2, 2 + rank)))
         conv_pads = [max(0, p) for p in conv_pads]
-    attributes = nondefault(pads=(conv_pads, [0] * 4), dilations=(dilations, [1, 1]))
+    attributes = nondefault(pads=(conv_pads, [0] * 2 * rank), dilations=(dilations, [1] * rank))
     if group != 1:
         attributes["groups"] = group
-    inputs = [x, w]
-    if node.has_input(2):
-        inputs.append(node.input(2))
-    y = node.emit(graph.Conv2dOp, inputs, **attributes)
-    return [node.emit(graph.SqueezeOp, [y], axes=[2]) if one_d else y]
+    y = node.emit(graph.Conv2dOp, [x, w] + ([bias] if bias is not None else []), **attributes)
+    return node.emit(graph.SqueezeOp, [y], axes=[2]) if one_d else y
+
+
+@converter("Col2Im")
+def convert_col2im(node: Node):
+    """The columns [N, C * prod(block), L] summed back into an image [N, C,
+    image...]: a transposed convolution of the columns viewed as [N, C * prod(block),
+    blocks...], C groups of one output channel each, whose weight is one-hot (column
+    j of a block goes to window position j). The output padding makes up the
+    image's part that no block reaches (its extent less the blocks' span)."""
+    xs = node.shape(0)
+    image = [int(v) for v in node.const(1, "image_shape")]
+    block = [int(v) for v in node.const(2, "block_shape")]
+    rank = len(image)
+    if len(block) != rank or not 1 <= rank <= 3 or len(xs) != 3:
+        raise node.error(f"image_shape {image} and block_shape {block} do not fit input {xs}")
+    strides = [int(v) for v in node.attr("strides", [1] * rank)]
+    dilations = [int(v) for v in node.attr("dilations", [1] * rank)]
+    pads = [int(v) for v in node.attr("pads", [0] * 2 * rank)]
+    size = int(np.prod(block))
+    if xs[1] % size:
+        raise node.error(f"input channels {xs[1]} are not a multiple of the block size {size}")
+    channels = xs[1] // size
+    blocks = [
+        graph.pool_out(n, k, s, lo, hi, d)
+        for n, k, s, lo, hi, d in zip(image, block, strides, pads[:rank], pads[rank:], dilations)
+    ]
+    if int(np.prod(blocks)) != xs[2]:
+        raise node.error(f"{xs[2]} columns are not the {blocks} blocks of image {image}")
+    reach = [(n - 1) * s + (k - 1) * d + 1 for n, k, s, d in zip(blocks, block, strides, dilations)]
+    extra = [n + lo + hi - r for n, lo, hi, r in zip(image, pads[:rank], pads[rank:], reach)]
+    columns = node.emit(graph.ReshapeOp, [node.input(0)], shape=[xs[0], xs[1], *blocks])
+    one_hot = np.eye(size, dtype=numpy_dtype(node.element_type(0))).reshape(size, 1, *block)
+    weight = np.tile(one_hot, (channels, 1, *[1] * rank))
+    geometry = Transposed(block, strides, dilations, pads, extra)
+    return [transposed_convolution(node, columns, weight, None, channels, geometry)]
+
+
+@converter("CausalConvWithState")
+def convert_causal_conv_with_state(node: Node):
+    """A depthwise 1-D convolution that sees only the current and past positions:
+    the input after the past state (zeros when absent) along the length, convolved
+    by the (C, 1, k) weight with no padding, then SiLU if asked; the present state
+    is the last k - 1 positions of that sequence. float16 is convolved in float32
+    and rounded once (as Conv)."""
+    xs, ws = node.shape(0), node.shape(1)
+    if len(xs) != 3 or len(ws) != 3 or ws[0] != xs[1] or ws[1] != 1:
+        raise node.error(f"weight {ws} is not (channels, 1, k) for input {xs}")
+    activation = node.attr("activation", "none")
+    if activation not in ("none", "silu", "swish"):
+        raise node.error(f"unsupported activation '{activation}'")
+    k = ws[2]
+    x = node.input(0)
+    if node.has_input(3):
+        sequence = node.emit(graph.ConcatOp, [node.input(3), x], axis=2)
+    elif k > 1:
+        sequence = node.emit(graph.PadOp, [x], pads=[0, 0, k - 1, 0, 0, 0])
+    else:
+        sequence = x
+    inputs = [sequence, node.input(1)] + ([node.input(2)] if node.has_input(2) else [])
+    half = node.element_type(0) == f16
+    if half:
+        inputs = [node.emit(graph.CastOp, [v], to=f32) for v in inputs]
+    inputs[:2] = [lift_1d(node, v) for v in inputs[:2]]
+    y = node.emit(graph.SqueezeOp, [node.emit(graph.Conv2dOp, inputs, groups=xs[1])], axes=[2])
+    if half:
+        y = node.emit(graph.CastOp, [y], to=f16)
+    if activation != "none":  # x * sigmoid(x), in float32 for float16
+        wide = node.emit(graph.CastOp, [y], to=f32) if half else y
+        y = node.emit(graph.MulOp, [wide, node.emit(graph.SigmoidOp, [wide])])
+        y = node.emit(graph.CastOp, [y], to=f16) if half else y
+    wants_state = len(node.proto.output) > 1 and node.proto.output[1]
+    if not wants_state:
+        return [y]
+    if k == 1:
+        raise node.error("present_state of a kernel of size 1 is empty (tilecraft does not compile empty tensors)")
+    length = graph.shape_of(sequence.type)[2]
+    state = node.emit(graph.SliceOp, [sequence], starts=[length - (k - 1)], ends=[length], axes=[2])
+    return [y, state]
 
 
 def dense(node: Node, x: SSAValue, weight_nk: np.ndarray, hint: str, bias: np.ndarray | None = None) -> SSAValue:

@@ -89,3 +89,99 @@ def test_max_pool_of_integers():
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)], ir_version=8)
     expected = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
     np.testing.assert_array_equal(tc.compile(m)(x), expected)
+
+
+CONV_CASES = [(op, rank, seed) for op in ("Conv", "ConvTranspose") for rank in (1, 2, 3) for seed in range(3)]
+
+
+@pytest.mark.parametrize("op,rank,seed", CONV_CASES, ids=[f"{o}-{r}d-{s}" for o, r, s in CONV_CASES])
+def test_convolution_matches_onnxruntime(op, rank, seed):
+    rng = np.random.default_rng(1000 + 100 * rank + seed)
+    kernel, strides, dilations, pads, spatial = _window(rng, rank, pad=True)
+    group = [1, 2, 3][seed]
+    c_in, c_out = group * int(rng.integers(1, 3)), group * int(rng.integers(1, 3))
+    attrs = {"kernel_shape": kernel, "strides": strides, "dilations": dilations, "group": group}
+    if op == "Conv":
+        w = rng.standard_normal((c_out, c_in // group, *kernel)).astype(np.float32)
+        if seed == 2:
+            attrs["auto_pad"] = "SAME_UPPER" if rank != 2 else "SAME_LOWER"
+            attrs["dilations"] = [1] * rank  # onnxruntime refuses SAME with dilations
+        else:
+            attrs["pads"] = pads
+    else:
+        w = rng.standard_normal((c_in, c_out // group, *kernel)).astype(np.float32)
+        attrs["pads"] = pads
+        attrs["output_padding"] = [int(rng.integers(0, s)) for s in strides]  # onnxruntime: below the stride
+    b = rng.standard_normal(c_out).astype(np.float32)
+    x = rng.standard_normal((2, c_in, *spatial)).astype(np.float32)
+    inputs = ["x", "w", "b"] if seed != 1 else ["x", "w"]
+    node = helper.make_node(op, inputs, ["y"], **attrs)
+    inits = {"w": w, "b": b} if seed != 1 else {"w": w}
+    _check(_model(node, {"x": x}, inits), {"x": x})
+
+
+def test_conv3d_weight_computed_at_run_time():
+    """A weight that is an input, not an initializer: the transposed convolution
+    flips and transposes it with graph ops."""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((1, 2, 3, 4, 5)).astype(np.float32)
+    w = rng.standard_normal((2, 3, 2, 3, 2)).astype(np.float32)
+    for op in ("Conv", "ConvTranspose"):
+        weight = w if op == "ConvTranspose" else w.transpose(1, 0, 2, 3, 4).copy()
+        node = helper.make_node(op, ["x", "w"], ["y"], strides=[1, 2, 1], pads=[1, 0, 1, 0, 1, 1])
+        _check(_model(node, {"x": x, "w": weight}, {}), {"x": x, "w": weight})
+
+
+def _check_with_onnx_reference(m, feeds, rtol=1e-4, atol=1e-4):
+    """The compiled model against onnx's reference evaluator (for operators newer
+    than onnxruntime's)."""
+    from onnx.reference import ReferenceEvaluator
+
+    expected = ReferenceEvaluator(m).run(None, feeds)
+    got = tc.compile(m)(**feeds)
+    got = got if isinstance(got, tuple) else (got,)
+    assert len(got) == len(expected)
+    for g, e in zip(got, expected):
+        assert g.shape == e.shape
+        np.testing.assert_allclose(g, e, rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_col2im_matches_onnx_reference(seed):
+    """Random images, blocks, strides, dilations and pads (1-D to 3-D): the columns
+    of an image summed back into it."""
+    rng = np.random.default_rng(2000 + seed)
+    rank = [2, 1, 3, 2][seed]
+    block = [int(v) for v in rng.integers(1, 4, rank)]
+    strides = [int(v) for v in rng.integers(1, 3, rank)]
+    dilations = [int(v) for v in rng.integers(1, 3, rank)]
+    pads = [int(v) for v in rng.integers(0, 2, 2 * rank)]
+    image = [d * (k - 1) + 1 + int(rng.integers(0, 4)) for k, d in zip(block, dilations)]
+    blocks = [
+        (n + lo + hi - d * (k - 1) - 1) // s + 1
+        for n, k, s, d, lo, hi in zip(image, block, strides, dilations, pads[:rank], pads[rank:])
+    ]
+    x = rng.standard_normal((2, 3 * int(np.prod(block)), int(np.prod(blocks)))).astype(np.float32)
+    node = helper.make_node("Col2Im", ["x", "image", "block"], ["y"], strides=strides, dilations=dilations, pads=pads)
+    inits = {"image": np.array(image, np.int64), "block": np.array(block, np.int64)}
+    m = _model(node, {"x": x}, inits)
+    m.opset_import[0].version = 18
+    _check_with_onnx_reference(m, {"x": x})
+
+
+@pytest.mark.parametrize("past,bias,activation", [(True, True, "silu"), (False, False, "none"), (True, False, "swish")])
+def test_causal_conv_with_state_matches_onnx_reference(past, bias, activation):
+    rng = np.random.default_rng(int(past) * 2 + int(bias))
+    n, c, length, k = 2, 5, 7, 4
+    feeds = {"x": rng.standard_normal((n, c, length)).astype(np.float32)}
+    inputs = ["x", "w", "b" if bias else ""]
+    if past:
+        feeds["past"] = rng.standard_normal((n, c, k - 1)).astype(np.float32)
+        inputs.append("past")
+    inits = {"w": rng.standard_normal((c, 1, k)).astype(np.float32), "b": rng.standard_normal(c).astype(np.float32)}
+    if not bias:
+        del inits["b"]
+    node = helper.make_node("CausalConvWithState", inputs, ["y", "state"], activation=activation)
+    m = _model(node, feeds, inits, outputs=("y", "state"))
+    m.opset_import[0].version = 27
+    _check_with_onnx_reference(m, feeds)
