@@ -1001,6 +1001,25 @@ class AvgPool2dOp(_Pool):
 
 
 @irdl_op_definition
+class MaxPoolIndicesOp(_Pool):
+    """Where max_pool2d finds each window's maximum (ONNX MaxPool's Indices): the
+    first window position holding it, as an i64 index into the flattened input;
+    `storage_order` 1 flattens the spatial axes column-major (N and C stay outer).
+    Plain layout only."""
+
+    name = "graph.max_pool_indices"
+    storage_order = Int(default=0)
+
+    def infer(self, types):
+        if self.layout != "NCHW":
+            raise ShapeError(f"max_pool_indices takes the plain layout, not {self.layout}")
+        if self.storage_order not in (0, 1):
+            raise ShapeError(f"storage_order must be 0 or 1, got {self.storage_order}")
+        (out,) = super().infer(types)
+        return [tensor(shape_of(out), i64)]
+
+
+@irdl_op_definition
 class GlobalAvgPool2dOp(GraphOp):
     """The mean over H and W; `layout` "NCHW" (default, [N, C, 1, 1] out) or
     "NCHW<b>c" ([N, C/b, 1, 1, b] out)."""
@@ -1681,7 +1700,7 @@ GRAPH_OPS: list[type[Operation]] = [
     ReluOp, SigmoidOp, TanhOp, ErfOp, GeluOp, ExpOp, LogOp, SqrtOp, NegOp, AbsOp, ClipOp, CastOp,
     AddOp, SubOp, MulOp, DivOp, PowOp, MaximumOp, MinimumOp, WhereOp,
     EqualOp, LessOp, GreaterOp, BroadcastToOp,
-    Conv2dOp, DenseOp, MatmulOp, MaxPool2dOp, AvgPool2dOp, GlobalAvgPool2dOp,
+    Conv2dOp, DenseOp, MatmulOp, MaxPool2dOp, AvgPool2dOp, MaxPoolIndicesOp, GlobalAvgPool2dOp,
     ReduceSumOp, ReduceMeanOp, ReduceMaxOp, SoftmaxOp, LayerNormOp, BatchNormOp,
     PadOp, ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp, TransposeOp, ConcatOp, SplitOp, SliceOp, GatherOp,
     LayoutTransformOp, ConstantOp, WeightOp, FusedOp, YieldOp,

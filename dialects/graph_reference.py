@@ -151,7 +151,7 @@ def _pool_nchw(op: graph.MaxPool2dOp | graph.AvgPool2dOp, x: np.ndarray, kind: s
         for o, s, d, k, size, lo, hi in zip(out, strides, dilations, kernel, spatial, pads[:rank], pads[rank:])
     ]
     margins = [(lo, hi + e) for lo, hi, e in zip(pads[:rank], pads[rank:], extra)]
-    if kind != "max":
+    if kind == "avg":
         fill = 0
     elif np.issubdtype(x.dtype, np.floating):
         fill = -np.inf
@@ -170,6 +170,17 @@ def _pool_nchw(op: graph.MaxPool2dOp | graph.AvgPool2dOp, x: np.ndarray, kind: s
 
     if kind == "max":
         return windows(xp, 2).max(axis=window_axes)
+    if kind == "argmax":  # the flat index of each window's first maximum
+        flat = np.arange(x.size, dtype=np.int64).reshape(x.shape)
+        if op.storage_order:  # spatial axes column-major
+            spatial_size = math.prod(spatial)
+            order = np.arange(spatial_size, dtype=np.int64).reshape(spatial[::-1]).transpose()
+            flat = (np.arange(x.shape[0] * x.shape[1], dtype=np.int64) * spatial_size).reshape(x.shape[:2] + (1,) * rank) + order
+        at = windows(np.pad(flat, ((0, 0), (0, 0), *margins), constant_values=-1), 2)
+        values = windows(xp, 2)
+        lead = values.shape[: 2 + rank]
+        first = values.reshape(*lead, -1).argmax(axis=-1)[..., None]
+        return np.take_along_axis(at.reshape(*lead, -1), first, axis=-1)[..., 0]
     if isinstance(op, graph.AvgPool2dOp) and op.count_include_pad:
         inner = [size + lo + hi for size, lo, hi in zip(spatial, pads[:rank], pads[rank:])]
         mask = np.pad(np.ones(inner, x.dtype), [(0, e) for e in extra])
@@ -360,6 +371,7 @@ _OPS: dict[type[Operation], Callable[..., np.ndarray | list[np.ndarray]]] = {
     graph.MatmulOp: lambda op, a, b: np.matmul(a, b),
     graph.MaxPool2dOp: lambda op, x: _pool(op, x, "max"),
     graph.AvgPool2dOp: lambda op, x: _pool(op, x, "avg"),
+    graph.MaxPoolIndicesOp: lambda op, x: _pool_nchw(op, x, "argmax"),
     graph.GlobalAvgPool2dOp: _global_avg_pool,
     graph.ReduceSumOp: lambda op, x: _reduce(op, x, np.sum),
     graph.ReduceMeanOp: lambda op, x: _reduce(op, x, np.mean),

@@ -164,3 +164,61 @@ def avg_pool(
         return s[index] / total.astype(x.dtype)
 
     return te.compute(shape, f, name="avg_pool2d")
+
+
+def max_pool_indices(
+    x: te.Tensor,
+    kernel: Sequence[int],
+    strides: Sequence[int] | None = None,
+    pads: Sequence[int] | None = None,
+    ceil_mode: bool = False,
+    dilations: Sequence[int] | None = None,
+    storage_order: int = 0,
+) -> te.Tensor:
+    """Where `max_pool` finds each window's maximum: the first window position
+    holding it (row-major window order, which is the order of the input's flat
+    indices, so the smallest such index), as an int64 flat index; `storage_order`
+    1 then renumbers the spatial axes column-major."""
+    windows = _windows(x, kernel, strides, pads, dilations, ceil_mode, "NCHW")
+    rank = len(windows)
+    best = max_pool(x, kernel, strides, pads, ceil_mode, "NCHW", dilations)
+    axes = [te.reduce_axis((0, w.kernel), name=name) for w, name in zip(windows, _AXIS_NAMES[3 - rank :])]
+    padded = any(w.overhangs() for w in windows)
+    channels = x.shape[1]
+    spatial_size = 1
+    for w in windows:
+        spatial_size *= w.size
+    def body(*index):  # [n, c, spatial...]
+        b, ch, *spatial = index
+        positions = [w.position(i, r) for w, i, r in zip(windows, spatial, axes)]
+        flat = 0
+        for w, p in zip(windows, positions):  # the spatial offset, row-major
+            flat = flat * w.size + p
+        flat = (b * channels + ch) * spatial_size + flat
+        none = te.max_value("int64")
+        candidate = te.if_then_else(x[(b, ch, *positions)] == best[(b, ch, *spatial)], flat.astype("int64"), none)
+        if padded:  # the read only inside the input
+            bounds = []
+            for w, p in zip(windows, positions):
+                bounds += [p >= 0, p < w.size]
+            candidate = te.if_then_else(te.all(*bounds), candidate, none)
+        return te.min(candidate, axis=axes)
+
+    first = te.compute(best.shape, body, name="max_pool_indices")
+    if not storage_order:
+        return first
+
+    def column_major(*index):
+        flat = first[index]
+        plane, rest = flat // spatial_size, flat % spatial_size
+        coordinates = []
+        for w in reversed(windows):  # row-major: the last axis varies fastest
+            coordinates.insert(0, rest % w.size)
+            rest = rest // w.size
+        offset, stride = 0, 1
+        for w, c in zip(windows, coordinates):  # column-major: the first axis fastest
+            offset = offset + c * stride
+            stride *= w.size
+        return plane * spatial_size + offset
+
+    return te.compute(best.shape, column_major, name="max_pool_indices_column_major")

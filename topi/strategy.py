@@ -154,6 +154,11 @@ COMPUTES: dict[str, Compute] = {
     "graph.matmul": _binary(anchors.matmul_compute),
     "graph.max_pool2d": _pool(pool.max_pool, False),
     "graph.avg_pool2d": _pool(pool.avg_pool, True),
+    "graph.max_pool_indices": lambda op, xs, cs: [
+        pool.max_pool_indices(
+            xs[0], list(op.kernel), list(op.strides), list(op.pads), op.ceil_mode, list(op.dilations), op.storage_order
+        )
+    ],
     "graph.global_avg_pool2d": _unary(reduce.global_avg_pool),
     "graph.reduce_sum": _reduce(reduce.reduce_sum),
     "graph.reduce_mean": _reduce(reduce.reduce_mean),

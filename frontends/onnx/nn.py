@@ -390,8 +390,10 @@ def convert_matmul(node: Node):
     return [node.emit(graph.CastOp, [y], to=f16) if half else y]
 
 
-def pool_attributes(node: Node, count_include_pad: bool) -> tuple[SSAValue, dict]:
-    """The input (a 1-D one lifted to 2-D: see `lift_1d`) and graph pooling attributes."""
+def pool_attributes(node: Node, count_include_pad: bool, storage_order_read: bool = False) -> tuple[SSAValue, dict]:
+    """The input (a 1-D one lifted to 2-D: see `lift_1d`) and graph pooling
+    attributes; `storage_order` (which orders MaxPool's Indices) must be 0 unless
+    the caller read it."""
     xs = node.shape(0)
     if len(xs) not in (3, 4, 5):
         raise node.error(f"only 1-D, 2-D and 3-D pooling is supported, got input shape {xs}")
@@ -403,7 +405,7 @@ def pool_attributes(node: Node, count_include_pad: bool) -> tuple[SSAValue, dict
     dilations = [int(d) for d in node.attr("dilations", [1] * rank)]
     if len(strides) != rank or len(dilations) != rank:
         raise node.error(f"strides {strides} and dilations {dilations} need {rank} values")
-    if int(node.attr("storage_order", 0)) != 0:
+    if not storage_order_read and int(node.attr("storage_order", 0)) != 0:
         raise node.error("unsupported storage_order 1")
     pads = window_pads(node, xs[2:], kernel, strides, dilations)
     x = node.input(0)
@@ -430,9 +432,17 @@ def pool(node: Node, cls: type[graph.GraphOp], count_include_pad: bool) -> SSAVa
 
 @converter("MaxPool")
 def convert_max_pool(node: Node):
-    if len(node.proto.output) > 1 and node.proto.output[1]:
-        raise node.error("the Indices output is not supported")
-    return [pool(node, graph.MaxPool2dOp, False)]
+    """graph.max_pool2d; the Indices output is graph.max_pool_indices (of the same
+    window, with `storage_order`)."""
+    if not (len(node.proto.output) > 1 and node.proto.output[1]):
+        return [pool(node, graph.MaxPool2dOp, False)]
+    storage_order = int(node.attr("storage_order", 0))
+    x, attributes = pool_attributes(node, False, storage_order_read=True)
+    y = node.emit(graph.MaxPool2dOp, [x], **attributes)
+    indices = node.emit(graph.MaxPoolIndicesOp, [x], **attributes, storage_order=storage_order or None)
+    if len(node.shape(0)) == 3:
+        y, indices = (node.emit(graph.SqueezeOp, [v], axes=[2]) for v in (y, indices))
+    return [y, indices]
 
 
 @converter("AveragePool")

@@ -185,3 +185,25 @@ def test_causal_conv_with_state_matches_onnx_reference(past, bias, activation):
     m = _model(node, feeds, inits, outputs=("y", "state"))
     m.opset_import[0].version = 27
     _check_with_onnx_reference(m, feeds)
+
+
+INDEX_CASES = [(rank, order) for rank in (1, 2, 3) for order in (0, 1)]
+
+
+@pytest.mark.parametrize("rank,storage_order", INDEX_CASES, ids=[f"{r}d-order{o}" for r, o in INDEX_CASES])
+def test_max_pool_indices_match_onnxruntime(rank, storage_order):
+    """MaxPool's Indices: the flat index of each window's first maximum (ties from
+    rounded inputs), row- or column-major over the spatial axes."""
+    rng = np.random.default_rng(3000 + 10 * rank + storage_order)
+    kernel, strides, dilations, pads, spatial = _window(rng, rank, pad=True)
+    x = np.round(rng.standard_normal((2, 3, *spatial)), 0).astype(np.float32)  # many ties
+    attrs = {"kernel_shape": kernel, "strides": strides, "dilations": dilations, "pads": pads}
+    node = helper.make_node("MaxPool", ["x"], ["y", "i"], storage_order=storage_order, **attrs)
+    m = _model(node, {"x": x}, {}, outputs=("y", "i"))
+    m.graph.output[1].type.tensor_type.elem_type = TensorProto.INT64
+    expected = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    module, store = from_onnx(m)
+    reference = evaluate(next(op for op in module.walk() if op.name == "func.func"), store, {"x": x})
+    for got in (tc.compile(m)(x), reference):
+        np.testing.assert_array_equal(got[0], expected[0])
+        np.testing.assert_array_equal(got[1], expected[1])

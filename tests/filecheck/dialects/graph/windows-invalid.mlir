@@ -83,3 +83,19 @@ func.func @pool_dilated_too_wide(%x: tensor<1x2x4x4xf32>) {
   %0 = graph.max_pool2d %x {kernel = array<i64: 2, 2>, dilations = array<i64: 4, 1>} : (tensor<1x2x4x4xf32>) -> tensor<1x2x1x3xf32>
   func.return
 }
+
+// -----
+
+func.func @indices_blocked(%x: tensor<1x2x4x4x4xf32>) {
+  // CHECK: windows-invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.max_pool_indices' op: max_pool_indices takes the plain layout, not NCHW4c.
+  %0 = graph.max_pool_indices %x {kernel = array<i64: 2, 2>, layout = "NCHW4c"} : (tensor<1x2x4x4x4xf32>) -> tensor<1x2x3x3x4xi64>
+  func.return
+}
+
+// -----
+
+func.func @indices_storage_order(%x: tensor<1x2x4x4xf32>) {
+  // CHECK: windows-invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.max_pool_indices' op: storage_order must be 0 or 1, got 2.
+  %0 = graph.max_pool_indices %x {kernel = array<i64: 2, 2>, storage_order = 2 : i64} : (tensor<1x2x4x4xf32>) -> tensor<1x2x3x3xi64>
+  func.return
+}

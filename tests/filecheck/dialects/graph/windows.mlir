@@ -54,3 +54,18 @@ func.func @dilated(%x: tensor<1x2x12x12xf32>, %y: tensor<1x2x4x4x4xf32>) -> tens
 // (12 + 2 - 5) / 2 rounded up, + 1 = 6
 // CHECK-NEXT:    graph.avg_pool2d %{{.*}} {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 2, 2>, ceil_mode = true} : (tensor<1x2x12x12xf32>) -> tensor<1x2x6x6xf32>
 // CHECK-NEXT:    graph.max_pool2d %{{.*}} {kernel = array<i64: 2, 2, 2>, dilations = array<i64: 2, 2, 2>} : (tensor<1x2x4x4x4xf32>) -> tensor<1x2x2x2x2xf32>
+
+// -----
+
+// Where each window's maximum is: i64 indices of the max_pool2d result's shape.
+func.func @indices(%x: tensor<1x2x5x5xf32>, %y: tensor<1x2x4x4x4xf32>) -> tensor<*xi64> {
+  %0 = graph.max_pool_indices %x {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, ceil_mode = true} : (tensor<1x2x5x5xf32>) -> tensor<*xi64>
+  %1 = graph.max_pool_indices %y {kernel = array<i64: 2, 2, 2>, dilations = array<i64: 2, 1, 1>, storage_order = 1 : i64} : (tensor<1x2x4x4x4xf32>) -> tensor<*xi64>
+  func.return %1 : tensor<*xi64>
+}
+
+// ROUND-LABEL: func.func @indices(
+// ROUND:         graph.max_pool_indices %{{.*}} {kernel = array<i64: 2, 2, 2>, dilations = array<i64: 2, 1, 1>, storage_order = 1 : i64} : (tensor<1x2x4x4x4xf32>) -> tensor<*xi64>
+// CHECK-LABEL: func.func @indices(
+// CHECK:         graph.max_pool_indices %{{.*}} {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, ceil_mode = true} : (tensor<1x2x5x5xf32>) -> tensor<1x2x3x3xi64>
+// CHECK-NEXT:    graph.max_pool_indices %{{.*}} {kernel = array<i64: 2, 2, 2>, dilations = array<i64: 2, 1, 1>, storage_order = 1 : i64} : (tensor<1x2x4x4x4xf32>) -> tensor<1x2x2x3x3xi64>
