@@ -450,6 +450,39 @@ def convert_avg_pool(node: Node):
     return [pool(node, graph.AvgPool2dOp, True)]
 
 
+@converter("MaxUnpool")
+def convert_max_unpool(node: Node):
+    """Zeros of the unpooled shape, what the window gives back ((in - 1) * stride +
+    kernel - pads), with X's values written at the flat indices I (MaxPool's
+    Indices): a scatter into the flattened zeros, reshaped; a larger `output_shape`
+    pads that at the end of each axis with zeros (as onnx's reference)."""
+    xs = node.shape(0)
+    rank = len(xs) - 2
+    if rank < 1 or node.shape(1) != xs:
+        raise node.error(f"indices {node.shape(1)} must have the input's shape {xs} (N, C and spatial axes)")
+    kernel = [int(k) for k in node.attr("kernel_shape")]
+    strides = [int(v) for v in node.attr("strides", [1] * rank)]
+    pads = [int(v) for v in node.attr("pads", [0] * 2 * rank)]
+    if len(kernel) != rank or len(strides) != rank or len(pads) != 2 * rank:
+        raise node.error(f"kernel_shape {kernel}, strides {strides} and pads {pads} do not fit input {xs}")
+    spatial = [(n - 1) * s + k - lo - hi for n, s, k, lo, hi in zip(xs[2:], strides, kernel, pads[:rank], pads[rank:])]
+    shape = [*xs[:2], *spatial]
+    wanted = shape
+    if node.has_input(2):
+        wanted = [int(v) for v in node.const(2, "output_shape")]
+        if len(wanted) != len(xs) or wanted[:2] != shape[:2] or any(w < n for w, n in zip(wanted, shape)):
+            raise node.error(f"output_shape {wanted} is smaller than the unpooled shape {shape}")
+    total = int(np.prod(shape))
+    zeros = node.emit(graph.BroadcastToOp, [node.scalar(0.0, node.input(0))], shape=[total])
+    values = node.emit(graph.ReshapeOp, [node.input(0)], shape=[-1])
+    indices = node.emit(graph.ReshapeOp, [node.input(1)], shape=[-1])
+    flat = node.emit(graph.ScatterElementsOp, [zeros, indices, values], axis=0)
+    y = node.emit(graph.ReshapeOp, [flat], shape=shape)
+    if wanted != shape:
+        y = node.emit(graph.PadOp, [y], pads=[0] * len(shape) + [w - n for w, n in zip(wanted, shape)])
+    return [y]
+
+
 @converter("LpPool")
 def convert_lp_pool(node: Node):
     """(sum over the window of |x|^p)^(1/p): an average pool of |x|^p counting the

@@ -207,3 +207,18 @@ def test_max_pool_indices_match_onnxruntime(rank, storage_order):
     for got in (tc.compile(m)(x), reference):
         np.testing.assert_array_equal(got[0], expected[0])
         np.testing.assert_array_equal(got[1], expected[1])
+
+
+@pytest.mark.parametrize("rank", [1, 2, 3])
+def test_max_pool_then_unpool_matches_onnxruntime(rank):
+    """MaxPool's values and Indices fed to MaxUnpool (SegNet's decoder): each
+    window's maximum back in its place, zeros elsewhere."""
+    rng = np.random.default_rng(4000 + rank)
+    kernel, strides = [2] * rank, [2] * rank
+    x = rng.standard_normal((2, 3, *[2 * int(v) for v in rng.integers(2, 4, rank)])).astype(np.float32)  # even: no index past the unpooled shape
+    pool = helper.make_node("MaxPool", ["x"], ["v", "i"], kernel_shape=kernel, strides=strides)
+    unpool = helper.make_node("MaxUnpool", ["v", "i"], ["y"], kernel_shape=kernel, strides=strides)
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)]
+    g = helper.make_graph([pool, unpool], "g", inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)], ir_version=8)
+    _check(m, {"x": x}, rtol=0, atol=0)
