@@ -366,7 +366,7 @@ def _pad(data: te.Tensor, block: int, begin, end, spatial, phases: int = 0) -> t
             if hi or (beyond_right and axis == rank - 1):
                 conditions.append(p < size + lo)
         inside = data[(n, c, *(p - lo for p, lo in zip(positions, begin)), *lane)]
-        return te.if_then_else(te.all(*conditions), inside, 0.0) if conditions else inside
+        return te.if_then_else(te.all(*conditions), inside, te.const(0, data.dtype)) if conditions else inside
 
     padded = [size + lo + hi for size, lo, hi in zip(spatial, begin, end)]
     names = ("d", "h", "w")[3 - rank :]

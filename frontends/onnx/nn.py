@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from xdsl.dialects.builtin import f16, f32
+from xdsl.dialects.builtin import f16, f32, i32
 from xdsl.ir import SSAValue
 
 from tilecraft.dialects import graph
@@ -71,11 +71,11 @@ def lift_pads(pads: list[int]) -> list[int]:
     return [0, pads[0], 0, pads[1]]
 
 
-@converter("Conv")
-def convert_conv(node: Node):
-    """2-D and 3-D convolutions; 1-D ones ([N, C, L]) as 2-D over a height of 1 (so
-    alter-layout may block them as 2-D ones)."""
-    xs, ws = node.shape(0), node.shape(1)
+def convolution(node: Node, x: SSAValue, w: SSAValue, bias: SSAValue | None = None) -> SSAValue:
+    """`x` convolved by `w` (+ `bias`) with the node's Conv attributes (kernel_shape,
+    strides, dilations, pads or auto_pad, group): 2-D and 3-D; 1-D ones ([N, C, L])
+    as 2-D over a height of 1 (so alter-layout may block them as 2-D ones)."""
+    xs, ws = graph.shape_of(x.type), graph.shape_of(w.type)
     if len(xs) not in (3, 4, 5) or len(ws) != len(xs):
         raise node.error(f"only 1-D, 2-D and 3-D convolutions are supported, got input shape {xs}")
     one_d = len(xs) == 3
@@ -87,7 +87,6 @@ def convert_conv(node: Node):
     dilations = [int(d) for d in node.attr("dilations", [1] * rank)]
     pads = window_pads(node, xs[2:], kernel, strides, dilations)
     group = int(node.attr("group", 1))
-    x, w = node.input(0), node.input(1)
     if one_d:
         x, w = lift_1d(node, x), lift_1d(node, w)
         strides, dilations, pads = [1, *strides], [1, *dilations], lift_pads(pads)
@@ -95,16 +94,42 @@ def convert_conv(node: Node):
     attributes = nondefault(strides=(strides, [1] * rank), pads=(pads, [0] * 2 * rank), dilations=(dilations, [1] * rank))
     if group != 1:
         attributes["groups"] = group
-    inputs = [x, w] + ([node.input(2)] if node.has_input(2) else [])
+    y = node.emit(graph.Conv2dOp, [x, w] + ([bias] if bias is not None else []), **attributes)
+    return node.emit(graph.SqueezeOp, [y], axes=[2]) if one_d else y
+
+
+@converter("Conv")
+def convert_conv(node: Node):
+    inputs = [node.input(0), node.input(1)] + ([node.input(2)] if node.has_input(2) else [])
     # float16: accumulated in float32 and rounded once, as the reference computes (a
     # float16 sum rounds at every step and drifts by an ulp or more)
     half = node.element_type(0) == f16
     if half:
         inputs = [node.emit(graph.CastOp, [v], to=f32) for v in inputs]
-    y = node.emit(graph.Conv2dOp, inputs, **attributes)
-    if half:
-        y = node.emit(graph.CastOp, [y], to=f16)
-    return [node.emit(graph.SqueezeOp, [y], axes=[2]) if one_d else y]
+    y = convolution(node, *inputs)
+    return [node.emit(graph.CastOp, [y], to=f16) if half else y]
+
+
+@converter("ConvInteger")
+def convert_conv_integer(node: Node):
+    """(x - x_zero_point) convolved by (w - w_zero_point, one per output channel or
+    one for all) in int32, which holds every 8-bit product sum exactly."""
+    x = node.emit(graph.CastOp, [node.input(0)], to=i32)
+    w = node.emit(graph.CastOp, [node.input(1)], to=i32)
+    if node.has_input(2):
+        if int(np.prod(node.shape(2))) != 1:
+            raise node.error(f"x_zero_point of shape {node.shape(2)} must be one value")
+        zero = node.emit(graph.ReshapeOp, [node.emit(graph.CastOp, [node.input(2)], to=i32)], shape=[])
+        x = node.emit(graph.SubOp, [x, zero])
+    if node.has_input(3):
+        ws = node.shape(1)
+        count = int(np.prod(node.shape(3)))
+        if count not in (1, ws[0]):
+            raise node.error(f"w_zero_point of shape {node.shape(3)} must be one value or one per output channel")
+        shape = [count] + [1] * (len(ws) - 1) if count > 1 else []
+        zero = node.emit(graph.ReshapeOp, [node.emit(graph.CastOp, [node.input(3)], to=i32)], shape=shape)
+        w = node.emit(graph.SubOp, [w, zero])
+    return [convolution(node, x, w)]
 
 
 def flipped_transposed_weight(node: Node, weight: np.ndarray | SSAValue, group: int, kernel: list[int]) -> SSAValue:

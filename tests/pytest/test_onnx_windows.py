@@ -222,3 +222,25 @@ def test_max_pool_then_unpool_matches_onnxruntime(rank):
     g = helper.make_graph([pool, unpool], "g", inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)], ir_version=8)
     _check(m, {"x": x}, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("rank", [1, 2])
+def test_conv_integer_matches_onnxruntime(rank):
+    """uint8 input and weight less their zero points, convolved in int32 (exact)."""
+    rng = np.random.default_rng(5000 + rank)
+    x = rng.integers(0, 256, (1, 4, *[7] * rank)).astype(np.uint8)
+    w = rng.integers(0, 256, (6, 2, *[3] * rank)).astype(np.uint8)
+    node = helper.make_node(
+        "ConvInteger", ["x", "w", "xz", "wz"], ["y"], group=2, pads=[1] * 2 * rank, strides=[2] * rank
+    )
+    inits = {"w": w, "xz": np.array(131, np.uint8), "wz": np.array(77, np.uint8)}
+    g = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("x", TensorProto.UINT8, x.shape)],
+        [helper.make_tensor_value_info("y", TensorProto.INT32, None)],
+        [numpy_helper.from_array(v, n) for n, v in inits.items()],
+    )
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)], ir_version=8)
+    expected = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    got = tc.compile(m)(x)
+    assert got.dtype == np.int32
+    np.testing.assert_array_equal(got, expected)
