@@ -1,5 +1,10 @@
 """conv2d: the compute in plain and blocked layouts, and a fast CPU schedule.
 
+One kernel for 1 to 3 spatial axes: the plain layout is N, C and the spatial axes
+(the output likewise), the window one reduce axis per spatial axis, and the
+unblocked schedule vectorizes the last output axis and runs the others as rows;
+the blocked layouts below are 2-D (what alter-layout makes of 2-D convs).
+
 Layouts (as `graph.conv2d`): data "NCHW" or "NCHW<b>c" ([N, C/b, H, W, b]),
 kernel "OIHW" or "OIHW<i>i<o>o" ([O/o, I/i, KH, KW, i, o], I = C/groups), output
 "NCHW" or "NCHW<b>c" (default: the data layout). Any combination computes the right

@@ -8,8 +8,11 @@ graph passes work:
 - Gemm and MatMul with a 2-D weight initializer become `graph.dense`, whose weight
   is [N, K] (TVM's dense): the initializer is transposed once, in the store, and
   Gemm's `alpha`/`beta` are folded into the weight and bias when those are known;
+- convolutions and pooling have 1 to 3 spatial axes (1-D ones are lifted to 2-D
+  over a height of 1, so alter-layout may block them);
 - ConvTranspose is a conv2d of the zero-interleaved input (gathers and masks)
-  with the flipped, channel-swapped weight;
+  with the flipped, channel-swapped weight, and Col2Im that of the columns with a
+  one-hot weight; MaxUnpool scatters into zeros;
 - InstanceNormalization is spatial reductions and elementwise ops (they fuse);
   ArgMax/ArgMin are a max, an equality mask and a max over the masked indices;
 - LayerNormalization's scale/bias are broadcast to the normalized shape if they
