@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from xdsl.dialects.builtin import f16, f32, i32
+from xdsl.dialects.builtin import f16, f32, i32, i64
 from xdsl.ir import SSAValue
 
 from tilecraft.dialects import graph
@@ -301,6 +301,93 @@ def convert_col2im(node: Node):
     weight = np.tile(one_hot, (channels, 1, *[1] * rank))
     geometry = Transposed(block, strides, dilations, pads, extra)
     return [transposed_convolution(node, columns, weight, None, channels, geometry)]
+
+
+@converter("DeformConv")
+def convert_deform_conv(node: Node):
+    """A 2-D convolution whose window positions move by the learned `offset`
+    (fractional: sampled bilinearly, zero outside the input) and are weighted by
+    `mask`: the sampled window of every output position as columns [N, C * KH * KW,
+    OH, OW] (four gathers of the flattened input, one per neighbour), then a grouped
+    1x1 convolution of them by the weight [O, C/g * KH * KW, 1, 1]."""
+    xs, ws = node.shape(0), node.shape(1)
+    if len(xs) != 4 or len(ws) != 4:
+        raise node.error(f"only 2-D deformable convolutions are supported, got input shape {xs}")
+    if node.element_type(0) != f32:
+        raise node.error(f"input of element type {node.element_type(0)} is not supported (float32)")
+    n, c, height, width = xs
+    o, _, kh, kw = ws
+    kernel = [int(k) for k in node.attr("kernel_shape", [kh, kw])]
+    if kernel != [kh, kw]:
+        raise node.error(f"kernel_shape {kernel} does not match the weight's {[kh, kw]}")
+    strides = [int(v) for v in node.attr("strides", [1, 1])]
+    dilations = [int(v) for v in node.attr("dilations", [1, 1])]
+    pads = [int(v) for v in node.attr("pads", [0, 0, 0, 0])]
+    group = int(node.attr("group", 1))
+    offset_groups = int(node.attr("offset_group", 1))
+    if offset_groups < 1 or c % offset_groups:
+        raise node.error(f"{c} input channels do not split into offset_group {offset_groups}")
+    out = [graph.pool_out(size, k, s, lo, hi, d) for size, k, s, lo, hi, d in zip((height, width), kernel, strides, pads[:2], pads[2:], dilations)]
+    taps = kh * kw
+    positions = [n, offset_groups, taps, out[0] * out[1]]
+    if node.shape(2) != (n, offset_groups * taps * 2, *out):
+        raise node.error(f"offset of shape {node.shape(2)} does not fit {offset_groups} offset groups of a {kh}x{kw} window over {out}")
+    # [N, OG, taps, 2, OH * OW]: the (h, w) offset of every window position
+    offset = node.emit(graph.ReshapeOp, [node.input(2)], shape=[n, offset_groups, taps, 2, out[0] * out[1]])
+
+    def offset_along(t: int) -> SSAValue:
+        picked = node.emit(graph.SliceOp, [offset], starts=[t], ends=[t + 1], axes=[3])
+        return node.emit(graph.ReshapeOp, [picked], shape=positions)
+
+    # where each tap of each output position would read without offsets
+    tap_h, tap_w = np.meshgrid(np.arange(kh) * dilations[0], np.arange(kw) * dilations[1], indexing="ij")
+    out_h, out_w = np.meshgrid(np.arange(out[0]) * strides[0] - pads[0], np.arange(out[1]) * strides[1] - pads[1], indexing="ij")
+    base_h = (tap_h.reshape(-1, 1) + out_h.reshape(1, -1)).astype(np.float32)
+    base_w = (tap_w.reshape(-1, 1) + out_w.reshape(1, -1)).astype(np.float32)
+    h = node.emit(graph.AddOp, [offset_along(0), node.constant(base_h, "tap_h")])
+    w = node.emit(graph.AddOp, [offset_along(1), node.constant(base_w, "tap_w")])
+
+    def floor(v: SSAValue) -> SSAValue:  # truncation, one lower below zero
+        t = node.emit(graph.CastOp, [node.emit(graph.CastOp, [v], to=i32)], to=f32)
+        return node.emit(graph.SubOp, [t, node.emit(graph.CastOp, [node.emit(graph.GreaterOp, [t, v])], to=f32)])
+
+    h0, w0 = floor(h), floor(w)
+    frac_h, frac_w = node.emit(graph.SubOp, [h, h0]), node.emit(graph.SubOp, [w, w0])
+    one = node.scalar(1.0, h)
+    weights_h = [node.emit(graph.SubOp, [one, frac_h]), frac_h]
+    weights_w = [node.emit(graph.SubOp, [one, frac_w]), frac_w]
+    mask = None
+    if node.has_input(4):
+        if node.shape(4) != (n, offset_groups * taps, *out):
+            raise node.error(f"mask of shape {node.shape(4)} does not fit the offsets")
+        mask = node.emit(graph.ReshapeOp, [node.input(4)], shape=positions)
+    per_group = c // offset_groups
+    planes = node.emit(graph.ReshapeOp, [node.input(0)], shape=[n, offset_groups, per_group, height * width])
+    gathered = [n, offset_groups, per_group, taps * out[0] * out[1]]
+    columns = None
+    for dy, weight_h in enumerate(weights_h):
+        for dx, weight_w in enumerate(weights_w):
+            y = node.emit(graph.AddOp, [h0, node.scalar(float(dy), h)])
+            x = node.emit(graph.AddOp, [w0, node.scalar(float(dx), w)])
+            inside = one
+            for v, size in ((y, height), (x, width)):
+                for test in (node.emit(graph.GreaterEqualOp, [v, node.scalar(0.0, v)]), node.emit(graph.LessEqualOp, [v, node.scalar(float(size - 1), v)])):
+                    inside = node.emit(graph.MulOp, [inside, node.emit(graph.CastOp, [test], to=f32)])
+            y = node.emit(graph.ClipOp, [y], min=0.0, max=float(height - 1))
+            x = node.emit(graph.ClipOp, [x], min=0.0, max=float(width - 1))
+            flat = node.emit(graph.AddOp, [node.emit(graph.MulOp, [y, node.scalar(float(width), y)]), x])
+            index = node.emit(graph.ReshapeOp, [node.emit(graph.CastOp, [flat], to=i64)], shape=[n, offset_groups, 1, gathered[3]])
+            index = node.emit(graph.BroadcastToOp, [index], shape=gathered)
+            coefficient = node.emit(graph.MulOp, [node.emit(graph.MulOp, [weight_h, weight_w]), inside])
+            if mask is not None:
+                coefficient = node.emit(graph.MulOp, [coefficient, mask])
+            coefficient = node.emit(graph.ReshapeOp, [coefficient], shape=[n, offset_groups, 1, gathered[3]])
+            sampled = node.emit(graph.MulOp, [node.emit(graph.GatherElementsOp, [planes, index], axis=3), coefficient])
+            columns = sampled if columns is None else node.emit(graph.AddOp, [columns, sampled])
+    columns = node.emit(graph.ReshapeOp, [columns], shape=[n, c * taps, *out])
+    weight = node.emit(graph.ReshapeOp, [node.input(1)], shape=[o, (c // group) * taps, 1, 1])
+    inputs = [columns, weight] + ([node.input(3)] if node.has_input(3) else [])
+    return [node.emit(graph.Conv2dOp, inputs, **({"groups": group} if group != 1 else {}))]
 
 
 @converter("CausalConvWithState")

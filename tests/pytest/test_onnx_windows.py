@@ -244,3 +244,27 @@ def test_conv_integer_matches_onnxruntime(rank):
     got = tc.compile(m)(x)
     assert got.dtype == np.int32
     np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_deform_conv_matches_onnx_reference(seed):
+    """Fractional offsets (some reaching outside the input), groups, offset groups,
+    a mask and a bias, strides, pads and dilations."""
+    rng = np.random.default_rng(6000 + seed)
+    group, offset_group = [(1, 1), (2, 1), (2, 4)][seed]
+    n, c, o, kh, kw = 2, 4, 4, 2, 3
+    strides, pads, dilations = [1 + seed % 2, 1], [seed % 2, 1, 0, seed % 2], [1, 1 + seed % 2]
+    x = rng.standard_normal((n, c, 5, 6)).astype(np.float32)
+    out = [(size + lo + hi - d * (k - 1) - 1) // s + 1 for size, k, s, lo, hi, d in zip((5, 6), (kh, kw), strides, pads[:2], pads[2:], dilations)]
+    offset = (rng.standard_normal((n, offset_group * kh * kw * 2, *out)) * 1.5).astype(np.float32)
+    mask = rng.uniform(0, 1, (n, offset_group * kh * kw, *out)).astype(np.float32)
+    w = rng.standard_normal((o, c // group, kh, kw)).astype(np.float32)
+    b = rng.standard_normal(o).astype(np.float32)
+    node = helper.make_node(
+        "DeformConv", ["x", "w", "offset", "b", "mask"], ["y"], group=group, offset_group=offset_group,
+        strides=strides, pads=pads, dilations=dilations,
+    )
+    feeds = {"x": x, "offset": offset, "mask": mask}
+    m = _model(node, feeds, {"w": w, "b": b})
+    m.opset_import[0].version = 22
+    _check_with_onnx_reference(m, feeds, rtol=1e-4, atol=1e-4)
