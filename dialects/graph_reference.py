@@ -159,7 +159,6 @@ def _pool_nchw(op: graph.MaxPool2dOp | graph.AvgPool2dOp, x: np.ndarray, kind: s
         fill = np.iinfo(x.dtype).min
     xp = np.pad(x, ((0, 0), (0, 0), *margins), constant_values=fill)
     spans = tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilations))
-    axes = tuple(range(2, 2 + rank))
     window_axes = tuple(range(2 + rank, 2 + 2 * rank))
 
     def windows(a: np.ndarray, first: int) -> np.ndarray:  # [..., out..., kernel...]

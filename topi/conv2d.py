@@ -322,7 +322,7 @@ def conv2d_compute(
             x = _read(padded, db, n, in_channel, [*rows, position[-1] * sw + window[-1] * dw])
         if kob:
             kb, ki = red_channel.split(kib)
-            w = weight[o.split(kob)[0], kb, *window, ki, o.split(kob)[1]]
+            w = weight[(o.split(kob)[0], kb, *window, ki, o.split(kob)[1])]
         else:
             w = weight[(o.flat(), red_channel.flat() if Cg > 1 else 0, *window)]
         return te.sum(x * w, axis=axes)
