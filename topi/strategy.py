@@ -94,7 +94,10 @@ def _dense(op, xs, cs):
 def _pool(f, with_count: bool) -> Compute:
     def compute(op, xs, cs):
         extra = {"count_include_pad": op.count_include_pad} if with_count else {}
-        return [f(xs[0], list(op.kernel), list(op.strides), list(op.pads), op.ceil_mode, layout=op.layout, **extra)]
+        return [
+            f(xs[0], list(op.kernel), list(op.strides), list(op.pads), op.ceil_mode, layout=op.layout,
+              dilations=list(op.dilations), **extra)
+        ]
 
     return compute
 
@@ -164,8 +167,13 @@ COMPUTES: dict[str, Compute] = {
     "graph.conv2d": _conv2d,
     "graph.dense": _dense,
     "graph.matmul": _binary(anchors.matmul_compute),
-    "graph.max_pool2d": _pool(pool.max_pool2d, False),
-    "graph.avg_pool2d": _pool(pool.avg_pool2d, True),
+    "graph.max_pool2d": _pool(pool.max_pool, False),
+    "graph.avg_pool2d": _pool(pool.avg_pool, True),
+    "graph.max_pool_indices": lambda op, xs, cs: [
+        pool.max_pool_indices(
+            xs[0], list(op.kernel), list(op.strides), list(op.pads), op.ceil_mode, list(op.dilations), op.storage_order
+        )
+    ],
     "graph.global_avg_pool2d": _unary(reduce.global_avg_pool),
     "graph.reduce_sum": _reduce(reduce.reduce_sum),
     "graph.reduce_mean": _reduce(reduce.reduce_mean),
