@@ -105,7 +105,7 @@ def convert_split(node: Node):
         # ONNX: equal parts of ceil(extent / n), the last one smaller if need be.
         part = -(-xs[axis] // n)
         sizes = [min(part, xs[axis] - part * i) for i in range(n)]
-    if len(sizes) != len(node.proto.output) or sum(sizes) != xs[axis] or min(sizes) <= 0:
+    if len(sizes) != len(node.proto.output) or sum(sizes) != xs[axis] or min(sizes) < 0:
         raise node.error(f"cannot split extent {xs[axis]} into {sizes} for {len(node.proto.output)} outputs")
     op = node.emit_op(graph.SplitOp, [node.input(0)], axis=axis, sizes=sizes)
     return list(op.results)
