@@ -267,7 +267,8 @@ class BufferizeConstant(RewritePattern):
         shape = list(mtype.get_shape())
         count = prod(shape)
         element = mtype.element_type
-        if np.unique(np.asarray(values)).size == 1:  # a splat (NaNs count as equal)
+        flat = np.asarray(values)
+        if (flat == flat[0]).all() or np.isnan(flat).all():  # a splat (NaN is not == NaN)
             value = _scalar(values[0] if values else 0, element)
             fill = _loop_nest(shape, lambda idx: [memref.StoreOp.get(value.result, alloc.buffer, idx)])
             ops += [value, fill]

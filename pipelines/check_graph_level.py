@@ -82,7 +82,7 @@ def _check_shapes(f: func.FuncOp, pass_name: str) -> None:
                           f"shape ({arg.type}); tilecraft compiles static shapes: give every "
                           "dimension (tilecraft-import --input-shape NAME=D1,D2,...)")
     for op in f.walk():
-        if isinstance(op, graph.ConstantOp) or isinstance(op, func.ReturnOp):
+        if isinstance(op, (graph.ConstantOp, func.ReturnOp)):
             continue
         empty = next((v for v in (*op.results, *op.operands) if _empty(v.type)), None)
         if empty is not None:

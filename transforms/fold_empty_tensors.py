@@ -14,8 +14,8 @@ zero-extent loops or buffers):
   reduction's value on the empty set (sum 0, prod 1, max -inf or the type's
   lowest value, min +inf or its highest, mean NaN, as numpy with `initial` and
   ONNX define them); a concat drops its empty operands; a matmul or a dense whose
-  K is 0 gives zeros (a dense: its bias, broadcast); a pad of an empty tensor is
-  its padding value everywhere; anything else whose operands are all known (empty
+  K is 0 gives zeros (a dense: its bias, broadcast); a scatter of no updates is
+  its data; a pad of an empty tensor is its padding value everywhere; anything else whose operands are all known (empty
   or constant) is folded by the graph evaluator (`dialects/graph_folders.py`).
 
 Ops on empty tensors this cannot fold (a convolution over zero channels, say) stay
@@ -46,6 +46,10 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from tilecraft.dialects import graph
+from tilecraft.dialects.graph_folders import fold_arrays
+from tilecraft.dialects.graph_values import is_known, store_near, value_op
+from tilecraft.utils.levels import function_level
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
@@ -66,11 +70,6 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 
-from tilecraft.dialects import graph
-from tilecraft.dialects.graph_folders import fold_arrays
-from tilecraft.dialects.graph_values import is_known, store_near, value_op
-from tilecraft.utils.levels import function_level
-
 NAME = "fold-empty-tensors"
 
 
@@ -88,7 +87,7 @@ def empty_constant(t: TensorType) -> graph.ConstantOp:
     return graph.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, []))
 
 
-def splat_constant(t: TensorType, value: float | int) -> graph.ConstantOp:
+def splat_constant(t: TensorType, value: float) -> graph.ConstantOp:
     """`graph.constant dense<value> : t` (one value, any size)."""
     element = t.get_element_type()
     if isinstance(element, IntegerType):
@@ -120,10 +119,6 @@ def empty_set_value(op: graph.GraphOp, t: TensorType) -> float | int | None:
     if isinstance(op, graph.ReduceMeanOp) and not integer:
         return math.nan  # 0 / 0
     return None
-
-
-def _replace_by(rewriter: PatternRewriter, op: Operation, new_ops: list[Operation], value: SSAValue) -> None:
-    rewriter.replace(op, new_ops, [value])
 
 
 # -- patterns ---------------------------------------------------------------------------
@@ -211,7 +206,7 @@ class FoldReadOfEmpty(RewritePattern):
             value = empty_set_value(op, t)
             if value is not None:
                 constant = splat_constant(t, value)
-                _replace_by(rewriter, op, [constant], constant.results[0])
+                rewriter.replace(op, constant)
             return
         if isinstance(op, graph.ConcatOp):
             kept = [v for v in op.inputs if not is_empty(v)]
@@ -224,14 +219,17 @@ class FoldReadOfEmpty(RewritePattern):
             # K is 0: every output element is an empty sum
             if isinstance(op, graph.DenseOp) and len(op.inputs) == 3:
                 bias = graph.BroadcastToOp([op.inputs[2]], {"shape": tuple(t.get_shape())})
-                _replace_by(rewriter, op, [bias], bias.results[0])
+                rewriter.replace(op, bias)
             else:
                 constant = splat_constant(t, 0)
-                _replace_by(rewriter, op, [constant], constant.results[0])
+                rewriter.replace(op, constant)
+            return
+        if isinstance(op, (graph.ScatterElementsOp, graph.ScatterNDOp)) and is_empty(op.inputs[2]):
+            rewriter.replace(op, [], [op.inputs[0]])  # no updates: the data as it is
             return
         if isinstance(op, graph.PadOp) and is_empty(op.inputs[0]):
             constant = splat_constant(t, op.value)
-            _replace_by(rewriter, op, [constant], constant.results[0])
+            rewriter.replace(op, constant)
             return
         if all(is_known(v) for v in op.operands):
             store = store_near(op, NAME)
@@ -239,7 +237,7 @@ class FoldReadOfEmpty(RewritePattern):
             if values is None:
                 return  # a weight, and no store to read it from
             new = value_op(np.asarray(values[0]), t, store, f"folded.{op.name.removeprefix('graph.')}")
-            _replace_by(rewriter, op, [new], new.results[0])
+            rewriter.replace(op, new)
 
 
 def fold_empty_tensors_patterns() -> list[RewritePattern]:

@@ -26,6 +26,7 @@ from onnx import numpy_helper
 from tilecraft.dialects import graph
 from tilecraft.frontends.onnx.fold import axes_of
 from tilecraft.frontends.onnx.importer import Node, converter
+from tilecraft.utils.dtypes import numpy_dtype
 
 
 def ints(array: np.ndarray) -> list[int]:
@@ -35,9 +36,13 @@ def ints(array: np.ndarray) -> list[int]:
 @converter("Reshape")
 def convert_reshape(node: Node):
     shape = ints(node.const(1, "shape"))
-    if int(node.attr("allowzero", 0)) and 0 in shape:
-        raise node.error("allowzero=1 with a 0 extent (an empty tensor) is not supported")
     xs = node.shape(0)
+    if int(node.attr("allowzero", 0)) and 0 in shape:
+        # a 0 is a 0 extent, not a copy of the input's: an empty result, whose one
+        # value is known (fold-empty-tensors folds the empty input's producers)
+        if -1 in shape or math.prod(xs) != 0:
+            raise node.error(f"cannot reshape {xs} to {shape} (allowzero=1: 0 is a 0 extent)")
+        return [node.constant(np.zeros(shape, numpy_dtype(node.element_type(0))), "empty")]
     shape = [xs[d] if s == 0 else s for d, s in enumerate(shape)]
     if -1 in shape and shape.count(-1) == 1:
         known = math.prod(s for s in shape if s != -1)

@@ -12,9 +12,8 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
-
 import tilecraft as tc
+from onnx import TensorProto, helper, numpy_helper
 from tilecraft.compiler import parse_text
 from tilecraft.utils.diagnostics import OpError
 
@@ -128,6 +127,22 @@ def test_scalar_arguments_and_results():
         m(np.array([1.5], np.float32), b, v)
 
 
+def test_python_numbers_for_scalar_inputs():
+    m = ir(
+        """  %s = graph.exp %a : (tensor<f32>) -> tensor<f32>
+  %t = graph.neg %n : (tensor<i32>) -> tensor<i32>
+  func.return %s, %t : tensor<f32>, tensor<i32>""",
+        "(%a: tensor<f32>, %n: tensor<i32>) -> (tensor<f32>, tensor<i32>)",
+    )
+    s, t = m(0.1, 3)  # rounded to float32; exactly an int32
+    assert s.dtype == np.float32 and s == np.exp(np.float32(0.1))
+    assert t.dtype == np.int32 and t == -3
+    with pytest.raises(ValueError, match="input 'n' has dtype float64, expected int32"):
+        m(0.1, 2.5)
+    with pytest.raises(ValueError, match="input 'n' has dtype int64, expected int32"):
+        m(0.1, 2**40)
+
+
 def test_saved_model_with_empty_and_scalar_ports(tmp_path):
     m = ir(
         """  %s = graph.reduce_sum %x {keepdims = false} : (tensor<0x3xf32>) -> tensor<f32>
@@ -188,7 +203,7 @@ def test_onnx_empty_input_slice_split_and_concat():
         init,
     )
     feeds = {"x": RNG.standard_normal((4, 3)).astype(np.float32), "e": np.zeros((0, 3), np.float32)}
-    s0, s1, s2, empty, total, shape = check_against_onnxruntime(model, feeds)
+    _, s1, _, empty, total, shape = check_against_onnxruntime(model, feeds)
     assert s1.shape == (0, 3) and empty.shape == (0, 3) and total.shape == ()
     np.testing.assert_array_equal(shape, [0, 3])
 
