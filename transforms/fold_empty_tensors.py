@@ -42,21 +42,15 @@ func.func @main(%x: tensor<2x0x4xf32>) -> (tensor<2x1x4xf32>, tensor<2x0x4xf32>)
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
-from tilecraft.dialects import graph
-from tilecraft.dialects.graph_folders import fold_arrays
-from tilecraft.dialects.graph_values import is_known, store_near, value_op
-from tilecraft.utils.levels import function_level
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     IntegerType,
     ModuleOp,
-    Signedness,
     TensorType,
 )
 from xdsl.ir import Operation, SSAValue
@@ -69,6 +63,13 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 from xdsl.rewriter import InsertPoint
+
+from tilecraft.dialects import graph
+from tilecraft.dialects.graph_folders import fold_arrays
+from tilecraft.dialects.graph_reference import empty_set_value
+from tilecraft.dialects.graph_values import is_known, store_near, value_op
+from tilecraft.utils.dtypes import numpy_dtype
+from tilecraft.utils.levels import function_level
 
 NAME = "fold-empty-tensors"
 
@@ -93,32 +94,6 @@ def splat_constant(t: TensorType, value: float) -> graph.ConstantOp:
     if isinstance(element, IntegerType):
         return graph.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, [int(value)]))
     return graph.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, [float(value)]))
-
-
-def _integer_range(t: IntegerType) -> tuple[int, int]:
-    """The lowest and highest value of an integer type (i1: false and true)."""
-    width = t.width.data
-    if width == 1 or t.signedness.data == Signedness.UNSIGNED:
-        return 0, (1 << width) - 1
-    return -(1 << (width - 1)), (1 << (width - 1)) - 1
-
-
-def empty_set_value(op: graph.GraphOp, t: TensorType) -> float | int | None:
-    """What reduction `op` gives over no elements, in `t`'s element type; None where
-    that is undefined (the mean of no integers)."""
-    element = t.get_element_type()
-    integer = isinstance(element, IntegerType)
-    if isinstance(op, graph.ReduceSumOp):
-        return 0
-    if isinstance(op, graph.ReduceProdOp):
-        return 1
-    if isinstance(op, graph.ReduceMaxOp):
-        return _integer_range(element)[0] if integer else -math.inf
-    if isinstance(op, graph.ReduceMinOp):
-        return _integer_range(element)[1] if integer else math.inf
-    if isinstance(op, graph.ReduceMeanOp) and not integer:
-        return math.nan  # 0 / 0
-    return None
 
 
 # -- patterns ---------------------------------------------------------------------------
@@ -203,7 +178,7 @@ class FoldReadOfEmpty(RewritePattern):
             return
         if isinstance(op, (graph.ReduceSumOp, graph.ReduceProdOp, graph.ReduceMaxOp,
                            graph.ReduceMinOp, graph.ReduceMeanOp)):  # fmt: skip
-            value = empty_set_value(op, t)
+            value = empty_set_value(op, numpy_dtype(t))
             if value is not None:
                 constant = splat_constant(t, value)
                 rewriter.replace(op, constant)

@@ -12,8 +12,9 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import pytest
-import tilecraft as tc
 from onnx import TensorProto, helper, numpy_helper
+
+import tilecraft as tc
 from tilecraft.compiler import parse_text
 from tilecraft.utils.diagnostics import OpError
 
@@ -253,3 +254,26 @@ def test_onnx_scalar_results_and_inputs():
     dot, top, row, column, element, scaled = check_against_onnxruntime(model, feeds)
     assert dot.shape == top.shape == element.shape == scaled.shape == ()
     assert row.shape == (4,) and column.shape == (3,)
+
+
+def test_reference_evaluator_agrees_on_empty_reductions():
+    """The graph evaluator (the oracle, and the folders' meaning) gives the same
+    empty-set values as the compiled model, and names the undefined integer mean."""
+    from tilecraft.dialects.graph_reference import evaluate
+    from tilecraft.utils.diagnostics import EvaluationError
+
+    text = """func.func @main(%x: tensor<2x0x3xi32>) -> (tensor<2x3xi32>, tensor<2x1x3xi32>, tensor<2x3xi32>) {
+  %a = graph.reduce_max %x {axes = array<i64: 1>, keepdims = false} : (tensor<2x0x3xi32>) -> tensor<2x3xi32>
+  %b = graph.reduce_prod %x {axes = array<i64: 1>} : (tensor<2x0x3xi32>) -> tensor<2x1x3xi32>
+  %c = graph.reduce_min %x {axes = array<i64: 1>, keepdims = false} : (tensor<2x0x3xi32>) -> tensor<2x3xi32>
+  func.return %a, %b, %c : tensor<2x3xi32>, tensor<2x1x3xi32>, tensor<2x3xi32>
+}"""
+    x = np.zeros((2, 0, 3), np.int32)
+    main = next(op for op in parse_text(text).walk() if op.name == "func.func")
+    expected = evaluate(main, None, [x])
+    for got, want in zip(tc.compile(parse_text(text))(x), expected):
+        np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(expected[0], np.full((2, 3), np.iinfo(np.int32).min))
+    mean = parse_text(text.replace("graph.reduce_max", "graph.reduce_mean"))
+    with pytest.raises(EvaluationError, match="graph.reduce_mean of no elements of int32 is undefined"):
+        evaluate(next(op for op in mean.walk() if op.name == "func.func"), None, [x])
