@@ -92,6 +92,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     graph_passes = {
         "infer-shapes": transforms_pass("infer_shapes", "InferShapesPass"),
         "fold-constants": transforms_pass("fold_constants", "FoldConstantsPass"),
+        "fold-empty-tensors": transforms_pass("fold_empty_tensors", "FoldEmptyTensorsPass"),
         "alter-layout": transforms_pass("alter_layout", "AlterLayoutPass"),
         "fuse-ops": transforms_pass("fuse_ops", "FuseOpsPass"),
         "plan-memory": transforms_pass("plan_memory", "PlanMemoryPass"),

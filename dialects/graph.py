@@ -1270,8 +1270,8 @@ class PadOp(_Injective):
         if len(pads) != 2 * len(x):
             raise ShapeError(f"pads needs {2 * len(x)} values for rank {len(x)}, got {len(pads)}")
         out = [n + pads[d] + pads[d + len(x)] for d, n in enumerate(x)]
-        if any(n <= 0 for n in out):
-            raise ShapeError(f"padding {pads} leaves an empty tensor")
+        if any(n < 0 for n in out):  # 0 is an empty tensor (fold-empty-tensors)
+            raise ShapeError(f"padding {pads} crops more than the extents {tuple(x)}")
         return [tensor(out, ranked(types[0]).get_element_type())]
 
 
@@ -1393,8 +1393,8 @@ class SplitOp(_Injective):
         x = shape_of(types[0])
         axis = normalize_axis(self.axis, len(x))
         sizes = list(self.sizes)
-        if not sizes or min(sizes) < 1:
-            raise ShapeError(f"split sizes {sizes} must be positive")
+        if not sizes or min(sizes) < 0:  # a 0 size is an empty piece (fold-empty-tensors)
+            raise ShapeError(f"split sizes {sizes} must not be negative")
         if sum(sizes) != x[axis]:
             raise ShapeError(f"split sizes {sizes} do not add up to extent {x[axis]}")
         return [tensor([s if d == axis else n for d, n in enumerate(x)], ranked(types[0]).get_element_type()) for s in sizes]
@@ -1424,9 +1424,7 @@ class SliceOp(_Injective):
 
     def infer(self, types):
         x = shape_of(types[0])
-        shape = [len(range(s, e, st)) for s, e, st in self.ranges(x)]
-        if any(n == 0 for n in shape):
-            raise ShapeError(f"slice of {x} is empty")
+        shape = [len(range(s, e, st)) for s, e, st in self.ranges(x)]  # empty: 0 (fold-empty-tensors)
         return [tensor(shape, ranked(types[0]).get_element_type())]
 
 

@@ -264,7 +264,23 @@ def _split(op: graph.SplitOp, x: np.ndarray) -> list[np.ndarray]:
 
 def _reduce(op: graph.GraphOp, x: np.ndarray, fn: Callable) -> np.ndarray:
     axes = tuple(op.reduce_axes(x.ndim))
+    if x.size == 0:  # every result element reduces no elements (or there is none)
+        value = empty_set_value(op, x.dtype)
+        if value is None:
+            raise EvaluationError(op, f"{op.name} of no elements of {x.dtype} is undefined")
+        return np.full(np.sum(x, axis=axes, keepdims=op.keepdims).shape, value, x.dtype)
     return fn(x, axis=axes, keepdims=op.keepdims)
+
+
+def empty_set_value(op: graph.GraphOp, dtype: np.dtype) -> float | None:
+    """What reduction `op` gives over no elements, as ONNX and numpy's `initial`
+    define it: sum 0, prod 1, max -inf (an integer type's lowest value, false),
+    min +inf (the highest, true), mean NaN (0 / 0); None for the mean of integers."""
+    lowest, highest = (-np.inf, np.inf) if dtype.kind == "f" else (False, True) if dtype.kind == "b" else (
+        np.iinfo(dtype).min, np.iinfo(dtype).max)  # fmt: skip
+    values = {graph.ReduceSumOp: 0, graph.ReduceProdOp: 1, graph.ReduceMaxOp: lowest,
+              graph.ReduceMinOp: highest, graph.ReduceMeanOp: np.nan if dtype.kind == "f" else None}  # fmt: skip
+    return values.get(type(op))
 
 
 def _cumulative(op: graph.CumulativeOp, x: np.ndarray) -> np.ndarray:

@@ -15,7 +15,9 @@ convert-loop-to-llvm compiles:
   (anything else returned, such as an input or a weight, is copied there at the
   end); a result with a `tc.offsets` byte offset (plan-memory) is a `loop.view` of
   one `loop.alloc "arena"` of `tc.arena_bytes`; any other result gets a `loop.alloc`;
-- a `graph.constant` becomes a buffer filled by stores (a splat by one loop);
+- a `graph.constant` becomes a buffer filled by stores (a splat by one loop); an
+  empty one (fold-empty-tensors leaves them as results) needs no buffer: its
+  output argument is left as it is (it has no elements);
 - a `graph.reshape` (a scalar meeting a kernel's one-element tensor) is a view:
   the same buffer (scalars are one-element buffers here).
 
@@ -252,6 +254,12 @@ class BufferizeConstant(RewritePattern):
     def match_and_rewrite(self, op: graph.ConstantOp, rewriter: PatternRewriter) -> None:
         t = op.outputs[0].type
         mtype = buffer_type(t, op)
+        if 0 in mtype.get_shape():
+            # An empty constant is only returned, and nothing is written for it:
+            # it goes once BufferizeReturn no longer reads it.
+            if not op.outputs[0].uses:
+                rewriter.erase(op)
+            return
         alloc = loop.AllocOp("constant", "global", mtype)
         alloc.buffer.name_hint = op.outputs[0].name_hint
         ops: list[Operation] = [alloc]
@@ -259,7 +267,8 @@ class BufferizeConstant(RewritePattern):
         shape = list(mtype.get_shape())
         count = prod(shape)
         element = mtype.element_type
-        if len(set(values)) == 1 or count == 0:
+        flat = np.asarray(values)
+        if (flat == flat[0]).all() or np.isnan(flat).all():  # a splat (NaN is not == NaN)
             value = _scalar(values[0] if values else 0, element)
             fill = _loop_nest(shape, lambda idx: [memref.StoreOp.get(value.result, alloc.buffer, idx)])
             ops += [value, fill]

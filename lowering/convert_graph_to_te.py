@@ -155,8 +155,19 @@ def _placeholder(value: SSAValue, name: str, op: Operation) -> te.Tensor:
     return te.placeholder(tuple(t.get_shape()) or (1,), te_dtype(t), name=name)
 
 
+def _refuse_empty(op: Operation) -> None:
+    """Kernels have no zero-extent loops or buffers: an empty tensor is an error at
+    the op (compile-model folds them away first, with fold-empty-tensors)."""
+    for v in (*op.operands, *op.results):
+        if isinstance(v.type, TensorType) and 0 in v.type.get_shape():
+            raise OpError(op, f"{PASS}: '{op.name}' works on an empty tensor ({v.type}), which no "
+                          "kernel takes; run fold-empty-tensors first (compile-model does)")
+
+
 def build_kernel(fused: graph.FusedOp, module: ModuleOp, name: str) -> Kernel:
     block = fused.body.block
+    for op in block.ops:
+        _refuse_empty(op)
     env: dict[SSAValue, te.Tensor] = {}
     constants: dict[SSAValue, np.ndarray] = {}
     placeholders: list[te.Tensor] = []

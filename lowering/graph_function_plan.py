@@ -53,6 +53,11 @@ def buffer_type(t: Attribute, where: Operation) -> MemRefType:
     return MemRefType(t.element_type, t.get_shape() or [1])
 
 
+def _is_empty(t: Attribute) -> bool:
+    """A tensor with a zero extent (fold-empty-tensors left it as a constant)."""
+    return isinstance(t, TensorType) and 0 in t.get_shape()
+
+
 def _string_attr(attrs: ArrayAttr | None, n: int, key: str) -> str | None:
     """The string `key` of the n-th entry of an arg_attrs/res_attrs array, if any."""
     if attrs is None or n >= len(attrs.data):
@@ -163,9 +168,11 @@ def plan_graph_function(f: func.FuncOp) -> GraphFunctionPlan:
             _place_results(plan, op)
     # A kernel result returned once is written straight into its output argument;
     # anything else returned (an input, a weight, a constant, a value returned
-    # twice) is copied there at the end.
+    # twice) is copied there at the end, but for an empty one (nothing to copy).
     for n, v in enumerate(ret.arguments):
         _check_view(v, buffer_type(v.type, ret), ret)
+        if _is_empty(v.type):
+            continue  # an empty result: nothing to write
         alloc = _kernel_buffer(_through_views(v))
         placement = plan.placements.get(alloc) if alloc is not None else None
         if placement is not None and placement.output is None:

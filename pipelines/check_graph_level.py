@@ -5,10 +5,12 @@ graph passes untouched (or lose its te function as dead code) and come out as
 something the user did not ask for; this pass stops there with a diagnostic at
 the function that says which level it is and what lowers it.
 
-It also stops a model with a zero-size tensor (`tensor<0x16xf32>`) at the op
-that has it (tilecraft does not compile empty tensors, and the lowering would
-otherwise fail deep inside convert-graph-to-te), and one whose arguments have
-dynamic dimensions (`tensor<?x16xf32>`), which no later pass can fix.
+It also stops a model with an op on a zero-size tensor (`tensor<0x16xf32>`)
+that fold-empty-tensors, the stage before, could not fold (kernels take no empty
+tensors, and the lowering would otherwise fail deep inside convert-graph-to-te):
+what is left empty after it are empty `graph.constant`s and arguments nothing
+reads, which compile as they are. It stops a model whose arguments have dynamic
+dimensions (`tensor<?x16xf32>`), which no later pass can fix.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, ShapedType
 from xdsl.passes import ModulePass
 
+from tilecraft.dialects import graph
 from tilecraft.utils.diagnostics import OpError
 from tilecraft.utils.levels import function_level
 
@@ -58,13 +61,19 @@ def _too_large(t) -> bool:
     return count > MAX_ELEMENTS
 
 
+def _empty(t) -> bool:
+    return isinstance(t, ShapedType) and 0 in t.get_shape()
+
+
 def _check_shapes(f: func.FuncOp, pass_name: str) -> None:
-    """Arguments of static, non-empty shapes; no op giving an empty tensor, no
-    tensor too large to address."""
+    """Arguments of static shapes (an empty one only if nothing reads it); no op on
+    an empty tensor but an empty graph.constant; no tensor too large to address."""
     for n, arg in enumerate(f.body.block.args if f.body.blocks else ()):
-        if isinstance(arg.type, ShapedType) and 0 in arg.type.get_shape():
-            raise OpError(f, f"{pass_name}: argument #{n + 1} of @{f.sym_name.data} is an empty "
-                          f"tensor ({arg.type}); tilecraft does not compile zero-size tensors")
+        if _empty(arg.type) and arg.uses:
+            user = next(iter(arg.uses)).operation
+            raise OpError(user, f"{pass_name}: '{user.name}' reads argument #{n + 1} of @{f.sym_name.data}, "
+                          f"an empty tensor ({arg.type}); run fold-empty-tensors first, which "
+                          "replaces empty tensors by constants")
         if _too_large(arg.type):
             raise OpError(f, f"{pass_name}: argument #{n + 1} of @{f.sym_name.data} ({arg.type}) has "
                           f"more than 2**48 elements; tilecraft cannot address a tensor that large")
@@ -73,10 +82,14 @@ def _check_shapes(f: func.FuncOp, pass_name: str) -> None:
                           f"shape ({arg.type}); tilecraft compiles static shapes: give every "
                           "dimension (tilecraft-import --input-shape NAME=D1,D2,...)")
     for op in f.walk():
+        if isinstance(op, (graph.ConstantOp, func.ReturnOp)):
+            continue
+        empty = next((v for v in (*op.results, *op.operands) if _empty(v.type)), None)
+        if empty is not None:
+            raise OpError(op, f"{pass_name}: '{op.name}' on an empty tensor ({empty.type}) is not "
+                          "supported: tilecraft compiles ops on empty tensors only where "
+                          "fold-empty-tensors (compile-model's first stage) folds them away")
         for r in op.results:
-            if isinstance(r.type, ShapedType) and 0 in r.type.get_shape():
-                raise OpError(op, f"{pass_name}: '{op.name}' gives an empty tensor ({r.type}); "
-                              "tilecraft does not compile zero-size tensors")
             if _too_large(r.type):
                 raise OpError(op, f"{pass_name}: '{op.name}' gives {r.type}, more than 2**48 elements; "
                               "tilecraft cannot address a tensor that large")

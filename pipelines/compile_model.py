@@ -2,8 +2,8 @@
 that `tilecraft.compile` runs and `tilecraft-opt -p compile-model` prints.
 
 ```
-graph (imported) ──check-graph-level, infer-shapes, canonicalize, alter-layout, fold-constants,
-                   cse, dce, fuse-ops, plan-memory──▶ graph (fused groups, offsets)
+graph (imported) ──fold-empty-tensors, check-graph-level, infer-shapes, canonicalize,
+                   alter-layout, fold-constants, cse, dce, fuse-ops, plan-memory──▶ graph (fused groups, offsets)
       ──convert-graph-to-te──▶ te kernels + calls ──fold-constant-kernels──▶
       ──te-inline, convert-te-to-loop──▶ loop kernels
       ──bufferize-graph-function──▶ + a loop-level @main
@@ -53,6 +53,7 @@ def stage_classes() -> tuple[type[ModulePass], ...]:
     from tilecraft.transforms.alter_layout import AlterLayoutPass
     from tilecraft.transforms.fold_constant_kernels import FoldConstantKernelsPass
     from tilecraft.transforms.fold_constants import FoldConstantsPass
+    from tilecraft.transforms.fold_empty_tensors import FoldEmptyTensorsPass
     from tilecraft.transforms.fuse_ops import FuseOpsPass
     from tilecraft.transforms.infer_shapes import InferShapesPass
     from tilecraft.transforms.plan_memory import PlanMemoryPass
@@ -60,6 +61,8 @@ def stage_classes() -> tuple[type[ModulePass], ...]:
     from tilecraft.pipelines.check_graph_level import CheckGraphLevelPass
 
     return (
+        # tensors with a zero extent become constants first: no kernel sees one
+        FoldEmptyTensorsPass,
         CheckGraphLevelPass,
         InferShapesPass,
         # identities removed, batch_norm folded into its conv/dense, small values folded

@@ -75,10 +75,13 @@ def ports_of(main: func.FuncOp, user_inputs, user_outputs) -> list[Port]:
     specs = signatures_of([f for f in module.ops if isinstance(f, func.FuncOp)])[main.sym_name.data]
     ports = []
     inputs, outputs = iter(user_inputs), iter(user_outputs)
-    for spec in specs:
+    # The outputs are the last arguments (bufferize-graph-function); an empty one
+    # is never written, so "written" alone would not find it.
+    first_output = len(specs) - len(user_outputs)
+    for n, spec in enumerate(specs):
         if spec.weight is not None:
             ports.append(Port(spec.weight, WEIGHT, spec.shape, spec.dtype, spec.shape))
-        elif spec.output:
+        elif spec.output or n >= first_output:
             ports.append(Port(spec.name, OUTPUT, spec.shape, spec.dtype, next(outputs, spec.shape)))
         else:
             ports.append(Port(spec.name, INPUT, spec.shape, spec.dtype, next(inputs, spec.shape)))

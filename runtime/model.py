@@ -150,7 +150,7 @@ class CompiledModel:
         for _, port in self._inputs:
             array = given[port.name]
             if not isinstance(array, np.ndarray):
-                array = np.asarray(array)
+                array = _as_array(array, port)
             if array.dtype != port.dtype:
                 raise ValueError(f"input '{port.name}' has dtype {array.dtype}, expected {port.dtype}")
             if array.shape != port.user_shape:
@@ -209,6 +209,19 @@ class CompiledModel:
         if self._module is None:
             raise ValueError("this model was loaded from a library; copy its directory instead")
         save(path, self)
+
+
+def _as_array(value, port: Port) -> np.ndarray:
+    """A value given for an input as an array. A Python number for a scalar input
+    takes the input's dtype: rounded to a float one (`m(0.1)` for float32), exactly
+    to an integer one (2.5 or 2**40 for int32 stay as they are, and are refused)."""
+    array = np.asarray(value)
+    if port.user_shape != () or not isinstance(value, (bool, int, float)) or array.dtype == port.dtype:
+        return array
+    with np.errstate(all="ignore"):
+        cast = array.astype(port.dtype)
+    exact = bool(cast == array) or bool(np.isnan(array) and np.isnan(cast))
+    return cast if port.dtype.kind == "f" or exact else array
 
 
 def _bind_weight(port: Port, weights: Mapping[str, np.ndarray]) -> np.ndarray:

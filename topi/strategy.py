@@ -59,7 +59,8 @@ def _pow(op, xs, cs):
 
 
 def _reshape(op, xs, cs):
-    return [transform.reshape(xs[0], result_shape(op))]
+    # a scalar (rank 0) is a one-element tensor in te, as the graph function passes it
+    return [transform.reshape(xs[0], result_shape(op) or (1,))]
 
 
 def _reduce(f) -> Compute:
@@ -206,7 +207,8 @@ COMPUTES: dict[str, Compute] = {
     "graph.split": lambda op, xs, cs: transform.split(xs[0], _axis(op, len(xs[0].shape)), list(op.sizes)),
     "graph.slice": _slice,
     "graph.gather": lambda op, xs, cs: [
-        transform.gather(xs[0], xs[1], _axis(op, len(xs[0].shape)), _value_names(op))
+        transform.gather(xs[0], xs[1], _axis(op, len(xs[0].shape)), _value_names(op),
+                         scalar_ids=not graph.shape_of(op.operands[1].type))
     ],
     "graph.layout_transform": lambda op, xs, cs: [
         transform.layout_transform(xs[0], op.src, op.dst)

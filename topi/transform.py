@@ -106,15 +106,20 @@ def split(x: te.Tensor, axis: int, sizes: Sequence[int]) -> list[te.Tensor]:
 
 
 def gather(
-    data: te.Tensor, ids: te.Tensor, axis: int = 0, names: tuple[str, str, str] | None = None
+    data: te.Tensor,
+    ids: te.Tensor,
+    axis: int = 0,
+    names: tuple[str, str, str] | None = None,
+    scalar_ids: bool = False,
 ) -> te.Tensor:
     """take(data, ids, axis): ids may be negative (counted from the end, as ONNX).
     An id outside [-n, n) is a run-time error (as onnxruntime raises one) naming
     the result, the ids and the data (`names`, the graph's; else the te tensors');
-    the read itself uses the id clamped, so it stays in bounds."""
+    the read itself uses the id clamped, so it stays in bounds. `scalar_ids`: the
+    ids are a scalar (rank 0, a one-element te tensor), which drops the axis."""
     n = data.shape[axis]
-    shape = (*data.shape[:axis], *ids.shape, *data.shape[axis + 1 :])
-    k = len(ids.shape)
+    shape = (*data.shape[:axis], *(() if scalar_ids else ids.shape), *data.shape[axis + 1 :])
+    k = 0 if scalar_ids else len(ids.shape)
     result_name, data_name, ids_name = names or ("gather", data.name, ids.name)
     message = (
         f"gather '{result_name}': an index in '{ids_name}' is out of range; indices "
@@ -122,13 +127,14 @@ def gather(
     )
 
     def f(*i):
-        raw = ids[tuple(i[axis : axis + k])]
+        i = i if shape else ()  # a scalar result: its one-element stand-in's index
+        raw = ids[(0,)] if scalar_ids else ids[tuple(i[axis : axis + k])]
         wrapped = te.if_then_else(raw < 0, raw + n, raw)
         clamped = te.minimum(te.maximum(wrapped, 0), n - 1)
         idx = (*i[:axis], clamped.astype("index"), *i[axis + k :])
         return checked(data[idx], (raw >= -n) & (raw < n), message)
 
-    return te.compute(shape, f, name="gather")
+    return te.compute(shape or (1,), f, name="gather")
 
 
 def _block(layout: str) -> int:

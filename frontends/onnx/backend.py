@@ -11,8 +11,8 @@ outputs = rep.run([x, y])                    # inputs in graph-input order
 attribute or element type the importer does not take, an `OpError` diagnostic for a
 graph tilecraft rejects further down.
 
-A model whose shapes, axes, pads or counts are graph inputs (or computed from them),
-or that has an empty graph input, cannot be compiled before its inputs are known:
+A model whose shapes, axes, pads or counts are graph inputs (or computed from them)
+cannot be compiled before its inputs are known:
 `prepare` then defers, and `run` compiles it with those inputs frozen to the values
 given (`freeze.py`), once per distinct value.
 """
@@ -104,14 +104,12 @@ class TilecraftBackend(Backend):
         from tilecraft.frontends.onnx.importer import ConstantInputNeeded
 
         options = {k: kwargs[k] for k in ("fuse", "input_shapes", "num_threads") if k in kwargs}
-        frozen, reason = freeze.empty_inputs(model), None
-        if not frozen:
-            try:
-                return TilecraftRep(tilecraft.compile(model, **options))
-            except ConstantInputNeeded as e:
-                frozen, reason = freeze.inputs_behind(model, e.tensor), e
-                if not frozen:
-                    raise
+        try:
+            return TilecraftRep(tilecraft.compile(model, **options))
+        except ConstantInputNeeded as e:
+            frozen, reason = freeze.inputs_behind(model, e.tensor), e
+            if not frozen:
+                raise
         return TilecraftRep(None, model, options, frozen, reason)
 
     @classmethod

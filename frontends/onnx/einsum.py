@@ -81,8 +81,6 @@ def sum_out(node: Node, x: Operand, needed: set[str]) -> Operand:
     axes = [d for d, c in enumerate(x.letters) if c not in needed]
     if not axes:
         return x
-    if len(axes) == len(x.letters):
-        raise node.error("a scalar result is not supported")
     value = node.emit(graph.ReduceSumOp, [x.value], axes=axes, keepdims=False)
     return Operand(value, "".join(c for c in x.letters if c in needed))
 
@@ -116,7 +114,7 @@ def contract(node: Node, a: Operand, b: Operand, needed: set[str]) -> Operand:
     rhs = reshape(node, b, [n(batch), n(summed), n(right)])
     product = Operand(node.emit(graph.MatmulOp, [lhs, rhs]), "")
     letters = batch + left + right
-    value = reshape(node, product, [size[c] for c in letters]) if letters else product.value
+    value = reshape(node, product, [size[c] for c in letters])  # no letters: a scalar
     return Operand(value, "".join(letters))
 
 
@@ -125,8 +123,6 @@ def convert_einsum(node: Node):
     values = node.inputs()
     equation = node.attr("equation")
     terms, out = parse_equation(node, equation, [len(graph.shape_of(v.type)) for v in values])
-    if not out and any(terms):  # graph ops are lowered with at least one dimension
-        raise node.error(f"equation '{equation}': a scalar (rank-0) result is not supported")
     operands = [Operand(v, t) for v, t in zip(values, terms)]
     for i, x in enumerate(operands):
         later = set(out).union(*(o.letters for j, o in enumerate(operands) if j != i))

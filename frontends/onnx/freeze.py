@@ -8,8 +8,8 @@ it then freezes those inputs (`freeze_inputs`: each becomes an initializer holdi
 the value given) and compiles the model specialized to them, once per distinct
 value (`TilecraftRep` in backend.py). Which inputs to freeze comes from the importer:
 `ConstantInputNeeded.tensor` names the tensor a node needed, `inputs_behind` the graph
-inputs it is computed from. An empty graph input (a 0 extent) holds no data, so it
-is frozen too: the importer has no zero-size tensors, and the value is exactly known.
+inputs it is computed from. (An empty graph input, a 0 extent, needs no freezing:
+it holds no data, and compile-model's fold-empty-tensors folds what reads it.)
 
 `tc.compile` does not do this on its own: given such a model it reports the input
 by name, as before; freezing is a decision of the caller that knows the values.
@@ -49,17 +49,6 @@ def inputs_behind(model: onnx.ModelProto, tensor: str) -> set[str]:
         elif name in producers:
             stack.extend(n for n in producers[name].input if n)
     return found
-
-
-def empty_inputs(model: onnx.ModelProto) -> set[str]:
-    """Graph inputs declared with an extent of 0 (they hold no values)."""
-    names = set(graph_inputs(model))
-    empty = set()
-    for vi in model.graph.input:
-        dims = vi.type.tensor_type.shape.dim
-        if vi.name in names and any(d.HasField("dim_value") and d.dim_value == 0 for d in dims):
-            empty.add(vi.name)
-    return empty
 
 
 def freezable(array: np.ndarray) -> bool:

@@ -225,11 +225,6 @@ class Node:
             op = cls(inputs, attributes)
         except graph.ShapeError as e:
             raise self.error(f"{e} (while building {cls.name})") from None
-        for v in [*op.operands, *op.results]:
-            shape = graph.shape_of(v.type)
-            if 0 in shape:
-                # an empty tensor made inside the model (graph inputs are checked)
-                raise self.error(f"tilecraft does not compile empty tensors ({cls.name} on {v.type})")
         self.importer.block.add_op(op)
         return op
 
@@ -317,12 +312,7 @@ class Importer:
                     f"shape ({', '.join(map(str, dims))})"
                 )
             dims = list(fixed)
-        if 0 in dims:
-            raise OnnxImportError(
-                f"graph input '{vi.name}' has a zero-size dimension ({', '.join(map(str, dims))}); "
-                "tilecraft does not compile empty tensors"
-            )
-        if any(not isinstance(d, int) or d <= 0 for d in dims):
+        if any(not isinstance(d, int) or d < 0 for d in dims):
             shown = ", ".join(map(str, dims))
             example = ",".join(str(d) if isinstance(d, int) and d > 0 else "1" for d in dims)
             raise OnnxImportError(

@@ -103,8 +103,10 @@ def convert_reduce(node: Node):
     op = node.op_type
     if op in REDUCTIONS:
         if node.element_type(0) == i1 and op in ("ReduceMax", "ReduceMin"):
-            wide = node.emit(graph.CastOp, [x], to=i32)
-            return [node.emit(graph.CastOp, [reduce(REDUCTIONS[op], wide)], to=i1)]
+            # 0/1 in i32; over no elements max gives INT32_MIN and min INT32_MAX,
+            # which `> 0` makes false and true (ONNX's empty-set values for bool)
+            wide = reduce(REDUCTIONS[op], node.emit(graph.CastOp, [x], to=i32))
+            return [node.emit(graph.GreaterOp, [wide, node.scalar(0, wide)])]
         return [reduce(REDUCTIONS[op], x)]
     if op == "ReduceL1":
         return [reduce(graph.ReduceSumOp, node.emit(graph.AbsOp, [x]))]

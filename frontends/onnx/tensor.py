@@ -26,6 +26,7 @@ from onnx import numpy_helper
 from tilecraft.dialects import graph
 from tilecraft.frontends.onnx.fold import axes_of
 from tilecraft.frontends.onnx.importer import Node, converter
+from tilecraft.utils.dtypes import numpy_dtype
 
 
 def ints(array: np.ndarray) -> list[int]:
@@ -35,9 +36,13 @@ def ints(array: np.ndarray) -> list[int]:
 @converter("Reshape")
 def convert_reshape(node: Node):
     shape = ints(node.const(1, "shape"))
-    if int(node.attr("allowzero", 0)) and 0 in shape:
-        raise node.error("allowzero=1 with a 0 extent (an empty tensor) is not supported")
     xs = node.shape(0)
+    if int(node.attr("allowzero", 0)) and 0 in shape:
+        # a 0 is a 0 extent, not a copy of the input's: an empty result, whose one
+        # value is known (fold-empty-tensors folds the empty input's producers)
+        if -1 in shape or math.prod(xs) != 0:
+            raise node.error(f"cannot reshape {xs} to {shape} (allowzero=1: 0 is a 0 extent)")
+        return [node.constant(np.zeros(shape, numpy_dtype(node.element_type(0))), "empty")]
     shape = [xs[d] if s == 0 else s for d, s in enumerate(shape)]
     if -1 in shape and shape.count(-1) == 1:
         known = math.prod(s for s in shape if s != -1)
@@ -105,7 +110,7 @@ def convert_split(node: Node):
         # ONNX: equal parts of ceil(extent / n), the last one smaller if need be.
         part = -(-xs[axis] // n)
         sizes = [min(part, xs[axis] - part * i) for i in range(n)]
-    if len(sizes) != len(node.proto.output) or sum(sizes) != xs[axis] or min(sizes) <= 0:
+    if len(sizes) != len(node.proto.output) or sum(sizes) != xs[axis] or min(sizes) < 0:
         raise node.error(f"cannot split extent {xs[axis]} into {sizes} for {len(node.proto.output)} outputs")
     op = node.emit_op(graph.SplitOp, [node.input(0)], axis=axis, sizes=sizes)
     return list(op.results)

@@ -480,7 +480,7 @@ def test_compiled_ir_is_what_tilecraft_opt_prints(case, tmp_path, capsys):
     text = re.sub(r' attributes \{graph.weights = "[^"]*"\}', "", lowered.read_text()).strip()
     compiled = tc.compile(tmp_path / "m.onnx")
     assert compiled.ir.strip() == text, name
-    assert compiled.passes[:3] == ["check-graph-level", "infer-shapes", "canonicalize"]
+    assert compiled.passes[:4] == ["fold-empty-tensors", "check-graph-level", "infer-shapes", "canonicalize"]
 
 
 def test_a_model_is_one_native_call_with_its_weights_bound():

@@ -70,7 +70,7 @@ def test_registered_with_xdsl():
 EXPECTED_PASSES = {
     "alter-layout", "bufferize-graph-function", "check-graph-level", "compile-model",
     "convert-graph-to-te", "convert-loop-to-llvm", "convert-te-to-loop",
-    "fold-constant-kernels", "fold-constants", "fuse-ops", "infer-shapes",
+    "fold-constant-kernels", "fold-constants", "fold-empty-tensors", "fuse-ops", "infer-shapes",
     "loop-outline-parallel", "loop-to-llvm", "loop-unroll", "loop-vectorize",
     "plan-memory", "te-inline",
 }  # fmt: skip

@@ -17,3 +17,13 @@ func.func @negative_pads(%x: tensor<4x6xf32>) -> tensor<4x4xf32> {
   %r = graph.pad %x {pads = array<i64: 0, -1, 0, -1>} : (tensor<4x6xf32>) -> tensor<4x4xf32>
   func.return %r : tensor<4x4xf32>
 }
+
+// -----
+
+// Kernels take no empty tensors: compile-model folds them away first
+// (fold-empty-tensors); given one here, the op says so.
+func.func @empty(%x: tensor<2x0xf32>) -> tensor<2x0xf32> {
+  // CHECK: convert-graph-to-te-invalid.mlir:[[# @LINE + 1]]:3: error: convert-graph-to-te: 'graph.exp' works on an empty tensor (tensor<2x0xf32>), which no kernel takes; run fold-empty-tensors first (compile-model does)
+  %e = graph.exp %x : (tensor<2x0xf32>) -> tensor<2x0xf32>
+  func.return %e : tensor<2x0xf32>
+}

@@ -20,6 +20,7 @@
 // CHECK-NOT:  te.
 
 // Its stages, in order, each printed (and verified) after it runs.
+// STAGES:      // IR after fold-empty-tensors:
 // STAGES:      // IR after check-graph-level:
 // STAGES:      // IR after infer-shapes:
 // STAGES:      // IR after canonicalize:
