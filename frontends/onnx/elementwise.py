@@ -10,10 +10,21 @@ Max/Min/Sum chains of binary ops. Dropout and Identity forward their input
 from __future__ import annotations
 
 import numpy as np
-from xdsl.dialects.builtin import IntegerType, i64
+from xdsl.dialects.builtin import AnyFloat, IntegerType, i64
+from xdsl.ir import SSAValue
 
 from tilecraft.dialects import graph
-from tilecraft.frontends.onnx.importer import ONNX_TYPES, UNSIGNED_BITS, Node, converter, onnx_type_name
+from tilecraft.frontends.onnx.importer import (
+    NARROW,
+    ONNX_TYPES,
+    SATURATING,
+    SUPPORTED_TYPES,
+    TP,
+    UNSIGNED_BITS,
+    Node,
+    converter,
+    onnx_type_name,
+)
 
 UNARY: dict[str, type[graph.GraphOp]] = {
     "Relu": graph.ReluOp,
@@ -131,14 +142,35 @@ def convert_where(node: Node):
 @converter("Cast")
 def convert_cast(node: Node):
     to = node.attr("to")
-    node.ignore("saturate")  # only meaningful for float8 targets
+    saturate = bool(node.attr("saturate", 1))  # only meaningful for float8 targets
     if to not in ONNX_TYPES:
-        raise node.error(f"cast to {onnx_type_name(to)} is not supported (float32, int64, int32, bool)")
-    x = node.input(0)
+        raise node.error(f"cast to {onnx_type_name(to)} is not supported ({SUPPORTED_TYPES})")
+    if to == TP.FLOAT8E8M0:
+        raise node.error("cast to float8e8m0 is not supported (only from it)")
+    return [cast_to(node, node.input(0), to, saturate)]
+
+
+def cast_to(node: Node, x: SSAValue, to: int, saturate: bool) -> SSAValue:
+    """`x` converted to ONNX type `to`. To a narrow type (importer.NARROW) the
+    conversion is one cast to it (as ml_dtypes' astype) and one back to the type
+    that holds it inside; ONNX saturates to float8 by clipping to its largest finite
+    value first (NaN stays NaN), as its reference does."""
+    if to in NARROW:
+        port, wide, _ = NARROW[to]
+        if to in SATURATING and saturate:
+            if not isinstance(graph.ranked(x.type).get_element_type(), AnyFloat):
+                x = node.emit(graph.CastOp, [x], to=wide)
+            bound = SATURATING[to]
+            x = node.emit(graph.ClipOp, [x], min=-bound, max=bound)
+        narrow = node.emit(graph.CastOp, [x], to=port)
+        back = node.emit(graph.CastOp, [narrow], to=wide)
+        node.importer.narrow_types[back] = to
+        node.importer.narrowed[back] = narrow
+        return back
     element = ONNX_TYPES[to][0]
-    if node.element_type(0) == element:
-        return [x]
-    return [node.emit(graph.CastOp, [x], to=element)]
+    if graph.ranked(x.type).get_element_type() == element:
+        return x
+    return node.emit(graph.CastOp, [x], to=element)
 
 
 @converter("Identity")
@@ -252,15 +284,25 @@ def convert_sign(node: Node):
 
 @converter("CastLike")
 def convert_cast_like(node: Node):
-    node.ignore("saturate")  # only meaningful for float8 targets
+    saturate = bool(node.attr("saturate", 1))  # only meaningful for float8 targets
     element = node.element_type(1)
+    narrow = node.importer.narrow_type_of(node.raw(1))
     if node.is_const(0):
         # A constant cast like a run-time tensor (the -inf of an expanded Attention)
         # stays known: only the target's element type is needed, not its values.
         bits = node.importer.unsigned_bits_of(node.raw(1))
+        if narrow is not None:
+            x = node.raw(0)
+            if narrow in SATURATING and saturate:
+                x = np.clip(x, -SATURATING[narrow], SATURATING[narrow])
+            return [x.astype(NARROW[narrow][2])]
         dtype = {b: n for n, b in UNSIGNED_BITS.items()}[bits] if bits else next(n for t, n in ONNX_TYPES.values() if t == element)
         return [node.raw(0).astype(dtype)]
     x = node.input(0)
+    if narrow is not None:
+        if narrow == TP.FLOAT8E8M0:
+            raise node.error("cast to float8e8m0 is not supported (only from it)")
+        return [cast_to(node, x, narrow, saturate)]
     if node.element_type(0) == element:
         return [x]
     return [node.emit(graph.CastOp, [x], to=element)]

@@ -16,7 +16,7 @@ from tilecraft.frontends.te.dtypes import (
     _check_dtype,
     _is_float,
     _is_int,
-    _is_unsigned,
+    _is_storage,
     _promote,
     _width,
 )
@@ -337,10 +337,11 @@ def _unify(a, b, what: str) -> tuple[Expr, Expr]:
 
 
 def _computable(dtype: str, what: str) -> None:
-    if _is_unsigned(dtype):
+    if _is_storage(dtype):
         raise ValueError(
-            f"cannot {what} {dtype} values: te keeps unsigned integers for storage; "
-            f"cast them to a signed or float type first, e.g. x.astype('int64')"
+            f"cannot {what} {dtype} values: te keeps unsigned and narrow (4-, 2-bit, "
+            f"bfloat16, float8, float4) types for storage; cast them to a signed or "
+            f"float type first, e.g. x.astype('int64') or x.astype('float32')"
         )
 
 
@@ -456,6 +457,6 @@ def cast(x, dtype: str) -> Expr:
     _no_reduce(x)
     if x.dtype == dtype:
         return x
-    if isinstance(x, Const) and dtype != "bool" and x.dtype != "bool" and not _is_unsigned(dtype):
+    if isinstance(x, Const) and dtype != "bool" and x.dtype != "bool" and not _is_storage(dtype):
         return Const(float(x.value) if _is_float(dtype) else int(x.value), dtype)
     return Cast(x, dtype)
