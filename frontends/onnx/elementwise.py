@@ -10,7 +10,7 @@ Max/Min/Sum chains of binary ops. Dropout and Identity forward their input
 from __future__ import annotations
 
 import numpy as np
-from xdsl.dialects.builtin import AnyFloat, IntegerType, i64
+from xdsl.dialects.builtin import AnyFloat, IntegerType, Signedness, i64
 from xdsl.ir import SSAValue
 
 from tilecraft.dialects import graph
@@ -25,6 +25,8 @@ from tilecraft.frontends.onnx.importer import (
     converter,
     onnx_type_name,
 )
+
+UI64 = IntegerType(64, Signedness.UNSIGNED)
 
 UNARY: dict[str, type[graph.GraphOp]] = {
     "Relu": graph.ReluOp,
@@ -155,6 +157,12 @@ def cast_to(node: Node, x: SSAValue, to: int, saturate: bool) -> SSAValue:
     conversion is one cast to it (as ml_dtypes' astype) and one back to the type
     that holds it inside; ONNX saturates to float8 by clipping to its largest finite
     value first (NaN stays NaN), as its reference does."""
+    source = graph.ranked(x.type).get_element_type()
+    target = NARROW[to][0] if to in NARROW else ONNX_TYPES[to][0]
+    if node.importer.unsigned_bits_of(x) == 64 and not isinstance(target, IntegerType):
+        x = node.emit(graph.CastOp, [x], to=UI64)  # uint64 held in i64: to floats unsigned
+    elif to == TP.UINT64 and isinstance(source, AnyFloat):
+        return node.emit(graph.CastOp, [node.emit(graph.CastOp, [x], to=UI64)], to=i64)
     if to in NARROW:
         port, wide, _ = NARROW[to]
         if to in SATURATING and saturate:

@@ -82,16 +82,18 @@ ONNX_TYPES: dict[int, tuple[Attribute, type]] = {
     onnx.TensorProto.INT8: (i8, np.int8),
     onnx.TensorProto.INT16: (i16, np.int16),
 }
-# Unsigned integers (uint64 has no wider signed type, and is not supported). A
-# graph input or output keeps its unsigned type (`ui8`: the caller passes uint8
-# arrays); inside, every uintN tensor is held exactly in the next wider signed
-# type (uint8 in i16, uint16 in i32, uint32 in i64), where comparison, division,
-# mod, max and casts need no unsigned variants, and every node that makes one is
-# followed by a wrap to N bits (`x & (2^N - 1)`: uint8 200 + 100 is 44, as numpy).
+# Unsigned integers. A graph input or output keeps its unsigned type (`ui8`: the
+# caller passes uint8 arrays); inside, every uintN tensor is held exactly in the
+# next wider signed type (uint8 in i16, uint16 in i32, uint32 in i64), where
+# comparison, division, mod, max and casts need no unsigned variants, and every
+# node that makes one is followed by a wrap to N bits (`x & (2^N - 1)`: uint8
+# 200 + 100 is 44, as numpy). uint64 has no wider type: it is held as its bits in
+# i64, and the ops whose meaning depends on the sign get unsigned forms (uint64.py).
 UNSIGNED: dict[int, tuple[Attribute, Attribute, type]] = {
     onnx.TensorProto.UINT8: (IntegerType(8, Signedness.UNSIGNED), i16, np.uint8),
     onnx.TensorProto.UINT16: (IntegerType(16, Signedness.UNSIGNED), i32, np.uint16),
     onnx.TensorProto.UINT32: (IntegerType(32, Signedness.UNSIGNED), i64, np.uint32),
+    onnx.TensorProto.UINT64: (IntegerType(64, Signedness.UNSIGNED), i64, np.uint64),
 }
 ONNX_TYPES.update({t: (wide, dtype) for t, (_, wide, dtype) in UNSIGNED.items()})
 # Narrow types (ml_dtypes' arrays at the ports), the same way: a port keeps its type,
@@ -123,8 +125,8 @@ SATURATING: dict[int, float] = {
 NARROW_OF_DTYPE: dict[np.dtype, int] = {dtype: t for t, (_, _, dtype) in NARROW.items()}
 ONNX_TYPES.update({t: (wide, dtype.type) for t, (_, wide, dtype) in NARROW.items()})
 SUPPORTED_TYPES = ", ".join(onnx_type_name(t) for t in ONNX_TYPES)
-UNSIGNED_BITS: dict[type, int] = {np.uint8: 8, np.uint16: 16, np.uint32: 32}
-WIDE_OF_BITS: dict[int, Attribute] = {8: i16, 16: i32, 32: i64}
+UNSIGNED_BITS: dict[type, int] = {np.uint8: 8, np.uint16: 16, np.uint32: 32, np.uint64: 64}
+WIDE_OF_BITS: dict[int, Attribute] = {8: i16, 16: i32, 32: i64, 64: i64}
 NUMPY_TYPES: dict[np.dtype, Attribute] = {np.dtype(n): t for t, n in ONNX_TYPES.values()}
 
 Value = SSAValue | np.ndarray
@@ -556,10 +558,16 @@ class Importer:
         """`value & (2^bits - 1)` where `value` is an integer tensor of the type that
         holds uint`bits` (a result of a node on uint`bits` tensors), else `value`."""
         element = graph.ranked(value.type).get_element_type()
-        if element != WIDE_OF_BITS[bits] or value in self.unsigned:
+        if element != WIDE_OF_BITS[bits] or self.unsigned.get(value) == bits:
             return value
-        mask = self.materialize(np.array((1 << bits) - 1, dtype=numpy_dtype(element)), "mask")
-        op = graph.BitwiseAndOp([value, mask], {})
+        if bits == 64:  # all of int64's bits: nothing to wrap; a fresh value to mark
+            if value not in self.unsigned:
+                self.unsigned[value] = 64
+                return value
+            op = graph.CastOp([value], {"to": element})
+        else:
+            mask = self.materialize(np.array((1 << bits) - 1, dtype=numpy_dtype(element)), "mask")
+            op = graph.BitwiseAndOp([value, mask], {})
         self.block.add_op(op)
         self.unsigned[op.results[0]] = bits
         return op.results[0]
@@ -591,7 +599,13 @@ class Importer:
                 raise node.error(f"cannot evaluate it on its constant inputs: {e}") from None
         elif proto.op_type in CONVERTERS:
             try:
-                outputs = CONVERTERS[proto.op_type](node)
+                if any(n and self.unsigned_bits_of(self.lookup(n)) == 64 for n in proto.input):
+                    from tilecraft.frontends.onnx import uint64
+
+                    is_uint64 = lambda v: self.unsigned_bits_of(v) == 64  # noqa: E731
+                    outputs = uint64.convert(node, CONVERTERS[proto.op_type], is_uint64)
+                else:
+                    outputs = CONVERTERS[proto.op_type](node)
             except OnnxImportError:
                 raise
             except (ArithmeticError, LookupError, TypeError, ValueError, graph.ShapeError) as e:
