@@ -10,7 +10,7 @@ Max/Min/Sum chains of binary ops. Dropout and Identity forward their input
 from __future__ import annotations
 
 import numpy as np
-from xdsl.dialects.builtin import AnyFloat, IntegerType, Signedness, i64
+from xdsl.dialects.builtin import AnyFloat, IntegerType, Signedness, i1, i64
 from xdsl.ir import SSAValue
 
 from tilecraft.dialects import graph
@@ -179,6 +179,46 @@ def cast_to(node: Node, x: SSAValue, to: int, saturate: bool) -> SSAValue:
     if graph.ranked(x.type).get_element_type() == element:
         return x
     return node.emit(graph.CastOp, [x], to=element)
+
+
+ONNX_WIDTHS = {TP.BOOL: 8, TP.INT8: 8, TP.UINT8: 8, TP.INT16: 16, TP.UINT16: 16, TP.FLOAT16: 16,
+               TP.INT32: 32, TP.UINT32: 32, TP.FLOAT: 32, TP.INT64: 64, TP.UINT64: 64, TP.DOUBLE: 64}  # fmt: skip
+
+
+@converter("BitCast")
+def convert_bitcast(node: Node):
+    """The input's bits as the type `to` of the same width. They are taken as a
+    signed integer of that width first (a float's by graph.bitcast, an unsigned
+    integer's, held widened, by truncation, a bool's as its byte), then made the
+    target: a float by graph.bitcast, an unsigned integer widened (the importer
+    wraps it), a bool where the byte is not 0."""
+    to = node.attr("to")
+    x = node.input(0)
+    element = node.element_type(0)
+    importer = node.importer
+    if importer.narrow_type_of(node.raw(0)) is not None or to in NARROW:
+        raise node.error("BitCast from or to bfloat16, float8, float4 and 4/2-bit integers is not supported")
+    if to not in ONNX_WIDTHS:
+        raise node.error(f"BitCast to {onnx_type_name(to)} is not supported")
+    unsigned = importer.unsigned_bits_of(node.raw(0))
+    width = unsigned or (8 if element == i1 else getattr(element, "bitwidth", 0))
+    if width != ONNX_WIDTHS[to]:
+        raise node.error(f"BitCast of {width}-bit elements to {onnx_type_name(to)} changes the width")
+    signed = IntegerType(width)
+    if isinstance(element, AnyFloat):
+        bits = node.emit(graph.BitcastOp, [x], to=signed)
+    elif element != signed:
+        bits = node.emit(graph.CastOp, [x], to=signed)  # truncates a widened unsigned
+    else:
+        bits = x
+    target = ONNX_TYPES[to][0]
+    if to == TP.BOOL:
+        return [node.emit(graph.CastOp, [bits], to=i1)]
+    if isinstance(target, AnyFloat):
+        return [node.emit(graph.BitcastOp, [bits], to=target)]
+    if target == signed and to != TP.UINT64:
+        return [bits]
+    return [node.emit(graph.CastOp, [bits], to=target)]  # uintN: widened, wrapped by the importer
 
 
 @converter("Identity")

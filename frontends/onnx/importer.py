@@ -503,7 +503,7 @@ class Importer:
     def narrow_result_type(self, node: Node) -> int | None:
         """The narrow type of the node's results: a Cast's `to`, a CastLike's target,
         else that of its narrow inputs (DequantizeLinear's follows its scale)."""
-        if node.op_type == "Cast":
+        if node.op_type in ("Cast", "BitCast"):
             to = node.attrs.get("to")
             return to if to in NARROW else None
         if node.op_type == "CastLike":
@@ -542,7 +542,7 @@ class Importer:
     def unsigned_result_bits(self, node: Node) -> int | None:
         """N when the node's integer results are uintN tensors: a Cast to uintN, a
         CastLike of a uintN tensor, any other node with a uintN input."""
-        if node.op_type == "Cast":
+        if node.op_type in ("Cast", "BitCast"):
             to = node.attrs.get("to")
             return UNSIGNED_BITS[UNSIGNED[to][2]] if to in UNSIGNED else None
         if node.op_type == "CastLike":

@@ -32,7 +32,7 @@ SIGN_BIT = -(1 << 63)
 BITWISE = frozenset({
     "Add", "Sub", "Mul", "Neg", "Equal", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot",
     "Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Concat", "Split",
-    "Slice", "Gather", "Expand", "Tile", "Where", "Shape", "Size", "Cast", "CastLike", "BitShift",
+    "Slice", "Gather", "Expand", "Tile", "Where", "Shape", "Size", "Cast", "CastLike", "BitCast", "BitShift",
 })  # fmt: skip
 # Ops that compare: on flipped operands; FLIP_BACK[op] lists the outputs that are values.
 ORDERED = frozenset({"Greater", "Less", "GreaterOrEqual", "LessOrEqual", "Max", "Min", "TopK"})

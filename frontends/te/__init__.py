@@ -81,6 +81,7 @@ from tilecraft.frontends.te.expr import (
     _walk as _walk,  # topi.schedule walks expressions
     cast,
     const,
+    reinterpret,
 )
 from tilecraft.frontends.te.ops import (
     abs,
@@ -173,6 +174,7 @@ __all__ = [
     "any",
     "build_module",
     "cast",
+    "reinterpret",
     "compute",
     "const",
     "create_schedule",

@@ -212,6 +212,8 @@ class _BodyEmitter:
 
     def _unary(self, e: Unary) -> SSAValue:
         x = self.emit(e.operand)
+        if e.op == "reinterpret":  # same width (expr.reinterpret checked)
+            return self._add(arith.BitcastOp(x, _ir_type(e.dtype)))
         if e.op == "neg":
             if _is_float(e.dtype):
                 return self._add(arith.NegfOp(x))

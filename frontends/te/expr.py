@@ -165,7 +165,7 @@ class Compare(Expr):
 
 @dataclass(eq=False, repr=False)
 class Unary(Expr):
-    op: str  # neg exp log sqrt tanh erf abs
+    op: str  # neg exp log sqrt tanh erf abs reinterpret (to dtype)
     operand: Expr
     dtype: str
 
@@ -447,6 +447,19 @@ def const(value, dtype: str | None = None) -> Expr:
         return _default_literal(value)
     _computable(_check_dtype(dtype), "make constants of")
     return _literal(value, dtype)
+
+
+def reinterpret(x, dtype: str) -> Expr:
+    """The bits of `x` read as `dtype`, of the same width (TVM's tir.reinterpret):
+    float32 <-> int32, float64 <-> int64, float16 <-> int16, bfloat16 <-> uint16..."""
+    _check_dtype(dtype)
+    x = _default_literal(x)
+    _no_reduce(x)
+    if x.dtype in (INDEX, "bool") or dtype == "bool" or _width(x.dtype) != _width(dtype):
+        raise ValueError(f"cannot reinterpret {x.dtype} as {dtype}: they are not of one bit width")
+    if x.dtype == dtype:
+        return x
+    return Unary("reinterpret", x, dtype)
 
 
 def cast(x, dtype: str) -> Expr:

@@ -288,3 +288,47 @@ def test_uint64_other_ops_are_refused():
 
     with pytest.raises(OnnxImportError, match="uint64 inputs are supported by"):
         tc.compile(model)
+
+
+@pytest.mark.parametrize("name", ["bfloat16", "float8_e5m2fnuz", "float4_e2m1fn"])
+def test_reference_evaluator_agrees(name):
+    """The te reference evaluator runs the same bit arithmetic (arith.bitcast/shrui)."""
+    from tilecraft.backends.reference import evaluate_module
+
+    x = _hard_f32(name)[:4096]
+    A = te.placeholder((len(x),), "float32", name="A")
+    B = te.compute((len(x),), lambda i: A[i].astype(name).astype("float32"), name="B")
+    with np.errstate(all="ignore"):
+        (got,) = evaluate_module(te.build_module(te.create_schedule(B), [A, B]), "main", [x])
+        _same(got, x.astype(getattr(ml_dtypes, name)).astype(np.float32))
+
+
+# -- BitCast -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("src", "dst", "x"), [
+    (TensorProto.FLOAT, TensorProto.INT32, np.float32([1.5, -0.0, np.inf, -np.inf, 3e-45, np.nan])),
+    (TensorProto.FLOAT, TensorProto.UINT32, np.float32([1.5, -0.0, -np.inf, -2.0, 3e-45, 7.0])),
+    (TensorProto.UINT32, TensorProto.FLOAT, np.uint32([0x7F800000, 0x80000000, 0xFFFFFFFF, 1, 0x3F800000, 5])),
+    (TensorProto.DOUBLE, TensorProto.UINT64, np.float64([1.5, -0.0, -np.inf, -2.0, 5e-324, 7.0])),
+    (TensorProto.INT8, TensorProto.UINT8, np.int8([-128, -1, 0, 1, 127, -7])),
+    (TensorProto.UINT16, TensorProto.FLOAT16, np.uint16([0x7C00, 0x8000, 0xFFFF, 1, 0x3C00, 0xFBFF])),
+])  # fmt: skip
+def test_onnx_bitcast_bits(src, dst, x):
+    node = helper.make_node("BitCast", ["x"], ["y"], to=dst)
+    model = _model([node], [helper.make_tensor_value_info("x", src, [6])],
+                   [helper.make_tensor_value_info("y", dst, [6])])  # fmt: skip
+    y = tc.compile(model)(x)
+    expected = x.view(helper.tensor_dtype_to_np_dtype(dst))
+    assert y.dtype == expected.dtype
+    np.testing.assert_array_equal(_bits(y), _bits(expected))
+
+
+def test_onnx_bitcast_changing_width_is_refused():
+    node = helper.make_node("BitCast", ["x"], ["y"], to=TensorProto.INT64)
+    model = _model([node], [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                   [helper.make_tensor_value_info("y", TensorProto.INT64, [2])])  # fmt: skip
+    from tilecraft.frontends.onnx import OnnxImportError
+
+    with pytest.raises(OnnxImportError, match="changes the width"):
+        tc.compile(model)
