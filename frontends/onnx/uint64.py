@@ -32,7 +32,7 @@ SIGN_BIT = -(1 << 63)
 BITWISE = frozenset({
     "Add", "Sub", "Mul", "Neg", "Equal", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot",
     "Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Concat", "Split",
-    "Slice", "Gather", "Expand", "Tile", "Where", "Shape", "Size", "Cast", "CastLike", "BitCast", "BitShift",
+    "Slice", "Gather", "Expand", "Tile", "Where", "Shape", "Size", "Cast", "CastLike", "BitCast",
 })  # fmt: skip
 # Ops that compare: on flipped operands; FLIP_BACK[op] lists the outputs that are values.
 ORDERED = frozenset({"Greater", "Less", "GreaterOrEqual", "LessOrEqual", "Max", "Min", "TopK"})
@@ -67,11 +67,11 @@ def convert(node, convert_default: Callable, is_uint64: Callable) -> Sequence:
             if i < len(outputs) and isinstance(outputs[i], SSAValue):
                 outputs[i] = flip(node, outputs[i])
         return outputs
-    if op in BITWISE:
-        return convert_default(node)
+    if op in BITWISE or (op == "BitShift" and node.attrs.get("direction") == b"LEFT"):
+        return convert_default(node)  # (a right shift of int64 would fill with the sign)
     raise node.error(
         "uint64 inputs are supported by arithmetic (Add, Sub, Mul, Div, Mod), comparisons, "
-        "Max, Min, TopK, bitwise ops, casts and data movement only"
+        "Max, Min, TopK, bitwise ops, left shifts, casts and data movement only"
     )
 
 

@@ -280,9 +280,12 @@ def test_uint64_topk_and_cast_to_float():
     _check(model, {"x": _U64})
 
 
-def test_uint64_other_ops_are_refused():
+@pytest.mark.parametrize("node", [helper.make_node("Abs", ["x"], ["y"]),
+                                  helper.make_node("BitShift", ["x", "x"], ["y"], direction="RIGHT")])  # fmt: skip
+def test_uint64_other_ops_are_refused(node):
+    """Abs, and a right shift (int64's would fill with the sign bit)."""
     u = TensorProto.UINT64
-    model = _model([helper.make_node("Abs", ["x"], ["y"])], [helper.make_tensor_value_info("x", u, [2])],
+    model = _model([node], [helper.make_tensor_value_info("x", u, [2])],
                    [helper.make_tensor_value_info("y", u, [2])])  # fmt: skip
     from tilecraft.frontends.onnx import OnnxImportError
 
