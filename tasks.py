@@ -5,7 +5,7 @@ Each task first makes sure `.venv` exists and holds tilecraft installed in
 editable mode with its test extras; the install is redone only when
 pyproject.toml changed since the last one (its hash is stamped into .venv).
 
-- `test`: pytest (tests/pytest), then lit (tests/filecheck) on two workers;
+- `test`: pytest (tests/pytest, one worker per core), then lit (tests/filecheck) on two workers;
   the last line printed is "N passed, M failed" over both; exit 1 on any failure,
   and when either collected no tests (pytest's exit 5 is a failure).
 - `demo`: run examples/demo.py with the project's interpreter.
@@ -109,6 +109,12 @@ def task_test(python: Path) -> int:
                 "-m",
                 "pytest",
                 "tests/pytest",
+                # One worker per core (at most 4); a module's tests stay on one worker,
+                # so module fixtures (the ONNX conformance run) are computed once.
+                "-n",
+                str(min(4, os.cpu_count() or 1)),
+                "--dist",
+                "loadfile",
                 # A test module that fails to import still lets the others run.
                 "--continue-on-collection-errors",
                 f"--junitxml={pytest_xml}",

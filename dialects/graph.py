@@ -303,7 +303,8 @@ class Ints(Prop):
     what = "an array of i64 (array<i64: ...>)"
 
     def __init__(self, default: object = REQUIRED, length: int | None = None, doc: str | None = None):
-        super().__init__(default if default is None or default is REQUIRED else tuple(default), doc)  # type: ignore[arg-type]
+        keep = default is None or default is REQUIRED or callable(default)  # callable: computed per op
+        super().__init__(default if keep else tuple(default), doc)  # type: ignore[arg-type]
         self.length = length
 
     def value(self, attr: Attribute) -> tuple[int, ...]:
@@ -818,10 +819,33 @@ class BroadcastToOp(GraphOp):
 # -- anchors: conv2d, dense, matmul, pooling ---------------------------------------
 
 
+def window_rank(op: Operation) -> int:
+    """The number of spatial axes of a convolution or pooling `op`: its first
+    operand's rank less N and C (and the lane axis of a blocked layout)."""
+    if not op.operands or not isinstance(op.operands[0].type, TensorType):
+        return 2
+    rank = len(shape_of(op.operands[0].type)) - 2
+    return rank - 1 if isinstance(op, Conv2dOp) and op.data_layout != "NCHW" else rank
+
+
+def window_value(op: GraphOp, name: str, rank: int, fill: int) -> tuple[int, ...]:
+    """Property `name` of a window op (strides, pads, dilations), or its default for
+    `rank` spatial axes: `fill` repeated (twice as many for pads). `infer` reads it
+    this way, since it may run before the op has operands."""
+    attr = op.properties.get(name)
+    count = 2 * rank if name == "pads" else rank
+    value = type(op).props()[name].value(attr) if attr is not None else (fill,) * count
+    if len(value) != count:
+        raise ShapeError(f"{name} needs {count} values for {rank} spatial axes, got {len(value)}")
+    return value
+
+
 @irdl_op_definition
 class Conv2dOp(GraphOp):
-    """2-D convolution with optional bias [O]: attributes `strides`, `pads`
-    [top, left, bottom, right], `dilations`, `groups`, and layouts:
+    """Convolution with optional bias [O] over 1 to 3 spatial axes (the name is the
+    2-D case it began with; the input's rank gives the spatial rank): attributes
+    `strides`, `pads` [begin..., end...] ([top, left, bottom, right] in 2-D),
+    `dilations`, `groups` (defaults: ones, zeros, ones, 1), and, in 2-D only, layouts:
 
     - `data_layout` "NCHW" (default) or blocked "NCHW<b>c": input [N, C/b, H, W, b];
     - `kernel_layout` "OIHW" (default) or "OIHW<i>i<o>o": weight [O/o, I/i, KH, KW, i, o];
@@ -832,9 +856,9 @@ class Conv2dOp(GraphOp):
     name = "graph.conv2d"
     traits = traits_def(Pure(), ComplexOutFusable())
     ARITY: ClassVar = (2, 3)
-    strides = Ints(default=(1, 1), length=2)
-    pads = Ints(default=(0, 0, 0, 0), length=4)
-    dilations = Ints(default=(1, 1), length=2)
+    strides = Ints(default=lambda op: (1,) * window_rank(op))
+    pads = Ints(default=lambda op: (0,) * 2 * window_rank(op))
+    dilations = Ints(default=lambda op: (1,) * window_rank(op))
     groups = Int(default=1)
     data_layout = Str(default="NCHW")
     kernel_layout = Str(default="OIHW")
@@ -857,25 +881,28 @@ class Conv2dOp(GraphOp):
         if db:
             if len(x) != 5 or x[4] != db:
                 raise ShapeError(f"input {x} is not in layout NCHW{db}c")
-            n, c, h, wd = x[0], x[1] * db, x[2], x[3]
-        elif len(x) != 4:
-            raise ShapeError(f"conv2d takes an NCHW input, got rank {len(x)}")
+            n, c, spatial = x[0], x[1] * db, x[2:4]
+        elif not 3 <= len(x) <= 5:
+            raise ShapeError(f"conv2d takes an N, C and 1 to 3 spatial axes input, got rank {len(x)}")
         else:
-            n, c, h, wd = x
+            n, c, spatial = x[0], x[1], x[2:]
+        rank = len(spatial)
+        if rank != 2 and (kob or ob):
+            raise ShapeError(f"blocked layouts are 2-D, the input {x} has {rank} spatial axes")
         if kob:
             if len(w) != 6 or w[4] != kib or w[5] != kob:
                 raise ShapeError(f"weight {w} is not in layout OIHW{kib}i{kob}o")
-            o, ci, kh, kw = w[0] * kob, w[1] * kib, w[2], w[3]
-        elif len(w) != 4:
-            raise ShapeError(f"conv2d takes an OIHW weight, got rank {len(w)}")
+            o, ci, kernel = w[0] * kob, w[1] * kib, w[2:4]
+        elif len(w) != len(spatial) + 2:
+            raise ShapeError(f"conv2d takes a weight [O, I, kernel...] of rank {rank + 2}, got rank {len(w)}")
         else:
-            o, ci, kh, kw = w
+            o, ci, kernel = w[0], w[1], w[2:]
         groups = self.groups
         if groups < 1:
             raise ShapeError(f"groups must be positive, got {groups}")
-        sh, sw = self.strides
-        dh, dw = self.dilations
-        pt, pl, pb, pr = self.pads
+        strides = window_value(self, "strides", rank, 1)
+        pads = window_value(self, "pads", rank, 0)
+        dilations = window_value(self, "dilations", rank, 1)
         if c % groups or o % groups or ci * groups != c:
             raise ShapeError(f"input channels {c} and weight {w} do not match groups={groups}")
         if len(types) == 3:
@@ -883,14 +910,16 @@ class Conv2dOp(GraphOp):
                 raise ShapeError("a conv2d in blocked layouts takes no bias operand")
             if shape_of(types[2]) != (o,):
                 raise ShapeError(f"bias must have shape ({o},), got {shape_of(types[2])}")
-        oh = pool_out(h, kh, sh, pt, pb, dh)
-        ow = pool_out(wd, kw, sw, pl, pr, dw)
+        out = tuple(
+            pool_out(size, k, s, lo, hi, d)
+            for size, k, s, lo, hi, d in zip(spatial, kernel, strides, pads[:rank], pads[rank:], dilations)
+        )
         element = ranked(types[0]).get_element_type()
         if ob:
             if o % ob:
                 raise ShapeError(f"{o} output channels do not split into blocks of {ob}")
-            return [tensor((n, o // ob, oh, ow, ob), element)]
-        return [tensor((n, o, oh, ow), element)]
+            return [tensor((n, o // ob, *out, ob), element)]
+        return [tensor((n, o, *out), element)]
 
 
 @irdl_op_definition
@@ -946,26 +975,37 @@ def _layout_input(layout: str, x: Sequence[int], what: str) -> int:
 
 
 class _Pool(GraphOp):
-    """Pooling over H and W: `kernel`, `strides`, `pads`, `ceil_mode`, and `layout`
-    "NCHW" (default) or "NCHW<b>c" ([N, C/b, H, W, b] in and out)."""
+    """Pooling over 1 to 3 spatial axes (the names are the 2-D case they began
+    with; `kernel`'s length is the spatial rank): `kernel`, `strides`, `pads`
+    [begin..., end...], `dilations` (defaults: ones, zeros, ones), `ceil_mode`, and
+    in 2-D `layout` "NCHW" (default) or "NCHW<b>c" ([N, C/b, H, W, b] in and out)."""
 
     traits = traits_def(Pure(), ComplexOutFusable())
-    kernel = Ints(length=2)
-    strides = Ints(default=(1, 1), length=2)
-    pads = Ints(default=(0, 0, 0, 0), length=4)
+    kernel = Ints()
+    strides = Ints(default=lambda op: (1,) * len(op.kernel))
+    pads = Ints(default=lambda op: (0,) * 2 * len(op.kernel))
+    dilations = Ints(default=lambda op: (1,) * len(op.kernel))
     ceil_mode = Bool(default=False)
     layout = Str(default="NCHW")
 
     def infer(self, types):
         x = shape_of(types[0])
-        _layout_input(self.layout, x, "pooling")
-        kh, kw = self.kernel
-        sh, sw = self.strides
-        pt, pl, pb, pr = self.pads
-        ceil = self.ceil_mode
+        kernel = self.kernel
+        rank = len(kernel)
+        if not 1 <= rank <= 3:
+            raise ShapeError(f"pooling windows have 1 to 3 axes, got kernel {list(kernel)}")
+        if rank != 2 and self.layout != "NCHW":
+            raise ShapeError(f"blocked layouts are 2-D, the kernel {list(kernel)} has {rank} axes")
+        if rank == 2:
+            _layout_input(self.layout, x, "pooling")
+        elif len(x) != rank + 2:
+            raise ShapeError(f"a {rank}-D pooling takes an input of rank {rank + 2}, got rank {len(x)}")
+        strides = window_value(self, "strides", rank, 1)
+        pads = window_value(self, "pads", rank, 0)
+        dilations = window_value(self, "dilations", rank, 1)
         out = list(x)
-        out[2] = pool_out(x[2], kh, sh, pt, pb, 1, ceil)
-        out[3] = pool_out(x[3], kw, sw, pl, pr, 1, ceil)
+        for axis, (k, s, lo, hi, d) in enumerate(zip(kernel, strides, pads[:rank], pads[rank:], dilations)):
+            out[2 + axis] = pool_out(x[2 + axis], k, s, lo, hi, d, self.ceil_mode)
         return [tensor(out, ranked(types[0]).get_element_type())]
 
 
@@ -980,6 +1020,25 @@ class AvgPool2dOp(_Pool):
 
     name = "graph.avg_pool2d"
     count_include_pad = Bool(default=False)
+
+
+@irdl_op_definition
+class MaxPoolIndicesOp(_Pool):
+    """Where max_pool2d finds each window's maximum (ONNX MaxPool's Indices): the
+    first window position holding it, as an i64 index into the flattened input;
+    `storage_order` 1 flattens the spatial axes column-major (N and C stay outer).
+    Plain layout only."""
+
+    name = "graph.max_pool_indices"
+    storage_order = Int(default=0)
+
+    def infer(self, types):
+        if self.layout != "NCHW":
+            raise ShapeError(f"max_pool_indices takes the plain layout, not {self.layout}")
+        if self.storage_order not in (0, 1):
+            raise ShapeError(f"storage_order must be 0 or 1, got {self.storage_order}")
+        (out,) = super().infer(types)
+        return [tensor(shape_of(out), i64)]
 
 
 @irdl_op_definition
@@ -1647,11 +1706,18 @@ class BitwiseNotOp(_Unary):
 
 
 @irdl_op_definition
-class ModOp(_Bitwise):
-    """Integer remainder with the sign of the divisor (numpy's `%`, ONNX Mod with
-    fmod=0): `a - floor(a / b) * b`. A zero divisor gives 0 (as numpy does)."""
+class ModOp(_Binary):
+    """Remainder with the sign of the divisor (numpy's `%`, ONNX Mod with fmod=0):
+    `a - floor(a / b) * b`. An integer zero divisor gives 0 (as numpy does); on
+    floats it is numpy's `mod` (NaN for a zero divisor or an infinite dividend)."""
 
     name = "graph.mod"
+
+    def infer(self, types):
+        (t,) = super().infer(types)
+        if t.get_element_type() == i1:
+            raise ShapeError(f"{self.name} takes integer or float elements, not i1")
+        return [t]
 
 
 LOGIC_OPS: list[type[Operation]] = [
@@ -1659,11 +1725,117 @@ LOGIC_OPS: list[type[Operation]] = [
 ]  # fmt: skip
 
 
+# -- unary math and the truncated remainder (ONNX Sin ... Round, Mod with fmod=1) ------
+
+
+class _FloatUnary(_Unary):
+    """An elementwise function of floating-point elements (f16, f32, f64)."""
+
+    def infer(self, types):
+        t = ranked(types[0])
+        if isinstance(t.get_element_type(), IntegerType):
+            raise ShapeError(f"{self.name} takes floating-point elements, not {t.get_element_type()}")
+        return [t]
+
+
+@irdl_op_definition
+class SinOp(_FloatUnary):
+    name = "graph.sin"
+
+
+@irdl_op_definition
+class CosOp(_FloatUnary):
+    name = "graph.cos"
+
+
+@irdl_op_definition
+class TanOp(_FloatUnary):
+    name = "graph.tan"
+
+
+@irdl_op_definition
+class AsinOp(_FloatUnary):
+    name = "graph.asin"
+
+
+@irdl_op_definition
+class AcosOp(_FloatUnary):
+    name = "graph.acos"
+
+
+@irdl_op_definition
+class AtanOp(_FloatUnary):
+    name = "graph.atan"
+
+
+@irdl_op_definition
+class SinhOp(_FloatUnary):
+    name = "graph.sinh"
+
+
+@irdl_op_definition
+class CoshOp(_FloatUnary):
+    name = "graph.cosh"
+
+
+@irdl_op_definition
+class AsinhOp(_FloatUnary):
+    name = "graph.asinh"
+
+
+@irdl_op_definition
+class AcoshOp(_FloatUnary):
+    name = "graph.acosh"
+
+
+@irdl_op_definition
+class AtanhOp(_FloatUnary):
+    name = "graph.atanh"
+
+
+@irdl_op_definition
+class FloorOp(_FloatUnary):
+    name = "graph.floor"
+
+
+@irdl_op_definition
+class CeilOp(_FloatUnary):
+    name = "graph.ceil"
+
+
+@irdl_op_definition
+class RoundOp(_FloatUnary):
+    """Rounds to the nearest integer, halves to the even one (ONNX Round, numpy's
+    `rint`): 2.5 -> 2, -1.5 -> -2."""
+
+    name = "graph.round"
+
+
+@irdl_op_definition
+class FmodOp(_Binary):
+    """Remainder with the sign of the dividend (C's `fmod`, numpy's `fmod`, ONNX Mod
+    with fmod=1): `a - trunc(a / b) * b`. An integer zero divisor gives 0 (numpy)."""
+
+    name = "graph.fmod"
+
+    def infer(self, types):
+        (t,) = super().infer(types)
+        if t.get_element_type() == i1:
+            raise ShapeError(f"{self.name} takes integer or float elements, not i1")
+        return [t]
+
+
+MATH_OPS: list[type[Operation]] = [
+    SinOp, CosOp, TanOp, AsinOp, AcosOp, AtanOp, SinhOp, CoshOp, AsinhOp, AcoshOp, AtanhOp,
+    FloorOp, CeilOp, RoundOp, FmodOp,
+]  # fmt: skip
+
+
 GRAPH_OPS: list[type[Operation]] = [
     ReluOp, SigmoidOp, TanhOp, ErfOp, GeluOp, ExpOp, LogOp, SqrtOp, NegOp, AbsOp, ClipOp, CastOp,
     AddOp, SubOp, MulOp, DivOp, PowOp, MaximumOp, MinimumOp, WhereOp,
     EqualOp, LessOp, GreaterOp, BroadcastToOp,
-    Conv2dOp, DenseOp, MatmulOp, MaxPool2dOp, AvgPool2dOp, GlobalAvgPool2dOp,
+    Conv2dOp, DenseOp, MatmulOp, MaxPool2dOp, AvgPool2dOp, MaxPoolIndicesOp, GlobalAvgPool2dOp,
     ReduceSumOp, ReduceMeanOp, ReduceMaxOp, SoftmaxOp, LayerNormOp, BatchNormOp,
     PadOp, ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp, TransposeOp, ConcatOp, SplitOp, SliceOp, GatherOp,
     LayoutTransformOp, ConstantOp, WeightOp, FusedOp, YieldOp,
@@ -1671,6 +1843,7 @@ GRAPH_OPS: list[type[Operation]] = [
 ]  # fmt: skip
 
 GRAPH_OPS += LOGIC_OPS
+GRAPH_OPS += MATH_OPS
 GRAPH_OPS += [BitcastOp]
 
 GRAPH = Dialect("graph", GRAPH_OPS, [ApproximateAttr, WeightLayoutAttr], [GraphConstantMaterialization()])

@@ -83,36 +83,40 @@ def kernel_from_oihw(w: np.ndarray, ib: int, ob: int) -> np.ndarray:
 # -- anchors ------------------------------------------------------------------------
 
 
-def conv2d_nchw(
+def conv_nchw(
     x: np.ndarray,
     w: np.ndarray,
-    strides: Sequence[int] = (1, 1),
-    pads: Sequence[int] = (0, 0, 0, 0),
-    dilations: Sequence[int] = (1, 1),
+    strides: Sequence[int],
+    pads: Sequence[int],
+    dilations: Sequence[int],
     groups: int = 1,
 ) -> np.ndarray:
-    n, c, _, _ = x.shape
-    o, cg, kh, kw = w.shape
-    (sh, sw), (dh, dw), (pt, pl, pb, pr) = strides, dilations, pads
-    xp = np.pad(x, ((0, 0), (0, 0), (pt, pb), (pl, pr)))
-    view = sliding_window_view(xp, (dh * (kh - 1) + 1, dw * (kw - 1) + 1), axis=(2, 3))
-    view = view[:, :, ::sh, ::sw, ::dh, ::dw]  # [N, C, OH, OW, KH, KW]
-    oh, ow = view.shape[2], view.shape[3]
+    """Convolution of x [N, C, spatial...] by w [O, C/groups, kernel...] (any number
+    of spatial axes); `pads` are [begin..., end...]."""
+    rank = x.ndim - 2
+    n = x.shape[0]
+    o, cg, *kernel = w.shape
+    spatial_axes = tuple(range(2, 2 + rank))
+    xp = np.pad(x, ((0, 0), (0, 0), *zip(pads[:rank], pads[rank:])))
+    spans = tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilations))
+    view = sliding_window_view(xp, spans, axis=spatial_axes)
+    view = view[(slice(None), slice(None), *(slice(None, None, s) for s in strides), *(slice(None, None, d) for d in dilations))]
+    out = view.shape[2 : 2 + rank]  # view: [N, C, out..., kernel...]
+    size, window = math.prod(out), math.prod(kernel)
     og = o // groups
-    cols = view.reshape(n, groups, cg, oh, ow, kh, kw).transpose(0, 1, 3, 4, 2, 5, 6)
-    cols = cols.reshape(n, groups, oh * ow, cg * kh * kw)
-    wm = w.reshape(groups, og, cg * kh * kw).transpose(0, 2, 1)
-    out = np.matmul(cols, wm[None])  # [N, G, OH*OW, Og]
-    return np.ascontiguousarray(out.transpose(0, 1, 3, 2).reshape(n, o, oh, ow))
+    cols = view.reshape(n, groups, cg, size, window).transpose(0, 1, 3, 2, 4).reshape(n, groups, size, cg * window)
+    wm = w.reshape(groups, og, cg * window).transpose(0, 2, 1)
+    y = np.matmul(cols, wm[None])  # [N, G, size, Og]
+    return np.ascontiguousarray(y.transpose(0, 1, 3, 2).reshape(n, o, *out))
 
 
 def _conv2d(op: graph.Conv2dOp, x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None):
     x = to_layout(x, op.data_layout, "NCHW")
     if op.kernel_layout != "OIHW":
         w = kernel_to_oihw(w)
-    y = conv2d_nchw(x, w, op.strides, op.pads, op.dilations, op.groups)
+    y = conv_nchw(x, w, op.strides, op.pads, op.dilations, op.groups)
     if b is not None:
-        y = y + b.reshape(1, -1, 1, 1)
+        y = y + b.reshape(1, -1, *[1] * (y.ndim - 2))
     return to_layout(y, "NCHW", op.out_layout)
 
 
@@ -133,27 +137,56 @@ def _dense(op: graph.DenseOp, x: np.ndarray, w: np.ndarray, b: np.ndarray | None
 
 
 def _pool_nchw(op: graph.MaxPool2dOp | graph.AvgPool2dOp, x: np.ndarray, kind: str) -> np.ndarray:
-    kh, kw = op.kernel
-    sh, sw = op.strides
-    pt, pl, pb, pr = op.pads
-    ceil = op.ceil_mode
-    _, _, h, w = x.shape
-    oh = graph.pool_out(h, kh, sh, pt, pb, 1, ceil)
-    ow = graph.pool_out(w, kw, sw, pl, pr, 1, ceil)
+    """Pooling of x [N, C, spatial...] over `len(op.kernel)` spatial axes."""
+    kernel, strides, pads, dilations = op.kernel, op.strides, op.pads, op.dilations
+    rank = len(kernel)
+    spatial = x.shape[2:]
+    out = [
+        graph.pool_out(size, k, s, lo, hi, d, op.ceil_mode)
+        for size, k, s, lo, hi, d in zip(spatial, kernel, strides, pads[:rank], pads[rank:], dilations)
+    ]
     # ceil_mode's last windows may run past the explicit padding: an extra margin.
-    eh = max(0, (oh - 1) * sh + kh - (h + pt + pb))
-    ew = max(0, (ow - 1) * sw + kw - (w + pl + pr))
-    fill = -np.inf if kind == "max" else 0
-    xp = np.pad(x, ((0, 0), (0, 0), (pt, pb + eh), (pl, pr + ew)), constant_values=fill)
-    windows = sliding_window_view(xp, (kh, kw), axis=(2, 3))[:, :, ::sh, ::sw][:, :, :oh, :ow]
-    if kind == "max":
-        return windows.max(axis=(4, 5))
-    if isinstance(op, graph.AvgPool2dOp) and op.count_include_pad:
-        mask = np.pad(np.ones((h + pt + pb, w + pl + pr), x.dtype), ((0, eh), (0, ew)))
+    extra = [
+        max(0, (o - 1) * s + d * (k - 1) + 1 - (size + lo + hi))
+        for o, s, d, k, size, lo, hi in zip(out, strides, dilations, kernel, spatial, pads[:rank], pads[rank:])
+    ]
+    margins = [(lo, hi + e) for lo, hi, e in zip(pads[:rank], pads[rank:], extra)]
+    if kind == "avg":
+        fill = 0
+    elif np.issubdtype(x.dtype, np.floating):
+        fill = -np.inf
     else:
-        mask = np.pad(np.ones((h, w), x.dtype), ((pt, pb + eh), (pl, pr + ew)))
-    counts = sliding_window_view(mask, (kh, kw))[::sh, ::sw][:oh, :ow].sum(axis=(2, 3))
-    return windows.sum(axis=(4, 5)) / counts
+        fill = np.iinfo(x.dtype).min
+    xp = np.pad(x, ((0, 0), (0, 0), *margins), constant_values=fill)
+    spans = tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilations))
+    window_axes = tuple(range(2 + rank, 2 + 2 * rank))
+
+    def windows(a: np.ndarray, first: int) -> np.ndarray:  # [..., out..., kernel...]
+        view = sliding_window_view(a, spans, axis=tuple(range(first, first + rank)))
+        lead = (slice(None),) * first
+        view = view[(*lead, *(slice(None, None, s) for s in strides), *(slice(None, None, d) for d in dilations))]
+        return view[(*lead, *(slice(0, o) for o in out))]
+
+    if kind == "max":
+        return windows(xp, 2).max(axis=window_axes)
+    if kind == "argmax":  # the flat index of each window's first maximum
+        flat = np.arange(x.size, dtype=np.int64).reshape(x.shape)
+        if op.storage_order:  # spatial axes column-major
+            spatial_size = math.prod(spatial)
+            order = np.arange(spatial_size, dtype=np.int64).reshape(spatial[::-1]).transpose()
+            flat = (np.arange(x.shape[0] * x.shape[1], dtype=np.int64) * spatial_size).reshape(x.shape[:2] + (1,) * rank) + order
+        at = windows(np.pad(flat, ((0, 0), (0, 0), *margins), constant_values=-1), 2)
+        values = windows(xp, 2)
+        lead = values.shape[: 2 + rank]
+        first = values.reshape(*lead, -1).argmax(axis=-1)[..., None]
+        return np.take_along_axis(at.reshape(*lead, -1), first, axis=-1)[..., 0]
+    if isinstance(op, graph.AvgPool2dOp) and op.count_include_pad:
+        inner = [size + lo + hi for size, lo, hi in zip(spatial, pads[:rank], pads[rank:])]
+        mask = np.pad(np.ones(inner, x.dtype), [(0, e) for e in extra])
+    else:
+        mask = np.pad(np.ones(spatial, x.dtype), margins)
+    counts = windows(mask, 0).sum(axis=tuple(range(rank, 2 * rank)))
+    return windows(xp, 2).sum(axis=window_axes) / counts
 
 
 # -- normalizations -------------------------------------------------------------------
@@ -245,21 +278,28 @@ def _cumulative(op: graph.CumulativeOp, x: np.ndarray) -> np.ndarray:
     return np.flip(y, axis) if op.reverse else y
 
 
-def _wrap_ids(ids: np.ndarray, n) -> np.ndarray:
+def _wrap_ids(op: Operation, ids: np.ndarray, n) -> np.ndarray:
+    """Ids in [-n, n) as indices in [0, n); any other id is an error at the op (as
+    the compiled code reports it at run time: topi/scatter.py)."""
     ids = ids.astype(np.int64)
-    return np.clip(np.where(ids < 0, ids + n, ids), 0, np.asarray(n) - 1)
+    n = np.asarray(n)
+    bad = (ids < -n) | (ids >= n)
+    if bad.any():
+        where = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise EvaluationError(op, f"{op.name}: index {int(ids[where])} at {where} of its indices is out of range")
+    return np.where(ids < 0, ids + n, ids)
 
 
 def _gather_elements(op: graph.GatherElementsOp, x: np.ndarray, ids: np.ndarray) -> np.ndarray:
     axis = graph.normalize_axis(op.axis, x.ndim)
     # `indices` may be shorter than data on the other axes: those positions only.
     x = x[tuple(slice(None) if d == axis else slice(0, n) for d, n in enumerate(ids.shape))]
-    return np.take_along_axis(x, _wrap_ids(ids, x.shape[axis]), axis=axis)
+    return np.take_along_axis(x, _wrap_ids(op, ids, x.shape[axis]), axis=axis)
 
 
 def _gather_nd(op: graph.GatherNDOp, x: np.ndarray, ids: np.ndarray) -> np.ndarray:
     b, k = op.batch_dims, ids.shape[-1]
-    ids = _wrap_ids(ids, np.array(x.shape[b : b + k]))
+    ids = _wrap_ids(op, ids, np.array(x.shape[b : b + k]))
     out = np.empty((*ids.shape[:-1], *x.shape[b + k :]), x.dtype)
     for q in np.ndindex(*ids.shape[:-1]):
         out[q] = x[(*q[:b], *ids[q])]
@@ -278,19 +318,17 @@ def _scatter(reduction: str, out: np.ndarray, position: tuple, value) -> None:
 def _scatter_elements(op: graph.ScatterElementsOp, x: np.ndarray, ids: np.ndarray, upd: np.ndarray) -> np.ndarray:
     axis = graph.normalize_axis(op.axis, x.ndim)
     out = x.copy()
+    ids = _wrap_ids(op, ids, x.shape[axis])
     for j in np.ndindex(*ids.shape):
-        i = int(ids[j])
-        if -x.shape[axis] <= i < x.shape[axis]:  # out-of-range ids write nothing
-            _scatter(op.reduction, out, (*j[:axis], i % x.shape[axis], *j[axis + 1 :]), upd[j])
+        _scatter(op.reduction, out, (*j[:axis], int(ids[j]), *j[axis + 1 :]), upd[j])
     return out
 
 
 def _scatter_nd(op: graph.ScatterNDOp, x: np.ndarray, ids: np.ndarray, upd: np.ndarray) -> np.ndarray:
     out = x.copy()
+    ids = _wrap_ids(op, ids, np.array(x.shape[: ids.shape[-1]]))
     for j in range(ids.shape[0]):
-        position = tuple(int(i) for i in ids[j])
-        if all(-n <= i < n for i, n in zip(position, x.shape)):
-            _scatter(op.reduction, out, tuple(i % n for i, n in zip(position, x.shape)), upd[j])
+        _scatter(op.reduction, out, tuple(int(i) for i in ids[j]), upd[j])
     return out
 
 
@@ -321,7 +359,7 @@ _BINARY: dict[type[Operation], Callable[[np.ndarray, np.ndarray], np.ndarray]] =
     graph.SubOp: np.subtract,
     graph.MulOp: np.multiply,
     graph.DivOp: _div,
-    graph.PowOp: np.power,
+    graph.PowOp: lambda a, b: _integer_power(a, b) if a.dtype.kind == "i" else np.power(a, b),
     graph.MaximumOp: np.maximum,
     graph.MinimumOp: np.minimum,
 }
@@ -338,6 +376,7 @@ _OPS: dict[type[Operation], Callable[..., np.ndarray | list[np.ndarray]]] = {
     graph.MatmulOp: lambda op, a, b: np.matmul(a, b),
     graph.MaxPool2dOp: lambda op, x: _pool(op, x, "max"),
     graph.AvgPool2dOp: lambda op, x: _pool(op, x, "avg"),
+    graph.MaxPoolIndicesOp: lambda op, x: _pool_nchw(op, x, "argmax"),
     graph.GlobalAvgPool2dOp: _global_avg_pool,
     graph.ReduceSumOp: lambda op, x: _reduce(op, x, np.sum),
     graph.ReduceMeanOp: lambda op, x: _reduce(op, x, np.mean),
@@ -361,7 +400,7 @@ _OPS: dict[type[Operation], Callable[..., np.ndarray | list[np.ndarray]]] = {
     graph.ConcatOp: lambda op, *xs: np.concatenate(xs, axis=op.axis),
     graph.SplitOp: _split,
     graph.SliceOp: _slice,
-    graph.GatherOp: lambda op, x, i: np.take(x, i, axis=op.axis),
+    graph.GatherOp: lambda op, x, i: np.take(x, _wrap_ids(op, i, x.shape[op.axis]), axis=op.axis),
     graph.LayoutTransformOp: lambda op, x: to_layout(x, op.src, op.dst),
 }
 
@@ -384,10 +423,36 @@ for _name, _fn in {
     "BitwiseOrOp": lambda op, a, b: np.bitwise_or(a, b),
     "BitwiseXorOp": lambda op, a, b: np.bitwise_xor(a, b),
     "BitwiseNotOp": lambda op, x: np.invert(x),
-    "ModOp": lambda op, a, b: _integer_mod(a, b),
+    "ModOp": lambda op, a, b: np.mod(a, b) if a.dtype.kind == "f" else _integer_mod(a, b),
 }.items():
     if hasattr(graph, _name):
         _OPS[getattr(graph, _name)] = _fn
+
+
+def _integer_power(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """numpy's power (wrapping), and for a negative exponent the exact power
+    truncated toward zero: 1 for 1, +-1 for -1, 0 otherwise (0 included)."""
+    a, b = np.broadcast_arrays(a, b.astype(a.dtype))
+    positive = np.power(a, np.maximum(b, 0))
+    tiny = np.where(a == 1, 1, np.where(a == -1, 1 - 2 * (b % 2), 0)).astype(a.dtype)
+    return np.where(b < 0, tiny, positive)
+
+
+# Unary math (floats) and the truncated remainder (C's fmod; integer zero divisor -> 0).
+def _fmod(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if a.dtype.kind == "f":
+        return np.fmod(a, b)
+    return np.where(b == 0, 0, np.fmod(a, np.where(b == 0, 1, b))).astype(np.result_type(a, b))
+
+
+_UNARY.update({
+    graph.SinOp: np.sin, graph.CosOp: np.cos, graph.TanOp: np.tan,
+    graph.AsinOp: np.arcsin, graph.AcosOp: np.arccos, graph.AtanOp: np.arctan,
+    graph.SinhOp: np.sinh, graph.CoshOp: np.cosh,
+    graph.AsinhOp: np.arcsinh, graph.AcoshOp: np.arccosh, graph.AtanhOp: np.arctanh,
+    graph.FloorOp: np.floor, graph.CeilOp: np.ceil, graph.RoundOp: np.rint,
+})  # fmt: skip
+_BINARY[graph.FmodOp] = _fmod
 
 
 def constant_value(op: graph.ConstantOp) -> np.ndarray:

@@ -174,9 +174,10 @@ class CompiledModel:
 
     def _run(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
         addresses, outputs = self._bind(inputs)
-        self._entry(*addresses)
-        if self._errors is not None:  # a failed run-time check (gather index) raises
-            self._errors.check()
+        if self._errors is None:
+            self._entry(*addresses)
+        else:  # a failed run-time check (gather index) raises
+            self._errors.call(self._entry, *addresses)
         return outputs
 
     def __call__(self, *args, **kwargs):

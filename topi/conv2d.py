@@ -1,5 +1,10 @@
 """conv2d: the compute in plain and blocked layouts, and a fast CPU schedule.
 
+One kernel for 1 to 3 spatial axes: the plain layout is N, C and the spatial axes
+(the output likewise), the window one reduce axis per spatial axis, and the
+unblocked schedule vectorizes the last output axis and runs the others as rows;
+the blocked layouts below are 2-D (what alter-layout makes of 2-D convs).
+
 Layouts (as `graph.conv2d`): data "NCHW" or "NCHW<b>c" ([N, C/b, H, W, b]),
 kernel "OIHW" or "OIHW<i>i<o>o" ([O/o, I/i, KH, KW, i, o], I = C/groups), output
 "NCHW" or "NCHW<b>c" (default: the data layout). Any combination computes the right
@@ -51,6 +56,7 @@ the accumulators once and writes `out` once.
 
 from __future__ import annotations
 
+import inspect
 import math
 import re
 import weakref
@@ -149,12 +155,12 @@ class _Channel:
         return flat // block, flat % block
 
 
-def _read(tensor: te.Tensor, block: int, n, channel: _Channel, h, w):
-    """tensor[n, c, h, w] in NCHW or NCHW<block>c."""
+def _read(tensor: te.Tensor, block: int, n, channel: _Channel, positions: Sequence):
+    """tensor[n, c, positions...] in NC + spatial or NCHW<block>c."""
     if block:
         cb, ci = channel.split(block)
-        return tensor[n, cb, h, w, ci]
-    return tensor[n, channel.flat(), h, w]
+        return tensor[(n, cb, *positions, ci)]
+    return tensor[(n, channel.flat(), *positions)]
 
 
 @dataclass(frozen=True)
@@ -167,8 +173,8 @@ class Conv2dInfo:
     groups: int
     in_channels: int
     out_channels: int
-    kernel: tuple[int, int]
-    strides: tuple[int, int]
+    kernel: tuple[int, ...]
+    strides: tuple[int, ...]
     pad: te.Tensor | None
 
 
@@ -183,48 +189,71 @@ def conv2d_info(tensor: te.Tensor) -> Conv2dInfo | None:
 # ---------------------------------------------------------------------------------
 # Compute
 
+_OUT_AXES = ("od", "oh", "ow")  # the output's spatial axes (the last `rank` of them)
+
+
+def _indexed(names: Sequence[str], f):
+    """`f(*indices)` with the signature `(names...)`, so te.compute names its axes
+    `names` (it reads them from the lambda's parameters) whatever the rank."""
+
+    def g(*indices):
+        return f(*indices)
+
+    g.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_ONLY) for n in names]
+    )
+    return g
+
 
 def conv2d_compute(
     data: te.Tensor,
     weight: te.Tensor,
     bias: te.Tensor | None = None,
     *,
-    strides: Sequence[int] = (1, 1),
-    pads: Sequence[int] = (0, 0, 0, 0),
-    dilations: Sequence[int] = (1, 1),
+    strides: Sequence[int] | None = None,
+    pads: Sequence[int] | None = None,
+    dilations: Sequence[int] | None = None,
     groups: int = 1,
     data_layout: str = "NCHW",
     kernel_layout: str = "OIHW",
     out_layout: str | None = None,
     name: str = "conv2d",
 ) -> te.Tensor:
-    """The convolution of `data` by `weight` (+ `bias` [O]), in `out_layout`.
+    """The convolution of `data` by `weight` (+ `bias` [O]), in `out_layout`, over
+    the input's 1 to 3 spatial axes (2 in the blocked layouts).
 
-    `pads` are [top, left, bottom, right]. Returns the reduction, or with a bias the
-    stage that adds it (schedule_conv2d inlines that one into the output)."""
+    `pads` are [begin..., end...] ([top, left, bottom, right] in 2-D); strides,
+    pads and dilations default to ones, zeros and ones. Returns the reduction, or
+    with a bias the stage that adds it (schedule_conv2d inlines that one into the
+    output)."""
     db = data_block(data_layout)
     kib, kob = kernel_blocks(kernel_layout)
     ob = data_block(out_layout if out_layout is not None else data_layout)
-    sh, sw = (int(v) for v in strides)
-    dh, dw = (int(v) for v in dilations)
-    pt, pl, pb, pr = (int(v) for v in pads)
 
     if db:
         if data.ndim != 5 or data.shape[4] != db:
             raise ValueError(f"conv2d: data {data.shape} is not in layout {data_layout}")
-        N, C, H, W = data.shape[0], data.shape[1] * db, data.shape[2], data.shape[3]
+        N, C, spatial = data.shape[0], data.shape[1] * db, tuple(data.shape[2:4])
     else:
-        if data.ndim != 4:
-            raise ValueError(f"conv2d: data {data.shape} is not in layout NCHW")
-        N, C, H, W = data.shape
+        if not 3 <= data.ndim <= 5:
+            raise ValueError(f"conv2d: data {data.shape} is not N, C and 1 to 3 spatial axes")
+        N, C, spatial = data.shape[0], data.shape[1], tuple(data.shape[2:])
+    rank = len(spatial)
+    if rank != 2 and (kob or ob):
+        raise ValueError(f"conv2d: blocked layouts are 2-D, data {data.shape} has {rank} spatial axes")
     if kob:
         if weight.ndim != 6 or weight.shape[4:] != (kib, kob):
             raise ValueError(f"conv2d: weight {weight.shape} is not in layout {kernel_layout}")
-        O, Cg, KH, KW = weight.shape[0] * kob, weight.shape[1] * kib, *weight.shape[2:4]
+        O, Cg, kernel = weight.shape[0] * kob, weight.shape[1] * kib, tuple(weight.shape[2:4])
     else:
-        if weight.ndim != 4:
-            raise ValueError(f"conv2d: weight {weight.shape} is not in layout OIHW")
-        O, Cg, KH, KW = weight.shape
+        if weight.ndim != rank + 2:
+            raise ValueError(f"conv2d: weight {weight.shape} is not [O, I, kernel...] of rank {rank + 2}")
+        O, Cg, kernel = weight.shape[0], weight.shape[1], tuple(weight.shape[2:])
+    strides = tuple(int(v) for v in strides) if strides is not None else (1,) * rank
+    dilations = tuple(int(v) for v in dilations) if dilations is not None else (1,) * rank
+    pads = tuple(int(v) for v in pads) if pads is not None else (0,) * 2 * rank
+    if len(strides) != rank or len(dilations) != rank or len(pads) != 2 * rank:
+        raise ValueError(f"conv2d: strides {strides}, dilations {dilations} and pads {pads} do not fit {rank} axes")
     if groups <= 0 or C % groups or O % groups or Cg * groups != C:
         raise ValueError(
             f"conv2d: {C} input channels, weight {weight.shape} and groups={groups} do not match"
@@ -233,20 +262,24 @@ def conv2d_compute(
         raise ValueError(f"conv2d: {O} output channels do not split into blocks of {ob}")
     if bias is not None and bias.shape != (O,):
         raise ValueError(f"conv2d: bias must have shape ({O},), got {bias.shape}")
-    OH = (H + pt + pb - dh * (KH - 1) - 1) // sh + 1
-    OW = (W + pl + pr - dw * (KW - 1) - 1) // sw + 1
-    if OH <= 0 or OW <= 0:
-        raise ValueError(f"conv2d: the kernel does not fit the padded {H}x{W} input")
+    begin, end = pads[:rank], pads[rank:]
+    out = tuple(
+        (size + lo + hi - d * (k - 1) - 1) // s + 1
+        for size, k, s, d, lo, hi in zip(spatial, kernel, strides, dilations, begin, end)
+    )
+    if any(o <= 0 for o in out):
+        raise ValueError(f"conv2d: the kernel does not fit the padded {'x'.join(map(str, spatial))} input")
     Og = O // groups
 
-    # An NCHW output is vectorized along ow (see the module docstring); with a
-    # column stride the padded input is stored phase-split, [N, C, Hp, sw, Wp/sw]
-    # (column q * sw + r at [.., r, q]), so those vector loads stay contiguous
+    # An NCHW output is vectorized along the last axis (see the module docstring);
+    # with a stride on it the padded input is stored phase-split, [N, C, ..., sw,
+    # Wp/sw] (column q * sw + r at [.., r, q]), so those vector loads stay contiguous
     # instead of becoming stride-sw gathers.
+    sw, dw = strides[-1], dilations[-1]
     phases = sw if (not ob and not db and sw > 1) else 0
     padded = data
-    if pt or pl or pb or pr or phases:
-        padded = _pad(data, db, (pt, pl, pb, pr), H, W, phases)
+    if any(pads) or phases:
+        padded = _pad(data, db, begin, end, spatial, phases)
 
     # The channel reduction: blocks of the data layout where they tile the group.
     channel_axes: list[te.IterVar] = []
@@ -262,12 +295,11 @@ def conv2d_compute(
             red_channel = _Channel(rc, 0, 0, Cg)
     else:
         red_channel = _Channel(0, 0, 0, 1)
-    ry = te.reduce_axis((0, KH), name="ry")
-    rx = te.reduce_axis((0, KW), name="rx")
+    window = [te.reduce_axis((0, k), name=n) for k, n in zip(kernel, ("rz", "ry", "rx")[3 - rank :])]
     # Loop order of the reduction, outermost first: channel blocks, window, lanes.
-    axes = channel_axes[:1] + [ry, rx] + channel_axes[1:]
+    axes = channel_axes[:1] + window + channel_axes[1:]
 
-    def body(n, out_channel: _Channel, oh, ow):
+    def body(n, out_channel: _Channel, position):
         o = out_channel
         if groups == 1:
             in_channel = red_channel
@@ -282,32 +314,33 @@ def conv2d_compute(
         else:
             g = o.flat() // Og
             in_channel = _Channel(g * Cg + red_channel.flat(), 0, 0, C)
+        rows = [p * s + r * d for p, s, r, d in zip(position[:-1], strides, window, dilations)]
         if phases:
-            column = rx * dw
-            x = padded[n, in_channel.flat(), oh * sh + ry * dh, column % sw, ow + column // sw]
+            column = window[-1] * dw
+            x = padded[(n, in_channel.flat(), *rows, column % sw, position[-1] + column // sw)]
         else:
-            x = _read(padded, db, n, in_channel, oh * sh + ry * dh, ow * sw + rx * dw)
+            x = _read(padded, db, n, in_channel, [*rows, position[-1] * sw + window[-1] * dw])
         if kob:
             kb, ki = red_channel.split(kib)
-            w = weight[o.split(kob)[0], kb, ry, rx, ki, o.split(kob)[1]]
+            w = weight[(o.split(kob)[0], kb, *window, ki, o.split(kob)[1])]
         else:
-            w = weight[o.flat(), red_channel.flat() if Cg > 1 else 0, ry, rx]
+            w = weight[(o.flat(), red_channel.flat() if Cg > 1 else 0, *window)]
         return te.sum(x * w, axis=axes)
 
     if ob:
         conv = te.compute(
-            (N, O // ob, OH, OW, ob),
-            lambda n, ocb, oh, ow, oc: body(n, _Channel(ocb, oc, ob, O), oh, ow),
+            (N, O // ob, *out, ob),
+            lambda n, ocb, oh, ow, oc: body(n, _Channel(ocb, oc, ob, O), (oh, ow)),
             name=name,
         )
     else:
         conv = te.compute(
-            (N, O, OH, OW),
-            lambda n, o, oh, ow: body(n, _Channel(o, 0, 0, O), oh, ow),
+            (N, O, *out),
+            _indexed(("n", "o", *_OUT_AXES[3 - rank :]), lambda n, o, *position: body(n, _Channel(o, 0, 0, O), position)),
             name=name,
         )
     _INFO[conv.op] = Conv2dInfo(
-        db, (kib, kob), ob, groups, C, O, (KH, KW), (sh, sw), padded if padded is not data else None
+        db, (kib, kob), ob, groups, C, O, kernel, strides, padded if padded is not data else None
     )
     if bias is None:
         return conv
@@ -318,42 +351,47 @@ def conv2d_compute(
             name=f"{name}_bias",
         )
     return te.compute(
-        conv.shape, lambda n, o, oh, ow: conv[n, o, oh, ow] + bias[o], name=f"{name}_bias"
+        conv.shape,
+        _indexed(("n", "o", *_OUT_AXES[3 - rank :]), lambda n, o, *position: conv[(n, o, *position)] + bias[o]),
+        name=f"{name}_bias",
     )
 
 
-def _pad(data: te.Tensor, block: int, pads, H: int, W: int, phases: int = 0) -> te.Tensor:
-    """The zero-padded input, in the data's layout or (phases > 1, NCHW only) split
-    into column phases: [N, C, Hp, phases, ceil(Wp / phases)]."""
-    pt, pl, pb, pr = pads
+def _pad(data: te.Tensor, block: int, begin, end, spatial, phases: int = 0) -> te.Tensor:
+    """The zero-padded input, in the data's layout or (phases > 1, unblocked only)
+    with its last axis split into column phases: [N, C, ..., phases,
+    ceil(Wp / phases)]."""
+    rank = len(spatial)
 
-    def value(n, c, h, w, *lane, beyond_right=False):
+    def value(n, c, positions, lane=(), beyond_right=False):
         conditions = []
-        if pt:
-            conditions.append(h >= pt)
-        if pb:
-            conditions.append(h < H + pt)
-        if pl:
-            conditions.append(w >= pl)
-        if pr or beyond_right:
-            conditions.append(w < W + pl)
-        inside = data[(n, c, h - pt, w - pl, *lane)]
-        return te.if_then_else(te.all(*conditions), inside, 0.0) if conditions else inside
+        for axis, (p, lo, hi, size) in enumerate(zip(positions, begin, end, spatial)):
+            if lo:
+                conditions.append(p >= lo)
+            if hi or (beyond_right and axis == rank - 1):
+                conditions.append(p < size + lo)
+        inside = data[(n, c, *(p - lo for p, lo in zip(positions, begin)), *lane)]
+        return te.if_then_else(te.all(*conditions), inside, te.const(0, data.dtype)) if conditions else inside
 
+    padded = [size + lo + hi for size, lo, hi in zip(spatial, begin, end)]
+    names = ("d", "h", "w")[3 - rank :]
     if block:
-        shape = (data.shape[0], data.shape[1], H + pt + pb, W + pl + pr, block)
-        return te.compute(shape, lambda n, c, h, w, b: value(n, c, h, w, b), name="pad")
+        shape = (data.shape[0], data.shape[1], *padded, block)
+        return te.compute(shape, lambda n, c, h, w, b: value(n, c, (h, w), (b,)), name="pad")
     if phases:
-        Q = -(-(W + pl + pr) // phases)
-        shape = (data.shape[0], data.shape[1], H + pt + pb, phases, Q)
+        Q = -(-padded[-1] // phases)
+        shape = (data.shape[0], data.shape[1], *padded[:-1], phases, Q)
         # The last phase row may reach past the padded width: zeros there too.
         return te.compute(
             shape,
-            lambda n, c, h, r, q: value(n, c, h, q * phases + r, beyond_right=True),
+            _indexed(
+                ("n", "c", *names[:-1], "r", "q"),
+                lambda n, c, *rest: value(n, c, (*rest[:-2], rest[-1] * phases + rest[-2]), beyond_right=True),
+            ),
             name="pad",
         )
-    shape = (data.shape[0], data.shape[1], H + pt + pb, W + pl + pr)
-    return te.compute(shape, lambda n, c, h, w: value(n, c, h, w), name="pad")
+    shape = (data.shape[0], data.shape[1], *padded)
+    return te.compute(shape, _indexed(("n", "c", *names), lambda n, c, *positions: value(n, c, positions)), name="pad")
 
 
 # ---------------------------------------------------------------------------------
@@ -416,7 +454,8 @@ def schedule_conv2d(s: te.Schedule, out: te.Tensor, conv: te.Tensor, inlined=())
         raise ValueError(f"{red.name} was not made by conv2d_compute")
     inline_between(s, out, red, inlined)
     if info.pad is not None:
-        _schedule_pad(s, info.pad, info.data_block)
+        phased = not info.data_block and not info.out_block and info.strides[-1] > 1
+        _schedule_pad(s, info.pad, info.data_block, phased)
     if out.shape != red.shape:
         # The group reshapes after the conv: the conv gets its own tile loops at the
         # root, `out` a plain elementwise schedule.
@@ -426,20 +465,21 @@ def schedule_conv2d(s: te.Schedule, out: te.Tensor, conv: te.Tensor, inlined=())
     _schedule_tiles(s, out, red, info)
 
 
-def _schedule_pad(s: te.Schedule, pad: te.Tensor, block: int) -> None:
+def _schedule_pad(s: te.Schedule, pad: te.Tensor, block: int, phased: bool) -> None:
     axes = s[pad].op.axis
     if block:
         n, c, h, w, b = axes
+        rows = [h]
         s[pad].vectorize(b)
-    elif len(axes) == 5:  # column phases
-        n, c, h, r, q = axes
+    elif phased:  # column phases
+        n, c, *rows, r, q = axes
         _, qi = s[pad].split(q, factor=BLOCK)
         s[pad].vectorize(qi)
     else:
-        n, c, h, w = axes
+        n, c, *rows, w = axes
         _, wi = s[pad].split(w, factor=BLOCK)
         s[pad].vectorize(wi)
-    s[pad].parallel(s[pad].fuse(n, c, h))
+    s[pad].parallel(s[pad].fuse(n, c, *rows))
 
 
 def _schedule_elementwise(s: te.Schedule, t: te.Tensor) -> None:
@@ -489,20 +529,21 @@ def _schedule_tiles(s: te.Schedule, out: te.Tensor, red: te.Tensor, info: Conv2d
             order = [ln, loh, lowo, *reduce_axes, *unrolled, vector]
             attach = owo
     else:
-        O, OW = red.shape[1], red.shape[3]
+        # (1 to 3 spatial axes: the last is vectorized, the others are rows)
+        O, OW = red.shape[1], red.shape[-1]
         ocn = next(d for d in (8, 6, 4, 3, 2, 1) if O % d == 0)
         # A divisor of OW: a guarded tail would mask the accumulators' loads and
         # stores, and masked memory keeps them out of registers (20x slower).
         owv = next((d for d in range(BLOCK, 3, -1) if OW % d == 0), min(OW, BLOCK))
-        n, o, oh, ow = s[out].op.axis
+        n, o, *rows, ow = s[out].op.axis
         oo, oi = s[out].split(o, factor=ocn)
         owo, owi = s[out].split(ow, factor=owv)
-        s[out].reorder(n, oo, oh, owo, oi, owi)
+        s[out].reorder(n, oo, *rows, owo, oi, owi)
         s[out].vectorize(owi)
-        s[out].parallel(s[out].fuse(n, oo, oh))
+        s[out].parallel(s[out].fuse(n, oo, *rows))
         attach = owo
-        ln, lo, loh, low = s[local].op.axis
-        order = [ln, loh, *s[local].op.reduce_axis, lo, low]
+        ln, lo, *local_rows, low = s[local].op.axis
+        order = [ln, *local_rows, *s[local].op.reduce_axis, lo, low]
         unrolled, vector = [lo], low
 
     if out is not red:

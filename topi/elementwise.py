@@ -11,6 +11,7 @@ import math
 from collections.abc import Callable
 
 from tilecraft.frontends import te
+from tilecraft.frontends.te.expr import truncmod
 from tilecraft.topi.common import broadcast_read, broadcast_shape, is_float
 
 
@@ -140,10 +141,34 @@ def power(a: te.Tensor, b: te.Tensor, exponent: float | None = None) -> te.Tenso
     if exponent == 0.5:
         return broadcast_map(lambda x, y: te.sqrt(x), a, b, name="pow")
     if not is_float(a.dtype):
-        raise ValueError("pow of integers is supported only with a constant exponent 0..4")
-    # x ** y = exp(y * log(x)): NaN for a negative x (numpy gives NaN only for a
-    # fractional y); constant integer exponents took the exact path above.
-    return broadcast_map(lambda x, y: te.exp(y * te.log(x)), a, b, name="pow")
+        return broadcast_map(lambda x, y: integer_power(x, y, a.dtype), a, b, name="pow")
+    if exponent is not None and not float(exponent).is_integer() and a.dtype == "float32":
+        # A constant fractional exponent (LRN's 0.75): exp(y * log(x)), which stays a
+        # vector (mathfuncs.exp_f32), NaN for a negative x as pow is.
+        return broadcast_map(lambda x, y: te.exp(y * te.log(x)), a, b, name="pow")
+    # C's pow (math.powf; numpy's for floats): negative bases with integral
+    # exponents, 0 ** 0 = 1, 1 ** NaN = 1...
+    return broadcast_map(te.power, a, b, name="pow")
+
+
+def integer_power(x: te.Expr, y: te.Expr, dtype: str) -> te.Expr:
+    """x ** y of integers by repeated squaring over every bit of y (the products
+    wrap, as numpy's). A negative y gives the exact power truncated toward zero:
+    1 for x = 1, +-1 for x = -1 (by y's parity), and 0 otherwise, x = 0 included
+    (numpy raises there; onnxruntime truncates 1 / x ** -y the same way)."""
+    width = int(dtype.removeprefix("int"))
+    zero, one, two = (te.const(v, dtype) for v in (0, 1, 2))
+    e = te.maximum(y, zero)
+    result, square = one, x
+    for bit in range(width - 1):  # y >= 0 has width - 1 value bits
+        odd = e % two  # 0 or 1
+        result = result * (one + odd * (square - one))  # * square where the bit is set
+        if bit < width - 2:
+            square = square * square
+            e = e // two
+    minus_one_power = one - two * (y % two)  # (-1) ** y: 1 or -1
+    tiny = te.if_then_else(x == one, one, te.if_then_else(x == -one, minus_one_power, zero))
+    return te.if_then_else(y < zero, tiny, result)
 
 
 def maximum(a: te.Tensor, b: te.Tensor) -> te.Tensor:
@@ -208,14 +233,69 @@ def bitwise_not(x: te.Tensor) -> te.Tensor:
 def mod(a: te.Tensor, b: te.Tensor) -> te.Tensor:
     """Integer remainder with the divisor's sign (numpy's %): a - floor(a / b) * b.
     A divisor of 0 gives 0 (numpy's choice), as does -1 (also where the division
-    itself would overflow: INT_MIN // -1); neither is ever divided by."""
-    if is_float(a.dtype) or a.dtype == "bool":
-        raise ValueError(f"mod of {a.dtype} elements is not supported (integers only)")
+    itself would overflow: INT_MIN // -1); neither is ever divided by. Floats: see
+    `float_mod`."""
+    if is_float(a.dtype):
+        return float_mod(a, b)
+    if a.dtype == "bool":
+        raise ValueError(f"mod of {a.dtype} elements is not supported (integers or floats)")
 
     def floor_mod(x, y):
         zero, one = te.const(0, a.dtype), te.const(1, a.dtype)
         trivial = (y == zero) | (y == te.const(-1, a.dtype))
         d = te.if_then_else(trivial, one, y)
         return te.if_then_else(trivial, zero, x - (x // d) * d)
+
+    return broadcast_map(floor_mod, a, b, name="mod")
+
+
+# -- unary math, fmod, float mod (graph.sin ... graph.round, graph.fmod, graph.mod) ------
+
+
+def _float_map(f: Callable[[te.Expr], te.Expr], name: str) -> Callable[[te.Tensor], te.Tensor]:
+    def compute(x: te.Tensor) -> te.Tensor:
+        return _map(x, f, name)
+
+    compute.__name__ = name
+    return compute
+
+
+sin = _float_map(te.sin, "sin")
+cos = _float_map(te.cos, "cos")
+tan = _float_map(te.tan, "tan")
+asin = _float_map(te.asin, "asin")
+acos = _float_map(te.acos, "acos")
+atan = _float_map(te.atan, "atan")
+sinh = _float_map(te.sinh, "sinh")
+cosh = _float_map(te.cosh, "cosh")
+asinh = _float_map(te.asinh, "asinh")
+acosh = _float_map(te.acosh, "acosh")
+atanh = _float_map(te.atanh, "atanh")
+floor = _float_map(te.floor, "floor")
+ceil = _float_map(te.ceil, "ceil")
+round_even = _float_map(te.round, "round")
+
+
+def fmod(a: te.Tensor, b: te.Tensor) -> te.Tensor:
+    """The remainder with the dividend's sign (C's fmod, numpy's fmod). Integers:
+    te's truncmod (a zero divisor gives 0, as numpy)."""
+    if a.dtype == "bool":
+        raise ValueError("fmod of bool elements is not supported (integers or floats)")
+    f = te.fmod if is_float(a.dtype) else truncmod
+    return broadcast_map(f, a, b, name="fmod")
+
+
+def float_mod(a: te.Tensor, b: te.Tensor) -> te.Tensor:
+    """numpy's mod of floats: C's fmod moved to the divisor's sign (r + b where r is
+    nonzero and its sign differs from b's; a zero takes b's sign). NaN for a zero
+    divisor or an infinite dividend (fmod's), and -3 mod inf is inf, as numpy."""
+
+    def floor_mod(x, y):
+        r = te.fmod(x, y)
+        zero = te.const(0.0, a.dtype)
+        differ = (r != zero) & ((r < zero) != (y < zero))
+        # -zero, not a constant -0.0: equal constants are emitted once, 0.0 == -0.0
+        signed_zero = te.if_then_else(y < zero, -zero, zero)
+        return te.if_then_else(r == zero, signed_zero, te.if_then_else(differ, r + y, r))
 
     return broadcast_map(floor_mod, a, b, name="mod")

@@ -2,8 +2,10 @@
 GatherElements, GatherND, ScatterElements, ScatterND).
 
 Gathers read `data` at positions read from `indices`: negative ids count from the
-end, and (as `graph.gather` does today) ids out of range are clamped, so a bad id
-cannot read outside `data`.
+end; an id outside [-n, n) is a run-time error naming the op's result, indices and
+data (as `graph.gather`'s and as onnxruntime raises one), and the read itself uses
+the id clamped, so it stays inside `data`. Scatters check their ids the same way in
+a stage of their own before the scatter reads them.
 
 A scatter is written as a pure function of its output position p, so it stays a
 te.compute: p is "hit" by update j when j's id (wrapped) names p. Without a
@@ -17,9 +19,10 @@ a few rows into a cache or a mask cost on a CPU without atomics.
 
 from __future__ import annotations
 
-
+from collections.abc import Sequence
 
 from tilecraft.frontends import te
+from tilecraft.frontends.te.expr import checked
 from tilecraft.topi.reduce import _product
 
 
@@ -32,24 +35,51 @@ def _clamped(raw: te.Expr, n: int) -> te.Expr:
     return te.minimum(te.maximum(_wrapped(raw, n), 0), n - 1).astype("index")
 
 
-def gather_elements(data: te.Tensor, ids: te.Tensor, axis: int) -> te.Tensor:
+def _in_range(raw: te.Expr, n: int) -> te.Expr:
+    return (raw >= -n) & (raw < n)
+
+
+def _message(kind: str, names: Sequence[str] | None, data: te.Tensor, ids: te.Tensor, axes: Sequence[int]) -> str:
+    """The run-time error of an id out of range, in the graph's names (`names`:
+    result, data, indices) or else the te tensors'."""
+    result, data_name, ids_name = (names or (kind, data.name, ids.name))[:3]
+    ranges = ", ".join(f"[{-data.shape[a]}, {data.shape[a] - 1}] on axis {a}" for a in axes)
+    return (
+        f"{kind} '{result}': an index in '{ids_name}' is out of range; indices into "
+        f"'{data_name}' (shape {tuple(data.shape)}) must be within {ranges}"
+    )
+
+
+def _checked_ids(ids: te.Tensor, bound, message: str) -> te.Tensor:
+    """`ids` itself, each checked to lie in [-n, n) with `n = bound(position)`."""
+    return te.compute(
+        ids.shape, lambda *p: checked(ids[p], _in_range(ids[p], bound(p)), message), name=f"{ids.name}_checked"
+    )
+
+
+def gather_elements(data: te.Tensor, ids: te.Tensor, axis: int, names: Sequence[str] | None = None) -> te.Tensor:
     n = data.shape[axis]
+    message = _message("gather_elements", names, data, ids, [axis])
 
     def f(*i):
-        return data[tuple(_clamped(ids[i], n) if d == axis else i[d] for d in range(len(i)))]
+        raw = ids[i]
+        value = data[tuple(_clamped(raw, n) if d == axis else i[d] for d in range(len(i)))]
+        return checked(value, _in_range(raw, n), message)
 
     return te.compute(ids.shape, f, name="gather_elements")
 
 
-def gather_nd(data: te.Tensor, ids: te.Tensor, batch_dims: int = 0) -> te.Tensor:
+def gather_nd(data: te.Tensor, ids: te.Tensor, batch_dims: int = 0, names: Sequence[str] | None = None) -> te.Tensor:
     k = ids.shape[-1]
     lead = len(ids.shape) - 1
     shape = (*ids.shape[:-1], *data.shape[batch_dims + k :])
+    message = _message("gather_nd", names, data, ids, range(batch_dims, batch_dims + k))
 
     def f(*o):
         q = o[:lead]
-        picked = [_clamped(ids[(*q, t)], data.shape[batch_dims + t]) for t in range(k)]
-        return data[(*o[:batch_dims], *picked, *o[lead:])]
+        raws = [(ids[(*q, t)], data.shape[batch_dims + t]) for t in range(k)]
+        value = data[(*o[:batch_dims], *[_clamped(raw, n) for raw, n in raws], *o[lead:])]
+        return checked(value, te.all(*[_in_range(raw, n) for raw, n in raws]), message)
 
     return te.compute(shape, f, name="gather_nd")
 
@@ -91,10 +121,11 @@ def _combine(reduction: str, data: te.Tensor, hits, read, extent: int, name: str
 
 
 def scatter_elements(data: te.Tensor, ids: te.Tensor, updates: te.Tensor, axis: int,
-                     reduction: str = "none") -> te.Tensor:  # fmt: skip
+                     reduction: str = "none", names: Sequence[str] | None = None) -> te.Tensor:  # fmt: skip
     rank = len(data.shape)
     n = data.shape[axis]
     extent = ids.shape[axis]
+    ids = _checked_ids(ids, lambda p: n, _message("scatter_elements", names, data, ids, [axis]))
 
     def at(p, j) -> tuple:
         # Positions of `ids`/`updates` may be fewer than data's on the other axes:
@@ -110,10 +141,20 @@ def scatter_elements(data: te.Tensor, ids: te.Tensor, updates: te.Tensor, axis: 
     return _combine(reduction, data, hits, lambda p, j: updates[at(p, j)], extent, "scatter_elements")
 
 
-def scatter_nd(data: te.Tensor, ids: te.Tensor, updates: te.Tensor, reduction: str = "none") -> te.Tensor:
+def scatter_nd(data: te.Tensor, ids: te.Tensor, updates: te.Tensor, reduction: str = "none",
+               names: Sequence[str] | None = None) -> te.Tensor:  # fmt: skip
     """`ids` is [updates, k] and `updates` [updates, *data.shape[k:]] (the converter
     flattens the leading axes of both)."""
     k = ids.shape[1]
+    message = _message("scatter_nd", names, data, ids, range(k))
+
+    def bound(p):  # data's size on the axis that column p[1] of `ids` indexes
+        n = te.const(data.shape[k - 1], ids.dtype)
+        for t in reversed(range(k - 1)):
+            n = te.if_then_else(p[1] == t, te.const(data.shape[t], ids.dtype), n)
+        return n
+
+    ids = _checked_ids(ids, bound, message)
 
     def hits(p, j):
         return te.all(*[_wrapped(ids[j, t], data.shape[t]).astype("index") == p[t] for t in range(k)])

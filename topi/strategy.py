@@ -98,7 +98,10 @@ def _dense(op, xs, cs):
 def _pool(f, with_count: bool) -> Compute:
     def compute(op, xs, cs):
         extra = {"count_include_pad": op.count_include_pad} if with_count else {}
-        return [f(xs[0], list(op.kernel), list(op.strides), list(op.pads), op.ceil_mode, layout=op.layout, **extra)]
+        return [
+            f(xs[0], list(op.kernel), list(op.strides), list(op.pads), op.ceil_mode, layout=op.layout,
+              dilations=list(op.dilations), **extra)
+        ]
 
     return compute
 
@@ -128,6 +131,21 @@ COMPUTES: dict[str, Compute] = {
     "graph.sqrt": _unary(elementwise.sqrt),
     "graph.neg": _unary(elementwise.negative),
     "graph.abs": _unary(elementwise.abs),
+    "graph.sin": _unary(elementwise.sin),
+    "graph.cos": _unary(elementwise.cos),
+    "graph.tan": _unary(elementwise.tan),
+    "graph.asin": _unary(elementwise.asin),
+    "graph.acos": _unary(elementwise.acos),
+    "graph.atan": _unary(elementwise.atan),
+    "graph.sinh": _unary(elementwise.sinh),
+    "graph.cosh": _unary(elementwise.cosh),
+    "graph.asinh": _unary(elementwise.asinh),
+    "graph.acosh": _unary(elementwise.acosh),
+    "graph.atanh": _unary(elementwise.atanh),
+    "graph.floor": _unary(elementwise.floor),
+    "graph.ceil": _unary(elementwise.ceil),
+    "graph.round": _unary(elementwise.round_even),
+    "graph.fmod": _binary(elementwise.fmod),
     "graph.clip": _clip,
     "graph.cast": _cast,
     "graph.bitcast": _bitcast,
@@ -154,8 +172,13 @@ COMPUTES: dict[str, Compute] = {
     "graph.conv2d": _conv2d,
     "graph.dense": _dense,
     "graph.matmul": _binary(anchors.matmul_compute),
-    "graph.max_pool2d": _pool(pool.max_pool2d, False),
-    "graph.avg_pool2d": _pool(pool.avg_pool2d, True),
+    "graph.max_pool2d": _pool(pool.max_pool, False),
+    "graph.avg_pool2d": _pool(pool.avg_pool, True),
+    "graph.max_pool_indices": lambda op, xs, cs: [
+        pool.max_pool_indices(
+            xs[0], list(op.kernel), list(op.strides), list(op.pads), op.ceil_mode, list(op.dilations), op.storage_order
+        )
+    ],
     "graph.global_avg_pool2d": _unary(reduce.global_avg_pool),
     "graph.reduce_sum": _reduce(reduce.reduce_sum),
     "graph.reduce_mean": _reduce(reduce.reduce_mean),
@@ -166,13 +189,13 @@ COMPUTES: dict[str, Compute] = {
         reduce.cumulative(xs[0], op.axis, op.kind, op.exclusive, op.reverse)
     ],
     "graph.gather_elements": lambda op, xs, cs: [
-        scatter.gather_elements(xs[0], xs[1], _axis(op, len(xs[0].shape)))
+        scatter.gather_elements(xs[0], xs[1], _axis(op, len(xs[0].shape)), _value_names(op))
     ],
-    "graph.gather_nd": lambda op, xs, cs: [scatter.gather_nd(xs[0], xs[1], op.batch_dims)],
+    "graph.gather_nd": lambda op, xs, cs: [scatter.gather_nd(xs[0], xs[1], op.batch_dims, _value_names(op))],
     "graph.scatter_elements": lambda op, xs, cs: [
-        scatter.scatter_elements(*xs, _axis(op, len(xs[0].shape)), op.reduction)
+        scatter.scatter_elements(*xs, _axis(op, len(xs[0].shape)), op.reduction, _value_names(op))
     ],
-    "graph.scatter_nd": lambda op, xs, cs: [scatter.scatter_nd(*xs, op.reduction)],
+    "graph.scatter_nd": lambda op, xs, cs: [scatter.scatter_nd(*xs, op.reduction, _value_names(op))],
     "graph.softmax": lambda op, xs, cs: [reduce.softmax(xs[0], op.axis)],
     "graph.layer_norm": _layer_norm,
     "graph.batch_norm": lambda op, xs, cs: [reduce.batch_norm(*xs, epsilon=op.epsilon)],

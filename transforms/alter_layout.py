@@ -196,8 +196,8 @@ class LayoutRewriter:
         if conv.layouts() != (0, (0, 0), 0):
             return False
         x, w = conv.inputs[0], conv.inputs[1]
-        if not isinstance(x.type.get_element_type(), Float32Type):
-            return False
+        if not isinstance(x.type.get_element_type(), Float32Type) or len(graph.shape_of(x.type)) != 4:
+            return False  # (blocked layouts are 2-D)
         _, channels, _, _ = graph.shape_of(x.type)
         out_channels = graph.shape_of(w.type)[0]
         b = self.block

@@ -21,6 +21,7 @@ turns it into a `RuntimeCheckError` with the check's message.
 from __future__ import annotations
 
 import ctypes
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import NoReturn
 from dataclasses import dataclass
@@ -57,11 +58,21 @@ class RuntimeErrors:
 
     A failed `loop.assert` stores its code (1, 2, ...) in the i32 at `address`;
     `messages` holds the NUL-separated messages by code. Reading one int32 per call
-    is all a module with checks costs its caller; a module without has none."""
+    is all a module with checks costs its caller; a module without has none.
+
+    The word is one per module, so calls into a module with checks take turns (a
+    lock per word, `call`): a failure in one thread's call is never reported to
+    another's. (A thread-local word would lose the failures of the parallel
+    runtime's worker threads.)"""
+
+    _locks: dict[int, threading.Lock] = {}
+    _locks_guard = threading.Lock()
 
     def __init__(self, address: int, messages_address: int):
         self._word = ctypes.c_int32.from_address(address)
         self._messages_address = messages_address
+        with RuntimeErrors._locks_guard:
+            self._lock = RuntimeErrors._locks.setdefault(address, threading.Lock())
 
     @staticmethod
     def of(owner: object) -> RuntimeErrors | None:
@@ -86,12 +97,14 @@ class RuntimeErrors:
             address += len(text) + 1
         return messages[code - 1]
 
-    def check(self) -> None:
-        """Raise the failed check's message (and clear the word for the next call)."""
-        code = self._word.value
-        if code:
-            self._word.value = 0
-            raise RuntimeCheckError(f"runtime error: {self.message(code)}")
+    def call(self, function, *args) -> None:
+        """`function(*args)`, then raise the message of a check that failed in it."""
+        with self._lock:
+            function(*args)
+            code = self._word.value
+            if code:
+                self._word.value = 0  # cleared for the next call
+                raise RuntimeCheckError(f"runtime error: {self.message(code)}")
 
 
 @dataclass(frozen=True)
@@ -205,9 +218,10 @@ class CompiledFunction:
         return f"<CompiledFunction {self.name}({args})>"
 
     def __call__(self, *arrays: np.ndarray) -> None:
-        self._function(*self.check(arrays))
-        if self._errors is not None:
-            self._errors.check()
+        if self._errors is None:
+            self._function(*self.check(arrays))
+        else:
+            self._errors.call(self._function, *self.check(arrays))
 
     def check(self, arrays: Sequence[object]) -> list[int]:
         """Validate `arrays` against the signature; their data addresses.

@@ -30,7 +30,7 @@ from tilecraft.backends.llvm.builder import (
 from tilecraft.backends.llvm.llvmx import FCMP_PREDICATES
 from tilecraft.backends.llvm.mathfuncs import FloatMath, erf_f32, exp_f32, tanh_f32
 from xdsl.dialects import arith, llvm, math
-from xdsl.dialects.builtin import Float32Type, IntegerType, VectorType, i1, i64
+from xdsl.dialects.builtin import Float32Type, Float64Type, IntegerType, VectorType, f32, i1, i64
 from xdsl.ir import Attribute, Operation, SSAValue
 
 
@@ -215,6 +215,24 @@ def _libm_per_lane(lw: OpLowering, name: str, x: SSAValue, rt: Attribute) -> SSA
     return result
 
 
+def _libm(name: str) -> Handler:
+    """libm's `name` (f64) or `name`f (f32) per lane; f16 lanes go through f32.
+    For the functions LLVM has no intrinsic for (asinh, acosh, atanh)."""
+
+    def lower(lw: OpLowering, op: Operation, args: list[SSAValue], rt: Attribute) -> SSAValue:
+        elem = element_of(rt)
+        if isinstance(elem, Float64Type):
+            return _libm_per_lane(lw, name, args[0], rt)
+        if isinstance(elem, Float32Type):
+            return _libm_per_lane(lw, name + "f", args[0], rt)
+        width = width_of(rt)
+        wide = f32 if width is None else VectorType(f32, [width])
+        x = lw.b.add(llvm.FPExtOp(args[0], wide))
+        return lw.b.add(llvm.FPTruncOp(_libm_per_lane(lw, name + "f", x, wide), rt))
+
+    return lower
+
+
 HANDLERS: dict[type[Operation], Handler] = {
     arith.AddiOp: lambda lw, op, args, rt: lw.b.iadd(args[0], args[1]),
     arith.SubiOp: lambda lw, op, args, rt: lw.b.isub(args[0], args[1]),
@@ -281,5 +299,15 @@ HANDLERS: dict[type[Operation], Handler] = {
     math.TruncOp: _intrinsic("trunc"),
     math.SinOp: _unary_intrinsic_op(llvm.FSinOp),
     math.CosOp: _unary_intrinsic_op(llvm.FCosOp),
+    # LLVM's intrinsics of these become libm calls, per lane on vectors.
+    math.TanOp: _intrinsic("tan"),
+    math.AsinOp: _intrinsic("asin"),
+    math.AcosOp: _intrinsic("acos"),
+    math.AtanOp: _intrinsic("atan"),
+    math.SinhOp: _intrinsic("sinh"),
+    math.CoshOp: _intrinsic("cosh"),
+    math.AsinhOp: _libm("asinh"),
+    math.AcoshOp: _libm("acosh"),
+    math.AtanhOp: _libm("atanh"),
     math.CopySignOp: lambda lw, op, args, rt: lw.b.add(llvm.FCopySignOp(args[0], args[1])),
 }

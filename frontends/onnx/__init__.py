@@ -15,14 +15,17 @@ operator and node.
 
 - `importer.py`: the walk, values (SSA or known arrays), the `Node` helper;
 - `fold.py`: import-time evaluation of shape computations;
-- `elementwise.py`, `activations.py`, `nn.py`, `attention.py`, `losses.py`, `reduce.py`,
-  `indexing.py`, `einsum.py`, `quantize.py`, `tensor.py`: one converter per ONNX operator;
+- `elementwise.py`, `activations.py`, `composed.py`, `nn.py`, `conv_variants.py`, `attention.py`,
+  `losses.py`, `reduce.py`, `indexing.py`, `einsum.py`, `quantize.py`, `tensor.py`: one
+  converter per ONNX operator;
 - `freeze.py`: graph inputs made constants (the backend, for shapes given as inputs).
 """
 
 from tilecraft.frontends.onnx import (  # noqa: F401  (registers converters)
     activations,
     attention,
+    composed,
+    conv_variants,
     einsum,
     elementwise,
     fold,

@@ -4,7 +4,8 @@ composition of elementwise graph ops (so they fuse with their neighbours):
 - Elu, Selu, Celu, ThresholdedRelu, Shrink, PRelu: `where` on a comparison with 0
   or a threshold, exp for the negative branch;
 - Softplus as max(x, 0) + log(1 + exp(-|x|)) (no overflow for large x), Softsign
-  x / (1 + |x|), Mish x * tanh(softplus(x));
+  x / (1 + |x|), Mish x * tanh(softplus(x)), Swish x * sigmoid(alpha x), SwiGLU
+  swish(a) * b;
 - Hardmax: 1 at the first maximum along `axis` (the ArgMax recipe, compared with
   the index), 0 elsewhere;
 - LRN: the squares summed over a window of channels (a padded channel axis and
@@ -14,7 +15,7 @@ composition of elementwise graph ops (so they fuse with their neighbours):
 from __future__ import annotations
 
 import numpy as np
-from xdsl.dialects.builtin import f32
+from xdsl.dialects.builtin import f16, f32, f64
 from xdsl.ir import SSAValue
 
 from tilecraft.dialects import graph
@@ -46,9 +47,15 @@ def require_float(node: Node) -> None:
         raise node.error(f"input of element type {node.element_type(0)} is not supported (float32)")
 
 
+def require_floating(node: Node, i: int = 0) -> None:
+    element = node.element_type(i)
+    if element not in (f16, f32, f64):
+        raise node.error(f"input of element type {element} is not supported (floating point only)")
+
+
 @converter("Elu")
 def convert_elu(node: Node):
-    require_float(node)
+    require_floating(node)
     x = node.input(0)
     alpha = float(node.attr("alpha", 1.0))
     negative = node.emit(graph.LessOp, [x, node.scalar(0.0, x)])
@@ -69,7 +76,7 @@ def convert_selu(node: Node):
 @converter("Celu")
 def convert_celu(node: Node):
     """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
-    require_float(node)
+    require_floating(node)
     x = node.input(0)
     alpha = float(node.attr("alpha", 1.0))
     zero = node.scalar(0.0, x)
@@ -188,3 +195,25 @@ def convert_lrn(node: Node):
     scaled = node.emit(graph.AddOp, [mul(node, total, alpha / size), node.scalar(bias, x)])
     denominator = node.emit(graph.PowOp, [scaled, node.scalar(beta, x)])
     return [node.emit(graph.DivOp, [x, denominator])]
+
+
+def swish(node: Node, x: SSAValue, alpha: float) -> SSAValue:
+    """x * sigmoid(alpha * x), in x's float type."""
+    scaled = x if alpha == 1.0 else mul(node, x, alpha)
+    return node.emit(graph.MulOp, [x, node.emit(graph.SigmoidOp, [scaled])])
+
+
+@converter("Swish")
+def convert_swish(node: Node):
+    require_floating(node)
+    return [swish(node, node.input(0), float(node.attr("alpha", 1.0)))]
+
+
+@converter("SwiGLU")
+def convert_swiglu(node: Node):
+    """swish(a) * b; a and b have one shape (ONNX does not broadcast them)."""
+    require_floating(node)
+    if node.shape(0) != node.shape(1):
+        raise node.error(f"inputs of shapes {node.shape(0)} and {node.shape(1)} differ (SwiGLU does not broadcast)")
+    gate = swish(node, node.input(0), float(node.attr("alpha", 1.0)))
+    return [node.emit(graph.MulOp, [gate, node.input(1)])]

@@ -10,7 +10,7 @@ Max/Min/Sum chains of binary ops. Dropout and Identity forward their input
 from __future__ import annotations
 
 import numpy as np
-from xdsl.dialects.builtin import AnyFloat, IntegerType, Signedness, i1, i64
+from xdsl.dialects.builtin import AnyFloat, IntegerType, Signedness, f64, i1, i64
 from xdsl.ir import SSAValue
 
 from tilecraft.dialects import graph
@@ -78,14 +78,31 @@ def convert_variadic(node: Node):
 
 @converter("Pow")
 def convert_pow(node: Node):
+    """x ** y, of x's element type. ONNX lets y have another type; graph.pow takes
+    one, so y is converted: to x's float type; for integer x, an integer y is
+    computed in the wider of the two types (the power wraps as numpy's) and a
+    float y in f64 (numpy's promotion), the result truncated back to x's type. A
+    known y is converted at import when that is exact (x ** 2 with an int64 2)."""
     base = node.input(0)
+    base_type, exponent_type = node.element_type(0), node.element_type(1)
+    if base_type == exponent_type:
+        return [node.emit(graph.PowOp, [base, node.input(1)])]
+    dtype = next(n for t, n in ONNX_TYPES.values() if t == base_type)
     if node.is_const(1):
-        # ONNX lets the exponent have another type (x ** 2 with an int64 2);
-        # graph.pow wants one element type, so a known exponent is converted.
         exponent = node.const(1, "exponent")
-        dtype = next(n for t, n in ONNX_TYPES.values() if t == node.element_type(0))
-        return [node.emit(graph.PowOp, [base, node.constant(exponent.astype(dtype), "exponent")])]
-    return [node.emit(graph.PowOp, [base, node.input(1)])]
+        converted = exponent.astype(dtype)
+        if _is_float_element(base_type) or np.array_equal(converted, exponent):
+            return [node.emit(graph.PowOp, [base, node.constant(converted, "exponent")])]
+    exponent = node.input(1)
+    if _is_float_element(base_type):
+        return [node.emit(graph.PowOp, [base, node.emit(graph.CastOp, [exponent], to=base_type)])]
+    if _is_float_element(exponent_type):
+        wide = f64
+    else:
+        wide = max(base_type, exponent_type, key=lambda t: t.width.data)
+    base, exponent = (v if graph.ranked(v.type).get_element_type() == wide else node.emit(graph.CastOp, [v], to=wide)
+                      for v in (base, exponent))  # fmt: skip
+    return [node.emit(graph.CastOp, [node.emit(graph.PowOp, [base, exponent])], to=base_type)]
 
 
 @converter("Reciprocal")
@@ -279,20 +296,14 @@ def _is_float_element(element) -> bool:
 
 @converter("Mod")
 def convert_mod(node: Node):
+    """fmod=0: the divisor's sign (numpy's mod, graph.mod); fmod=1: the dividend's
+    (C's fmod, graph.fmod). Integers and floats alike; ONNX requires fmod=1 for
+    floats, but its own tests run fmod=0 on floats as numpy's mod, as here."""
     fmod = int(node.attr("fmod", 0))
-    if _is_float_element(node.element_type(0)):
-        raise node.error(f"Mod of {node.element_type(0)} elements (fmod={fmod}) is not supported (integers only)")
+    if fmod not in (0, 1):
+        raise node.error(f"fmod={fmod} must be 0 or 1")
     a, b = node.input(0), node.input(1)
-    r = node.emit(graph.ModOp, [a, b])  # the divisor's sign (fmod=0)
-    if not fmod:
-        return [r]
-    # fmod=1: the dividend's sign (C's %): r - b where r is nonzero and its sign differs from a's
-    zero = node.scalar(0, r)
-    r_negative = node.emit(graph.LessOp, [r, zero])
-    a_negative = node.emit(graph.LessOp, [a, zero])
-    differ = node.emit(graph.BitwiseXorOp, [r_negative, a_negative])
-    fix = node.emit(graph.BitwiseAndOp, [node.emit(graph.NotEqualOp, [r, zero]), differ])
-    return [node.emit(graph.WhereOp, [fix, node.emit(graph.SubOp, [r, b]), r])]
+    return [node.emit(graph.FmodOp if fmod else graph.ModOp, [a, b])]
 
 
 @converter("IsNaN")
@@ -358,9 +369,10 @@ def convert_cast_like(node: Node):
 
 @converter("BitShift")
 def convert_bit_shift(node: Node):
-    """Shifts as products and floor divisions by 2^y, computed in int64 (exact for
-    every shift of up to 32-bit integers): x << y is x * 2^y wrapped to x's width,
-    x >> y is floor(x / 2^y) (arithmetic for signed x). 2^y is the product of the
+    """Shifts as products and floor divisions by 2^y, computed in int64: x << y is
+    x * 2^y wrapped to x's width, x >> y is floor(x / 2^y) (arithmetic for signed
+    x). For int64, 2^63 wraps to the most negative value: the product still has
+    the right bits, and x >> 63 is taken apart (-1 or 0). 2^y is the product of the
     factors 2^(2^k) for the bits k of y. A shift by a negative amount or by the width
     or more gives 0, or -1 for a right shift of a negative x (the sign fills it), as
     the ONNX reference does. Unsigned operands are held widened and non-negative by
@@ -371,8 +383,8 @@ def convert_bit_shift(node: Node):
     element = node.element_type(0)
     unsigned = node.importer.unsigned_bits_of(node.raw(0))
     width = unsigned or (element.width.data if isinstance(element, IntegerType) else None)
-    if width is None or width > 32 or width == 1:
-        raise node.error(f"BitShift of {element} elements is not supported (integers of up to 32 bits)")
+    if width is None or width == 1:
+        raise node.error(f"BitShift of {element} elements is not supported (integers)")
     x = node.emit(graph.CastOp, [node.input(0)], to=i64)
     y = node.emit(graph.CastOp, [node.input(1)], to=i64)
     outside = node.emit(graph.BitwiseOrOp, [node.emit(graph.LessOp, [y, node.scalar(0, y)]),
@@ -391,5 +403,35 @@ def convert_bit_shift(node: Node):
         exact = node.emit(graph.SubOp, [x, node.emit(graph.ModOp, [x, power])])
         shifted = node.emit(graph.DivOp, [exact, power])
         fill = node.emit(graph.WhereOp, [node.emit(graph.LessOp, [x, zero]), node.scalar(-1, x), zero])
+        if width == 64:  # 2^63 wrapped negative: x >> 63 is the sign fill
+            shifted = node.emit(graph.WhereOp, [node.emit(graph.EqualOp, [y, node.scalar(63, y)]), fill, shifted])
     result = node.emit(graph.WhereOp, [outside, fill, shifted])
     return [node.emit(graph.CastOp, [result], to=element)]
+
+
+# -- unary math (Sin ... Round) ---------------------------------------------------------
+
+MATH: dict[str, type[graph.GraphOp]] = {
+    "Sin": graph.SinOp,
+    "Cos": graph.CosOp,
+    "Tan": graph.TanOp,
+    "Asin": graph.AsinOp,
+    "Acos": graph.AcosOp,
+    "Atan": graph.AtanOp,
+    "Sinh": graph.SinhOp,
+    "Cosh": graph.CoshOp,
+    "Asinh": graph.AsinhOp,
+    "Acosh": graph.AcoshOp,
+    "Atanh": graph.AtanhOp,
+    "Floor": graph.FloorOp,
+    "Ceil": graph.CeilOp,
+    "Round": graph.RoundOp,  # halves to even, as ONNX
+}
+
+
+@converter(*MATH)
+def convert_math(node: Node):
+    element = node.element_type(0)
+    if not _is_float_element(element):
+        raise node.error(f"{node.op_type} takes floating-point elements, not {element}")
+    return [node.emit(MATH[node.op_type], [node.input(0)])]

@@ -8,8 +8,11 @@ graph passes work:
 - Gemm and MatMul with a 2-D weight initializer become `graph.dense`, whose weight
   is [N, K] (TVM's dense): the initializer is transposed once, in the store, and
   Gemm's `alpha`/`beta` are folded into the weight and bias when those are known;
+- convolutions and pooling have 1 to 3 spatial axes (1-D ones are lifted to 2-D
+  over a height of 1, so alter-layout may block them);
 - ConvTranspose is a conv2d of the zero-interleaved input (gathers and masks)
-  with the flipped, channel-swapped weight;
+  with the flipped, channel-swapped weight (the convolutions built on these:
+  conv_variants.py);
 - InstanceNormalization is spatial reductions and elementwise ops (they fuse);
   ArgMax/ArgMin are a max, an equality mask and a max over the masked indices;
 - LayerNormalization's scale/bias are broadcast to the normalized shape if they
@@ -19,9 +22,10 @@ graph passes work:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
-from xdsl.dialects.builtin import f16, f32
+from xdsl.dialects.builtin import f16, f32, i32
 from xdsl.ir import SSAValue
 
 from tilecraft.dialects import graph
@@ -69,12 +73,13 @@ def lift_pads(pads: list[int]) -> list[int]:
     return [0, pads[0], 0, pads[1]]
 
 
-@converter("Conv")
-def convert_conv(node: Node):
-    """2-D convolutions; 1-D ones ([N, C, L]) as 2-D over a height of 1."""
-    xs, ws = node.shape(0), node.shape(1)
-    if len(xs) not in (3, 4) or len(ws) != len(xs):
-        raise node.error(f"only 1-D and 2-D convolutions are supported, got input shape {xs}")
+def convolution(node: Node, x: SSAValue, w: SSAValue, bias: SSAValue | None = None) -> SSAValue:
+    """`x` convolved by `w` (+ `bias`) with the node's Conv attributes (kernel_shape,
+    strides, dilations, pads or auto_pad, group): 2-D and 3-D; 1-D ones ([N, C, L])
+    as 2-D over a height of 1 (so alter-layout may block them as 2-D ones)."""
+    xs, ws = graph.shape_of(x.type), graph.shape_of(w.type)
+    if len(xs) not in (3, 4, 5) or len(ws) != len(xs):
+        raise node.error(f"only 1-D, 2-D and 3-D convolutions are supported, got input shape {xs}")
     one_d = len(xs) == 3
     rank = len(xs) - 2
     kernel = [int(k) for k in node.attr("kernel_shape", ws[2:])]
@@ -84,39 +89,66 @@ def convert_conv(node: Node):
     dilations = [int(d) for d in node.attr("dilations", [1] * rank)]
     pads = window_pads(node, xs[2:], kernel, strides, dilations)
     group = int(node.attr("group", 1))
-    x, w = node.input(0), node.input(1)
     if one_d:
         x, w = lift_1d(node, x), lift_1d(node, w)
         strides, dilations, pads = [1, *strides], [1, *dilations], lift_pads(pads)
-    attributes = nondefault(strides=(strides, [1, 1]), pads=(pads, [0] * 4), dilations=(dilations, [1, 1]))
+    rank = len(strides)
+    attributes = nondefault(strides=(strides, [1] * rank), pads=(pads, [0] * 2 * rank), dilations=(dilations, [1] * rank))
     if group != 1:
         attributes["groups"] = group
-    inputs = [x, w] + ([node.input(2)] if node.has_input(2) else [])
+    y = node.emit(graph.Conv2dOp, [x, w] + ([bias] if bias is not None else []), **attributes)
+    return node.emit(graph.SqueezeOp, [y], axes=[2]) if one_d else y
+
+
+@converter("Conv")
+def convert_conv(node: Node):
+    inputs = [node.input(0), node.input(1)] + ([node.input(2)] if node.has_input(2) else [])
     # float16: accumulated in float32 and rounded once, as the reference computes (a
     # float16 sum rounds at every step and drifts by an ulp or more)
     half = node.element_type(0) == f16
     if half:
         inputs = [node.emit(graph.CastOp, [v], to=f32) for v in inputs]
-    y = node.emit(graph.Conv2dOp, inputs, **attributes)
-    if half:
-        y = node.emit(graph.CastOp, [y], to=f16)
-    return [node.emit(graph.SqueezeOp, [y], axes=[2]) if one_d else y]
+    y = convolution(node, *inputs)
+    return [node.emit(graph.CastOp, [y], to=f16) if half else y]
+
+
+@converter("ConvInteger")
+def convert_conv_integer(node: Node):
+    """(x - x_zero_point) convolved by (w - w_zero_point, one per output channel or
+    one for all) in int32, which holds every 8-bit product sum exactly."""
+    x = node.emit(graph.CastOp, [node.input(0)], to=i32)
+    w = node.emit(graph.CastOp, [node.input(1)], to=i32)
+    if node.has_input(2):
+        if int(np.prod(node.shape(2))) != 1:
+            raise node.error(f"x_zero_point of shape {node.shape(2)} must be one value")
+        zero = node.emit(graph.ReshapeOp, [node.emit(graph.CastOp, [node.input(2)], to=i32)], shape=[])
+        x = node.emit(graph.SubOp, [x, zero])
+    if node.has_input(3):
+        ws = node.shape(1)
+        count = int(np.prod(node.shape(3)))
+        if count not in (1, ws[0]):
+            raise node.error(f"w_zero_point of shape {node.shape(3)} must be one value or one per output channel")
+        shape = [count] + [1] * (len(ws) - 1) if count > 1 else []
+        zero = node.emit(graph.ReshapeOp, [node.emit(graph.CastOp, [node.input(3)], to=i32)], shape=shape)
+        w = node.emit(graph.SubOp, [w, zero])
+    return [convolution(node, x, w)]
 
 
 def flipped_transposed_weight(node: Node, weight: np.ndarray | SSAValue, group: int, kernel: list[int]) -> SSAValue:
-    """ConvTranspose's weight [C_in, C_out/g, kh, kw] as the equivalent convolution's
-    [C_out, C_in/g, kh, kw], flipped in space: computed here when it is known, as
+    """ConvTranspose's weight [C_in, C_out/g, kernel...] as the equivalent convolution's
+    [C_out, C_in/g, kernel...], flipped in space: computed here when it is known, as
     reshape, transpose and reversing gathers when it is computed at run time."""
+    spatial = list(range(3, 3 + len(kernel)))  # of the [g, C_in/g, C_out/g, kernel...] view
     if isinstance(weight, np.ndarray):
         c_in, c_out_g = weight.shape[:2]
-        w = weight.reshape(group, c_in // group, c_out_g, *kernel).transpose(0, 2, 1, 3, 4)
-        w = np.ascontiguousarray(w.reshape(group * c_out_g, c_in // group, *kernel)[:, :, ::-1, ::-1])
-        return node.constant(w, node.proto.input[1] + ".conv")
+        w = weight.reshape(group, c_in // group, c_out_g, *kernel).transpose(0, 2, 1, *spatial)
+        w = np.flip(w.reshape(group * c_out_g, c_in // group, *kernel), axis=tuple(range(2, 2 + len(kernel))))
+        return node.constant(np.ascontiguousarray(w), node.proto.input[1] + ".conv")
     c_in, c_out_g = graph.shape_of(weight.type)[:2]
     w = node.emit(graph.ReshapeOp, [weight], shape=[group, c_in // group, c_out_g, *kernel])
-    w = node.emit(graph.TransposeOp, [w], perm=[0, 2, 1, 3, 4])
+    w = node.emit(graph.TransposeOp, [w], perm=[0, 2, 1, *spatial])
     w = node.emit(graph.ReshapeOp, [w], shape=[group * c_out_g, c_in // group, *kernel])
-    for axis, k in ((2, kernel[0]), (3, kernel[1])):
+    for axis, k in enumerate(kernel, start=2):
         if k > 1:
             w = node.emit(graph.GatherOp, [w, node.constant(np.arange(k - 1, -1, -1, dtype=np.int64), "reverse")], axis=axis)
     return w
@@ -153,13 +185,10 @@ def transposed_pads(node: Node, spatial, kernel, strides, dilations, extra) -> l
 
 @converter("ConvTranspose")
 def convert_conv_transpose(node: Node):
-    """A convolution of the input with zeros inserted between its elements (stride
-    - 1 per gap: a gather and a 0/1 mask per axis), padded by dilation * (k - 1)
-    less the pads (cropped where that is negative), by the flipped weight with in
-    and out channels swapped. 1-D ones ([N, C, L]) as 2-D over a height of 1."""
+    """ConvTranspose in 1-D, 2-D and 3-D: see `transposed_convolution`."""
     xs, ws = node.shape(0), node.shape(1)
-    if len(xs) not in (3, 4) or len(ws) != len(xs):
-        raise node.error(f"only 1-D and 2-D transposed convolutions are supported, got input shape {xs}")
+    if len(xs) not in (3, 4, 5) or len(ws) != len(xs):
+        raise node.error(f"only 1-D, 2-D and 3-D transposed convolutions are supported, got input shape {xs}")
     rank = len(xs) - 2
     kernel = [int(k) for k in node.attr("kernel_shape", ws[2:])]
     if kernel != list(ws[2:]):
@@ -168,48 +197,74 @@ def convert_conv_transpose(node: Node):
     dilations = [int(v) for v in node.attr("dilations", [1] * rank)]
     extra = [int(v) for v in node.attr("output_padding", [0] * rank)]
     group = int(node.attr("group", 1))
+    pads = transposed_pads(node, xs[2:], kernel, strides, dilations, extra)
+    weight = node.const(1, "weight") if node.is_const(1) else node.input(1)
+    bias = node.input(2) if node.has_input(2) else None
+    geometry = Transposed(kernel, strides, dilations, pads, extra)
+    return [transposed_convolution(node, node.input(0), weight, bias, group, geometry)]
+
+
+@dataclass(frozen=True)
+class Transposed:
+    """The window of a transposed convolution: `pads` [begin..., end...] crop the
+    full output, `extra` (output_padding) adds to its end."""
+
+    kernel: list[int]
+    strides: list[int]
+    dilations: list[int]
+    pads: list[int]
+    extra: list[int]
+
+
+def transposed_convolution(
+    node: Node, x: SSAValue, weight: np.ndarray | SSAValue, bias: SSAValue | None, group: int, geometry: Transposed
+) -> SSAValue:
+    """A convolution of the input with zeros inserted between its elements (stride
+    - 1 per gap: a gather and a 0/1 mask per axis), padded by dilation * (k - 1)
+    less the pads (cropped where that is negative), by the flipped weight with in
+    and out channels swapped. 1-D ones ([N, C, L]) as 2-D over a height of 1."""
+    kernel, strides, dilations = geometry.kernel, geometry.strides, geometry.dilations
+    pads, extra = geometry.pads, geometry.extra
+    xs = graph.shape_of(x.type)
+    ws = weight.shape if isinstance(weight, np.ndarray) else graph.shape_of(weight.type)
+    rank = len(xs) - 2
     if any(e < 0 or e >= max(s, d) for e, s, d in zip(extra, strides, dilations)):
         raise node.error(f"output_padding {extra} must be below the stride or dilation")
-    pads = transposed_pads(node, xs[2:], kernel, strides, dilations, extra)
     c_in = ws[0]
     if c_in != xs[1] or c_in % group:
-        raise node.error(f"weight {ws} does not fit input {xs} with group {group}")
+        raise node.error(f"weight {tuple(ws)} does not fit input {xs} with group {group}")
     one_d = rank == 1
     if one_d:
         xs = (xs[0], xs[1], 1, xs[2])
         kernel, strides, dilations = [1, *kernel], [1, *strides], [1, *dilations]
         pads, extra = lift_pads(pads), [0, *extra]
-    weight = node.const(1, "weight") if node.is_const(1) else node.input(1)
-    if one_d:
         weight = weight[:, :, None, :] if isinstance(weight, np.ndarray) else lift_1d(node, weight)
+        x = lift_1d(node, x)
+        rank = 2
     w = flipped_transposed_weight(node, weight, group, kernel)
-    x = lift_1d(node, node.input(0)) if one_d else node.input(0)
-    for axis, s in ((2, strides[0]), (3, strides[1])):
+    for axis, s in enumerate(strides, start=2):
         if s == 1:
             continue
         n = (xs[axis] - 1) * s + 1
-        shape = [1, 1, 1, 1]
+        shape = [1] * (rank + 2)
         shape[axis] = n
         index = node.constant(np.arange(n, dtype=np.int64) // s, "upsample_index")
         mask = node.constant((np.arange(n) % s == 0).astype(np.float32).reshape(shape), "upsample_mask")
         x = node.emit(graph.MulOp, [node.emit(graph.GatherOp, [x, index], axis=axis), mask])
-    conv_pads = []
-    for side in (0, 1):
-        for d in (0, 1):
-            conv_pads.append(dilations[d] * (kernel[d] - 1) - pads[side * 2 + d] + (extra[d] if side else 0))
+    begin = [d * (k - 1) - p for d, k, p in zip(dilations, kernel, pads[:rank])]
+    end = [d * (k - 1) - p + e for d, k, p, e in zip(dilations, kernel, pads[rank:], extra)]
+    conv_pads = begin + end
     if any(p < 0 for p in conv_pads):
-        crop = [max(0, -p) for p in conv_pads]
         shape = graph.shape_of(x.type)
-        x = node.emit(graph.SliceOp, [x], starts=crop[:2], ends=[shape[2] - crop[2], shape[3] - crop[3]], axes=[2, 3])
+        starts = [max(0, -p) for p in begin]
+        ends = [shape[2 + i] - max(0, -p) for i, p in enumerate(end)]
+        x = node.emit(graph.SliceOp, [x], starts=starts, ends=ends, axes=list(range(2, 2 + rank)))
         conv_pads = [max(0, p) for p in conv_pads]
-    attributes = nondefault(pads=(conv_pads, [0] * 4), dilations=(dilations, [1, 1]))
+    attributes = nondefault(pads=(conv_pads, [0] * 2 * rank), dilations=(dilations, [1] * rank))
     if group != 1:
         attributes["groups"] = group
-    inputs = [x, w]
-    if node.has_input(2):
-        inputs.append(node.input(2))
-    y = node.emit(graph.Conv2dOp, inputs, **attributes)
-    return [node.emit(graph.SqueezeOp, [y], axes=[2]) if one_d else y]
+    y = node.emit(graph.Conv2dOp, [x, w] + ([bias] if bias is not None else []), **attributes)
+    return node.emit(graph.SqueezeOp, [y], axes=[2]) if one_d else y
 
 
 def dense(node: Node, x: SSAValue, weight_nk: np.ndarray, hint: str, bias: np.ndarray | None = None) -> SSAValue:
@@ -284,24 +339,33 @@ def convert_matmul(node: Node):
     return [node.emit(graph.CastOp, [y], to=f16) if half else y]
 
 
-def pool_attributes(node: Node, count_include_pad: bool) -> tuple[SSAValue, dict]:
-    """The input (a 1-D one lifted to 2-D: see `lift_1d`) and graph pooling attributes."""
+def pool_attributes(node: Node, count_include_pad: bool, storage_order_read: bool = False) -> tuple[SSAValue, dict]:
+    """The input (a 1-D one lifted to 2-D: see `lift_1d`) and graph pooling
+    attributes; `storage_order` (which orders MaxPool's Indices) must be 0 unless
+    the caller read it."""
     xs = node.shape(0)
-    if len(xs) not in (3, 4):
-        raise node.error(f"only 1-D and 2-D pooling is supported, got input shape {xs}")
+    if len(xs) not in (3, 4, 5):
+        raise node.error(f"only 1-D, 2-D and 3-D pooling is supported, got input shape {xs}")
     rank = len(xs) - 2
     kernel = [int(k) for k in node.attr("kernel_shape")]
+    if len(kernel) != rank:
+        raise node.error(f"kernel_shape {kernel} does not have one value per spatial axis of {xs}")
     strides = [int(s) for s in node.attr("strides", [1] * rank)]
     dilations = [int(d) for d in node.attr("dilations", [1] * rank)]
-    if dilations != [1] * rank:
-        raise node.error(f"unsupported dilations {dilations} (pooling windows must be dense)")
-    if int(node.attr("storage_order", 0)) != 0:
+    if len(strides) != rank or len(dilations) != rank:
+        raise node.error(f"strides {strides} and dilations {dilations} need {rank} values")
+    if not storage_order_read and int(node.attr("storage_order", 0)) != 0:
         raise node.error("unsupported storage_order 1")
     pads = window_pads(node, xs[2:], kernel, strides, dilations)
     x = node.input(0)
     if rank == 1:
         x, kernel, strides, pads = lift_1d(node, x), [1, *kernel], [1, *strides], lift_pads(pads)
-    attributes = {"kernel": kernel, **nondefault(strides=(strides, [1, 1]), pads=(pads, [0] * 4))}
+        dilations = [1, *dilations]
+    rank = len(kernel)
+    attributes = {
+        "kernel": kernel,
+        **nondefault(strides=(strides, [1] * rank), pads=(pads, [0] * 2 * rank), dilations=(dilations, [1] * rank)),
+    }
     if int(node.attr("ceil_mode", 0)):
         attributes["ceil_mode"] = True
     if count_include_pad and int(node.attr("count_include_pad", 0)):
@@ -317,9 +381,17 @@ def pool(node: Node, cls: type[graph.GraphOp], count_include_pad: bool) -> SSAVa
 
 @converter("MaxPool")
 def convert_max_pool(node: Node):
-    if len(node.proto.output) > 1 and node.proto.output[1]:
-        raise node.error("the Indices output is not supported")
-    return [pool(node, graph.MaxPool2dOp, False)]
+    """graph.max_pool2d; the Indices output is graph.max_pool_indices (of the same
+    window, with `storage_order`)."""
+    if not (len(node.proto.output) > 1 and node.proto.output[1]):
+        return [pool(node, graph.MaxPool2dOp, False)]
+    storage_order = int(node.attr("storage_order", 0))
+    x, attributes = pool_attributes(node, False, storage_order_read=True)
+    y = node.emit(graph.MaxPool2dOp, [x], **attributes)
+    indices = node.emit(graph.MaxPoolIndicesOp, [x], **attributes, storage_order=storage_order or None)
+    if len(node.shape(0)) == 3:
+        y, indices = (node.emit(graph.SqueezeOp, [v], axes=[2]) for v in (y, indices))
+    return [y, indices]
 
 
 @converter("AveragePool")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects import arith, func, scf
+from xdsl.dialects import arith, func, llvm, scf
 from xdsl.dialects import math as xmath
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -53,16 +53,11 @@ from tilecraft.frontends.te.schedule import CacheTensor, Schedule, Stage, _reach
 from tilecraft.frontends.te.symbolic import Var, evaluate, free_vars
 from tilecraft.frontends.te.tensor import ComputeOp, PlaceholderOp, Tensor
 from tilecraft.utils.diagnostics import verify_module
+from tilecraft.utils.names import name_hint
 
 
 def _tensor_type(t: Tensor | CacheTensor, sizes: dict[int, int] | None = None) -> TensorType:
     return TensorType(_ir_type(t.dtype), [evaluate(d, sizes or {}) for d in t.shape])
-
-
-def _hint(name: str) -> str:
-    """A valid SSA name hint from a tensor or axis name."""
-    clean = "".join(c if c.isalnum() or c in "_." else "_" for c in name)
-    return clean if clean and not clean[0].isdigit() and clean[0] != "." else f"v{clean}"
 
 
 class _ScheduleEmitter:
@@ -91,12 +86,12 @@ class _ScheduleEmitter:
                     "of the function built from these args"
                 )
             handle = self.add(sched_ir.StageOp(value)).stage
-            handle.name_hint = _hint(f"s_{stage.tensor.name}")
+            handle.name_hint = name_hint(f"s_{stage.tensor.name}")
             self.stages[id(stage)] = handle
         return handle
 
     def bind_stage(self, stage: Stage, handle: SSAValue):
-        handle.name_hint = _hint(f"s_{stage.tensor.name}")
+        handle.name_hint = name_hint(f"s_{stage.tensor.name}")
         self.stages[id(stage)] = handle
 
     def axis(self, stage: Stage, iv: IterVar) -> SSAValue:
@@ -104,12 +99,12 @@ class _ScheduleEmitter:
         if handle is None:
             name = stage.root_names[id(iv)]
             handle = self.add(sched_ir.AxisOp(self.stage(stage), name)).axis
-            handle.name_hint = _hint(name)
+            handle.name_hint = name_hint(name)
             self.axes[(id(stage), id(iv))] = handle
         return handle
 
     def bind(self, stage: Stage, iv: IterVar, handle: SSAValue):
-        handle.name_hint = _hint(iv.name)
+        handle.name_hint = name_hint(iv.name)
         self.axes[(id(stage), id(iv))] = handle
 
 
@@ -300,7 +295,7 @@ class _BodyEmitter:
         names = [self.axis_names[id(a)] for a in e.axes]
         block = te_ir.new_block(len(e.axes))
         for a, arg, n in zip(e.axes, block.args, names):
-            arg.name_hint = _hint(n)
+            arg.name_hint = name_hint(n)
             self.axes[id(a)] = arg
         body = self.region(block, e.body)
         bounds = [tuple(evaluate(d, self.sizes) for d in a.dom) for a in e.axes]
@@ -313,7 +308,7 @@ class _BodyEmitter:
         self.axis_names = op.axis_names
         block = te_ir.new_block(len(op.axis))
         for a, arg in zip(op.axis, block.args):
-            arg.name_hint = _hint(op.axis_names[id(a)])
+            arg.name_hint = name_hint(op.axis_names[id(a)])
             self.axes[id(a)] = arg
         body = self.region(block, op.body)
         names = [op.axis_names[id(a)] for a in op.axis]
@@ -325,7 +320,9 @@ class _BodyEmitter:
 
 _FLOAT_BINARY = {"add": arith.AddfOp, "sub": arith.SubfOp, "mul": arith.MulfOp,
                  "div": arith.DivfOp, "max": arith.MaximumfOp,
-                 "min": arith.MinimumfOp}  # fmt: skip
+                 "min": arith.MinimumfOp, "pow": xmath.PowFOp,
+                 # xDSL 0.74's arith has no remf: llvm.frem (C's fmod) goes down as is.
+                 "fmod": llvm.FRemOp}  # fmt: skip
 _INT_BINARY = {"add": arith.AddiOp, "sub": arith.SubiOp, "mul": arith.MuliOp,
                "floordiv": arith.FloorDivSIOp, "floormod": te_ir.FloorModOp,
                "truncdiv": arith.DivSIOp, "truncmod": arith.RemSIOp, "max": arith.MaxSIOp,
@@ -334,7 +331,11 @@ _INT_BINARY = {"add": arith.AddiOp, "sub": arith.SubiOp, "mul": arith.MuliOp,
 _CMPF = {"lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge", "eq": "oeq", "ne": "une"}
 _CMPI = {"lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge", "eq": "eq", "ne": "ne"}
 _MATH = {"exp": xmath.ExpOp, "log": xmath.LogOp, "sqrt": xmath.SqrtOp,
-         "tanh": xmath.TanhOp, "erf": xmath.ErfOp}  # fmt: skip
+         "tanh": xmath.TanhOp, "erf": xmath.ErfOp, "sin": xmath.SinOp, "cos": xmath.CosOp,
+         "tan": xmath.TanOp, "asin": xmath.AsinOp, "acos": xmath.AcosOp, "atan": xmath.AtanOp,
+         "sinh": xmath.SinhOp, "cosh": xmath.CoshOp, "asinh": xmath.AsinhOp,
+         "acosh": xmath.AcoshOp, "atanh": xmath.AtanhOp, "floor": xmath.FloorOp,
+         "ceil": xmath.CeilOp, "round": xmath.RoundEvenOp}  # fmt: skip
 
 
 def _standalone(s: Schedule | None, t: Tensor) -> Tensor:
@@ -457,12 +458,12 @@ def build_module(
     body = function.body.block
     values: dict[int, SSAValue] = {}
     for t, arg in zip(inputs, body.args):
-        arg.name_hint = _hint(names[id(t)])
+        arg.name_hint = name_hint(names[id(t)])
         values[id(t)] = arg
     for t in computes:
         op = _BodyEmitter(values, sizes, scalars).compute(t, names[id(t)], ops.get(id(t)))
         body.add_op(op)
-        op.result.name_hint = _hint(names[id(t)])
+        op.result.name_hint = name_hint(names[id(t)])
         values[id(t)] = op.result
 
     if s is not None and s._steps:

@@ -143,7 +143,7 @@ class IterVar(Expr):
 
 @dataclass(eq=False, repr=False)
 class Binary(Expr):
-    op: str  # add sub mul div floordiv floormod truncdiv truncmod max min and or
+    op: str  # add sub mul div floordiv floormod truncdiv truncmod max min and or pow fmod
     lhs: Expr
     rhs: Expr
     dtype: str
@@ -165,7 +165,7 @@ class Compare(Expr):
 
 @dataclass(eq=False, repr=False)
 class Unary(Expr):
-    op: str  # neg exp log sqrt tanh erf abs reinterpret (to dtype)
+    op: str  # neg abs reinterpret (to dtype), and the float functions of FLOAT_FUNCTIONS
     operand: Expr
     dtype: str
 
@@ -358,6 +358,8 @@ def _binary(op: str, a, b) -> Expr:
             f"'/' on {t} values is ambiguous; use '//' for floor division or cast to "
             "a float type first"
         )
+    elif op in FLOAT_BINARY_FUNCTIONS and not _is_float(t):
+        raise ValueError(f"te.{'power' if op == 'pow' else op} needs float operands, not {t}")
     elif op in _INTEGER_DIVISIONS and _is_float(t):
         spelling = f"'{_SYMBOLS[op]}'" if op in _SYMBOLS else f"te.{op}"
         raise ValueError(f"{spelling} needs integer operands ({_INTEGER_DIVISIONS[op]}), not {t}")
@@ -369,7 +371,8 @@ _OP_VERBS = {"add": "add", "sub": "subtract", "mul": "multiply", "div": "divide"
              "truncdiv": "divide", "truncmod": "take the remainder of",
              "max": "take the maximum of", "min": "take the minimum of",
              "and": "combine", "or": "combine", "cmp": "compare",
-             "select": "select between"}  # fmt: skip
+             "select": "select between", "pow": "raise to the power of",
+             "fmod": "take the remainder of"}  # fmt: skip
 
 
 _INTEGER_DIVISIONS = {
@@ -428,13 +431,23 @@ def _compare(op: str, a, b) -> Expr:
     return Compare(op, a, b)
 
 
+# Elementwise functions of floats (math.<name>; "round" is math.roundeven: halves
+# to even, as TVM's round and numpy's rint).
+FLOAT_FUNCTIONS = (
+    "exp", "log", "sqrt", "tanh", "erf", "sin", "cos", "tan", "asin", "acos", "atan",
+    "sinh", "cosh", "asinh", "acosh", "atanh", "floor", "ceil", "round",
+)  # fmt: skip
+# Binary functions of floats: x ** y (math.powf) and C's fmod (sign of x).
+FLOAT_BINARY_FUNCTIONS = ("pow", "fmod")
+
+
 def _unary(op: str, x) -> Expr:
     x = _default_literal(x)
     _no_reduce(x)
     if x.dtype == "bool":
         raise ValueError(f"cannot apply {op} to a bool value; cast it with .astype(...)")
     _computable(x.dtype, f"apply {op} to")
-    if op in ("exp", "log", "sqrt", "tanh", "erf") and not _is_float(x.dtype):
+    if op in FLOAT_FUNCTIONS and not _is_float(x.dtype):
         raise ValueError(
             f"te.{op} needs a float operand, not {x.dtype}; use x.astype('float32')"
         )

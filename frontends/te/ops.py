@@ -18,6 +18,7 @@ from tilecraft.frontends.te.expr import (
     IterVar,
     Reduce,
     _default_literal,
+    _binary,
     _literal,
     _no_reduce,
     _unary,
@@ -53,6 +54,30 @@ log = _elementwise("log")
 sqrt = _elementwise("sqrt")
 tanh = _elementwise("tanh")
 erf = _elementwise("erf")
+sin = _elementwise("sin")
+cos = _elementwise("cos")
+tan = _elementwise("tan")
+asin = _elementwise("asin")
+acos = _elementwise("acos")
+atan = _elementwise("atan")
+sinh = _elementwise("sinh")
+cosh = _elementwise("cosh")
+asinh = _elementwise("asinh")
+acosh = _elementwise("acosh")
+atanh = _elementwise("atanh")
+floor = _elementwise("floor")
+ceil = _elementwise("ceil")
+round = _elementwise("round")  # noqa: A001 - TVM's name; halves to even (math.roundeven)
+
+
+def power(a, b) -> Expr:
+    """`a ** b` of floats (math.powf, as C's pow)."""
+    return _binary("pow", a, b)
+
+
+def fmod(a, b) -> Expr:
+    """The remainder of a / b truncated, with the sign of `a` (C's fmod), of floats."""
+    return _binary("fmod", a, b)
 
 
 def abs(x) -> Expr:  # noqa: A001 - TVM's name

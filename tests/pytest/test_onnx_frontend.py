@@ -524,9 +524,9 @@ def test_outputs_that_are_inputs_or_constants():
 
 
 def test_converter_surprise_names_node():
-    # A Conv whose weight is 5-D (a 3-D convolution) is reported, not a traceback.
-    m = op_model("Conv", ["x", "w"], {"x": rand(1, 2, 4, 4, 4)}, {"w": rand(3, 2, 3, 3, 3)})
-    with pytest.raises(OnnxImportError, match=r"'Conv' \(node 'conv_0'\): only 1-D and 2-D convolutions"):
+    # A Conv whose weight is 6-D (a 4-D convolution) is reported, not a traceback.
+    m = op_model("Conv", ["x", "w"], {"x": rand(1, 2, 4, 4, 4, 4)}, {"w": rand(3, 2, 3, 3, 3, 3)})
+    with pytest.raises(OnnxImportError, match=r"'Conv' \(node 'conv_0'\): only 1-D, 2-D and 3-D convolutions"):
         from_onnx(m)
 
 

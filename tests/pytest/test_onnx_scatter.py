@@ -4,9 +4,11 @@ and compared with onnxruntime; the graph ops' numpy meaning against the same."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 
 import tilecraft as tc
 from tilecraft.dialects import graph
@@ -74,6 +76,40 @@ def test_scatter_nd_elements_of_integers():
     ids = np.array([[0, 1], [2, 3], [1, 0]], np.int64)
     upd = np.array([10, 20, 30], np.int64)
     compare(make("ScatterND", {"x": x, "ids": ids, "upd": upd}), {"x": x, "ids": ids, "upd": upd})
+
+
+OUT_OF_RANGE = [  # (op, feeds, attributes, the range the message names)
+    ("GatherElements", {"x": np.ones((3, 4), np.float32), "ids": np.array([[0, 1], [-4, 3], [2, 4]])}, {"axis": 1},
+     "[-4, 3] on axis 1"),
+    ("GatherND", {"x": np.ones((3, 4), np.float32), "ids": np.array([[0, 1], [-4, 0]])}, {},
+     "[-3, 2] on axis 0, [-4, 3] on axis 1"),
+    ("ScatterElements", {"x": np.ones((3, 4), np.float32), "ids": np.array([[0, -5]]),
+                         "upd": np.ones((1, 2), np.float32)}, {"axis": 1}, "[-4, 3] on axis 1"),
+    ("ScatterND", {"x": np.ones((3, 4), np.float32), "ids": np.array([[0, 1], [2, 4]]),
+                   "upd": np.ones(2, np.float32)}, {"reduction": "add"}, "[-3, 2] on axis 0, [-4, 3] on axis 1"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("op_type,feeds,attrs,ranges", OUT_OF_RANGE, ids=[c[0] for c in OUT_OF_RANGE])
+def test_index_out_of_range_is_a_runtime_error(op_type, feeds, attrs, ranges):
+    # onnxruntime raises; the compiled code reports it rather than clamping or skipping,
+    # and the same call with every id in range answers as onnxruntime does
+    from tilecraft.backends.llvm.jit import RuntimeCheckError
+    from tilecraft.utils.diagnostics import EvaluationError
+
+    m = make(op_type, feeds, **attrs)
+    model = tc.compile(m, num_threads=1)
+    word = {"GatherElements": "gather_elements", "GatherND": "gather_nd", "ScatterElements": "scatter_elements",
+            "ScatterND": "scatter_nd"}[op_type]  # fmt: skip
+    with pytest.raises(RuntimeCheckError, match=rf"{word} 'y': an index in 'ids' is out of range; indices into 'x' "
+                                                  rf"\(shape \(3, 4\)\) must be within {re.escape(ranges)}"):
+        model(*feeds.values())
+    module, store = from_onnx(m)
+    main = next(op for op in module.walk() if op.name == "func.func")
+    with pytest.raises(EvaluationError, match="out of range"):
+        evaluate(main, store, feeds)
+    fine = {**feeds, "ids": np.zeros_like(feeds["ids"])}
+    compare(m, fine)
 
 
 EINSUMS = [

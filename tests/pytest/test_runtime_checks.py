@@ -163,3 +163,30 @@ def test_tilecraft_run_reports_a_failed_check_and_exits_1(tmp_path):
     assert run.returncode == 1, run.stderr
     assert "Traceback" not in run.stderr
     assert "runtime error: gather 'rows': an index in 'ids' is out of range" in run.stderr
+
+
+def test_threads_calling_one_model_get_their_own_failures(tmp_path):
+    # One error word per module: calls take turns, so a failed check in one thread's
+    # call never surfaces in another thread's good call (ctypes drops the GIL).
+    import threading
+
+    m = tc.compile(str(_gather_model(tmp_path / "gather.onnx")))
+    table = np.arange(12, dtype=np.float32).reshape(4, 3)
+    good, bad = np.array([3, -4]), np.array([1, 4])
+    outcomes = {"good raised": 0, "bad passed": 0}
+
+    def run(ids, key, raises):
+        for _ in range(1000):
+            try:
+                m(table, ids)
+                outcomes[key] += not raises
+            except RuntimeCheckError:
+                outcomes[key] += raises
+
+    threads = [threading.Thread(target=run, args=(good, "good raised", True)),
+               threading.Thread(target=run, args=(bad, "bad passed", False))]  # fmt: skip
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert outcomes == {"good raised": 0, "bad passed": 0}

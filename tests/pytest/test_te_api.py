@@ -659,3 +659,16 @@ def test_random_matmul_schedules_compute_the_same(shape, factors, order_seed, pa
     a = rng.standard_normal((M, K)).astype(np.float32)
     b = rng.standard_normal((K, N)).astype(np.float32)
     check_built(s, [A, B, C], [a, b], rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("a_name,b_name", [("é-a b", ".out$x"), ("1st", 'my "out"'), ("", "-")])
+def test_any_tensor_name_builds_and_prints_parseable_ir(a_name, b_name):
+    # Names are the user's: any character becomes a valid SSA hint (utils/names.py),
+    # the IR prints and parses back, and the function computes as with plain names.
+    A = te.placeholder((4,), name=a_name)
+    B = te.compute((4,), lambda i: A[i] * 2, name=b_name)
+    s = te.create_schedule(B.op)
+    parse_text(str(tc.lower(s, [A, B])))
+    a, b = np.arange(4, dtype=np.float32), np.zeros(4, np.float32)
+    tc.build(s, [A, B])(a, b)
+    np.testing.assert_array_equal(b, a * 2)

@@ -175,11 +175,11 @@ def _windows(x, k, stride, pads, fill):
 def test_pooling():
     x = randn(1, 4, 9, 9)
     pads = [1, 1, 1, 1]
-    got = run(lambda t: pool.max_pool2d(t, [3, 3], [2, 2], pads), x)
+    got = run(lambda t: pool.max_pool(t, [3, 3], [2, 2], pads), x)
     np.testing.assert_array_equal(got, _windows(x, 3, 2, pads, -np.inf).max((4, 5)))
-    got = run(lambda t: pool.avg_pool2d(t, [3, 3], [2, 2], pads, count_include_pad=True), x)
+    got = run(lambda t: pool.avg_pool(t, [3, 3], [2, 2], pads, count_include_pad=True), x)
     np.testing.assert_allclose(got, _windows(x, 3, 2, pads, 0).mean((4, 5)), rtol=1e-5)
     counts = _windows(np.ones_like(x), 3, 2, pads, 0).sum((4, 5))
-    got = run(lambda t: pool.avg_pool2d(t, [3, 3], [2, 2], pads), x)
+    got = run(lambda t: pool.avg_pool(t, [3, 3], [2, 2], pads), x)
     np.testing.assert_allclose(got, _windows(x, 3, 2, pads, 0).sum((4, 5)) / counts, rtol=1e-5)
     np.testing.assert_allclose(run(reduce.global_avg_pool, x), x.mean((2, 3), keepdims=True), rtol=1e-5)

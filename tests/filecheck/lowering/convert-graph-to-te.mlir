@@ -108,3 +108,48 @@ func.func @scalar(%x: tensor<f32>) -> tensor<f32> {
   %r = graph.relu %x : (tensor<f32>) -> tensor<f32>
   func.return %r : tensor<f32>
 }
+
+// -----
+
+// A 3-D convolution is the same kernel with one more window axis: the padded
+// input (stride 2 on the last axis: stored in column phases, [.., 2, 4]), a
+// reduction over channels and the 3x3x3 window, the last output axis vectorized
+// and the others fused into the parallel loop.
+// CHECK-LABEL: func.func @conv3d_0(
+// CHECK:         %[[PAD:.*]] = te.compute "pad" (%{{.*}}: "n", %{{.*}}: "c", %{{.*}}: "d", %{{.*}}: "h", %{{.*}}: "r", %{{.*}}: "q") -> tensor<1x2x4x6x2x4xf32>
+// CHECK:         te.compute "conv2d" (%{{.*}}: "n", %{{.*}}: "o", %{{.*}}: "od", %{{.*}}: "oh", %{{.*}}: "ow") -> tensor<1x4x2x2x3xf32>
+// CHECK-NEXT:      te.reduce sum (%{{.*}}: "rc" = 0 to 2, %{{.*}}: "rz" = 0 to 3, %{{.*}}: "ry" = 0 to 3, %{{.*}}: "rx" = 0 to 3)
+// CHECK:           te.read %[[PAD]][
+// CHECK:         sched.schedule {
+// CHECK:           sched.vectorize %ow.inner
+// CHECK-NEXT:      %[[ROWS:.*]] = sched.fuse %{{.*}}, %o.outer, %{{.*}}, %{{.*}}
+// CHECK-NEXT:      sched.parallel %[[ROWS]]
+func.func @conv3d(%x: tensor<1x2x4x5x6xf32>, %w: tensor<4x2x3x3x3xf32>) -> tensor<1x4x2x2x3xf32> {
+  %y = graph.fused "conv3d_0" (%x, %w) : (tensor<1x2x4x5x6xf32>, tensor<4x2x3x3x3xf32>) -> (tensor<1x4x2x2x3xf32>) {
+  ^bb0(%a: tensor<1x2x4x5x6xf32>, %b: tensor<4x2x3x3x3xf32>):
+    %c = graph.conv2d %a, %b {strides = array<i64: 1, 2, 2>, pads = array<i64: 0, 1, 1, 0, 0, 0>} : (tensor<1x2x4x5x6xf32>, tensor<4x2x3x3x3xf32>) -> tensor<1x4x2x2x3xf32>
+    graph.yield %c : tensor<1x4x2x2x3xf32>
+  }
+  func.return %y : tensor<1x4x2x2x3xf32>
+}
+
+// -----
+
+// A dilated 3-D average pool: window step r reads position i + 2 * r - pad; the
+// divisor counts the steps inside the padded input per axis ((hi - 1 - start) // 2).
+// CHECK-LABEL: func.func @pool3d_0(
+// CHECK:         te.compute "avg_pool_sum"
+// CHECK-NEXT:      te.reduce sum (%{{.*}}: "rd" = 0 to 2, %{{.*}}: "rh" = 0 to 2, %{{.*}}: "rw" = 0 to 2)
+// CHECK:             %[[TWO:.*]] = arith.constant 2 : index
+// CHECK-NEXT:        arith.muli %{{.*}}, %[[TWO]] : index
+// CHECK:         te.compute "avg_pool2d"
+// CHECK:           arith.floordivsi
+// CHECK:           arith.divf
+func.func @pool3d(%x: tensor<1x2x4x5x6xf32>) -> tensor<1x2x3x3x4xf32> {
+  %y = graph.fused "pool3d_0" (%x) : (tensor<1x2x4x5x6xf32>) -> (tensor<1x2x3x3x4xf32>) {
+  ^bb0(%a: tensor<1x2x4x5x6xf32>):
+    %p = graph.avg_pool2d %a {kernel = array<i64: 2, 2, 2>, pads = array<i64: 1, 0, 0, 0, 0, 0>, dilations = array<i64: 2, 2, 2>, count_include_pad = true} : (tensor<1x2x4x5x6xf32>) -> tensor<1x2x3x3x4xf32>
+    graph.yield %p : tensor<1x2x3x3x4xf32>
+  }
+  func.return %y : tensor<1x2x3x3x4xf32>
+}

@@ -4,8 +4,8 @@
 func.func @unsupported_op(%A: memref<4xf32>) {
   loop.for %i = 0 to 4 {
     %a = memref.load %A[%i] : memref<4xf32>
-    // CHECK: convert-loop-to-llvm-invalid.mlir:[[# @LINE + 1]]:5: error: convert-loop-to-llvm: 'math.atan' is not supported; lower it to loop, memref, scf.if, arith or math ops first.
-    %b = math.atan %a : f32
+    // CHECK: convert-loop-to-llvm-invalid.mlir:[[# @LINE + 1]]:5: error: convert-loop-to-llvm: 'math.cbrt' is not supported; lower it to loop, memref, scf.if, arith or math ops first.
+    %b = math.cbrt %a : f32
     memref.store %b, %A[%i] : memref<4xf32>
   }
   func.return

@@ -74,7 +74,7 @@ func.func @cast_to(%a: tensor<2x3xf32>) {
 // -----
 
 func.func @conv_rank(%a: tensor<2x3xf32>) {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.conv2d' op: conv2d takes an NCHW input, got rank 2.
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.conv2d' op: conv2d takes an N, C and 1 to 3 spatial axes input, got rank 2.
   %0 = graph.conv2d %a, %a : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
   func.return
 }
@@ -391,8 +391,9 @@ func.func @gelu_approximate(%x: tensor<4xf32>) {
 
 // -----
 
+// The kernel's length is the spatial rank: a 1-D window on a 2-D input.
 func.func @pool_kernel_length(%x: tensor<1x1x4x4xf32>) {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.max_pool2d' op: graph.max_pool2d attribute 'kernel' needs 2 values, got 1.
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.max_pool2d' op: a 1-D pooling takes an input of rank 3, got rank 4.
   %0 = graph.max_pool2d %x {kernel = array<i64: 2>} : (tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
   func.return
 }
@@ -526,7 +527,7 @@ func.func @pads_element_type(%x: tensor<1x4x8x8xf32>, %w: tensor<8x4x3x3xf32>) {
 // -----
 
 func.func @strides_length(%x: tensor<1x4x8x8xf32>, %w: tensor<8x4x3x3xf32>) {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.conv2d' op: graph.conv2d attribute 'strides' needs 2 values, got 3.
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.conv2d' op: strides needs 2 values for 2 spatial axes, got 3.
   %0 = graph.conv2d %x, %w {strides = array<i64: 1, 1, 1>} : (tensor<1x4x8x8xf32>, tensor<8x4x3x3xf32>) -> tensor<1x8x6x6xf32>
   func.return
 }
