@@ -39,7 +39,7 @@ from tilecraft.frontends.te.ops import (
 __all__ = [
     "PackedCall", "Select", "abs", "call_packed", "call_pure_extern", "const", "erf", "exp", "floordiv",
     "floormod", "if_then_else", "indexdiv", "indexmod", "log", "max_value", "min_value",
-    "sigmoid", "sqrt", "tanh", "truncdiv", "truncmod",
+    "reinterpret", "sigmoid", "sqrt", "tanh", "truncdiv", "truncmod",
 ]  # fmt: skip
 
 
@@ -49,6 +49,13 @@ def max(a, b) -> Expr:  # noqa: A001 - TVM's name; elementwise, unlike te.max
 
 def min(a, b) -> Expr:  # noqa: A001 - TVM's name
     return minimum(a, b)
+
+
+def reinterpret(dtype: str, value) -> Expr:
+    """`tvm.tir.reinterpret(dtype, x)`: x's bits read as `dtype` (te.reinterpret)."""
+    from tilecraft.frontends.te.expr import reinterpret as te_reinterpret
+
+    return te_reinterpret(value, dtype)
 
 
 def Select(cond, true_value, false_value) -> Expr:  # noqa: N802 - TVM's name

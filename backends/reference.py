@@ -39,6 +39,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     ModuleOp,
     TensorType,
+    VectorType,
 )
 from xdsl.ir import Block, Operation, SSAValue
 
@@ -306,6 +307,11 @@ def _same(op, x):  # a cast whose work is done by the cast to the result dtype
     return x
 
 
+def _bitcast(op, x):  # the same bits as the result's dtype (bf16 <-> i16...)
+    t = op.results[0].type
+    return np.asarray(x).view(numpy_dtype(t.element_type if isinstance(t, VectorType) else t))
+
+
 # Each entry takes the op and its operand arrays; `run` casts the result to the op's
 # result dtype, which completes casts and wraps integer overflow.
 _ELEMENTWISE: dict[str, Callable] = {
@@ -324,6 +330,8 @@ _ELEMENTWISE: dict[str, Callable] = {
     "arith.xori": _binary(np.bitwise_xor),
     "arith.shli": _binary(np.left_shift),
     "arith.shrsi": _binary(np.right_shift),
+    "arith.shrui": lambda op, a, b: _unsigned(a) >> b,
+    "arith.bitcast": _bitcast,
     "arith.addf": _binary(np.add),
     "arith.subf": _binary(np.subtract),
     "arith.mulf": _binary(np.multiply),

@@ -694,6 +694,28 @@ class CastOp(GraphOp):
         return [tensor(shape_of(types[0]), self.to)]
 
 
+# -- bitcast (types helper) ------------------------------------------------------------
+
+from xdsl.dialects.builtin import IndexType  # noqa: E402 - kept with the op that needs it
+
+
+@irdl_op_definition
+class BitcastOp(GraphOp):
+    """The bits of each element read as the element type `to`, of the same width
+    (ONNX BitCast): `{to = i32}` on f32 gives the float's IEEE bits."""
+
+    name = "graph.bitcast"
+    traits = traits_def(Pure(), Injective())
+    to = Type()
+
+    def infer(self, types):
+        source = ranked(types[0]).get_element_type()
+        width = lambda t: None if isinstance(t, IndexType) else getattr(t, "bitwidth", None)  # noqa: E731
+        if width(source) is None or width(source) != width(self.to) or width(source) == 1:
+            raise ShapeError(f"cannot bitcast {source} to {self.to}: they are not of one bit width (8 to 64 bits)")
+        return [tensor(shape_of(types[0]), self.to)]
+
+
 class _Binary(GraphOp):
     traits = traits_def(Pure(), Broadcast())
     ARITY: ClassVar = (2, 2)
@@ -1820,5 +1842,6 @@ GRAPH_OPS: list[type[Operation]] = [
 
 GRAPH_OPS += LOGIC_OPS
 GRAPH_OPS += MATH_OPS
+GRAPH_OPS += [BitcastOp]
 
 GRAPH = Dialect("graph", GRAPH_OPS, [ApproximateAttr, WeightLayoutAttr], [GraphConstantMaterialization()])

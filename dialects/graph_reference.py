@@ -385,6 +385,7 @@ _OPS: dict[type[Operation], Callable[..., np.ndarray | list[np.ndarray]]] = {
     graph.GeluOp: _gelu,
     graph.ClipOp: _clip,
     graph.CastOp: lambda op, x: x,  # the result cast below converts
+    graph.BitcastOp: lambda op, x: np.ascontiguousarray(x).view(numpy_dtype(op.to)),
     graph.WhereOp: lambda op, c, a, b: np.where(c.astype(bool), a, b),
     graph.Conv2dOp: _conv2d,
     graph.DenseOp: _dense,

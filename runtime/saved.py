@@ -132,11 +132,14 @@ def _port(data, n: int, where: Path) -> Port:
                 f"'{where}': key '{key}.{label}' of port '{name}' must list non-negative "
                 f"integers, got {json.dumps(shape)}"
             )
+    from tilecraft.utils.dtypes import NARROW_FLOATS, NARROW_INTS
+
+    narrow = {d.name: d for d in [*NARROW_FLOATS.values(), *NARROW_INTS.values()]}  # ml_dtypes'
     try:
-        dtype = np.dtype(dtype_name)
+        dtype = narrow[dtype_name] if dtype_name in narrow else np.dtype(dtype_name)
     except TypeError:
         dtype = None
-    if dtype is None or dtype.kind not in "biuf" or dtype.name != dtype_name:
+    if dtype is None or (dtype.kind not in "biuf" and dtype_name not in narrow) or dtype.name != dtype_name:
         raise SavedModelError(f"'{where}': key '{key}.dtype' of port '{name}' is not a numeric dtype: '{dtype_name}'")
     shape, user_shape = (tuple(s) for s in shapes)
     if int(np.prod(shape)) != int(np.prod(user_shape)):

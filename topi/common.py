@@ -121,9 +121,16 @@ def te_dtype(t) -> str:
             return name
     if isinstance(element, IntegerType):
         width = element.width.data
-        if element.signedness.data == Signedness.UNSIGNED and width in (8, 16, 32, 64):
+        if element.signedness.data == Signedness.UNSIGNED and width in (2, 4, 8, 16, 32, 64):
             return f"uint{width}"
-        name = {1: "bool", 8: "int8", 16: "int16", 32: "int32", 64: "int64"}.get(width)
+        name = {1: "bool", 2: "int2", 4: "int4", 8: "int8", 16: "int16", 32: "int32", 64: "int64"}.get(width)
         if name is not None:
             return name
-    raise ValueError(f"element type {element} has no te dtype (f16, f32, f64, i1, i8, i16, i32, i64, ui8...ui64)")
+    from tilecraft.utils.dtypes import NARROW_FLOATS
+
+    if type(element) in NARROW_FLOATS:  # bf16, f8E4M3FN...: ml_dtypes' names are te's
+        return NARROW_FLOATS[type(element)].name
+    raise ValueError(
+        f"element type {element} has no te dtype (f16, f32, f64, i1, i8, i16, i32, i64, ui8...ui64, "
+        "bf16, float8 and float4 types, i4, ui4, i2, ui2)"
+    )

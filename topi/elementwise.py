@@ -87,6 +87,10 @@ def cast(x: te.Tensor, dtype: str) -> te.Tensor:
     return _map(x, lambda v: v.astype(dtype), "cast")
 
 
+def bitcast(x: te.Tensor, dtype: str) -> te.Tensor:
+    return _map(x, lambda v: te.reinterpret(v, dtype), "bitcast")
+
+
 def broadcast_map(
     f: Callable[..., te.Expr], *xs: te.Tensor, name: str = "elemwise"
 ) -> te.Tensor:

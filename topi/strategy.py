@@ -48,6 +48,10 @@ def _cast(op, xs, cs):
     return [elementwise.cast(xs[0], te_dtype(op.outputs[0].type))]
 
 
+def _bitcast(op, xs, cs):
+    return [elementwise.bitcast(xs[0], te_dtype(op.outputs[0].type))]
+
+
 def _pow(op, xs, cs):
     exponent = cs[1]
     scalar = None
@@ -145,6 +149,7 @@ COMPUTES: dict[str, Compute] = {
     "graph.fmod": _binary(elementwise.fmod),
     "graph.clip": _clip,
     "graph.cast": _cast,
+    "graph.bitcast": _bitcast,
     "graph.add": _binary(elementwise.add),
     "graph.sub": _binary(elementwise.subtract),
     "graph.mul": _binary(elementwise.multiply),

@@ -23,8 +23,15 @@ from tilecraft.backends.llvm import llvmx
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import (
     AnyFloat,
+    BFloat16Type,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
+    Float4E2M1FNType,
+    Float8E4M3FNType,
+    Float8E4M3FNUZType,
+    Float8E5M2FNUZType,
+    Float8E5M2Type,
+    Float8E8M0FNUType,
     FloatAttr,
     IndexType,
     IntAttr,
@@ -38,16 +45,32 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
+_NARROW_FLOATS = (
+    BFloat16Type,
+    Float8E4M3FNType,
+    Float8E4M3FNUZType,
+    Float8E5M2Type,
+    Float8E5M2FNUZType,
+    Float8E8M0FNUType,
+    Float4E2M1FNType,
+)
 NSW = llvm.OverflowAttr([llvm.OverflowFlag.NO_SIGNED_WRAP])
 PTR = llvm.LLVMPointerType()
 
 
 def scalar_type(t: Attribute) -> Attribute:
-    """The LLVM type of a loop-level value: index is i64, a memref is a pointer."""
+    """The LLVM type of a loop-level value: index is i64, a memref is a pointer, a
+    float type LLVM (or llvmlite) lacks (bf16, the float8 and float4 types: storage
+    types, converted by bit arithmetic, see frontends/te/narrow.py) the integer of
+    its width, on scalars and vectors alike."""
     if isinstance(t, IndexType):
         return i64
     if isinstance(t, MemRefType):
         return PTR
+    if isinstance(t, VectorType) and isinstance(t.element_type, _NARROW_FLOATS):
+        return VectorType(IntegerType(t.element_type.bitwidth), t.get_shape())
+    if isinstance(t, _NARROW_FLOATS):
+        return IntegerType(t.bitwidth)
     return t
 
 
@@ -317,6 +340,3 @@ def _wrap(value: int, bits: int) -> int:
     value &= (1 << bits) - 1
     return value - (1 << bits) if value >= 1 << (bits - 1) else value
 
-
-def i1_vector(width: int) -> VectorType:
-    return VectorType(i1, [width])

@@ -16,7 +16,10 @@ The vector forms (what `loop-vectorize` writes):
 | `loop.gather`/`scatter` | `llvmx.masked_gather`/`masked_scatter`      |
 
 `i1` buffers hold one byte per element (numpy's bool), so they are read and
-written as `i8` and converted; a `<W x i1>` in memory would be bit-packed.
+written as `i8` and converted; a `<W x i1>` in memory would be bit-packed. So do
+the 4- and 2-bit types (ml_dtypes' int4, uint2, float4_e2m1fn...: the value in the
+low bits of its byte, the others zero). A float type LLVM lacks (bf16, float8)
+is held as the integer of its width (`builder.scalar_type`).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from tilecraft.backends.llvm import llvmx
-from tilecraft.backends.llvm.builder import FunctionBuilder, i1_vector
+from tilecraft.backends.llvm.builder import FunctionBuilder, scalar_type
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import IntegerType, MemRefType, VectorType, i8
 from xdsl.ir import Attribute, SSAValue
@@ -38,10 +41,11 @@ def row_major_strides(shape: Sequence[int]) -> list[int]:
 
 
 def memory_type(element: Attribute) -> Attribute:
-    """How an element of this type is stored (i1 as one byte)."""
-    if isinstance(element, IntegerType) and element.width.data == 1:
+    """How an element of this type is stored (i1, i2, i4 as one byte)."""
+    value = scalar_type(element)
+    if isinstance(value, IntegerType) and value.width.data < 8:
         return i8
-    return element
+    return value
 
 
 def element_bytes(element: Attribute) -> int:
@@ -131,16 +135,17 @@ def scatter(
 
 
 def _from_memory(b: FunctionBuilder, value: SSAValue, element: Attribute) -> SSAValue:
-    if memory_type(element) == element:
+    held = scalar_type(element)
+    if memory_type(element) == held:
         return value
     result_type = (
-        i1_vector(value.type.get_shape()[0]) if isinstance(value.type, VectorType) else element
+        VectorType(held, value.type.get_shape()) if isinstance(value.type, VectorType) else held
     )
     return b.add(llvm.TruncOp(value, result_type))
 
 
 def _to_memory(b: FunctionBuilder, value: SSAValue, element: Attribute) -> SSAValue:
-    if memory_type(element) == element:
+    if memory_type(element) == scalar_type(element):
         return value
     result_type = (
         VectorType(i8, value.type.get_shape()) if isinstance(value.type, VectorType) else i8

@@ -170,6 +170,13 @@ def _int_resize(signed: bool) -> Handler:
     return lower
 
 
+def _bitcast(lw: OpLowering, op: Operation, args: list[SSAValue], rt: Attribute) -> SSAValue:
+    """A narrow float (bf16, float8) is already held as its integer (`scalar_type`)."""
+    if args[0].type == rt:
+        return args[0]
+    return lw.b.add(llvm.BitcastOp(args[0], rt))
+
+
 def _negf(lw: OpLowering, op: Operation, args: list[SSAValue], rt: Attribute) -> SSAValue:
     return lw.b.add(llvm.FNegOp(args[0], lw.fastmath))
 
@@ -267,6 +274,7 @@ HANDLERS: dict[type[Operation], Handler] = {
     arith.ExtSIOp: _int_resize(signed=True),
     arith.ExtUIOp: _int_resize(signed=False),
     arith.TruncIOp: _int_resize(signed=True),
+    arith.BitcastOp: _bitcast,
     arith.IndexCastOp: _int_resize(signed=True),
     math.ExpOp: _f32_or(_unary_intrinsic_op(llvm.FExpOp), exp_f32),
     math.Exp2Op: _unary_intrinsic_op(llvm.FExp2Op),

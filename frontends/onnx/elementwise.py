@@ -10,10 +10,23 @@ Max/Min/Sum chains of binary ops. Dropout and Identity forward their input
 from __future__ import annotations
 
 import numpy as np
-from xdsl.dialects.builtin import IntegerType, f64, i64
+from xdsl.dialects.builtin import AnyFloat, IntegerType, Signedness, f64, i1, i64
+from xdsl.ir import SSAValue
 
 from tilecraft.dialects import graph
-from tilecraft.frontends.onnx.importer import ONNX_TYPES, UNSIGNED_BITS, Node, converter, onnx_type_name
+from tilecraft.frontends.onnx.importer import (
+    NARROW,
+    ONNX_TYPES,
+    SATURATING,
+    SUPPORTED_TYPES,
+    TP,
+    UNSIGNED_BITS,
+    Node,
+    converter,
+    onnx_type_name,
+)
+
+UI64 = IntegerType(64, Signedness.UNSIGNED)
 
 UNARY: dict[str, type[graph.GraphOp]] = {
     "Relu": graph.ReluOp,
@@ -148,14 +161,81 @@ def convert_where(node: Node):
 @converter("Cast")
 def convert_cast(node: Node):
     to = node.attr("to")
-    node.ignore("saturate")  # only meaningful for float8 targets
+    saturate = bool(node.attr("saturate", 1))  # only meaningful for float8 targets
     if to not in ONNX_TYPES:
-        raise node.error(f"cast to {onnx_type_name(to)} is not supported (float32, int64, int32, bool)")
-    x = node.input(0)
+        raise node.error(f"cast to {onnx_type_name(to)} is not supported ({SUPPORTED_TYPES})")
+    if to == TP.FLOAT8E8M0:
+        raise node.error("cast to float8e8m0 is not supported (only from it)")
+    return [cast_to(node, node.input(0), to, saturate)]
+
+
+def cast_to(node: Node, x: SSAValue, to: int, saturate: bool) -> SSAValue:
+    """`x` converted to ONNX type `to`. To a narrow type (importer.NARROW) the
+    conversion is one cast to it (as ml_dtypes' astype) and one back to the type
+    that holds it inside; ONNX saturates to float8 by clipping to its largest finite
+    value first (NaN stays NaN), as its reference does."""
+    source = graph.ranked(x.type).get_element_type()
+    target = NARROW[to][0] if to in NARROW else ONNX_TYPES[to][0]
+    if node.importer.unsigned_bits_of(x) == 64 and not isinstance(target, IntegerType):
+        x = node.emit(graph.CastOp, [x], to=UI64)  # uint64 held in i64: to floats unsigned
+    elif to == TP.UINT64 and isinstance(source, AnyFloat):
+        return node.emit(graph.CastOp, [node.emit(graph.CastOp, [x], to=UI64)], to=i64)
+    if to in NARROW:
+        port, wide, _ = NARROW[to]
+        if to in SATURATING and saturate:
+            if not isinstance(graph.ranked(x.type).get_element_type(), AnyFloat):
+                x = node.emit(graph.CastOp, [x], to=wide)
+            bound = SATURATING[to]
+            x = node.emit(graph.ClipOp, [x], min=-bound, max=bound)
+        narrow = node.emit(graph.CastOp, [x], to=port)
+        back = node.emit(graph.CastOp, [narrow], to=wide)
+        node.importer.narrow_types[back] = to
+        node.importer.narrowed[back] = narrow
+        return back
     element = ONNX_TYPES[to][0]
-    if node.element_type(0) == element:
-        return [x]
-    return [node.emit(graph.CastOp, [x], to=element)]
+    if graph.ranked(x.type).get_element_type() == element:
+        return x
+    return node.emit(graph.CastOp, [x], to=element)
+
+
+ONNX_WIDTHS = {TP.BOOL: 8, TP.INT8: 8, TP.UINT8: 8, TP.INT16: 16, TP.UINT16: 16, TP.FLOAT16: 16,
+               TP.INT32: 32, TP.UINT32: 32, TP.FLOAT: 32, TP.INT64: 64, TP.UINT64: 64, TP.DOUBLE: 64}  # fmt: skip
+
+
+@converter("BitCast")
+def convert_bitcast(node: Node):
+    """The input's bits as the type `to` of the same width. They are taken as a
+    signed integer of that width first (a float's by graph.bitcast, an unsigned
+    integer's, held widened, by truncation, a bool's as its byte), then made the
+    target: a float by graph.bitcast, an unsigned integer widened (the importer
+    wraps it), a bool where the byte is not 0."""
+    to = node.attr("to")
+    x = node.input(0)
+    element = node.element_type(0)
+    importer = node.importer
+    if importer.narrow_type_of(node.raw(0)) is not None or to in NARROW:
+        raise node.error("BitCast from or to bfloat16, float8, float4 and 4/2-bit integers is not supported")
+    if to not in ONNX_WIDTHS:
+        raise node.error(f"BitCast to {onnx_type_name(to)} is not supported")
+    unsigned = importer.unsigned_bits_of(node.raw(0))
+    width = unsigned or (8 if element == i1 else getattr(element, "bitwidth", 0))
+    if width != ONNX_WIDTHS[to]:
+        raise node.error(f"BitCast of {width}-bit elements to {onnx_type_name(to)} changes the width")
+    signed = IntegerType(width)
+    if isinstance(element, AnyFloat):
+        bits = node.emit(graph.BitcastOp, [x], to=signed)
+    elif element != signed:
+        bits = node.emit(graph.CastOp, [x], to=signed)  # truncates a widened unsigned
+    else:
+        bits = x
+    target = ONNX_TYPES[to][0]
+    if to == TP.BOOL:
+        return [node.emit(graph.CastOp, [bits], to=i1)]
+    if isinstance(target, AnyFloat):
+        return [node.emit(graph.BitcastOp, [bits], to=target)]
+    if target == signed and to != TP.UINT64:
+        return [bits]
+    return [node.emit(graph.CastOp, [bits], to=target)]  # uintN: widened, wrapped by the importer
 
 
 @converter("Identity")
@@ -263,15 +343,25 @@ def convert_sign(node: Node):
 
 @converter("CastLike")
 def convert_cast_like(node: Node):
-    node.ignore("saturate")  # only meaningful for float8 targets
+    saturate = bool(node.attr("saturate", 1))  # only meaningful for float8 targets
     element = node.element_type(1)
+    narrow = node.importer.narrow_type_of(node.raw(1))
     if node.is_const(0):
         # A constant cast like a run-time tensor (the -inf of an expanded Attention)
         # stays known: only the target's element type is needed, not its values.
         bits = node.importer.unsigned_bits_of(node.raw(1))
+        if narrow is not None:
+            x = node.raw(0)
+            if narrow in SATURATING and saturate:
+                x = np.clip(x, -SATURATING[narrow], SATURATING[narrow])
+            return [x.astype(NARROW[narrow][2])]
         dtype = {b: n for n, b in UNSIGNED_BITS.items()}[bits] if bits else next(n for t, n in ONNX_TYPES.values() if t == element)
         return [node.raw(0).astype(dtype)]
     x = node.input(0)
+    if narrow is not None:
+        if narrow == TP.FLOAT8E8M0:
+            raise node.error("cast to float8e8m0 is not supported (only from it)")
+        return [cast_to(node, x, narrow, saturate)]
     if node.element_type(0) == element:
         return [x]
     return [node.emit(graph.CastOp, [x], to=element)]

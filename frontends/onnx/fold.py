@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from tilecraft.frontends.onnx.importer import ONNX_TYPES, Node
+from tilecraft.frontends.onnx.importer import NARROW, ONNX_TYPES, SATURATING, TP, Node
 
 Folder = Callable[[Node, Sequence[np.ndarray | None]], list[np.ndarray]]
 FOLDERS: dict[str, Folder] = {}
@@ -102,11 +102,19 @@ def fold_identity(node, arrays):
 
 @folder("Cast")
 def fold_cast(node, arrays):
+    """As ONNX's reference: float8 targets saturate unless `saturate` is 0."""
     to = node.attr("to")
-    node.ignore("saturate")
+    saturate = bool(node.attr("saturate", 1))
     if to not in ONNX_TYPES:
         raise node.error(f"cast to unsupported element type {to}")
-    return [arrays[0].astype(ONNX_TYPES[to][1])]
+    if to == TP.FLOAT8E8M0:
+        raise node.error("cast to float8e8m0 is not supported (only from it)")
+    x = arrays[0]
+    if to in NARROW:
+        if to in SATURATING and saturate:
+            x = np.clip(x, -SATURATING[to], SATURATING[to])
+        return [x.astype(NARROW[to][2])]
+    return [x.astype(ONNX_TYPES[to][1])]
 
 
 @folder("Gather")

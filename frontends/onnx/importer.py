@@ -24,14 +24,22 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    BFloat16Type,
     DenseIntOrFPElementsAttr,
     DictionaryAttr,
+    Float4E2M1FNType,
+    Float8E4M3FNType,
+    Float8E4M3FNUZType,
+    Float8E5M2FNUZType,
+    Float8E5M2Type,
+    Float8E8M0FNUType,
     FunctionType,
     IntegerType,
     ModuleOp,
@@ -63,9 +71,7 @@ def onnx_type_name(elem_type: int) -> str:
     return onnx.TensorProto.DataType.Name(elem_type).lower()
 
 
-# ONNX element types tilecraft computes in. bfloat16 (llvmlite has no `bfloat`),
-# float8, int4/uint4, int2/uint2 and float4 are not among them: a model using them
-# is refused naming the type.
+# ONNX element types tilecraft computes in (and, below, those it holds widened).
 ONNX_TYPES: dict[int, tuple[Attribute, type]] = {
     onnx.TensorProto.FLOAT: (f32, np.float32),
     onnx.TensorProto.INT64: (i64, np.int64),
@@ -76,21 +82,51 @@ ONNX_TYPES: dict[int, tuple[Attribute, type]] = {
     onnx.TensorProto.INT8: (i8, np.int8),
     onnx.TensorProto.INT16: (i16, np.int16),
 }
-# Unsigned integers (uint64 has no wider signed type, and is not supported). A
-# graph input or output keeps its unsigned type (`ui8`: the caller passes uint8
-# arrays); inside, every uintN tensor is held exactly in the next wider signed
-# type (uint8 in i16, uint16 in i32, uint32 in i64), where comparison, division,
-# mod, max and casts need no unsigned variants, and every node that makes one is
-# followed by a wrap to N bits (`x & (2^N - 1)`: uint8 200 + 100 is 44, as numpy).
+# Unsigned integers. A graph input or output keeps its unsigned type (`ui8`: the
+# caller passes uint8 arrays); inside, every uintN tensor is held exactly in the
+# next wider signed type (uint8 in i16, uint16 in i32, uint32 in i64), where
+# comparison, division, mod, max and casts need no unsigned variants, and every
+# node that makes one is followed by a wrap to N bits (`x & (2^N - 1)`: uint8
+# 200 + 100 is 44, as numpy). uint64 has no wider type: it is held as its bits in
+# i64, and the ops whose meaning depends on the sign get unsigned forms (uint64.py).
 UNSIGNED: dict[int, tuple[Attribute, Attribute, type]] = {
     onnx.TensorProto.UINT8: (IntegerType(8, Signedness.UNSIGNED), i16, np.uint8),
     onnx.TensorProto.UINT16: (IntegerType(16, Signedness.UNSIGNED), i32, np.uint16),
     onnx.TensorProto.UINT32: (IntegerType(32, Signedness.UNSIGNED), i64, np.uint32),
+    onnx.TensorProto.UINT64: (IntegerType(64, Signedness.UNSIGNED), i64, np.uint64),
 }
 ONNX_TYPES.update({t: (wide, dtype) for t, (_, wide, dtype) in UNSIGNED.items()})
+# Narrow types (ml_dtypes' arrays at the ports), the same way: a port keeps its type,
+# inside a tensor is held exactly in float32 (bfloat16, float8, float4) or int8
+# (int4, uint4, int2, uint2), and every node that makes one is followed by a
+# rounding to it and back (`x.astype(bfloat16).astype(float32)`, a cast pair whose
+# conversions frontends/te/narrow.py compiles), so each node's result is what the
+# type can hold, as in ONNX's reference.
+TP = onnx.TensorProto
+NARROW: dict[int, tuple[Attribute, Attribute, np.dtype]] = {
+    TP.BFLOAT16: (BFloat16Type(), f32, np.dtype(ml_dtypes.bfloat16)),
+    TP.FLOAT8E4M3FN: (Float8E4M3FNType(), f32, np.dtype(ml_dtypes.float8_e4m3fn)),
+    TP.FLOAT8E4M3FNUZ: (Float8E4M3FNUZType(), f32, np.dtype(ml_dtypes.float8_e4m3fnuz)),
+    TP.FLOAT8E5M2: (Float8E5M2Type(), f32, np.dtype(ml_dtypes.float8_e5m2)),
+    TP.FLOAT8E5M2FNUZ: (Float8E5M2FNUZType(), f32, np.dtype(ml_dtypes.float8_e5m2fnuz)),
+    TP.FLOAT8E8M0: (Float8E8M0FNUType(), f32, np.dtype(ml_dtypes.float8_e8m0fnu)),
+    TP.FLOAT4E2M1: (Float4E2M1FNType(), f32, np.dtype(ml_dtypes.float4_e2m1fn)),
+    TP.INT4: (IntegerType(4), i8, np.dtype(ml_dtypes.int4)),
+    TP.UINT4: (IntegerType(4, Signedness.UNSIGNED), i8, np.dtype(ml_dtypes.uint4)),
+    TP.INT2: (IntegerType(2), i8, np.dtype(ml_dtypes.int2)),
+    TP.UINT2: (IntegerType(2, Signedness.UNSIGNED), i8, np.dtype(ml_dtypes.uint2)),
+}
+# The float8 types ONNX's Cast saturates to (attribute `saturate`, default 1): their
+# largest finite value.
+SATURATING: dict[int, float] = {
+    t: float(ml_dtypes.finfo(NARROW[t][2]).max)
+    for t in (TP.FLOAT8E4M3FN, TP.FLOAT8E4M3FNUZ, TP.FLOAT8E5M2, TP.FLOAT8E5M2FNUZ)
+}
+NARROW_OF_DTYPE: dict[np.dtype, int] = {dtype: t for t, (_, _, dtype) in NARROW.items()}
+ONNX_TYPES.update({t: (wide, dtype.type) for t, (_, wide, dtype) in NARROW.items()})
 SUPPORTED_TYPES = ", ".join(onnx_type_name(t) for t in ONNX_TYPES)
-UNSIGNED_BITS: dict[type, int] = {np.uint8: 8, np.uint16: 16, np.uint32: 32}
-WIDE_OF_BITS: dict[int, Attribute] = {8: i16, 16: i32, 32: i64}
+UNSIGNED_BITS: dict[type, int] = {np.uint8: 8, np.uint16: 16, np.uint32: 32, np.uint64: 64}
+WIDE_OF_BITS: dict[int, Attribute] = {8: i16, 16: i32, 32: i64, 64: i64}
 NUMPY_TYPES: dict[np.dtype, Attribute] = {np.dtype(n): t for t, n in ONNX_TYPES.values()}
 
 Value = SSAValue | np.ndarray
@@ -267,6 +303,8 @@ class Importer:
         self.env: dict[str, Value] = {}
         self.materialized: dict[int, SSAValue] = {}  # id(array) -> its SSA value
         self.unsigned: dict[SSAValue, int] = {}  # values holding uintN tensors widened: N
+        self.narrow_types: dict[SSAValue, int] = {}  # values holding narrow tensors widened: the type
+        self.narrowed: dict[SSAValue, SSAValue] = {}  # such a value -> the narrow one it extends
         self.keep_alive: list[np.ndarray] = []  # arrays whose ids key `materialized`
         self.store = WeightStore()
         self.block = Block()
@@ -320,7 +358,8 @@ class Importer:
                 f"static shapes: fix it with input_shapes={{'{vi.name}': ({example.replace(',', ', ')})}} "
                 f"or tilecraft-import --input-shape {vi.name}={example}"
             )
-        element = UNSIGNED[tt.elem_type][0] if tt.elem_type in UNSIGNED else ONNX_TYPES[tt.elem_type][0]
+        ports = {**{t: port for t, (port, _, _) in UNSIGNED.items()}, **{t: port for t, (port, _, _) in NARROW.items()}}
+        element = ports.get(tt.elem_type, ONNX_TYPES[tt.elem_type][0])
         return TensorType(element, dims)
 
     # values ----------------------------------------------------------------------------
@@ -345,8 +384,9 @@ class Importer:
         key = id(array)
         element = self.element_type_of(array)
         bits = UNSIGNED_BITS.get(array.dtype.type)
-        if bits is not None:
-            array = array.astype(numpy_dtype(element))  # exact in the wider signed type
+        narrow = NARROW_OF_DTYPE.get(array.dtype)
+        if bits is not None or narrow is not None:
+            array = array.astype(numpy_dtype(element))  # exact in the wider type
         type_ = TensorType(element, list(array.shape))
         if array.size <= INLINE_LIMIT:
             values = [float(v) for v in array.flat] if array.dtype.kind == "f" else [int(v) for v in array.flat]
@@ -359,6 +399,8 @@ class Importer:
         self.keep_alive.append(array)
         if bits is not None:
             self.unsigned[op.results[0]] = bits
+        if narrow is not None:
+            self.narrow_types[op.results[0]] = narrow
         return op.results[0]
 
     # the walk --------------------------------------------------------------------------
@@ -413,6 +455,12 @@ class Importer:
     # unsigned integers (see UNSIGNED) -------------------------------------------------
     def widen(self, arg: SSAValue, elem_type: int) -> SSAValue:
         """A graph input of an unsigned type as its exact value in the wider type."""
+        if elem_type in NARROW:
+            op = graph.CastOp([arg], {"to": NARROW[elem_type][1]})
+            self.block.add_op(op)
+            self.narrow_types[op.results[0]] = elem_type
+            self.narrowed[op.results[0]] = arg
+            return op.results[0]
         if elem_type not in UNSIGNED:
             return arg
         _, wide, _ = UNSIGNED[elem_type]
@@ -424,11 +472,57 @@ class Importer:
     def narrow(self, value: SSAValue, vo: onnx.ValueInfoProto) -> SSAValue:
         """A graph output back in its unsigned type (the caller gets uintN arrays)."""
         elem_type = vo.type.tensor_type.elem_type
+        if elem_type in NARROW and self.narrow_types.get(value) == elem_type:
+            if value in self.narrowed:
+                return self.narrowed[value]
+            op = graph.CastOp([value], {"to": NARROW[elem_type][0]})
+            self.block.add_op(op)
+            return op.results[0]
         if elem_type not in UNSIGNED or self.unsigned.get(value) is None:
             return value
         op = graph.CastOp([value], {"to": UNSIGNED[elem_type][0]})
         self.block.add_op(op)
         return op.results[0]
+
+    def narrow_type_of(self, value: Value) -> int | None:
+        """The narrow ONNX type (see NARROW) `value` holds widened, or None."""
+        if isinstance(value, np.ndarray):
+            return NARROW_OF_DTYPE.get(value.dtype)
+        return self.narrow_types.get(value)
+
+    def narrow_result_type(self, node: Node) -> int | None:
+        """The narrow type of the node's results: a Cast's `to`, a CastLike's target,
+        else that of its narrow inputs (DequantizeLinear's follows its scale)."""
+        if node.op_type in ("Cast", "BitCast"):
+            to = node.attrs.get("to")
+            return to if to in NARROW else None
+        if node.op_type == "CastLike":
+            return self.narrow_type_of(node.raw(1)) if node.has_input(1) else None
+        if node.op_type == "DequantizeLinear":
+            return None
+        for i in range(node.num_inputs):
+            if node.has_input(i):
+                narrow = self.narrow_type_of(node.raw(i))
+                if narrow is not None:
+                    return narrow
+        return None
+
+    def round(self, value: SSAValue, elem_type: int) -> SSAValue:
+        """`value` rounded to the narrow type and widened back, where it is a tensor of
+        the type that holds it and not such a value already."""
+        port, wide, _ = NARROW[elem_type]
+        if graph.ranked(value.type).get_element_type() != wide or value in self.narrow_types:
+            return value
+        if elem_type == TP.FLOAT8E8M0:
+            raise OnnxImportError(
+                "results of element type float8e8m0 are not supported (only inputs of it)"
+            )
+        narrow = graph.CastOp([value], {"to": port})
+        back = graph.CastOp([narrow.results[0]], {"to": wide})
+        self.block.add_ops([narrow, back])
+        self.narrow_types[back.results[0]] = elem_type
+        self.narrowed[back.results[0]] = narrow.results[0]
+        return back.results[0]
 
     def unsigned_bits_of(self, value: Value) -> int | None:
         if isinstance(value, np.ndarray):
@@ -438,7 +532,7 @@ class Importer:
     def unsigned_result_bits(self, node: Node) -> int | None:
         """N when the node's integer results are uintN tensors: a Cast to uintN, a
         CastLike of a uintN tensor, any other node with a uintN input."""
-        if node.op_type == "Cast":
+        if node.op_type in ("Cast", "BitCast"):
             to = node.attrs.get("to")
             return UNSIGNED_BITS[UNSIGNED[to][2]] if to in UNSIGNED else None
         if node.op_type == "CastLike":
@@ -454,10 +548,16 @@ class Importer:
         """`value & (2^bits - 1)` where `value` is an integer tensor of the type that
         holds uint`bits` (a result of a node on uint`bits` tensors), else `value`."""
         element = graph.ranked(value.type).get_element_type()
-        if element != WIDE_OF_BITS[bits] or value in self.unsigned:
+        if element != WIDE_OF_BITS[bits] or self.unsigned.get(value) == bits:
             return value
-        mask = self.materialize(np.array((1 << bits) - 1, dtype=numpy_dtype(element)), "mask")
-        op = graph.BitwiseAndOp([value, mask], {})
+        if bits == 64:  # all of int64's bits: nothing to wrap; a fresh value to mark
+            if value not in self.unsigned:
+                self.unsigned[value] = 64
+                return value
+            op = graph.CastOp([value], {"to": element})
+        else:
+            mask = self.materialize(np.array((1 << bits) - 1, dtype=numpy_dtype(element)), "mask")
+            op = graph.BitwiseAndOp([value, mask], {})
         self.block.add_op(op)
         self.unsigned[op.results[0]] = bits
         return op.results[0]
@@ -489,7 +589,13 @@ class Importer:
                 raise node.error(f"cannot evaluate it on its constant inputs: {e}") from None
         elif proto.op_type in CONVERTERS:
             try:
-                outputs = CONVERTERS[proto.op_type](node)
+                if any(n and self.unsigned_bits_of(self.lookup(n)) == 64 for n in proto.input):
+                    from tilecraft.frontends.onnx import uint64
+
+                    is_uint64 = lambda v: self.unsigned_bits_of(v) == 64  # noqa: E731
+                    outputs = uint64.convert(node, CONVERTERS[proto.op_type], is_uint64)
+                else:
+                    outputs = CONVERTERS[proto.op_type](node)
             except OnnxImportError:
                 raise
             except (ArithmeticError, LookupError, TypeError, ValueError, graph.ShapeError) as e:
@@ -504,10 +610,16 @@ class Importer:
         if len(outputs) < len(proto.output) and any(proto.output[len(outputs) :]):
             raise node.error(f"output {len(outputs)} ('{proto.output[len(outputs)]}') is not supported")
         bits = self.unsigned_result_bits(node)
+        narrow = self.narrow_result_type(node)
         for name, value in zip(proto.output, outputs):
             if name:
                 if bits is not None and isinstance(value, SSAValue):
                     value = self.wrap(value, bits)
+                if narrow is not None and isinstance(value, SSAValue):
+                    try:
+                        value = self.round(value, narrow)
+                    except OnnxImportError as e:
+                        raise node.error(str(e)) from None
                 # numpy gives scalars (np.int64) for 0-d results; keep arrays only.
                 self.env[name] = np.asarray(value) if isinstance(value, np.generic) else value
                 if isinstance(value, SSAValue):

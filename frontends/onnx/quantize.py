@@ -14,17 +14,21 @@ graph ops so they fuse with their neighbours:
 A per-axis scale (and zero point) of extent C is reshaped to [C, 1, ...] so it
 broadcasts along `axis`. Blocked quantization (`block_size`) is not supported.
 The ops are typed by the zero point, so every integer type the importer has takes
-the same path.
+the same path (int4/uint4/int2/uint2 too, held in int8). Float8 and float4 zero
+points give x / scale (float8: clipped unless `saturate` is 0; float4: plus the
+zero point), which the importer rounds to the zero point's type.
 """
 
 from __future__ import annotations
 
-import numpy as np
+import ml_dtypes
 from xdsl.dialects.builtin import IntegerType, f32, i32
 from xdsl.ir import SSAValue
 
 from tilecraft.dialects import graph
-from tilecraft.frontends.onnx.importer import ONNX_TYPES, Node, converter
+from tilecraft.frontends.onnx.importer import ONNX_TYPES, SATURATING, TP, Node, converter
+
+NARROW_INTS = (TP.INT4, TP.UINT4, TP.INT2, TP.UINT2)
 
 
 def _per_axis(node: Node, value: SSAValue, rank: int) -> SSAValue:
@@ -47,22 +51,33 @@ def _check_block(node: Node) -> None:
 @converter("DequantizeLinear")
 def convert_dequantize(node: Node):
     _check_block(node)
-    if not isinstance(node.element_type(0), IntegerType):
+    narrow = node.importer.narrow_type_of(node.raw(0))  # float8/float4 held in float32
+    if narrow is None and not isinstance(node.element_type(0), IntegerType):
         raise node.error(f"input of element type {node.element_type(0)} is not supported (integers only)")
     rank = len(node.shape(0))
     if node.attr("output_dtype", 0) not in (0, 1):  # 1: float
         raise node.error("only float32 outputs are supported")
-    x = node.emit(graph.CastOp, [node.input(0)], to=f32)
+    x = node.input(0)
+    if node.element_type(0) != f32:
+        x = node.emit(graph.CastOp, [x], to=f32)
     if node.has_input(2):
-        zero = node.emit(graph.CastOp, [_per_axis(node, node.input(2), rank)], to=f32)
+        zero = _per_axis(node, node.input(2), rank)
+        if node.element_type(2) != f32:
+            zero = node.emit(graph.CastOp, [zero], to=f32)
         x = node.emit(graph.SubOp, [x, zero])
-    return [node.emit(graph.MulOp, [x, _per_axis(node, node.input(1), rank)])]
+    scale = _per_axis(node, node.input(1), rank)
+    scale_type = node.element_type(1)
+    if scale_type == f32:
+        return [node.emit(graph.MulOp, [x, scale])]
+    # the product in float32, then the scale's type (float16), as the reference
+    y = node.emit(graph.MulOp, [x, node.emit(graph.CastOp, [scale], to=f32)])
+    return [node.emit(graph.CastOp, [y], to=scale_type)]
 
 
 @converter("QuantizeLinear")
 def convert_quantize(node: Node):
     _check_block(node)
-    node.ignore("saturate")  # only meaningful for float8 outputs; integers always saturate
+    saturate = bool(node.attr("saturate", 1))  # only meaningful for float8 outputs
     if node.attr("precision", 0):
         raise node.error("attribute 'precision' is not supported")
     if not node.has_input(2):
@@ -70,13 +85,16 @@ def convert_quantize(node: Node):
     if node.element_type(0) != f32:
         raise node.error(f"input of element type {node.element_type(0)} is not supported (float32 only)")
     element = node.element_type(2)
+    narrow = node.importer.narrow_type_of(node.raw(2))  # int4, float8...: held widened
+    if narrow is not None and narrow not in NARROW_INTS:
+        return [_quantize_float(node, narrow, saturate)]
     if not isinstance(element, IntegerType):
         raise node.error(f"zero point of element type {element} is not supported (integers only)")
     bits = node.importer.unsigned_bits_of(node.raw(2))  # a uintN zero point is held widened
-    onnx_type = next(k for k, (t, n) in ONNX_TYPES.items() if t == element and (bits is None) == (n(0).dtype.kind == "i"))
+    onnx_type = narrow or next(k for k, (t, n) in ONNX_TYPES.items() if t == element and (bits is None) == (n(0).dtype.kind == "i"))
     if node.attr("output_dtype", 0) not in (0, onnx_type):
         raise node.error("output_dtype must be the zero point's element type")
-    info = np.iinfo(ONNX_TYPES[onnx_type][1])
+    info = ml_dtypes.iinfo(ONNX_TYPES[onnx_type][1])
     rank = len(node.shape(0))
     x = node.emit(graph.DivOp, [node.input(0), _per_axis(node, node.input(1), rank)])
     # Bounds exact in float32 (int32 and uint32 outputs saturate 256 short of their range).
@@ -106,3 +124,19 @@ def convert_quantize(node: Node):
     shifted = node.emit(graph.AddOp, [rounded, node.emit(graph.CastOp, [_per_axis(node, node.input(2), rank)], to=f32)])
     clipped = node.emit(graph.ClipOp, [shifted], min=lo, max=hi)
     return [node.emit(graph.CastOp, [clipped], to=element)]
+
+
+def _quantize_float(node: Node, narrow: int, saturate: bool) -> SSAValue:
+    """To float8: x / scale, clipped to the type's largest value unless `saturate` is
+    0 (the zero point is 0 by the spec and ignored, as the reference does); to
+    float4: x / scale + zero point. The importer rounds the result to the zero
+    point's type (importer.NARROW)."""
+    if node.attr("output_dtype", 0) not in (0, narrow):
+        raise node.error("output_dtype must be the zero point's element type")
+    rank = len(node.shape(0))
+    x = node.emit(graph.DivOp, [node.input(0), _per_axis(node, node.input(1), rank)])
+    if narrow in SATURATING:
+        if saturate:
+            x = node.emit(graph.ClipOp, [x], min=-SATURATING[narrow], max=SATURATING[narrow])
+        return x
+    return node.emit(graph.AddOp, [x, _per_axis(node, node.input(2), rank)])

@@ -81,6 +81,7 @@ from tilecraft.frontends.te.expr import (
     _walk as _walk,  # topi.schedule walks expressions
     cast,
     const,
+    reinterpret,
 )
 from tilecraft.frontends.te.ops import (
     abs,
@@ -217,6 +218,7 @@ __all__ = [
     "reduce_max",
     "reduce_min",
     "reduce_sum",
+    "reinterpret",
     "round",
     "sigmoid",
     "sin",

@@ -4,7 +4,26 @@ from __future__ import annotations
 
 import numbers
 
-from xdsl.dialects.builtin import IndexType, IntegerType, Signedness, f16, f32, f64, i1, i8, i16, i32, i64
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float4E2M1FNType,
+    Float8E4M3FNType,
+    Float8E4M3FNUZType,
+    Float8E5M2FNUZType,
+    Float8E5M2Type,
+    Float8E8M0FNUType,
+    IndexType,
+    IntegerType,
+    Signedness,
+    f16,
+    f32,
+    f64,
+    i1,
+    i8,
+    i16,
+    i32,
+    i64,
+)
 from xdsl.ir import Attribute
 
 INDEX = "index"
@@ -12,8 +31,23 @@ _FLOATS = {"float16": (16, f16), "float32": (32, f32), "float64": (64, f64)}
 _INTS = {"int8": (8, i8), "int16": (16, i16), "int32": (32, i32), "int64": (64, i64)}
 # Unsigned integers are storage types: te reads and writes them and converts them
 # with casts (zero-extending), but computes only on signed or float values.
-_UINTS = {f"uint{n}": (n, IntegerType(n, Signedness.UNSIGNED)) for n in (8, 16, 32, 64)}
-DTYPES = ("float32", "float64", "float16", "int32", "int64", "int8", "int16", "bool", *_UINTS)
+_UINTS = {f"uint{n}": (n, IntegerType(n, Signedness.UNSIGNED)) for n in (2, 4, 8, 16, 32, 64)}
+# So are the narrow types of ml_dtypes (one array element per byte, two for
+# bfloat16): int4/int2 convert like the other integers (sign-extending), the
+# floats by bit arithmetic (narrow.py): round to nearest even, NaN and infinity
+# as each format has them.
+_NARROW_INTS = {"int4": (4, IntegerType(4)), "int2": (2, IntegerType(2))}
+_NARROW_FLOATS = {
+    "bfloat16": (16, BFloat16Type()),
+    "float8_e4m3fn": (8, Float8E4M3FNType()),
+    "float8_e4m3fnuz": (8, Float8E4M3FNUZType()),
+    "float8_e5m2": (8, Float8E5M2Type()),
+    "float8_e5m2fnuz": (8, Float8E5M2FNUZType()),
+    "float8_e8m0fnu": (8, Float8E8M0FNUType()),
+    "float4_e2m1fn": (4, Float4E2M1FNType()),
+}
+DTYPES = ("float32", "float64", "float16", "int32", "int64", "int8", "int16", "bool", *_UINTS,
+          *_NARROW_INTS, *_NARROW_FLOATS)  # fmt: skip
 
 
 def _check_dtype(dtype: str) -> str:
@@ -34,16 +68,32 @@ def _is_unsigned(dtype: str) -> bool:
     return dtype in _UINTS
 
 
+def _is_narrow_float(dtype: str) -> bool:
+    return dtype in _NARROW_FLOATS
+
+
+def _is_storage(dtype: str) -> bool:
+    """Read, written and cast, never computed on (see _UINTS and _NARROW_FLOATS)."""
+    return dtype in _UINTS or dtype in _NARROW_INTS or dtype in _NARROW_FLOATS
+
+
 def _ir_type(dtype: str) -> Attribute:
     if dtype == INDEX:
         return IndexType()
     if dtype == "bool":
         return i1
-    return (_FLOATS.get(dtype) or _INTS.get(dtype) or _UINTS[dtype])[1]
+    return _table(dtype)[1]
 
 
 def _width(dtype: str) -> int:
-    return (_FLOATS.get(dtype) or _INTS.get(dtype) or _UINTS[dtype])[0]
+    return _table(dtype)[0]
+
+
+def _table(dtype: str) -> tuple[int, Attribute]:
+    for table in (_FLOATS, _INTS, _UINTS, _NARROW_INTS, _NARROW_FLOATS):
+        if dtype in table:
+            return table[dtype]
+    raise KeyError(dtype)
 
 
 def _promote(a: str, b: str) -> str | None:

@@ -18,13 +18,24 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     StringAttr,
     TensorType,
+    i32,
     i64,
 )
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from tilecraft.dialects import sched as sched_ir
 from tilecraft.dialects import te as te_ir
-from tilecraft.frontends.te.dtypes import INDEX, _ir_type, _is_float, _is_int, _is_unsigned, _width
+from tilecraft.frontends.te import narrow
+from tilecraft.frontends.te.dtypes import (
+    _NARROW_INTS,
+    INDEX,
+    _ir_type,
+    _is_float,
+    _is_int,
+    _is_narrow_float,
+    _is_unsigned,
+    _width,
+)
 from tilecraft.frontends.te.expr import (
     Binary,
     Cast,
@@ -196,6 +207,8 @@ class _BodyEmitter:
 
     def _unary(self, e: Unary) -> SSAValue:
         x = self.emit(e.operand)
+        if e.op == "reinterpret":  # same width (expr.reinterpret checked)
+            return self._add(arith.BitcastOp(x, _ir_type(e.dtype)))
         if e.op == "neg":
             if _is_float(e.dtype):
                 return self._add(arith.NegfOp(x))
@@ -205,6 +218,10 @@ class _BodyEmitter:
         return self._add(_MATH[e.op](x))
 
     def _cast(self, x: SSAValue, src: str, dst: str) -> SSAValue:
+        if _is_narrow_float(src) or _is_narrow_float(dst):
+            return narrow.convert(x, src, dst, self._cast, self._add)
+        if src in _NARROW_INTS or dst in _NARROW_INTS:
+            return self._narrow_int_cast(x, src, dst)
         if _is_unsigned(src) or _is_unsigned(dst):
             return self._unsigned_cast(x, src, dst)
         if src == "bool":  # true -> 1, like numpy (extui/uitofp would do, select is plainer)
@@ -230,6 +247,15 @@ class _BodyEmitter:
         else:
             op = arith.SIToFPOp if _is_float(dst) else arith.FPToSIOp
         return self._add(op(x, t))
+
+    def _narrow_int_cast(self, x: SSAValue, src: str, dst: str) -> SSAValue:
+        """Casts from and to int4/int2 through int32: sign-extension from them,
+        wrapping into them (floats truncate toward zero first), as ml_dtypes."""
+        if src in _NARROW_INTS:
+            wide = self._add(arith.ExtSIOp(x, i32))
+            return wide if dst == "int32" else self._cast(wide, "int32", dst)
+        wide = x if src == "int32" else self._cast(x, src, "int64" if _is_float(src) else "int32")
+        return self._add(arith.TruncIOp(wide, _ir_type(dst)))
 
     def _unsigned_cast(self, x: SSAValue, src: str, dst: str) -> SSAValue:
         """Casts from and to unsigned integers, as numpy's astype: zero-extension

@@ -16,7 +16,7 @@ from tilecraft.frontends.te.dtypes import (
     _check_dtype,
     _is_float,
     _is_int,
-    _is_unsigned,
+    _is_storage,
     _promote,
     _width,
 )
@@ -165,7 +165,7 @@ class Compare(Expr):
 
 @dataclass(eq=False, repr=False)
 class Unary(Expr):
-    op: str  # neg abs, and the float functions of FLOAT_FUNCTIONS
+    op: str  # neg abs reinterpret (to dtype), and the float functions of FLOAT_FUNCTIONS
     operand: Expr
     dtype: str
 
@@ -337,10 +337,11 @@ def _unify(a, b, what: str) -> tuple[Expr, Expr]:
 
 
 def _computable(dtype: str, what: str) -> None:
-    if _is_unsigned(dtype):
+    if _is_storage(dtype):
         raise ValueError(
-            f"cannot {what} {dtype} values: te keeps unsigned integers for storage; "
-            f"cast them to a signed or float type first, e.g. x.astype('int64')"
+            f"cannot {what} {dtype} values: te keeps unsigned and narrow (4-, 2-bit, "
+            f"bfloat16, float8, float4) types for storage; cast them to a signed or "
+            f"float type first, e.g. x.astype('int64') or x.astype('float32')"
         )
 
 
@@ -461,6 +462,19 @@ def const(value, dtype: str | None = None) -> Expr:
     return _literal(value, dtype)
 
 
+def reinterpret(x, dtype: str) -> Expr:
+    """The bits of `x` read as `dtype`, of the same width (TVM's tir.reinterpret):
+    float32 <-> int32, float64 <-> int64, float16 <-> int16, bfloat16 <-> uint16..."""
+    _check_dtype(dtype)
+    x = _default_literal(x)
+    _no_reduce(x)
+    if x.dtype in (INDEX, "bool") or dtype == "bool" or _width(x.dtype) != _width(dtype):
+        raise ValueError(f"cannot reinterpret {x.dtype} as {dtype}: they are not of one bit width")
+    if x.dtype == dtype:
+        return x
+    return Unary("reinterpret", x, dtype)
+
+
 def cast(x, dtype: str) -> Expr:
     """`x` converted to `dtype` (numpy's astype: floats truncate toward zero)."""
     if dtype != INDEX:
@@ -469,6 +483,6 @@ def cast(x, dtype: str) -> Expr:
     _no_reduce(x)
     if x.dtype == dtype:
         return x
-    if isinstance(x, Const) and dtype != "bool" and x.dtype != "bool" and not _is_unsigned(dtype):
+    if isinstance(x, Const) and dtype != "bool" and x.dtype != "bool" and not _is_storage(dtype):
         return Const(float(x.value) if _is_float(dtype) else int(x.value), dtype)
     return Cast(x, dtype)

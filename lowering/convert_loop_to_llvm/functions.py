@@ -7,10 +7,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from math import prod
 
+import numpy as np
+
 from tilecraft.backends.llvm.builder import FunctionBuilder, scalar_type
 from tilecraft.backends.llvm.memory import element_bytes
 from tilecraft.backends.llvm.ops import HANDLERS
 from tilecraft.lowering.convert_loop_to_llvm.state import Conversion, pointer_of, replace_with
+from tilecraft.utils.dtypes import NARROW_FLOATS, numpy_dtype
 from xdsl.dialects import arith, func, llvm
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
@@ -18,6 +21,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     MemRefType,
     UnitAttr,
+    VectorType,
     i64,
 )
 from xdsl.ir import Attribute, Operation
@@ -107,6 +111,7 @@ class ConstantLowering(RewritePattern):
         b = self.state.builder(op)
         if isinstance(value, DenseIntOrFPElementsAttr):
             lanes = [int(v) if isinstance(v, bool) else v for v in value.get_values()]
+            lanes = [_held(v, op.result.type) for v in lanes]
             vector_type = scalar_type(op.result.type)
             if all(v == lanes[0] for v in lanes):
                 result = b.const(lanes[0], vector_type)
@@ -115,7 +120,18 @@ class ConstantLowering(RewritePattern):
             replace_with(rewriter, op, [result])
             return
         assert isinstance(value, IntegerAttr | FloatAttr)
-        replace_with(rewriter, op, [b.const(value.value.data, scalar_type(op.result.type))])
+        held = _held(value.value.data, op.result.type)
+        replace_with(rewriter, op, [b.const(held, scalar_type(op.result.type))])
+
+
+def _held(value: int | float, t: Attribute) -> int | float:
+    """A constant as LLVM holds it: a bf16/float8/float4 one as its bits (the
+    integer `scalar_type` gives those types)."""
+    element = t.element_type if isinstance(t, VectorType) else t
+    if type(element) not in NARROW_FLOATS:
+        return value
+    narrow = np.array(value, dtype=numpy_dtype(element))
+    return int(narrow.view(f"uint{8 * narrow.itemsize}"))
 
 
 @dataclass

@@ -170,13 +170,13 @@ func.func @h(%A: tensor<16xf32>, %x: f32) -> tensor<16xf32> {
 }
 """
 
-BF16 = """\
-func.func @h(%A: tensor<16xbf16>) -> tensor<16xbf16> {
-  %C = te.compute "C" (%i: "i") -> tensor<16xbf16> {
-    %a = te.read %A[%i] : tensor<16xbf16>
-    te.yield %a : bf16
+F80 = """\
+func.func @h(%A: tensor<16xf80>) -> tensor<16xf80> {
+  %C = te.compute "C" (%i: "i") -> tensor<16xf80> {
+    %a = te.read %A[%i] : tensor<16xf80>
+    te.yield %a : f80
   }
-  func.return %C : tensor<16xbf16>
+  func.return %C : tensor<16xf80>
 }
 """
 
@@ -293,7 +293,7 @@ def files(tmp_path_factory) -> Path:
         "nested-3000.mlir": nested_loops(3000),
         "garbage.onnx": "not a model\n",
         "scalar-argument.mlir": SCALAR_ARGUMENT,
-        "bf16.mlir": BF16,
+        "f80.mlir": F80,
         "declaration.mlir": "func.func private @d(memref<4xf32>)\n",
         "no-results.mlir": TE_ADD.replace(") -> tensor<8xf32> {\n  %C", ") {\n  %C").replace(
             "func.return %C : tensor<8xf32>", "func.return"
@@ -360,8 +360,8 @@ CASES = [
           "is not supported",)),
     Case("te-scalar-argument", "tilecraft-run", ("{dir}/scalar-argument.mlir", "--entry", "h"),
          ("scalar-argument.mlir:1:1: error: convert-te-to-loop: argument #2 of @h has type f32; te functions take tensors only",)),
-    Case("no-numpy-dtype", "tilecraft-run", ("{dir}/bf16.mlir", "--entry", "h"),
-         ("bf16.mlir:1:1: error: argument #1 of @h holds bf16, which numpy has no dtype for",)),
+    Case("no-numpy-dtype", "tilecraft-run", ("{dir}/f80.mlir", "--entry", "h"),
+         ("f80.mlir:1:1: error: argument #1 of @h holds f80, which numpy has no dtype for",)),
     Case("run-a-declaration", "tilecraft-run", ("{dir}/declaration.mlir", "--entry", "d"),
          ("tilecraft-run: error: @d is a declaration (it has no body)",)),
     Case("te-returns-nothing", "tilecraft-run", ("{dir}/no-results.mlir", "--entry", "add", "--check"),

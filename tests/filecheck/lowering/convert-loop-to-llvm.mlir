@@ -557,3 +557,58 @@ func.func @checks(%A: memref<8xi32>) {
 // CHECK:         llvm.store %[[TWO]], %{{.*}} : i32, !llvm.ptr
 // CHECK:       llvm.mlir.global external @__tilecraft_error(0 : i32) {{.*}} : i32
 // CHECK-NEXT:  llvm.mlir.global external constant @__tilecraft_error_messages("too big\00negative\00") {{.*}} : !llvm.array<17 x i8>
+
+// -----
+
+// Narrow storage types: LLVM has no bf16 or float8 here, so they are held as the
+// integer of their width (the bitcast to it is no instruction); a 4-bit value is a
+// byte in memory (the low bits), truncated when loaded and zero-extended when
+// stored, like i1. Vectorized loads and stores keep those types per lane.
+
+func.func @narrow(%A: memref<16xbf16>, %B: memref<16xi16>, %C: memref<16xi4>, %D: memref<16xi8>) {
+  loop.for %i = 0 to 16 vectorized {
+    %a = memref.load %A[%i] : memref<16xbf16>
+    %b = arith.bitcast %a : bf16 to i16
+    memref.store %b, %B[%i] : memref<16xi16>
+    %c = memref.load %C[%i] : memref<16xi4>
+    %d = arith.extsi %c : i4 to i8
+    %e = arith.trunci %d : i8 to i4
+    memref.store %e, %C[%i] : memref<16xi4>
+    memref.store %d, %D[%i] : memref<16xi8>
+  }
+  func.return
+}
+
+// CHECK-LABEL: llvm.func @narrow(
+// CHECK-SAME:    %[[A:[0-9a-zA-Z_]+]]: !llvm.ptr {llvm.noalias, llvm.nonnull, llvm.align = 2 : i64, llvm.dereferenceable = 32 : i64}
+// CHECK-SAME:    %[[B:[0-9a-zA-Z_]+]]: !llvm.ptr {llvm.noalias, llvm.nonnull, llvm.align = 2 : i64, llvm.dereferenceable = 32 : i64}
+// CHECK-SAME:    %[[C:[0-9a-zA-Z_]+]]: !llvm.ptr {llvm.noalias, llvm.nonnull, llvm.align = 1 : i64, llvm.dereferenceable = 16 : i64}
+// CHECK-SAME:    %[[D:[0-9a-zA-Z_]+]]: !llvm.ptr {llvm.noalias, llvm.nonnull, llvm.align = 1 : i64, llvm.dereferenceable = 16 : i64}
+// CHECK:         %[[BITS:.*]] = llvm.load %[[A]] {alignment = 2 : i64} : !llvm.ptr -> vector<16xi16>
+// CHECK-NEXT:    llvm.store %[[BITS]], %[[B]] {alignment = 2 : i64} : vector<16xi16>, !llvm.ptr
+// CHECK-NEXT:    %[[BYTES:.*]] = llvm.load %[[C]] {alignment = 1 : i64} : !llvm.ptr -> vector<16xi8>
+// CHECK-NEXT:    %[[NIBBLES:.*]] = llvm.trunc %[[BYTES]] : vector<16xi8> to vector<16xi4>
+// CHECK-NEXT:    %[[WIDE:.*]] = llvm.sext %[[NIBBLES]] : vector<16xi4> to vector<16xi8>
+// CHECK-NEXT:    %[[BACK:.*]] = llvm.trunc %[[WIDE]] : vector<16xi8> to vector<16xi4>
+// CHECK-NEXT:    %[[STORED:.*]] = llvm.zext %[[BACK]] : vector<16xi4> to vector<16xi8>
+// CHECK-NEXT:    llvm.store %[[STORED]], %[[C]] {alignment = 1 : i64} : vector<16xi8>, !llvm.ptr
+// CHECK-NEXT:    llvm.store %[[WIDE]], %[[D]] {alignment = 1 : i64} : vector<16xi8>, !llvm.ptr
+
+// -----
+
+// A narrow float constant is its bits: bf16 1.0 is 0x3F80, float8_e4m3fn -2.0 is 0xC0.
+
+func.func @narrow_constants(%A: memref<2xbf16>, %B: memref<2xf8E4M3FN>) {
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1.0 : bf16
+  memref.store %one, %A[%c0] : memref<2xbf16>
+  %two = arith.constant -2.0 : f8E4M3FN
+  memref.store %two, %B[%c0] : memref<2xf8E4M3FN>
+  func.return
+}
+
+// CHECK-LABEL: llvm.func @narrow_constants(
+// CHECK-DAG:     %[[ONE:.*]] = llvm.mlir.constant(16256 : i16) : i16
+// CHECK-DAG:     %[[TWO:.*]] = llvm.mlir.constant(-64 : i8) : i8
+// CHECK:         llvm.store %[[ONE]], %{{.*}} {alignment = 2 : i64} : i16, !llvm.ptr
+// CHECK:         llvm.store %[[TWO]], %{{.*}} {alignment = 1 : i64} : i8, !llvm.ptr

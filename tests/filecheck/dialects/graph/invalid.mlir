@@ -598,3 +598,11 @@ func.func @operand_types(%x: tensor<4xf32>) {
   %0 = graph.relu %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   func.return
 }
+
+// -----
+
+func.func @bitcast_width(%a: tensor<2x3xf32>) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.bitcast' op: cannot bitcast f32 to i64: they are not of one bit width (8 to 64 bits).
+  %0 = graph.bitcast %a {to = i64} : (tensor<2x3xf32>) -> tensor<2x3xi64>
+  func.return
+}

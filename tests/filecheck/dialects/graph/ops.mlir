@@ -212,3 +212,14 @@ func.func @properties(%x: tensor<1x8x4x4xf32>, %v: tensor<3x16xf32>, %kn: tensor
 // CHECK-NEXT:    graph.softmax %{{.*}} {axis = 0 : i64, tc.offsets = array<i64: 0>} : (tensor<3x16xf32>) -> tensor<3x16xf32>
 // A float property keeps the width it was written with.
 // CHECK-NEXT:    graph.layer_norm %{{.*}} {epsilon = 1.000000e-05 : f64} : (tensor<3x16xf32>) -> tensor<3x16xf32>
+
+// bitcast: the bits of each element as another type of one width.
+func.func @bitcast(%a: tensor<2x3xf32>, %b: tensor<4xi64>) -> tensor<2x3xi32> {
+  %0 = graph.bitcast %a {to = i32} : (tensor<2x3xf32>) -> tensor<2x3xi32>
+  %1 = graph.bitcast %b {to = f64} : (tensor<4xi64>) -> tensor<4xf64>
+  func.return %0 : tensor<2x3xi32>
+}
+
+// CHECK-LABEL: func.func @bitcast(
+// CHECK-NEXT:    %{{.*}} = graph.bitcast %{{.*}} {to = i32} : (tensor<2x3xf32>) -> tensor<2x3xi32>
+// CHECK-NEXT:    %{{.*}} = graph.bitcast %{{.*}} {to = f64} : (tensor<4xi64>) -> tensor<4xf64>
