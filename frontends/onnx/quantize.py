@@ -3,13 +3,9 @@ graph ops so they fuse with their neighbours:
 
 - dequantize: (float(x) - float(zero_point)) * scale;
 - quantize: clip(round_half_even(x / scale) + zero_point, lo, hi), converted to the
-  zero point's integer type, [lo, hi] being the range of the zero point's ONNX type
-  (uintN included, though held widened; for int32 and uint32, 256 short of it, where
-  float32 still holds the bounds exactly). Rounding to nearest even is built from
-  truncation (a cast to int32 and back): t = trunc(v), then one step away from zero
-  where |v - t| > 1/2, or = 1/2 and t is odd. v is x / scale clipped to [-2^23, 2^23],
-  so the int32 cast cannot overflow; where |x / scale| >= 2^23 it is a whole number
-  already and is kept as is. The zero point is added after rounding, before the clip.
+  zero point's integer type, [lo, hi] being the whole range of the zero point's ONNX
+  type (uintN included, though held widened). The sum and the clip are in float32,
+  or in float64 for 32-bit types, whose bounds float32 does not hold exactly.
 
 A per-axis scale (and zero point) of extent C is reshaped to [C, 1, ...] so it
 broadcasts along `axis`. Blocked quantization (`block_size`) is not supported.
@@ -22,7 +18,7 @@ zero point), which the importer rounds to the zero point's type.
 from __future__ import annotations
 
 import ml_dtypes
-from xdsl.dialects.builtin import IntegerType, f32, i32
+from xdsl.dialects.builtin import FloatAttr, IntegerType, f32, f64
 from xdsl.ir import SSAValue
 
 from tilecraft.dialects import graph
@@ -97,32 +93,15 @@ def convert_quantize(node: Node):
     info = ml_dtypes.iinfo(ONNX_TYPES[onnx_type][1])
     rank = len(node.shape(0))
     x = node.emit(graph.DivOp, [node.input(0), _per_axis(node, node.input(1), rank)])
-    # Bounds exact in float32 (int32 and uint32 outputs saturate 256 short of their range).
-    lo = float(info.min) if info.min > -(2**24) else float(info.min + 256)
-    hi = float(info.max) if info.max < 2**24 else float(info.max + 1 - 256)
-    # |x| >= 2^23 is a whole number already; rounding works on x clipped below that, so
-    # the int32 cast cannot overflow, and the zero point is added to the unclipped value.
-    big = 2.0**23
-    v = node.emit(graph.ClipOp, [x], min=-big, max=big)
-    t = node.emit(graph.CastOp, [node.emit(graph.CastOp, [v], to=i32)], to=f32)  # trunc(v)
-    d = node.emit(graph.SubOp, [v, t])
-    half = node.scalar(0.5, v)
-    # t is even where t / 2 is a whole number
-    halved = node.emit(graph.MulOp, [t, half])
-    even = node.emit(graph.EqualOp, [halved, node.emit(graph.CastOp, [node.emit(graph.CastOp, [halved], to=i32)], to=f32)])
-    tie = node.emit(graph.EqualOp, [node.emit(graph.AbsOp, [d]), half])
-    one, zero = node.scalar(1.0, v), node.scalar(0.0, v)
-    # away from zero: |d| > 1/2, or a tie with t odd
-    away = node.emit(graph.AddOp, [
-        node.emit(graph.WhereOp, [node.emit(graph.GreaterOp, [node.emit(graph.AbsOp, [d]), half]), one, zero]),
-        node.emit(graph.WhereOp, [tie, node.emit(graph.WhereOp, [even, zero, one]), zero]),
-    ])  # fmt: skip
-    sign = node.emit(graph.WhereOp, [node.emit(graph.LessOp, [d, zero]), node.scalar(-1.0, v), one])
-    rounded = node.emit(graph.AddOp, [t, node.emit(graph.MulOp, [away, sign])])
-    large = node.emit(graph.GreaterEqualOp, [node.emit(graph.AbsOp, [x]), node.scalar(big, x)])
-    rounded = node.emit(graph.WhereOp, [large, x, rounded])
-    shifted = node.emit(graph.AddOp, [rounded, node.emit(graph.CastOp, [_per_axis(node, node.input(2), rank)], to=f32)])
-    clipped = node.emit(graph.ClipOp, [shifted], min=lo, max=hi)
+    rounded = node.emit(graph.RoundOp, [x])  # halves to even
+    # float32 holds every integer up to 2^24 and so the bounds of narrower types; 32-bit
+    # ones are added to the zero point and clipped in float64, where all are exact.
+    wide = f64 if max(-int(info.min), int(info.max)) > 2**24 else f32
+    if wide == f64:
+        rounded = node.emit(graph.CastOp, [rounded], to=f64)
+    shifted = node.emit(graph.AddOp, [rounded, node.emit(graph.CastOp, [_per_axis(node, node.input(2), rank)], to=wide)])
+    width = 64 if wide == f64 else 32
+    clipped = node.emit(graph.ClipOp, [shifted], min=FloatAttr(float(info.min), width), max=FloatAttr(float(info.max), width))
     return [node.emit(graph.CastOp, [clipped], to=element)]
 
 

@@ -40,7 +40,7 @@ def test_quantize_rounds_half_to_even_and_saturates(per_axis):
     zero = np.array([1, 0, -2, 5], np.int32) if per_axis else np.array(2, np.int32)
     m = make("QuantizeLinear", x, {"s": scale, "z": zero}, axis=0)
     s, z = (scale.reshape(4, 1), zero.reshape(4, 1)) if per_axis else (scale, zero)
-    want = np.clip(np.rint(x / s).astype(np.float64) + z, -(2**31) + 256, 2**31 - 256).astype(np.int32)
+    want = np.clip(np.rint(x / s).astype(np.float64) + z, -(2**31), 2**31 - 1).astype(np.int32)  # the whole range
     got = tc.compile(m, num_threads=1)(x)
     assert got.dtype == np.int32
     np.testing.assert_array_equal(got, want)
@@ -49,6 +49,7 @@ def test_quantize_rounds_half_to_even_and_saturates(per_axis):
 @pytest.mark.parametrize(("dtype", "elem", "zero"), [
     (np.uint8, TensorProto.UINT8, 128), (np.uint16, TensorProto.UINT16, 32767),
     (np.int16, TensorProto.INT16, 256), (np.int8, TensorProto.INT8, -100),
+    (np.int32, TensorProto.INT32, -3), (np.uint32, TensorProto.UINT32, 3),
 ])  # fmt: skip
 def test_quantize_saturates_to_the_zero_point_type_after_adding_it(dtype, elem, zero):
     # uintN zero points are held widened (uint8 in i16): the bounds are still uintN's;
