@@ -35,6 +35,7 @@ import difflib
 import functools
 import math
 import re
+import struct
 from collections.abc import Collection, Mapping, Sequence
 from typing import ClassVar
 
@@ -347,6 +348,15 @@ class Bool(Prop):
         return value if isinstance(value, Attribute) else IntegerAttr(int(bool(value)), i1)
 
 
+def _exact_in_f32(value: float) -> bool:
+    if math.isnan(value) or math.isinf(value):
+        return True
+    try:
+        return struct.unpack("f", struct.pack("f", value))[0] == value
+    except OverflowError:  # beyond float32's range
+        return False
+
+
 class Float(Prop):
     """A float of any width; the value is a Python float."""
 
@@ -358,7 +368,12 @@ class Float(Prop):
         return float(attr.value.data)
 
     def to_attr(self, value: object) -> Attribute:
-        return value if isinstance(value, Attribute) else FloatAttr(float(value), 32)  # type: ignore[arg-type]
+        if isinstance(value, Attribute):
+            return value
+        value = float(value)  # type: ignore[arg-type]
+        # f32 when that holds the value exactly (as ONNX's float attributes), else f64:
+        # a bound or constant of a float64 model must not be rounded to float32
+        return FloatAttr(value, 32 if _exact_in_f32(value) else 64)
 
 
 class Str(Prop):

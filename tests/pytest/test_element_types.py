@@ -221,3 +221,19 @@ def test_onnx_float16_conv_accumulates_in_float32(one_d):
     exact = exact + b.astype(np.float64).reshape(-1, *[1] * (len(xs) - 2))
     assert got.dtype == np.float16
     np.testing.assert_allclose(got.astype(np.float64), exact.astype(np.float16).astype(np.float64), rtol=1e-3, atol=0)
+
+
+def test_float64_bounds_and_constants_are_not_rounded_to_float32():
+    # graph ops keep float properties (Clip's bounds, LeakyRelu's alpha...) in f32 only
+    # where f32 holds them exactly: 0.1 as a float64 bound stays 0.1
+    from onnx import numpy_helper
+
+    g = helper.make_graph(
+        [helper.make_node("Clip", ["x", "lo", "hi"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.DOUBLE, [5])],
+        [helper.make_tensor_value_info("y", TensorProto.DOUBLE, [5])],
+        [numpy_helper.from_array(np.array(0.1), "lo"), numpy_helper.from_array(np.array(0.7), "hi")],
+    )  # fmt: skip
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    x = np.array([-1.0, 0.1, 0.3, 0.7, 2.0])
+    np.testing.assert_array_equal(tc.compile(m, num_threads=1)(x), np.clip(x, 0.1, 0.7))
