@@ -1,11 +1,15 @@
-"""QuantizeLinear and DequantizeLinear (per tensor and per axis), composed from
-graph ops so they fuse with their neighbours:
+"""QuantizeLinear and DequantizeLinear (per tensor and per axis), MatMulInteger and
+QLinearMatMul, composed from graph ops so they fuse with their neighbours:
 
 - dequantize: (float(x) - float(zero_point)) * scale;
 - quantize: clip(round_half_even(x / scale) + zero_point, lo, hi), converted to the
   zero point's integer type, [lo, hi] being the whole range of the zero point's ONNX
   type (uintN included, though held widened). The sum and the clip are in float32,
   or in float64 for 32-bit types, whose bounds float32 does not hold exactly.
+
+- MatMulInteger: (a - a_zero) @ (b - b_zero) in int32 (exact for 8-bit operands);
+  QLinearMatMul scales that in float64 and rounds and clips as QuantizeLinear does,
+  as onnx's reference computes it.
 
 A per-axis scale (and zero point) of extent C is reshaped to [C, 1, ...] so it
 broadcasts along `axis`. Blocked quantization (`block_size`) is not supported.
@@ -18,7 +22,8 @@ zero point), which the importer rounds to the zero point's type.
 from __future__ import annotations
 
 import ml_dtypes
-from xdsl.dialects.builtin import FloatAttr, IntegerType, f32, f64
+import numpy as np
+from xdsl.dialects.builtin import FloatAttr, IntegerType, f32, f64, i32
 from xdsl.ir import SSAValue
 
 from tilecraft.dialects import graph
@@ -119,3 +124,76 @@ def _quantize_float(node: Node, narrow: int, saturate: bool) -> SSAValue:
             x = node.emit(graph.ClipOp, [x], min=-SATURATING[narrow], max=SATURATING[narrow])
         return x
     return node.emit(graph.AddOp, [x, _per_axis(node, node.input(2), rank)])
+
+
+def _integer_operand(node: Node, i: int, zero: int | None, axis: int) -> SSAValue:
+    """Input `i` in int32, minus its zero point (input `zero`): one value, or one per
+    row of A (`axis` -2) / column of B (`axis` -1)."""
+    x = node.emit(graph.CastOp, [node.input(i)], to=i32)
+    if zero is None or not node.has_input(zero):
+        return x
+    z = node.emit(graph.CastOp, [node.input(zero)], to=i32)
+    count = int(np.prod(node.shape(zero)))
+    shape = node.shape(i)
+    if count == 1:
+        z = node.emit(graph.ReshapeOp, [z], shape=[])
+    elif len(node.shape(zero)) == 1 and len(shape) == 2 and count == shape[axis]:
+        z = node.emit(graph.ReshapeOp, [z], shape=[count, 1] if axis == -2 else [count])
+    else:
+        raise node.error(f"a zero point of shape {node.shape(zero)} for an input of shape {shape} is not supported "
+                         "(one value, or one per row of A / column of B)")  # fmt: skip
+    return node.emit(graph.SubOp, [x, z])
+
+
+def _integer_matmul(node: Node, a: SSAValue, b: SSAValue) -> SSAValue:
+    """(a @ b) in int32, which holds every sum of 8-bit products exactly (numpy's
+    rules for 1-D operands)."""
+    rank_a, rank_b = len(graph.shape_of(a.type)), len(graph.shape_of(b.type))
+    if rank_a == 1:
+        a = node.emit(graph.UnsqueezeOp, [a], axes=[0])
+    if rank_b == 1:
+        b = node.emit(graph.UnsqueezeOp, [b], axes=[1])
+    y = node.emit(graph.MatmulOp, [a, b])
+    drop = ([-2] if rank_a == 1 else []) + ([-1] if rank_b == 1 else [])
+    if drop:
+        rank = len(graph.shape_of(y.type))
+        y = node.emit(graph.SqueezeOp, [y], axes=sorted(d % rank for d in drop))
+    return y
+
+
+@converter("MatMulInteger")
+def convert_matmul_integer(node: Node):
+    a = _integer_operand(node, 0, 2, -2)
+    b = _integer_operand(node, 1, 3, -1)
+    return [_integer_matmul(node, a, b)]
+
+
+@converter("QLinearMatMul")
+def convert_qlinear_matmul(node: Node):
+    """As onnx's reference computes it: C = (a - a_zero) @ (b - b_zero) in int32, then
+    round_half_even(C * (a_scale * b_scale / y_scale) + y_zero) in float64 (the factor
+    in the scales' own type), clipped to the output type."""
+    for i, what in ((1, "a_scale"), (4, "b_scale"), (6, "y_scale")):
+        if int(np.prod(node.shape(i))) != 1:
+            raise node.error(f"{what} of shape {node.shape(i)} is not supported (one value)")
+    a = _integer_operand(node, 0, 2, -2)
+    b = _integer_operand(node, 3, 5, -1)
+    c = _integer_matmul(node, a, b)
+    if all(node.is_const(i) for i in (1, 4, 6)):
+        a_s, b_s, y_s = (node.const(i, "scale").reshape(()) for i in (1, 4, 6))
+        factor = node.constant(np.asarray(a_s * b_s / y_s, np.float64), "scale")
+    else:
+        scales = [node.emit(graph.ReshapeOp, [node.input(i)], shape=[]) for i in (1, 4, 6)]
+        factor = node.emit(graph.DivOp, [node.emit(graph.MulOp, scales[:2]), scales[2]])
+        factor = node.emit(graph.CastOp, [factor], to=f64)
+    d = node.emit(graph.MulOp, [node.emit(graph.CastOp, [c], to=f64), factor])
+    if node.has_input(7):
+        zero = node.emit(graph.ReshapeOp, [node.emit(graph.CastOp, [node.input(7)], to=f64)], shape=[])
+        d = node.emit(graph.AddOp, [d, zero])
+    element = node.element_type(7 if node.has_input(7) else 0)
+    bits = node.importer.unsigned_bits_of(node.raw(7 if node.has_input(7) else 0))
+    onnx_type = next(k for k, (t, n) in ONNX_TYPES.items() if t == element and (bits is None) == (n(0).dtype.kind == "i"))
+    info = ml_dtypes.iinfo(ONNX_TYPES[onnx_type][1])
+    rounded = node.emit(graph.RoundOp, [d])
+    clipped = node.emit(graph.ClipOp, [rounded], min=FloatAttr(float(info.min), 64), max=FloatAttr(float(info.max), 64))
+    return [node.emit(graph.CastOp, [clipped], to=element)]
