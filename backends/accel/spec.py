@@ -13,8 +13,8 @@ VTA's parameters (all log2, as in VTA's `vta_config.json`):
 | LOG_INP_WIDTH     | 3       | input element: signed 8-bit integer                       |
 | LOG_WGT_WIDTH     | 3       | weight element: signed 8-bit integer                      |
 | LOG_ACC_WIDTH     | 5       | accumulator element: signed 32-bit integer                |
-| LOG_BATCH         | 0       | GEMM tile rows A in (A, B) x (B, C): 1                     |
-| LOG_BLOCK         | 4       | GEMM tile B = C: 16 (so BATCH*BLOCK*BLOCK = 256 MACs/cycle)|
+| LOG_BATCH         | 0       | GEMM tile rows A in (A, B) x (B, C): 1                    |
+| LOG_BLOCK         | 4       | GEMM tile B = C: 16 (BATCH*BLOCK*BLOCK = 256 MACs/cycle)  |
 | LOG_UOP_BUFF_SIZE | 15      | micro-op buffer: 32 KiB                                   |
 | LOG_INP_BUFF_SIZE | 15      | input buffer: 32 KiB                                      |
 | LOG_WGT_BUFF_SIZE | 18      | weight buffer: 256 KiB                                    |
