@@ -5,13 +5,6 @@ from __future__ import annotations
 import numbers
 
 from xdsl.dialects.builtin import (
-    BFloat16Type,
-    Float4E2M1FNType,
-    Float8E4M3FNType,
-    Float8E4M3FNUZType,
-    Float8E5M2FNUZType,
-    Float8E5M2Type,
-    Float8E8M0FNUType,
     IndexType,
     IntegerType,
     Signedness,
@@ -26,6 +19,8 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 
+from tilecraft.utils.dtypes import NARROW_FLOATS
+
 INDEX = "index"
 _FLOATS = {"float16": (16, f16), "float32": (32, f32), "float64": (64, f64)}
 _INTS = {"int8": (8, i8), "int16": (16, i16), "int32": (32, i32), "int64": (64, i64)}
@@ -37,15 +32,8 @@ _UINTS = {f"uint{n}": (n, IntegerType(n, Signedness.UNSIGNED)) for n in (2, 4, 8
 # floats by bit arithmetic (narrow.py): round to nearest even, NaN and infinity
 # as each format has them.
 _NARROW_INTS = {"int4": (4, IntegerType(4)), "int2": (2, IntegerType(2))}
-_NARROW_FLOATS = {
-    "bfloat16": (16, BFloat16Type()),
-    "float8_e4m3fn": (8, Float8E4M3FNType()),
-    "float8_e4m3fnuz": (8, Float8E4M3FNUZType()),
-    "float8_e5m2": (8, Float8E5M2Type()),
-    "float8_e5m2fnuz": (8, Float8E5M2FNUZType()),
-    "float8_e8m0fnu": (8, Float8E8M0FNUType()),
-    "float4_e2m1fn": (4, Float4E2M1FNType()),
-}
+# (named as ml_dtypes names them: te's dtype is the port's numpy dtype)
+_NARROW_FLOATS = {dtype.name: (cls().bitwidth, cls()) for cls, dtype in NARROW_FLOATS.items()}
 DTYPES = ("float32", "float64", "float16", "int32", "int64", "int8", "int16", "bool", *_UINTS,
           *_NARROW_INTS, *_NARROW_FLOATS)  # fmt: skip
 
