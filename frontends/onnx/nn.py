@@ -316,7 +316,7 @@ def convert_gemm(node: Node):
 
 @converter("MatMul")
 def convert_matmul(node: Node):
-    a_shape, b_shape = node.shape(0), node.shape(1)
+    b_shape = node.shape(1)
     if node.is_const(1) and len(b_shape) == 2 and not node.is_const(0) and node.element_type(0) != f16:
         b = node.const(1, "B")
         return [dense(node, node.input(0), b.T, node.proto.input[1] + ".T")]
@@ -326,17 +326,24 @@ def convert_matmul(node: Node):
         # float16 products are summed in float32 and rounded once, as numpy and
         # onnxruntime do; a float16 running sum loses a unit in the last place.
         a, b = node.emit(graph.CastOp, [a], to=f32), node.emit(graph.CastOp, [b], to=f32)
-    # numpy semantics for 1-D operands: promote to a matrix, drop the axis after.
-    if len(a_shape) == 1:
+    y = matmul(node, a, b)
+    return [node.emit(graph.CastOp, [y], to=f16) if half else y]
+
+
+def matmul(node: Node, a: SSAValue, b: SSAValue) -> SSAValue:
+    """a @ b with numpy's rules for 1-D operands: promoted to a matrix, the axis
+    dropped after."""
+    rank_a, rank_b = len(graph.shape_of(a.type)), len(graph.shape_of(b.type))
+    if rank_a == 1:
         a = node.emit(graph.UnsqueezeOp, [a], axes=[0])
-    if len(b_shape) == 1:
+    if rank_b == 1:
         b = node.emit(graph.UnsqueezeOp, [b], axes=[1])
     y = node.emit(graph.MatmulOp, [a, b])
-    drop = ([-2] if len(a_shape) == 1 else []) + ([-1] if len(b_shape) == 1 else [])
+    drop = ([-2] if rank_a == 1 else []) + ([-1] if rank_b == 1 else [])
     if drop:
         rank = len(graph.shape_of(y.type))
         y = node.emit(graph.SqueezeOp, [y], axes=sorted(d % rank for d in drop))
-    return [node.emit(graph.CastOp, [y], to=f16) if half else y]
+    return y
 
 
 def pool_attributes(node: Node, count_include_pad: bool, storage_order_read: bool = False) -> tuple[SSAValue, dict]:

@@ -28,6 +28,7 @@ from xdsl.ir import SSAValue
 
 from tilecraft.dialects import graph
 from tilecraft.frontends.onnx.importer import ONNX_TYPES, SATURATING, TP, Node, converter
+from tilecraft.frontends.onnx.nn import matmul
 
 NARROW_INTS = (TP.INT4, TP.UINT4, TP.INT2, TP.UINT2)
 
@@ -145,27 +146,11 @@ def _integer_operand(node: Node, i: int, zero: int | None, axis: int) -> SSAValu
     return node.emit(graph.SubOp, [x, z])
 
 
-def _integer_matmul(node: Node, a: SSAValue, b: SSAValue) -> SSAValue:
-    """(a @ b) in int32, which holds every sum of 8-bit products exactly (numpy's
-    rules for 1-D operands)."""
-    rank_a, rank_b = len(graph.shape_of(a.type)), len(graph.shape_of(b.type))
-    if rank_a == 1:
-        a = node.emit(graph.UnsqueezeOp, [a], axes=[0])
-    if rank_b == 1:
-        b = node.emit(graph.UnsqueezeOp, [b], axes=[1])
-    y = node.emit(graph.MatmulOp, [a, b])
-    drop = ([-2] if rank_a == 1 else []) + ([-1] if rank_b == 1 else [])
-    if drop:
-        rank = len(graph.shape_of(y.type))
-        y = node.emit(graph.SqueezeOp, [y], axes=sorted(d % rank for d in drop))
-    return y
-
-
 @converter("MatMulInteger")
 def convert_matmul_integer(node: Node):
     a = _integer_operand(node, 0, 2, -2)
     b = _integer_operand(node, 1, 3, -1)
-    return [_integer_matmul(node, a, b)]
+    return [matmul(node, a, b)]
 
 
 @converter("QLinearMatMul")
@@ -178,7 +163,7 @@ def convert_qlinear_matmul(node: Node):
             raise node.error(f"{what} of shape {node.shape(i)} is not supported (one value)")
     a = _integer_operand(node, 0, 2, -2)
     b = _integer_operand(node, 3, 5, -1)
-    c = _integer_matmul(node, a, b)
+    c = matmul(node, a, b)
     if all(node.is_const(i) for i in (1, 4, 6)):
         a_s, b_s, y_s = (node.const(i, "scale").reshape(()) for i in (1, 4, 6))
         factor = node.constant(np.asarray(a_s * b_s / y_s, np.float64), "scale")
