@@ -21,7 +21,7 @@ which import `tilecraft.*` modules, do not pay for the Python API.
 __version__ = "0.1.0"
 __all__ = [
     "te", "tir", "nd", "testing", "target", "runtime", "contrib", "lower", "build", "compile",
-    "register_strategy", "register_func", "get_global_func", "cpu", "device", "__version__",
+    "quantize", "register_strategy", "register_func", "get_global_func", "cpu", "device", "__version__",
 ]  # fmt: skip
 
 # TVM names that tilecraft does not provide, with the reason given to the user.
@@ -57,6 +57,8 @@ def __getattr__(name: str):
         value = getattr(importlib.import_module("tilecraft.nd"), name)
     elif name in ("register_func", "get_global_func"):
         value = getattr(importlib.import_module("tilecraft.ffi"), name)
+    elif name == "quantize":
+        from tilecraft.runtime.quantize import quantize as value
     elif name == "register_strategy":
         from tilecraft.topi.strategy import register_strategy as value
     elif name in _NOT_HERE:

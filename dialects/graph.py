@@ -697,6 +697,29 @@ class ClipOp(_Unary):
 
 
 @irdl_op_definition
+class RequantizeOp(GraphOp):
+    """An integer accumulator scaled by 2^-`shift` back to a narrow integer type `to`:
+    `clip(floor((x + 2^(shift-1)) / 2^shift), min(to), max(to))` (rounding half up;
+    `shift` 0 only clips), wrapping at x's width as integer adds do. What a
+    power-of-two symmetric quantization puts between two quantized layers (TVM's
+    qnn.requantize with a power-of-two scale); the accelerator's ALU computes it as
+    ADD, SHR, MAX, MIN and a narrowing store."""
+
+    name = "graph.requantize"
+    traits = traits_def(Pure(), Injective())
+    shift = Int(default=0)
+    to = Type()
+
+    def infer(self, types):
+        x = ranked(types[0]).get_element_type()
+        if not isinstance(x, IntegerType) or not isinstance(self.to, IntegerType):
+            raise ShapeError(f"requantize takes an integer tensor to an integer type, got {x} to {self.to}")
+        if not 0 <= self.shift < x.width.data - 1:  # 2^shift must be an x too
+            raise ShapeError(f"shift {self.shift} must be in [0, {x.width.data - 1})")
+        return [tensor(shape_of(types[0]), self.to)]
+
+
+@irdl_op_definition
 class CastOp(GraphOp):
     """Element type conversion to the element type `to` (`{to = f32}`); floats to
     integers truncate toward zero, anything to i1 is `!= 0`."""
@@ -1857,6 +1880,6 @@ GRAPH_OPS: list[type[Operation]] = [
 
 GRAPH_OPS += LOGIC_OPS
 GRAPH_OPS += MATH_OPS
-GRAPH_OPS += [BitcastOp]
+GRAPH_OPS += [BitcastOp, RequantizeOp]
 
 GRAPH = Dialect("graph", GRAPH_OPS, [ApproximateAttr, WeightLayoutAttr], [GraphConstantMaterialization()])

@@ -356,6 +356,15 @@ def _clip(op: graph.ClipOp, x: np.ndarray) -> np.ndarray:
     return x
 
 
+def _requantize(op: graph.RequantizeOp, x: np.ndarray) -> np.ndarray:
+    shift = op.shift
+    if shift:
+        x = x + x.dtype.type(1 << (shift - 1))  # wraps at x's width, as the integer add does
+        x = np.right_shift(x, shift)  # arithmetic for signed x: floor(x / 2^shift)
+    info = np.iinfo(numpy_dtype(op.to))
+    return np.clip(x.astype(np.int64), info.min, info.max)
+
+
 # -- dispatch ------------------------------------------------------------------------------
 
 _UNARY: dict[type[Operation], Callable[[np.ndarray], np.ndarray]] = {
@@ -384,6 +393,7 @@ _BINARY: dict[type[Operation], Callable[[np.ndarray, np.ndarray], np.ndarray]] =
 _OPS: dict[type[Operation], Callable[..., np.ndarray | list[np.ndarray]]] = {
     graph.GeluOp: _gelu,
     graph.ClipOp: _clip,
+    graph.RequantizeOp: _requantize,
     graph.CastOp: lambda op, x: x,  # the result cast below converts
     graph.BitcastOp: lambda op, x: np.ascontiguousarray(x).view(numpy_dtype(op.to)),
     graph.WhereOp: lambda op, c, a, b: np.where(c.astype(bool), a, b),

@@ -8,6 +8,8 @@ them into whatever consumes them, so a chain of them becomes one loop body.
 from __future__ import annotations
 
 import math
+
+import numpy as np
 from collections.abc import Callable
 
 from tilecraft.frontends import te
@@ -85,6 +87,26 @@ def _literal(value: float, dtype: str):
 
 def cast(x: te.Tensor, dtype: str) -> te.Tensor:
     return _map(x, lambda v: v.astype(dtype), "cast")
+
+
+def requantize(x: te.Tensor, shift: int, dtype: str) -> te.Tensor:
+    """graph.requantize: round x / 2^shift half up, clip to `dtype`'s range, cast."""
+    info = np.iinfo(np.dtype(dtype))
+
+    def f(v):
+        if shift:
+            v = (v + (1 << (shift - 1))) // (1 << shift)
+        return te.minimum(te.maximum(v, max(info.min, _int_min(x.dtype))), min(info.max, _int_max(x.dtype))).astype(dtype)
+
+    return _map(x, f, "requantize")
+
+
+def _int_min(dtype: str) -> int:
+    return int(np.iinfo(np.dtype(dtype)).min)
+
+
+def _int_max(dtype: str) -> int:
+    return int(np.iinfo(np.dtype(dtype)).max)
 
 
 def bitcast(x: te.Tensor, dtype: str) -> te.Tensor:

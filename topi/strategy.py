@@ -48,6 +48,10 @@ def _cast(op, xs, cs):
     return [elementwise.cast(xs[0], te_dtype(op.outputs[0].type))]
 
 
+def _requantize(op, xs, cs):
+    return [elementwise.requantize(xs[0], op.shift, te_dtype(op.outputs[0].type))]
+
+
 def _bitcast(op, xs, cs):
     return [elementwise.bitcast(xs[0], te_dtype(op.outputs[0].type))]
 
@@ -149,6 +153,7 @@ COMPUTES: dict[str, Compute] = {
     "graph.fmod": _binary(elementwise.fmod),
     "graph.clip": _clip,
     "graph.cast": _cast,
+    "graph.requantize": _requantize,
     "graph.bitcast": _bitcast,
     "graph.add": _binary(elementwise.add),
     "graph.sub": _binary(elementwise.subtract),

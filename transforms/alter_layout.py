@@ -84,7 +84,7 @@ NAME = "alter-layout"
 # Ops whose meaning does not depend on the layout of their operands (elementwise).
 UNARY = (
     graph.ReluOp, graph.SigmoidOp, graph.TanhOp, graph.ErfOp, graph.GeluOp, graph.ExpOp,
-    graph.LogOp, graph.SqrtOp, graph.NegOp, graph.AbsOp, graph.ClipOp, graph.CastOp,
+    graph.LogOp, graph.SqrtOp, graph.NegOp, graph.AbsOp, graph.ClipOp, graph.CastOp, graph.RequantizeOp,
 )  # fmt: skip
 BINARY = (
     graph.AddOp, graph.SubOp, graph.MulOp, graph.DivOp, graph.PowOp, graph.MaximumOp, graph.MinimumOp,

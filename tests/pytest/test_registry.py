@@ -72,7 +72,7 @@ EXPECTED_PASSES = {
     "convert-graph-to-te", "convert-loop-to-llvm", "convert-te-to-loop",
     "fold-constant-kernels", "fold-constants", "fold-empty-tensors", "fuse-ops", "infer-shapes",
     "loop-outline-parallel", "loop-to-llvm", "loop-unroll", "loop-vectorize",
-    "plan-memory", "te-inline",
+    "plan-memory", "quantize-int8", "te-inline",
 }  # fmt: skip
 EXPECTED_DIALECTS = {"graph", "llvmx", "loop", "sched", "te"}
 

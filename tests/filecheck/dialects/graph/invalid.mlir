@@ -606,3 +606,19 @@ func.func @bitcast_width(%a: tensor<2x3xf32>) {
   %0 = graph.bitcast %a {to = i64} : (tensor<2x3xf32>) -> tensor<2x3xi64>
   func.return
 }
+
+// -----
+
+func.func @requantize_float(%a: tensor<4xf32>) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.requantize' op: requantize takes an integer tensor to an integer type, got f32 to i8.
+  %0 = graph.requantize %a {shift = 2 : i64, to = i8} : (tensor<4xf32>) -> tensor<4xi8>
+  func.return
+}
+
+// -----
+
+func.func @requantize_shift(%a: tensor<4xi32>) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.requantize' op: shift 31 must be in [0, 31).
+  %0 = graph.requantize %a {shift = 31 : i64, to = i8} : (tensor<4xi32>) -> tensor<4xi8>
+  func.return
+}

@@ -223,3 +223,12 @@ func.func @bitcast(%a: tensor<2x3xf32>, %b: tensor<4xi64>) -> tensor<2x3xi32> {
 // CHECK-LABEL: func.func @bitcast(
 // CHECK-NEXT:    %{{.*}} = graph.bitcast %{{.*}} {to = i32} : (tensor<2x3xf32>) -> tensor<2x3xi32>
 // CHECK-NEXT:    %{{.*}} = graph.bitcast %{{.*}} {to = f64} : (tensor<4xi64>) -> tensor<4xf64>
+
+// requantize: an int32 accumulator scaled by 2^-shift, rounded and clipped to int8.
+func.func @requantize(%acc: tensor<1x16x4x4xi32>) -> tensor<1x16x4x4xi8> {
+  %0 = graph.requantize %acc {shift = 7 : i64, to = i8} : (tensor<1x16x4x4xi32>) -> tensor<1x16x4x4xi8>
+  func.return %0 : tensor<1x16x4x4xi8>
+}
+
+// CHECK-LABEL: func.func @requantize(
+// CHECK-NEXT:    %{{.*}} = graph.requantize %{{.*}} {shift = 7 : i64, to = i8} : (tensor<1x16x4x4xi32>) -> tensor<1x16x4x4xi8>
