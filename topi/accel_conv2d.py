@@ -1,0 +1,131 @@
+"""conv2d for the accelerator: int8 data and weights in the GEMM unit's packed
+layouts, an int32 accumulator, and the requantizing epilogue the ALU runs.
+
+Layouts follow the spec's GEMM shape (BATCH rows of BLOCK_IN inputs times a
+BLOCK_OUT x BLOCK_IN weight tile, VTA's `inp[b][i] * wgt[o][i]`):
+
+- data   [N/BATCH, C/BLOCK, H, W, BATCH, BLOCK]          (NCHW<BATCH>n<BLOCK>c)
+- kernel [O/BLOCK, C/BLOCK, KH, KW, BLOCK(o), BLOCK(i)]   (OIHW<BLOCK>o<BLOCK>i)
+- result [N/BATCH, O/BLOCK, OH, OW, BATCH, BLOCK]
+
+so the innermost block of each is one element of the input, weight and
+accumulator buffers, and every DMA moves whole elements. The compute is TVM's VTA
+conv2d: a zero-padding stage (the accelerator folds it into the input load), one
+reduction over input-channel blocks, the window and the lanes of a block, in
+int32. `requantize_epilogue` is graph.requantize (with optional bias and relu) on
+the accumulator, what the ALU computes before the narrowing store.
+
+`pack_data`/`pack_kernel`/`unpack_result` convert numpy arrays; `conv2d_reference`
+is the numpy int arithmetic the simulated results are checked against.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from tilecraft.frontends import te
+
+
+def pack_data(x: np.ndarray, batch: int, block: int) -> np.ndarray:
+    """NCHW -> [N/batch, C/block, H, W, batch, block]."""
+    n, c, h, w = x.shape
+    if n % batch or c % block:
+        raise ValueError(f"data {x.shape} does not split into batch {batch} and channel block {block}")
+    return np.ascontiguousarray(x.reshape(n // batch, batch, c // block, block, h, w).transpose(0, 2, 4, 5, 1, 3))
+
+
+def unpack_result(y: np.ndarray) -> np.ndarray:
+    """[N/batch, O/block, H, W, batch, block] -> NCHW."""
+    nb, ob, h, w, batch, block = y.shape
+    return np.ascontiguousarray(y.transpose(0, 4, 1, 5, 2, 3).reshape(nb * batch, ob * block, h, w))
+
+
+def pack_kernel(w: np.ndarray, block_out: int, block_in: int) -> np.ndarray:
+    """OIHW -> [O/block_out, I/block_in, KH, KW, block_out, block_in]."""
+    o, i, kh, kw = w.shape
+    if o % block_out or i % block_in:
+        raise ValueError(f"kernel {w.shape} does not split into {block_out}o{block_in}i blocks")
+    return np.ascontiguousarray(w.reshape(o // block_out, block_out, i // block_in, block_in, kh, kw).transpose(0, 2, 4, 5, 1, 3))
+
+
+def conv2d_packed(data: te.Tensor, kernel: te.Tensor, strides: Sequence[int], pads: Sequence[int]) -> te.Tensor:
+    """The int32 convolution of packed int8 `data` by packed int8 `kernel`;
+    `pads` [top, left, bottom, right]."""
+    nb, cb, h, w, batch, block = data.shape
+    ob, kcb, kh, kw, block_out, block_in = kernel.shape
+    if kcb != cb or block_in != block:
+        raise ValueError(f"kernel {kernel.shape} does not match data {data.shape}")
+    top, left, bottom, right = pads
+    sh, sw = strides
+    oh = (h + top + bottom - kh) // sh + 1
+    ow = (w + left + right - kw) // sw + 1
+    if top or left or bottom or right:
+        def padded(n, c, y, x, b, i):
+            inside = te.all(y >= top, y < h + top, x >= left, x < w + left)
+            return te.if_then_else(inside, data[n, c, y - top, x - left, b, i], te.const(0, data.dtype))
+
+        source = te.compute((nb, cb, h + top + bottom, w + left + right, batch, block), padded, name="data_pad")
+    else:
+        source = data
+    rc = te.reduce_axis((0, cb), name="rc")
+    ry = te.reduce_axis((0, kh), name="ry")
+    rx = te.reduce_axis((0, kw), name="rx")
+    ri = te.reduce_axis((0, block), name="ri")
+    return te.compute(
+        (nb, ob, oh, ow, batch, block_out),
+        lambda n, o, y, x, b, j: te.sum(
+            source[n, rc, y * sh + ry, x * sw + rx, b, ri].astype("int32")
+            * kernel[o, rc, ry, rx, j, ri].astype("int32"),
+            axis=[rc, ry, rx, ri],
+        ),
+        name="conv",
+    )
+
+
+def requantize_epilogue(acc: te.Tensor, shift: int, bias: te.Tensor | None = None, relu: bool = False) -> te.Tensor:
+    """int8 result of an int32 accumulator: (+ bias[O/block, block]), (relu),
+    round half up by 2^shift, clip to int8 (graph.requantize's arithmetic)."""
+
+    def value(n, o, y, x, b, j):
+        v = acc[n, o, y, x, b, j]
+        if bias is not None:
+            v = v + bias[o, j]
+        if relu:
+            v = te.maximum(v, 0)
+        if shift:
+            v = (v + (1 << (shift - 1))) // (1 << shift)
+        return te.minimum(te.maximum(v, -128), 127).astype("int8")
+
+    return te.compute(acc.shape, value, name="requantize")
+
+
+def conv2d_reference(
+    x: np.ndarray, w: np.ndarray, strides: Sequence[int], pads: Sequence[int],
+    shift: int | None = None, bias: np.ndarray | None = None, relu: bool = False,
+) -> np.ndarray:
+    """NCHW int8 x OIHW int8 -> int32 (or, with `shift`, the requantized int8) in numpy."""
+    top, left, bottom, right = pads
+    sh, sw = strides
+    xp = np.pad(x.astype(np.int32), ((0, 0), (0, 0), (top, bottom), (left, right)))
+    o, c, kh, kw = w.shape
+    n, _, hp, wp = xp.shape
+    oh, ow = (hp - kh) // sh + 1, (wp - kw) // sw + 1
+    acc = np.zeros((n, o, oh, ow), np.int64)
+    w32 = w.astype(np.int64)
+    for ky in range(kh):
+        for kx in range(kw):
+            window = xp[:, :, ky : ky + sh * (oh - 1) + 1 : sh, kx : kx + sw * (ow - 1) + 1 : sw].astype(np.int64)
+            acc += np.einsum("nchw,oc->nohw", window, w32[:, :, ky, kx])
+    acc = ((acc + 2**31) % 2**32 - 2**31).astype(np.int32)  # the accumulator wraps at 32 bits
+    if shift is None:
+        return acc
+    v = acc
+    if bias is not None:
+        v = v + bias.astype(np.int32).reshape(1, -1, 1, 1)
+    if relu:
+        v = np.maximum(v, 0)
+    if shift:
+        v = np.right_shift(v + np.int32(1 << (shift - 1)), shift)
+    return np.clip(v, -128, 127).astype(np.int8)
