@@ -28,6 +28,10 @@ both also depend on it, else it is an error naming both instructions.
 module joined to it by a queue (the ablation without latency hiding: compute and
 the memory modules take turns).
 
+LOADs of micro-ops take no part: only the compute module, which runs them in
+order, reads the micro-op buffer (and the backend inserts them when it lays the
+kernels out, so they carry no flags).
+
 FINISH depends on everything before it (it writes every buffer, as far as this
 analysis is concerned), so the stream ends only when all modules are done.
 """
@@ -188,6 +192,9 @@ def insert_dependences(
     flags: list[dict[str, bool]] = [{} for _ in insns]
     for k, fp in enumerate(prints):
         mine = known[fp.module]
+        if _is_uop_load(insns[k]):
+            known_at.append(dict(mine))
+            continue  # only the compute module reads micro-ops: nothing to order across modules
         for other in MODULES:
             if other == fp.module:
                 continue
@@ -221,6 +228,10 @@ def _latest_conflict(prints, indices: list[int], after: int, fp: Footprint, seri
         if serial or _conflict(prints[j], fp):
             return j
     return None
+
+
+def _is_uop_load(insn: Instruction) -> bool:
+    return isinstance(insn, Load) and insn.memory_type == MemoryType.UOP
 
 
 def _name(insn: Instruction) -> str:
