@@ -22,7 +22,6 @@ share bytes. `put_tiles` / `get_tiles` allocate, pack and unpack whole tensors o
 from __future__ import annotations
 
 import numpy as np
-
 from tilecraft.backends.accel.isa import MemoryType, MicroOp, encode_uops
 from tilecraft.backends.accel.spec import AccelSpec
 from xdsl.utils.exceptions import DiagnosticException
@@ -97,9 +96,7 @@ def pack_tiles(values: np.ndarray, memory_type: MemoryType, spec: AccelSpec) -> 
     shape = tile_shape(memory_type, spec)
     values = np.asarray(values)
     if shape and tuple(values.shape[-len(shape) :]) != shape:
-        raise DramError(
-            f"{memory_type.name} tiles end in shape {shape}; got an array of shape {values.shape}"
-        )
+        raise DramError(f"{memory_type.name} tiles end in shape {shape}; got an array of shape {values.shape}")
     if values.dtype.kind not in "iub":
         raise DramError(f"{memory_type.name} tiles hold integers; got dtype {values.dtype}")
     width = value_width(memory_type, spec)
@@ -144,9 +141,7 @@ class Dram:
         end = addr + nbytes
         if end > self.size:
             if self.fixed:
-                raise DramError(
-                    f"out of DRAM: {nbytes} bytes at {addr:#x} pass the end of the {self.size}-byte memory"
-                )
+                raise DramError(f"out of DRAM: {nbytes} bytes at {addr:#x} pass the end of the {self.size}-byte memory")
             grown = np.zeros(max(end, 2 * self.size), dtype=np.uint8)
             grown[: self.size] = self.data
             self.data = grown
@@ -155,14 +150,14 @@ class Dram:
 
     def check_range(self, addr: int, nbytes: int, what: str = "access") -> None:
         if addr < 0 or addr + nbytes > self.size:
-            raise DramError(
-                f"DRAM {what} of {nbytes} bytes at {addr:#x} is outside the {self.size}-byte memory"
-            )
+            raise DramError(f"DRAM {what} of {nbytes} bytes at {addr:#x} is outside the {self.size}-byte memory")
 
     def write(self, addr: int, array: np.ndarray | bytes) -> None:
         """Copy the bytes of `array` (C order) to `addr`."""
-        raw = np.frombuffer(array, dtype=np.uint8) if isinstance(array, bytes | bytearray) else (
-            np.ascontiguousarray(array).reshape(-1).view(np.uint8)
+        raw = (
+            np.frombuffer(array, dtype=np.uint8)
+            if isinstance(array, bytes | bytearray)
+            else (np.ascontiguousarray(array).reshape(-1).view(np.uint8))
         )
         self.check_range(addr, raw.size, "write")
         self.data[addr : addr + raw.size] = raw

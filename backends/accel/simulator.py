@@ -72,8 +72,14 @@ from dataclasses import dataclass, field
 from enum import Enum, IntEnum
 
 import numpy as np
-
-from tilecraft.backends.accel.dram import Dram, elem_bytes, pack_values, tile_shape, unpack_tiles, wrap_signed
+from tilecraft.backends.accel.dram import (
+    Dram,
+    elem_bytes,
+    pack_values,
+    tile_shape,
+    unpack_tiles,
+    wrap_signed,
+)
 from tilecraft.backends.accel.isa import (
     Alu,
     AluOpcode,
@@ -368,9 +374,7 @@ def _plan(index: int, insn: Instruction, spec: AccelSpec, dram: Dram) -> _Plan:
                 f"field uop_end: {insn.uop_end} is past the micro-op buffer's depth {spec.uop_depth}", index, insn
             )
         if insn.uop_begin > insn.uop_end:
-            raise UnsupportedError(
-                f"field uop_begin: {insn.uop_begin} is past uop_end {insn.uop_end}", index, insn
-            )
+            raise UnsupportedError(f"field uop_begin: {insn.uop_begin} is past uop_end {insn.uop_end}", index, insn)
         steps = insn.iter_out * insn.iter_in * (insn.uop_end - insn.uop_begin)
         if isinstance(insn, Gemm):
             cycles = steps * spec.gemm_initiation_interval + GEMM_PIPELINE_CYCLES
@@ -531,9 +535,7 @@ def _deadlock(insns, plans, by_module, head, fetched, waits, start, cycle, depth
                 parts.append(f"{what} waits for token {k + 1} on {q.value}, which no instruction pushes")
                 break
             if start[pusher] < 0:
-                parts.append(
-                    f"{what} waits for token {k + 1} on {q.value}, pushed by insn #{pusher} which never runs"
-                )
+                parts.append(f"{what} waits for token {k + 1} on {q.value}, pushed by insn #{pusher} which never runs")
                 break
     return DeadlockError(f"deadlock after cycle {cycle}: " + "; ".join(parts))
 
@@ -811,9 +813,7 @@ def simulate(
     stats = SimStats(cycles=max(schedule.end, default=0), macs_per_cycle=spec.macs_per_cycle)
     if max_cycles is not None and stats.cycles > max_cycles:
         last = int(np.argmax(schedule.end))
-        raise CycleLimitError(
-            f"the stream runs {stats.cycles} cycles, past max_cycles {max_cycles}", last, insns[last]
-        )
+        raise CycleLimitError(f"the stream runs {stats.cycles} cycles, past max_cycles {max_cycles}", last, insns[last])
     _account(plans, schedule, stats, insns)
     executor = _Executor(spec, dram, stats)
     for i in sorted(range(len(insns)), key=lambda i: (schedule.start[i], i)):

@@ -178,7 +178,14 @@ def test_cycles_of_a_hand_timed_stream():
     assert stats.gemm_busy_cycles == 6 and stats.macs == 2 * 256 and stats.gemm_ops == 2
     assert stats.bytes_loaded == {"inp": 32, "wgt": 256, "uop": 4}
     assert stats.bytes_stored == {"out": 32}
-    assert stats.instructions == {"LOAD INP": 1, "LOAD WGT": 1, "LOAD UOP": 1, "GEMM reset": 1, "GEMM": 1, "STORE OUT": 1}
+    assert stats.instructions == {
+        "LOAD INP": 1,
+        "LOAD WGT": 1,
+        "LOAD UOP": 1,
+        "GEMM reset": 1,
+        "GEMM": 1,
+        "STORE OUT": 1,
+    }
     assert stats.gemm_utilization == 6 / 238
     text = result.summary()
     assert "cycles              238" in text and "GEMM utilization    2.5%" in text
@@ -270,7 +277,7 @@ def test_token_queue_overflow():
     insns += [load(MemoryType.INP, push_next=True) for _ in range(3)]
     insns += [load(MemoryType.UOP, pop_prev=True) for _ in range(3)]
     message = raises(TokenError, insns, spec)
-    assert f"insn #3 `LOAD INP" in message
+    assert "insn #3 `LOAD INP" in message
     assert f"push on load->compute at cycle {3 * dma(16)}: the queue already holds 2 tokens" in message
     simulate(insns, small_dram(), DEFAULT)  # deep enough at the default depth
 
@@ -312,8 +319,9 @@ def test_gemm_index_past_the_buffer():
     insns[1] = loop(Gemm, iters=(3, 1), dst=(1100, 0), reset=True)
     message = raises(BufferOverflowError, insns, dram=dram)
     assert "insn #1 `GEMM reset" in message
-    assert "dst index 2205 = micro-op 0 dst_idx 5 + i=2 x 1100 + j=0 x 0 is past the accumulator buffer's depth 2048" in (
-        message
+    assert (
+        "dst index 2205 = micro-op 0 dst_idx 5 + i=2 x 1100 + j=0 x 0 is past the accumulator buffer's depth 2048"
+        in (message)
     )
 
 
@@ -461,8 +469,14 @@ def test_random_gemm_and_alu_programs_match_the_reference(program):
     spec, raw_uops, iters, factors, gemm_reset, alu_op, alu_imm, alu_factors, seed = program
     rng = np.random.default_rng(seed)
     uops = [MicroOp(*u) for u in raw_uops]
-    span = lambda field, f: max(getattr(u, field) for u in uops) + (iters[0] - 1) * f[0] + max(iters[1] - 1, 0) * f[1]
-    n_acc = max(span("dst_idx", factors["dst"]), span("dst_idx", alu_factors["dst"]), span("src_idx", alu_factors["src"])) + 1
+
+    def span(field, f):  # the largest index of a micro-op field with loop factors f
+        return max(getattr(u, field) for u in uops) + (iters[0] - 1) * f[0] + max(iters[1] - 1, 0) * f[1]
+
+    n_acc = (
+        max(span("dst_idx", factors["dst"]), span("dst_idx", alu_factors["dst"]), span("src_idx", alu_factors["src"]))
+        + 1
+    )
     n_inp = span("src_idx", factors["src"]) + 1
     n_wgt = span("wgt_idx", factors["wgt"]) + 1
 
@@ -549,7 +563,9 @@ def test_gemm_wraps_at_the_accumulator_width():
         dram.put_tiles(MemoryType.INP, np.full((1, 1, 16), -8), spec),
         dram.put_tiles(MemoryType.WGT, np.full((1, 16, 16), -8), spec),
     ]
-    insns = [load(t, dram_base=b) for t, b in zip((MemoryType.UOP, MemoryType.ACC, MemoryType.INP, MemoryType.WGT), bases)]
+    insns = [
+        load(t, dram_base=b) for t, b in zip((MemoryType.UOP, MemoryType.ACC, MemoryType.INP, MemoryType.WGT), bases)
+    ]
     insns.append(loop(Gemm))
     result = simulate(insns, dram, spec)
     assert result.buffers.acc[0, 0, 0] == wrap(32760 + 16 * 64, 16)

@@ -29,9 +29,13 @@ from tilecraft.backends.accel.isa import (
     MemoryType,
     MicroOp,
     Store,
+    encode_stream,
 )
-from tilecraft.backends.accel.simulator import GEMM_PIPELINE_CYCLES, simulate, simulate_stream
-from tilecraft.backends.accel.isa import encode_stream
+from tilecraft.backends.accel.simulator import (
+    GEMM_PIPELINE_CYCLES,
+    simulate,
+    simulate_stream,
+)
 from tilecraft.backends.accel.spec import AccelSpec, default_spec
 
 DEFAULT = default_spec()
@@ -367,3 +371,210 @@ def test_shift_and_scale(spec):
     a = random_acc(rng, -10, 10, (2, 8), spec)
     out, _ = acc_program(spec, [a], [(AluOpcode.ADD, imm_shift), (AluOpcode.SHR, imm_scale)])
     np.testing.assert_array_equal(out, to_out(np.right_shift(a + imm_shift, imm_scale), spec))
+
+
+# -- beyond the unit tests: a 3x3 conv2d layer (VTA's conv2d schedule, small) --------------------------
+def conv2d_stream(spec, dram, data, weight, rows, co_tile, threads=2, serial=False, shift=8):
+    """A 3x3, stride-1, pad-1 conv2d as one stream: data (ci_blocks, H, W, BATCH, BLOCK)
+    int8, weight (co_blocks, ci_blocks, 3, 3, BLOCK, BLOCK) int8; output tiles of `rows`
+    rows x all W columns x `co_tile` output blocks go round-robin to `threads` virtual
+    threads. Per tile: a reset GEMM, per input block a padded input LOAD (the image
+    border is LOAD padding), a weight LOAD and one GEMM over the 9 x co_tile micro-op
+    kernel, then shift/relu/clip ALU ops and a STORE per output block. Tokens: each
+    load waits for its thread's previous GEMM (`serial`: for the GEMM before it), a
+    tile's reset for its thread's previous STOREs. Returns (insns, out base, out shape)."""
+    ci_blocks, height, width = data.shape[:3]
+    co_blocks = weight.shape[0]
+    padded_width = width + 2
+    inp_region, wgt_region, acc_region = (rows + 2) * padded_width, co_tile * 9, co_tile * rows * width
+    x_base = dram.put_tiles(MemoryType.INP, data, spec)
+    w_base = dram.put_tiles(MemoryType.WGT, weight, spec)
+    out_base = dram.alloc_tiles(MemoryType.OUT, co_blocks * height * width, spec)
+    uops, kernels = [], []
+    for t in range(threads):
+        gemm_begin = len(uops)
+        for c in range(co_tile):
+            for kh in range(3):
+                for kw in range(3):
+                    uops.append(
+                        MicroOp(
+                            t * acc_region + c * rows * width,
+                            t * inp_region + kh * padded_width + kw,
+                            t * wgt_region + c * 9 + kh * 3 + kw,
+                        )
+                    )
+        reset_begin = len(uops)
+        uops += [MicroOp(t * acc_region + c * rows * width, 0, 0) for c in range(co_tile)]
+        kernels.append((gemm_begin, reset_begin, len(uops)))
+        uops.append(MicroOp(t * acc_region, 0))
+    insns = [
+        Load(
+            memory_type=MemoryType.UOP,
+            sram_base=0,
+            dram_base=dram.put_uops(uops, spec),
+            y_size=1,
+            x_size=len(uops),
+            x_stride=1,
+        )
+    ]
+    tiles = [(oh, co) for co in range(0, co_blocks, co_tile) for oh in range(0, height, rows)]
+    steps = [
+        (p, cb)
+        for first in range(0, len(tiles), threads)
+        for cb in range(ci_blocks)
+        for p in range(first, min(first + threads, len(tiles)))
+    ]
+    last_step = {p % threads: (p, ci_blocks - 1) for p in range(len(tiles))}  # each thread's last step
+    for first in range(0, len(tiles), threads):
+        group = range(first, min(first + threads, len(tiles)))
+        for p in group:
+            g, r, a = kernels[p % threads]
+            insns.append(
+                Gemm(
+                    reset=True,
+                    uop_begin=r,
+                    uop_end=a,
+                    iter_out=rows,
+                    iter_in=width,
+                    dst_factor_out=width,
+                    dst_factor_in=1,
+                    src_factor_out=0,
+                    src_factor_in=0,
+                    wgt_factor_out=0,
+                    wgt_factor_in=0,
+                    pop_next=p >= threads,
+                )
+            )
+        for cb in range(ci_blocks):
+            for p in group:
+                t, (oh, co) = p % threads, tiles[p]
+                top = max(oh - 1, 0)
+                bottom = min(oh + rows + 1, height)
+                is_first = steps.index((p, cb)) == 0 if serial else (p < threads and cb == 0)
+                insns.append(
+                    Load(
+                        memory_type=MemoryType.INP,
+                        sram_base=t * inp_region,
+                        dram_base=x_base + (cb * height + top) * width,
+                        y_size=bottom - top,
+                        x_size=width,
+                        x_stride=width,
+                        y_pad_0=int(oh == 0),
+                        y_pad_1=int(oh + rows == height),
+                        x_pad_0=1,
+                        x_pad_1=1,
+                        pop_next=not is_first,
+                    )
+                )
+                insns.append(
+                    Load(
+                        memory_type=MemoryType.WGT,
+                        sram_base=t * wgt_region,
+                        dram_base=w_base + (co * ci_blocks + cb) * 9,
+                        y_size=co_tile,
+                        x_size=9,
+                        x_stride=ci_blocks * 9,
+                        push_next=True,
+                    )
+                )
+            for p in group:
+                g, r, a = kernels[p % threads]
+                is_last = steps[-1] == (p, cb) if serial else last_step[p % threads] == (p, cb)
+                insns.append(
+                    Gemm(
+                        uop_begin=g,
+                        uop_end=r,
+                        iter_out=rows,
+                        iter_in=width,
+                        dst_factor_out=width,
+                        dst_factor_in=1,
+                        src_factor_out=padded_width,
+                        src_factor_in=1,
+                        wgt_factor_out=0,
+                        wgt_factor_in=0,
+                        pop_prev=True,
+                        push_prev=not is_last,
+                    )
+                )
+        for p in group:
+            t, (oh, co) = p % threads, tiles[p]
+            g, r, a = kernels[t]
+            for op, imm in ((AluOpcode.SHR, shift), (AluOpcode.MAX, 0), (AluOpcode.MIN, out_max(spec))):
+                insns.append(
+                    Alu(
+                        alu_opcode=op,
+                        use_imm=True,
+                        imm=imm,
+                        uop_begin=a,
+                        uop_end=a + 1,
+                        iter_out=co_tile * rows,
+                        iter_in=width,
+                        dst_factor_out=width,
+                        dst_factor_in=1,
+                        src_factor_out=width,
+                        src_factor_in=1,
+                        push_next=op == AluOpcode.MIN,
+                    )
+                )
+            for c in range(co_tile):
+                insns.append(
+                    Store(
+                        sram_base=t * acc_region + c * rows * width,
+                        dram_base=out_base + ((co + c) * height + oh) * width,
+                        y_size=1,
+                        x_size=rows * width,
+                        x_stride=rows * width,
+                        pop_prev=c == 0,
+                        push_prev=c == co_tile - 1 and (p + threads < len(tiles) or p == len(tiles) - 1),
+                    )
+                )
+    insns.append(Finish(pop_next=True))
+    return insns, out_base, (co_blocks, height, width, spec.batch, spec.block)
+
+
+def conv2d_reference(data, weight, spec, shift=8):
+    ci_blocks, height, width = data.shape[:3]
+    padded = np.zeros((ci_blocks, height + 2, width + 2, *data.shape[3:]), np.int64)
+    padded[:, 1:-1, 1:-1] = data
+    acc = sum(
+        np.einsum(
+            "chwbk,ocxk->ohwbx", padded[:, kh : kh + height, kw : kw + width], weight[:, :, kh, kw].astype(np.int64)
+        )
+        for kh in range(3)
+        for kw in range(3)
+    )
+    acc = to_out(acc, dataclasses.replace(spec, log_inp_width=spec.log_acc_width))
+    return np.clip(acc >> shift, 0, out_max(spec)).astype(np.int8)
+
+
+def conv2d_case(spec, height, ci_blocks, co_blocks, seed=9):
+    rng = np.random.default_rng(seed)
+    data = rng.integers(-128, 128, size=(ci_blocks, height, height, spec.batch, spec.block)).astype(np.int8)
+    weight = rng.integers(-128, 128, size=(co_blocks, ci_blocks, 3, 3, spec.block, spec.block)).astype(np.int8)
+    return data, weight
+
+
+@SPECS
+@pytest.mark.parametrize(
+    "rows,co_tile,threads,serial", [(2, 1, 1, False), (3, 2, 2, False), (2, 2, 2, True), (6, 1, 2, False)]
+)
+def test_conv2d_layer(spec, rows, co_tile, threads, serial):
+    """A 6x6 conv2d with two input and two output blocks, in several tilings: padding,
+    multi-micro-op kernels, strided weight loads and both token patterns, bit-exact."""
+    data, weight = conv2d_case(spec, 6, 2, 2)
+    dram = Dram()
+    insns, out_base, shape = conv2d_stream(spec, dram, data, weight, rows, co_tile, threads, serial)
+    result = simulate(insns, dram, spec)
+    out = dram.get_tiles(MemoryType.OUT, out_base, int(np.prod(shape[:3])), spec).reshape(shape)
+    np.testing.assert_array_equal(out, conv2d_reference(data, weight, spec))
+    assert result.stats.macs == 6 * 6 * 2 * 2 * 9 * spec.macs_per_cycle
+
+
+def test_conv2d_latency_hiding():
+    data, weight = conv2d_case(DEFAULT, 14, 4, 4)
+    cycles = {}
+    for serial in (True, False):
+        dram = Dram()
+        insns, _, _ = conv2d_stream(DEFAULT, dram, data, weight, rows=7, co_tile=2, threads=2, serial=serial)
+        cycles[serial] = simulate(insns, dram, DEFAULT).cycles
+    assert cycles[False] < 0.9 * cycles[True]
