@@ -21,6 +21,8 @@ share bytes. `put_tiles` / `get_tiles` allocate, pack and unpack whole tensors o
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from tilecraft.backends.accel.isa import MemoryType, MicroOp, encode_uops
 from tilecraft.backends.accel.spec import AccelSpec
@@ -32,6 +34,7 @@ class DramError(DiagnosticException):
 
 
 # -- tile layouts ------------------------------------------------------------------------
+@functools.cache
 def tile_shape(memory_type: MemoryType, spec: AccelSpec) -> tuple[int, ...]:
     """The shape of one element of `memory_type`: (BATCH, BLOCK) or (BLOCK, BLOCK); () for UOP."""
     if memory_type == MemoryType.WGT:
@@ -41,6 +44,7 @@ def tile_shape(memory_type: MemoryType, spec: AccelSpec) -> tuple[int, ...]:
     return (spec.batch, spec.block)
 
 
+@functools.cache
 def value_width(memory_type: MemoryType, spec: AccelSpec) -> int:
     """Bits of one value of `memory_type` in DRAM."""
     return {
@@ -53,6 +57,7 @@ def value_width(memory_type: MemoryType, spec: AccelSpec) -> int:
     }[MemoryType(memory_type)]
 
 
+@functools.cache
 def elem_bytes(memory_type: MemoryType, spec: AccelSpec) -> int:
     """Bytes of one DRAM element of `memory_type` (what `dram_base` and `x_stride` count)."""
     shape = tile_shape(memory_type, spec)

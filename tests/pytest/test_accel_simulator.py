@@ -28,6 +28,7 @@ from tilecraft.backends.accel.simulator import (
     CycleLimitError,
     DeadlockError,
     DramRangeError,
+    RaceError,
     SimulationError,
     TokenError,
     UninitializedReadError,
@@ -350,7 +351,7 @@ def test_dram_out_of_range():
             [load(MemoryType.UOP), load(MemoryType.ACC), loop(Alu, src=(1, 0), iters=(2, 1), alu_opcode=AluOpcode.ADD)],
             "src: reads accumulator element 1",
         ),
-        ([load(MemoryType.ACC, x_size=2), store(x_size=2)], "sram_base: reads output element 0"),
+        ([load(MemoryType.ACC, x_size=2), store(x_size=2)], "field sram_base: reads output element 0"),
     ],
 )
 def test_uninitialized_reads(insns, what):
@@ -372,6 +373,60 @@ def test_padding_counts_as_written_and_store_reads_only_the_output_buffer():
     # the accumulator is loaded, the output buffer is not: VTA's functional simulator
     # would store the truncated accumulator here, the hardware (and we) read the output
     raises(UninitializedReadError, [load(MemoryType.ACC), store()], match="reads output element 0")
+
+
+def test_race_gemm_reads_input_still_loading():
+    """No load->compute token: the GEMM starts while the input is still arriving."""
+    insns = [
+        load(MemoryType.WGT),
+        load(MemoryType.INP, x_size=64),  # [96, 288)
+        load(MemoryType.UOP),
+        load(MemoryType.ACC),
+        loop(Gemm),  # [137, 142)
+    ]
+    message = raises(RaceError, insns)
+    assert "insn #4 `GEMM uop=[0,1)" in message
+    assert f"src: reads input element 0 at cycle {dma(4) + dma(64)} while insn #1 `LOAD INP" in message
+    until = dma(256) + dma(64 * 16)
+    assert f"is still writing it (until cycle {until}): a dependence token between them is missing" in message
+    ok = [insns[0], dataclasses.replace(insns[1], push_next=True), *insns[2:4], loop(Gemm, pop_prev=True)]
+    assert simulate(ok, small_dram(), DEFAULT).start[4] == until
+
+
+def test_race_load_overwrites_input_still_read():
+    """The second LOAD INP does not wait (pop_next) for the GEMM reading the first."""
+    insns = [
+        load(MemoryType.UOP),
+        load(MemoryType.ACC),
+        load(MemoryType.INP),
+        load(MemoryType.WGT, push_next=True),
+        loop(Gemm, iters=(1000, 1), pop_prev=True),
+        load(MemoryType.INP),
+    ]
+    message = raises(RaceError, insns)
+    assert "insn #5 `LOAD INP" in message and "field sram_base: writes input element 0" in message
+    assert "while insn #4 `GEMM" in message and "is still reading it" in message
+
+
+def test_race_store_reads_output_still_written():
+    """ALU 2 rewrites the output that STORE 1 is still reading (no store->compute token);
+    with that token, STORE 2 (no compute->store token) reads what ALU 2 is writing."""
+    insns = [
+        load(MemoryType.UOP),
+        load(MemoryType.ACC),
+        loop(Alu, alu_opcode=AluOpcode.ADD, use_imm=True, push_next=True),
+        store(pop_prev=True),
+        loop(Alu, iters=(500, 1), alu_opcode=AluOpcode.ADD, use_imm=True),
+        store(),
+    ]
+    message = raises(RaceError, insns)
+    assert "insn #4 `ALU ADD imm=0" in message and "dst: writes output element 0" in message
+    assert "while insn #3 `STORE OUT" in message and "is still reading it" in message
+    insns[3] = dataclasses.replace(insns[3], push_prev=True)
+    insns[4] = dataclasses.replace(insns[4], pop_next=True)
+    message = raises(RaceError, insns)
+    assert "insn #5 `STORE OUT" in message and "field sram_base: reads output element 0" in message
+    assert "while insn #4 `ALU ADD imm=0" in message and "is still writing it" in message
 
 
 @pytest.mark.parametrize(
@@ -566,7 +621,8 @@ def test_gemm_wraps_at_the_accumulator_width():
     insns = [
         load(t, dram_base=b) for t, b in zip((MemoryType.UOP, MemoryType.ACC, MemoryType.INP, MemoryType.WGT), bases)
     ]
-    insns.append(loop(Gemm))
+    insns[3] = dataclasses.replace(insns[3], push_next=True)  # the weights are in
+    insns.append(loop(Gemm, pop_prev=True))
     result = simulate(insns, dram, spec)
     assert result.buffers.acc[0, 0, 0] == wrap(32760 + 16 * 64, 16)
     assert result.buffers.out[0, 0, 0] == wrap(32760 + 16 * 64, 4)
