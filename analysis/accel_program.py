@@ -91,7 +91,7 @@ class StreamError(Exception):
 
 
 def check_flag_stream(
-    units: list[Unit], flags: list[set[str]], name: Callable[[int], str] = lambda i: f"instruction {i}"
+    units: list[Unit], flags: list[set[str]], describe: Callable[[int], str] = lambda i: f"instruction {i}"
 ) -> None:
     """Raise `StreamError` unless every pop has its push, every push its pop, and the
     three modules can run the stream to its end (see the module docstring)."""
@@ -147,7 +147,7 @@ def check_flag_stream(
             blocked.sort()
             raise StreamError(
                 blocked[0][0],
-                "the stream deadlocks: " + "; ".join(f"{text} ({name(i)})" for i, text in blocked),
+                "the stream deadlocks: " + "; ".join(f"{text} ({describe(i)})" for i, text in blocked),
                 tuple(i for i, _ in blocked[1:]),
             )
         unit, index = ready

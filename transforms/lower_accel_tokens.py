@@ -22,10 +22,10 @@ becomes
 ```
 (the GEMM waits for the later of the two loads only: the load module runs in order).
 
-Errors (the verifier finds them before the pass runs, each naming both ops): a token
-between the load and store modules (no queue joins them), a token used before the
-instruction that makes it (the order cannot be kept), a program that already mixes flags
-with tokens between modules.
+Errors, each naming both ops (the program verifier finds them before the pass runs; the
+pass reports them itself when verification is off): a token between the load and store
+modules (no queue joins them), a token used before the instruction that makes it (the
+order of that dependence cannot be kept).
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ from xdsl.ir import Operation
 
 from tilecraft.analysis.accel_program import plan_flags
 from tilecraft.dialects.accel import InstructionOp, ProgramOp
+from tilecraft.utils.diagnostics import OpError
 
 
 class TokensToFlags(RewritePattern):
@@ -74,5 +75,8 @@ class LowerAccelTokensPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for program in [p for p in op.walk() if isinstance(p, ProgramOp)]:
-            plan = plan_flags(program)
+            try:
+                plan = plan_flags(program)
+            except OpError as e:  # the verifier reports these first unless it is off
+                raise OpError(e.op, f"{self.name}: {e.message}") from None
             PatternRewriteWalker(TokensToFlags(plan), apply_recursively=False).rewrite_region(program.body)

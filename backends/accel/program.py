@@ -29,6 +29,8 @@ from pathlib import Path
 
 from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, StringAttr, i64
 
+from xdsl.utils.exceptions import DiagnosticException
+
 from tilecraft.backends.accel import isa
 from tilecraft.backends.accel.spec import AccelSpec, default_spec
 from tilecraft.utils.diagnostics import OpError
@@ -294,10 +296,14 @@ def find_program(module: ModuleOp, name: str | None = None):
     if name is not None:
         programs = [p for p in programs if p.sym_name.data == name]
     if len(programs) != 1:
-        what = f"an accel.program @{name}" if name else "an accel.program"
-        count = "no" if not programs else f"{len(programs)}"
-        raise OpError(module, f"expected exactly one {what} in the input, found {count}")
+        what = f"accel.program @{name}" if name else "accel.program"
+        found = "none" if not programs else f"{len(programs)}"
+        raise ProgramNotFoundError(f"expected one {what} in the input, found {found}")
     return programs[0]
+
+
+class ProgramNotFoundError(DiagnosticException):
+    """`find_program` found no accel.program, or several."""
 
 
 # -- Program -> IR (the disassembler) -------------------------------------------------------------
