@@ -66,7 +66,7 @@ class TokensToFlags(RewritePattern):
         )
         new.set_flags(sorted(op.flags() + list(flags)))
         new.location = op.location
-        rewriter.replace_op(op, new, new.results)
+        rewriter.replace(op, new, new.results)
 
 
 @dataclass(frozen=True)

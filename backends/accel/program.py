@@ -25,7 +25,6 @@ explicit range runs, so its index ranges can be checked (`check_micro_op_loop`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, StringAttr, i64
 
@@ -426,7 +425,7 @@ def format_asm(program: Program) -> str:
     lines = [
         f"; accel program @{program.name}: {len(program.instructions)} instructions, "
         f"{sum(len(k.uops) for k in program.kernels)} micro-ops",
-        f"; spec {Path(spec.source).name}: BATCH {spec.batch}, BLOCK {spec.block}, widths inp {spec.inp_width} "
+        f"; spec: BATCH {spec.batch}, BLOCK {spec.block}, widths inp {spec.inp_width} "
         f"wgt {spec.wgt_width} acc {spec.acc_width}; depths uop {spec.uop_depth} inp {spec.inp_depth} "
         f"wgt {spec.wgt_depth} acc {spec.acc_depth}",
     ]

@@ -31,7 +31,7 @@ accel.program @layer {
 }
 
 // CHECK:      ; accel program @layer: 8 instructions, 2 micro-ops
-// CHECK-NEXT: ; spec vta_default.json: BATCH 1, BLOCK 16, widths inp 8 wgt 8 acc 32; depths uop 8192 inp 2048 wgt 1024 acc 2048
+// CHECK-NEXT: ; spec: BATCH 1, BLOCK 16, widths inp 8 wgt 8 acc 32; depths uop 8192 inp 2048 wgt 1024 acc 2048
 // CHECK-NEXT: ; buffer @x inp bytes [0x0, 0x100)
 // CHECK-NEXT: ; buffer @w wgt bytes [0x100, 0x200)
 // CHECK-NEXT: ; buffer @y out bytes [0x200, 0x240)
