@@ -120,7 +120,7 @@ def _translate_accel(args: argparse.Namespace) -> None:
     import io
 
     from tilecraft.backends.accel.binary import disassemble, write_binary
-    from tilecraft.backends.accel.program import ProgramNotFoundError, find_program, format_asm, program_from_ir
+    from tilecraft.backends.accel.program import ProgramNotFoundError, build_program, format_asm
     from xdsl.printer import Printer
 
     if args.disassemble:
@@ -139,18 +139,10 @@ def _translate_accel(args: argparse.Namespace) -> None:
         from tilecraft.compiler import parse_file, parse_text
 
         module = parse_text(sys.stdin.read(), "<stdin>") if args.input == "-" else parse_file(args.input)
-        try:
-            program_op = find_program(module)
-        except ProgramNotFoundError as e:
-            raise UsageError(f"--emit={args.emit} takes accel IR: {e}") from None
-        if any(op.deps for op in program_op.body.block.ops if hasattr(op, "deps")):
-            from tilecraft.transforms.lower_accel_tokens import LowerAccelTokensPass
-            from tilecraft.utils.diagnostics import verify_module
-            from xdsl.context import Context
-
-            LowerAccelTokensPass().apply(Context(), module)
-            verify_module(module)
-    program = program_from_ir(find_program(module))
+    try:
+        program = build_program(module)
+    except ProgramNotFoundError as e:
+        raise UsageError(f"--emit={args.emit} takes accel IR: {e}") from None
     _write(write_binary(program) if args.emit == "accel-bin" else format_asm(program), args.output)
 
 

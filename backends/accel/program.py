@@ -305,6 +305,23 @@ class ProgramNotFoundError(DiagnosticException):
     """`find_program` found no accel.program, or several."""
 
 
+def build_program(module: ModuleOp, name: str | None = None) -> Program:
+    """The `Program` of the module's (one, or `name`d) accel.program: tokens between
+    modules are lowered to flags first (`lower-accel-tokens`, in place), then the module
+    is verified and laid out. What `--emit=accel-bin|accel-asm` and the simulator run."""
+    from xdsl.context import Context
+
+    from tilecraft.dialects.accel import InstructionOp
+    from tilecraft.transforms.lower_accel_tokens import LowerAccelTokensPass
+    from tilecraft.utils.diagnostics import verify_module
+
+    program_op = find_program(module, name)
+    if any(isinstance(op, InstructionOp) and op.deps for op in program_op.body.block.ops):
+        LowerAccelTokensPass().apply(Context(), module)
+    verify_module(module)
+    return program_from_ir(program_op)
+
+
 # -- Program -> IR (the disassembler) -------------------------------------------------------------
 def spec_attribute(spec: AccelSpec) -> DictionaryAttr | None:
     """The keys where `spec` differs from VTA's default, as `accel.program`'s spec."""
