@@ -44,12 +44,17 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
 
         return GRAPH
 
+    def accel():
+        from tilecraft.dialects.accel import ACCEL
+
+        return ACCEL
+
     def llvmx():
         from tilecraft.backends.llvm.llvmx import LLVMX
 
         return LLVMX
 
-    return {"graph": graph, "te": te, "sched": sched, "loop": loop, "llvmx": llvmx}
+    return {"graph": graph, "te": te, "sched": sched, "loop": loop, "llvmx": llvmx, "accel": accel}
 
 
 def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
@@ -82,6 +87,10 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
             return getattr(import_module(f"tilecraft.transforms.{module}"), cls)
 
         return load
+
+    accel_passes = {
+        "lower-accel-tokens": transforms_pass("lower_accel_tokens", "LowerAccelTokensPass"),
+    }
 
     loop_passes = {
         "loop-unroll": transforms_pass("loop_unroll", "LoopUnrollPass"),
@@ -131,6 +140,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "loop-to-llvm": loop_to_llvm,
         "te-inline": te_inline,
         **loop_passes,
+        **accel_passes,
     }
 
 

@@ -1,12 +1,20 @@
-"""`tilecraft-translate`: IR in, LLVM IR / assembly / object / shared library out.
+"""`tilecraft-translate`: IR in, LLVM IR / assembly / object / shared library or an
+accelerator program out.
 
     tilecraft-translate kernel.mlir --emit=asm            # to stdout
     tilecraft-translate kernel.mlir --emit=obj -o kernel.o
     tilecraft-translate kernel.mlir --emit=shared-lib -o libkernel.so
+    tilecraft-translate prog.mlir --emit=accel-bin -o prog.bin
+    tilecraft-translate prog.mlir --emit=accel-asm        # objdump-like listing
+    tilecraft-translate --disassemble prog.bin            # accel IR back
 
 The input is loop-level IR, te-level IR (lowered to loops first, with the same
 passes as `tilecraft.lower`), or IR already in the llvm dialect. Code is
 generated for the host CPU through the LLVM backend (`tilecraft.backends.llvm`).
+The accel emits take accel IR (one `accel.program`; tokens are lowered to flags with
+`lower-accel-tokens` first) and write the accel-bin file (`backends/accel/binary.py`)
+or its listing; `--disassemble` reads an accel-bin file and prints its accel IR (or,
+with `--emit=accel-asm|accel-bin`, that listing or the file again).
 Every user error (unreadable file, bad IR, an op the backend does not support, a
 failed link) is one line on stderr and exit code 1, never a traceback.
 """
@@ -20,7 +28,9 @@ from collections.abc import Sequence
 
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
-EMITTERS = ("llvm-ir", "asm", "obj", "shared-lib")
+LLVM_EMITTERS = ("llvm-ir", "asm", "obj", "shared-lib")
+ACCEL_EMITTERS = ("accel-bin", "accel-asm")
+EMITTERS = LLVM_EMITTERS + ACCEL_EMITTERS
 
 
 def _arguments() -> argparse.ArgumentParser:
@@ -29,11 +39,20 @@ def _arguments() -> argparse.ArgumentParser:
     parser = ArgumentParser(
         prog="tilecraft-translate",
         description="Translate loop- or te-level IR to LLVM IR, assembly, an object file "
-        "or a shared library for the host CPU.",
+        "or a shared library for the host CPU; accel IR to an accelerator binary or listing, "
+        "and an accelerator binary back to accel IR.",
     )
-    parser.add_argument("input", help="input IR file ('-' for stdin)")
+    parser.add_argument("input", help="input IR file ('-' for stdin), or with --disassemble an accel-bin file")
     parser.add_argument(
-        "--emit", choices=EMITTERS, default="llvm-ir", help="what to produce (default: llvm-ir)"
+        "--emit",
+        choices=EMITTERS,
+        default=None,
+        help="what to produce (default: llvm-ir; with --disassemble, accel IR)",
+    )
+    parser.add_argument(
+        "--disassemble",
+        action="store_true",
+        help="the input is an accel-bin file: print its accel IR (or --emit=accel-asm|accel-bin)",
     )
     parser.add_argument(
         "-o", "--output", help="output file (default: stdout; required for shared-lib)"
@@ -85,9 +104,58 @@ def _load(path: str):
     return module
 
 
+def _write(data: bytes | str, output: str | None) -> None:
+    if output:
+        mode = "wb" if isinstance(data, bytes) else "w"
+        with open(output, mode) as out:
+            out.write(data)
+    elif isinstance(data, bytes):
+        sys.stdout.buffer.write(data)
+    else:
+        sys.stdout.write(data)
+
+
+def _translate_accel(args: argparse.Namespace) -> None:
+    """accel IR -> accel-bin / accel-asm, or accel-bin -> accel IR (--disassemble)."""
+    import io
+
+    from tilecraft.backends.accel.binary import disassemble, write_binary
+    from tilecraft.backends.accel.program import ProgramNotFoundError, build_program, format_asm
+    from xdsl.printer import Printer
+
+    if args.disassemble:
+        if args.input == "-":
+            data = sys.stdin.buffer.read()
+        else:
+            with open(args.input, "rb") as f:
+                data = f.read()
+        module = disassemble(data, "<stdin>" if args.input == "-" else args.input)
+        if args.emit is None:
+            out = io.StringIO()
+            Printer(stream=out).print_op(module)
+            _write(out.getvalue() + "\n", args.output)
+            return
+    else:
+        from tilecraft.compiler import parse_file, parse_text
+
+        module = parse_text(sys.stdin.read(), "<stdin>") if args.input == "-" else parse_file(args.input)
+    try:
+        program = build_program(module)
+    except ProgramNotFoundError as e:
+        raise UsageError(f"--emit={args.emit} takes accel IR: {e}") from None
+    _write(write_binary(program) if args.emit == "accel-bin" else format_asm(program), args.output)
+
+
 def _translate(args: argparse.Namespace) -> None:
     from tilecraft import compiler as backend
 
+    if args.disassemble or args.emit in ACCEL_EMITTERS:
+        if args.disassemble and args.emit in LLVM_EMITTERS:
+            raise UsageError(f"--disassemble gives accel IR, accel-asm or accel-bin, not --emit={args.emit}")
+        _translate_accel(args)
+        return
+    if args.emit is None:
+        args.emit = "llvm-ir"
     module = _load(args.input)
     if args.emit == "shared-lib":
         if not args.output:
@@ -100,14 +168,7 @@ def _translate(args: argparse.Namespace) -> None:
         data = backend.emit_assembly(module, args.num_threads)
     else:
         data = backend.emit_llvm_ir(module, optimize=not args.no_opt, num_threads=args.num_threads)
-    if args.output:
-        mode = "wb" if isinstance(data, bytes) else "w"
-        with open(args.output, mode) as out:
-            out.write(data)
-    elif isinstance(data, bytes):
-        sys.stdout.buffer.write(data)
-    else:
-        sys.stdout.write(data)
+    _write(data, args.output)
 
 
 class UsageError(Exception):

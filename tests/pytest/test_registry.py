@@ -71,10 +71,10 @@ EXPECTED_PASSES = {
     "alter-layout", "bufferize-graph-function", "check-graph-level", "compile-model",
     "convert-graph-to-te", "convert-loop-to-llvm", "convert-te-to-loop",
     "fold-constant-kernels", "fold-constants", "fold-empty-tensors", "fuse-ops", "infer-shapes",
-    "loop-outline-parallel", "loop-to-llvm", "loop-unroll", "loop-vectorize",
+    "loop-outline-parallel", "loop-to-llvm", "loop-unroll", "loop-vectorize", "lower-accel-tokens",
     "plan-memory", "quantize-int8", "te-inline",
 }  # fmt: skip
-EXPECTED_DIALECTS = {"graph", "llvmx", "loop", "sched", "te"}
+EXPECTED_DIALECTS = {"accel", "graph", "llvmx", "loop", "sched", "te"}
 
 
 def test_registry_holds_the_expected_passes_and_dialects():
