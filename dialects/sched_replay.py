@@ -83,6 +83,8 @@ class Stage:
     scope_explicit: bool = False  # set by cache_read/cache_write; else the lowering picks
     tensor: SSAValue | None = None
     is_output: bool = False
+    tensorize_axis: IterVar | None = None  # the loops from here inwards are an intrinsic
+    tensorize_op: Operation | None = None
 
     def __repr__(self) -> str:
         return f"Stage({self.name})"
@@ -186,6 +188,7 @@ class ScheduleState:
                 state._apply(op)
         state._bypass_inlined_copies()
         state._check_final(schedule)
+        state._check_tensorized()
         return state
 
     def _stage(self, op: Operation, value: SSAValue) -> Stage:
@@ -268,6 +271,8 @@ class ScheduleState:
                 self._annotate(op, self._leaf(op, op.axis), "parallel")
             case sched.UnrollOp():
                 self._annotate(op, self._leaf(op, op.axis), "unrolled")
+            case sched.TensorizeOp():
+                self._tensorize(op, self._leaf(op, op.axis))
             case _:
                 raise OpError(op, f"'{op.name}' is not a schedule primitive.")
 
@@ -503,6 +508,64 @@ class ScheduleState:
         for s in self.stages:
             visit(s)
         return order
+
+    # -- tensorize -------------------------------------------------------------
+
+    def _tensorize(self, op: sched.TensorizeOp, axis: IterVar):
+        from tilecraft.dialects.tensor_intrin import lookup, unknown_message
+
+        if lookup(op.intrin.data) is None:
+            raise OpError(op, f"sched.tensorize: {unknown_message(op.intrin.data)}.")
+        stage = axis.stage
+        if stage.tensorize_op is not None:
+            raise OpError(op, f"stage '{stage.name}' is already tensorized (at '{stage.tensorize_axis.name}').")
+        stage.tensorize_axis, stage.tensorize_op = axis, op
+
+    def _check_tensorized(self):
+        """Each tensorized region computes what its intrinsic computes (extents from
+        the whole tensor here; convert-te-to-loop checks again with the inferred
+        bounds of a stage computed at a loop)."""
+        for s in self.stages:
+            if s.tensorize_op is None:
+                continue
+            if s.tensorize_axis not in s.leaves:
+                raise OpError(
+                    s.tensorize_op,
+                    f"axis '{s.tensorize_axis.name}' was split or fused after sched.tensorize; "
+                    "tensorize the stage's final loops.",
+                )
+            ext = leaf_extents(s, [hi - lo for lo, hi in s.root_bounds()])
+            check_tensorize(self, s, ext, _root_values(s, ext))
+
+
+def check_tensorize(state: ScheduleState, s: Stage, ext: dict, root_values: dict):
+    """The match of `s`'s tensorized region (`analysis.tensorize`), or an OpError at
+    its sched.tensorize."""
+    from tilecraft.analysis.tensorize import Mismatch, match_tensorize
+    from tilecraft.dialects.tensor_intrin import lookup
+
+    op = s.tensorize_op
+    order = s.loop_order
+    inner = set(order[order.index(s.tensorize_axis) :])
+    inside = [p for p in state.stages if p.attach == "at" and p.attach_stage is s and p.attach_axis in inner]
+    if inside:
+        raise OpError(
+            inside[0].attach_op,
+            f"stage '{inside[0].name}' is computed inside the tensorized region of '{s.name}' "
+            f"(under '{s.tensorize_axis.name}'); attach it outside that loop.",
+        )
+    try:
+        return match_tensorize(s, s.tensorize_axis, lookup(op.intrin.data), ext, root_values, read_producers(state))
+    except Mismatch as e:
+        raise OpError(op, f"sched.tensorize: {e}.") from None
+
+
+def _root_values(s: Stage, ext: dict) -> dict:
+    from tilecraft.analysis.bounds import axis_values
+    from tilecraft.analysis.expr import Expr
+
+    local = axis_values(s, ext)
+    return {r: Expr(const=lo) + local[r] for r, (lo, _) in zip(s.root, s.root_bounds())}
 
 
 def _arg_names(func_op: func.FuncOp) -> list[str]:

@@ -134,11 +134,11 @@ from tilecraft.frontends.te.reducer import CommReducer, comm_reducer
 from tilecraft.frontends.te.scan import ScanOp, scan
 from tilecraft.frontends.te.symbolic import Var, size_var, var
 from tilecraft.frontends.te.tensor import ComputeOp, PlaceholderOp, Tensor, compute, placeholder
+from tilecraft.frontends.te.tensor_intrin import IntrinBuffer, LoopKernel, TensorIntrin, decl_tensor_intrin
 
 
 _NOT_HERE = {
     "thread_axis": "GPU thread axes are not supported; tilecraft compiles for the CPU (target 'llvm')",
-    "decl_tensor_intrin": "tensor intrinsics belong to the accelerator flow; not supported here",
     "hybrid": "hybrid scripts are not supported",
     "create_prim_func": "TensorIR (create_prim_func) is not supported; use te.create_schedule",
     "gradient": "automatic differentiation is not supported",
@@ -155,6 +155,10 @@ def __getattr__(name: str):
 
 __all__ = [
     "CommReducer",
+    "IntrinBuffer",
+    "LoopKernel",
+    "TensorIntrin",
+    "decl_tensor_intrin",
     "ExternOp",
     "Var",
     "comm_reducer",

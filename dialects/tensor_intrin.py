@@ -1,0 +1,184 @@
+"""Tensor intrinsics: what `sched.tensorize` and `loop.tensor_intrin` name.
+
+A tensor intrinsic is declared once (`te.decl_tensor_intrin`, or the built-ins of
+`tilecraft.frontends.te.intrinsics`) and registered here by name, so schedules and
+loop IR that name it replay from text. Each holds
+
+- its *compute*, as te IR: a `func.func` taking the intrinsic's input tensors and
+  returning the one tensor its single `te.compute` defines (e.g. a 4x16 tile of
+  `C[i, j] = sum(A[i, k] * B[k, j])` over 8 values of k). `sched.tensorize`
+  checks a stage's loop nest against it (`analysis.tensorize`);
+- its *lowerings*, one per target, keyed by the target's name. A lowering is
+  an object the target's pass understands; for "llvm" it is a `LoopKernel`
+  (`transforms/lower_tensor_intrin.py` writes the intrinsic's own loop nest in
+  place of the `loop.tensor_intrin` op, with the loop kinds the kernel chooses,
+  so `loop-unroll` and `loop-vectorize` make the micro-kernel). An accelerator
+  target adds its own key (e.g. "accel") with the micro-ops it emits;
+- the memory scope each operand must live in, where the declaration binds one.
+
+Semantics, as `loop.tensor_intrin` states them: for a reduction, the output
+region is *updated* (`C[region] op= reduce(...)`): the loop nest around the op
+initializes it (the stage emitter puts the reduction's init nest in front of the
+op when no reduce loop encloses it). Without a reduction the region is assigned.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Attribute
+
+from tilecraft.dialects import te
+
+
+@dataclass(frozen=True)
+class LoopKernel:
+    """The "llvm" lowering of an intrinsic: its compute as a loop nest.
+
+    `order` lists the intrinsic's axis names outermost first (default: the spatial
+    axes but the last, the reduce axes, then the last spatial axis); `kinds` maps
+    axis names to a loop kind (default: the innermost spatial axis "vectorized",
+    every other axis "unrolled", so the whole tile becomes straight-line vector
+    code: a register-tile micro-kernel)."""
+
+    order: tuple[str, ...] | None = None
+    kinds: Mapping[str, str] = field(default_factory=dict)
+
+    def loop_order(self, intrin: TensorIntrin) -> list[str]:
+        spatial, reduce = intrin.spatial_names, intrin.reduce_names
+        default = spatial[:-1] + reduce + spatial[-1:]
+        return list(self.order) if self.order is not None else default
+
+    def kind(self, intrin: TensorIntrin, axis: str) -> str:
+        if axis in self.kinds:
+            return self.kinds[axis]
+        return "vectorized" if intrin.spatial_names[-1:] == [axis] else "unrolled"
+
+
+@dataclass(frozen=True)
+class Operand:
+    """One tensor of an intrinsic (TVM's buffer of `binds`): name, shape, element
+    type and the memory scope it must live in (None: any)."""
+
+    name: str
+    shape: tuple[int, ...]
+    element_type: Attribute
+    scope: str | None = None
+
+
+@dataclass(eq=False)
+class TensorIntrin:
+    """A registered tensor intrinsic (see the module docstring)."""
+
+    name: str
+    function: func.FuncOp
+    inputs: list[Operand]
+    output: Operand
+    lowerings: dict[str, object]
+
+    @property
+    def compute(self) -> te.ComputeOp:
+        (compute,) = te.compute_ops(self.function)
+        return compute
+
+    @property
+    def spatial_names(self) -> list[str]:
+        return self.compute.names
+
+    @property
+    def reduce_names(self) -> list[str]:
+        reduce = self.compute.reduce
+        return reduce.names if reduce is not None else []
+
+    def extents(self) -> dict[str, int]:
+        out = dict(zip(self.spatial_names, self.output.shape))
+        reduce = self.compute.reduce
+        if reduce is not None:
+            out.update({n: hi - lo for n, (lo, hi) in zip(reduce.names, reduce.bounds)})
+        return out
+
+    def lowering(self, target: str) -> object | None:
+        return self.lowerings.get(target)
+
+    def describe(self) -> str:
+        ext = self.extents()
+        axes = ", ".join(f"{n}<{ext[n]}" for n in self.spatial_names + self.reduce_names)
+        return f"{self.name} ({axes})"
+
+
+_REGISTRY: dict[str, TensorIntrin] = {}
+_builtins_loaded = False
+
+
+def intrin_from_function(
+    name: str,
+    function: func.FuncOp,
+    lowerings: Mapping[str, object],
+    scopes: Mapping[str, str] | None = None,
+) -> TensorIntrin:
+    """A `TensorIntrin` from its te function (checked: one te.compute, reading
+    only the function's arguments, reduce axes starting at 0, no nested regions)."""
+    scopes = dict(scopes or {})
+    computes = te.compute_ops(function)
+    if len(computes) != 1:
+        raise ValueError(f"tensor intrinsic {name}: its compute must be one te.compute, not {len(computes)}")
+    (compute,) = computes
+    reduce = compute.reduce
+    if reduce is not None and any(lo != 0 for lo, _ in reduce.bounds):
+        raise ValueError(f"tensor intrinsic {name}: its reduce axes must start at 0")
+    for op in compute.body.walk():
+        if op is not compute and op is not reduce and op.regions:
+            raise ValueError(
+                f"tensor intrinsic {name}: its compute must be straight-line "
+                f"(no '{op.name}' with a region)"
+            )
+    names = _arg_names(function)
+    inputs = []
+    for arg, arg_name in zip(function.body.block.args, names):
+        assert isinstance(arg.type, TensorType)
+        shape = tuple(arg.type.get_shape())
+        inputs.append(Operand(arg_name, shape, arg.type.get_element_type(), scopes.get(arg_name)))
+    out_name = compute.tensor_name.data
+    out_type = compute.result.type
+    output = Operand(out_name, compute.shape, out_type.get_element_type(), scopes.get(out_name))
+    return TensorIntrin(name, function, inputs, output, dict(lowerings))
+
+
+def _arg_names(function: func.FuncOp) -> list[str]:
+    from tilecraft.dialects.sched_replay import _arg_names as names
+
+    return names(function)
+
+
+def register(intrin: TensorIntrin) -> TensorIntrin:
+    """Register `intrin` under its name (a later declaration of a name replaces it)."""
+    _REGISTRY[intrin.name] = intrin
+    return intrin
+
+
+def lookup(name: str) -> TensorIntrin | None:
+    """The intrinsic registered as `name` (the built-ins are declared on first use)."""
+    _load_builtins()
+    return _REGISTRY.get(name)
+
+
+def registered_names() -> list[str]:
+    _load_builtins()
+    return sorted(_REGISTRY)
+
+
+def _load_builtins() -> None:
+    global _builtins_loaded
+    if _builtins_loaded:
+        return
+    _builtins_loaded = True
+    from tilecraft.frontends.te import intrinsics
+
+    intrinsics.declare_builtins()
+
+
+def unknown_message(name: str) -> str:
+    return f"no tensor intrinsic is named '{name}' (registered: {', '.join(registered_names()) or 'none'})"
