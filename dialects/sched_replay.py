@@ -522,9 +522,9 @@ class ScheduleState:
         stage.tensorize_axis, stage.tensorize_op = axis, op
 
     def _check_tensorized(self):
-        """Each tensorized region computes what its intrinsic computes (extents from
-        the whole tensor here; convert-te-to-loop checks again with the inferred
-        bounds of a stage computed at a loop)."""
+        """Each tensorized region computes what its intrinsic computes. A stage
+        computed at a consumer's loop covers a region known only once bounds are
+        inferred: convert-te-to-loop checks it (`StageEmitter`), with those bounds."""
         for s in self.stages:
             if s.tensorize_op is None:
                 continue
@@ -534,6 +534,8 @@ class ScheduleState:
                     f"axis '{s.tensorize_axis.name}' was split or fused after sched.tensorize; "
                     "tensorize the stage's final loops.",
                 )
+            if s.attach == "at":
+                continue
             ext = leaf_extents(s, [hi - lo for lo, hi in s.root_bounds()])
             check_tensorize(self, s, ext, _root_values(s, ext))
 

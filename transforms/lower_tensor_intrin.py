@@ -95,12 +95,17 @@ def kernel_nest(
         mapping.update(zip(reduce.body.block.args, (var[n] for n in intrin.reduce_names)))
     args = list(intrin.function.body.block.args)
 
+    sums: dict[tuple[SSAValue, SSAValue], SSAValue] = {}
+
     def address(region, indices: list[SSAValue]) -> list[SSAValue]:
+        """The buffer indices of an intrinsic index: base + index in the trailing
+        dimensions (each sum built once)."""
         buf, base = region
         lead = len(base) - len(indices)
-        return base[:lead] + [
-            body.add(arith.AddiOp(b, i)).result for b, i in zip(base[lead:], indices)
-        ]
+        for b, i in zip(base[lead:], indices):
+            if (b, i) not in sums:
+                sums[(b, i)] = body.add(arith.AddiOp(b, i)).result
+        return base[:lead] + [sums[(b, i)] for b, i in zip(base[lead:], indices)]
 
     def clone_block(ops) -> None:
         for op in ops:
