@@ -14,9 +14,9 @@ its leaf loops (`analysis.expr`):
    The stage's reduce axes with a loop of extent > 1 in the region pair, in
    order, with the intrinsic's reduce axes of extent > 1. Extents must be equal.
    This pairing maps every intrinsic axis to a region loop (or to 0).
-3. The bodies must be the same computation: the same ops in the same order
-   (index arithmetic aside), the same element types and attributes, the same
-   reduction. Each `te.read` pairs a stage tensor with an intrinsic input; its
+3. The bodies must be the same computation: matched as expression DAGs from
+   the yielded (reduced) value back to the reads, the same op at each node with
+   the same attributes and element types, the same reduction. Each `te.read` pairs a stage tensor with an intrinsic input; its
    indices, aligned from the last backwards as in 2, must have an inner part
    equal to the intrinsic's index with its axes mapped (an intrinsic reading
    `A[i, k]` matches a stage reading `A[io*4 + ii, ko*8 + ki]`, not
@@ -36,14 +36,19 @@ from __future__ import annotations
 from collections.abc import Hashable
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import IndexType
-from xdsl.ir import Operation, SSAValue
-
 from tilecraft.analysis.bounds import index_expr
 from tilecraft.analysis.expr import Div, Expr, Mod
 from tilecraft.dialects import te
-from tilecraft.dialects.sched_replay import IterVar, Stage
-from tilecraft.dialects.tensor_intrin import TensorIntrin
+from tilecraft.dialects.sched_replay import (
+    IterVar,
+    ScheduleState,
+    Stage,
+    read_producers,
+)
+from tilecraft.dialects.tensor_intrin import TensorIntrin, lookup
+from tilecraft.utils.diagnostics import OpError
+from xdsl.dialects.builtin import IndexType
+from xdsl.ir import Operation, SSAValue
 
 
 class Mismatch(Exception):
@@ -100,12 +105,6 @@ def match_tensorize(
     order = s.loop_order
     inner = order[order.index(axis) :]
     inner_set = set(inner)
-    for v in inner:
-        if v.annotation != "serial":
-            raise Mismatch(
-                f"loop '{v.name}' in the tensorized region is {v.annotation}; {who} replaces "
-                "the region's loops, so they must stay serial"
-            )
     inner_of = {r: _inner_loop(r, root_values[r], inner_set) for r in s.root}
     iext = intrin.extents()
     mapping: dict[Hashable, Expr] = {}
@@ -170,6 +169,22 @@ def match_tensorize(
     return TensorizeMatch(intrin, axis, inner, inputs, Region(s, out_base))
 
 
+def check_tensorize(
+    state: ScheduleState, s: Stage, ext: dict[IterVar, int], root_values: dict[IterVar, Expr]
+) -> TensorizeMatch:
+    """The match of `s`'s tensorized region, or an OpError at its sched.tensorize
+    (the schedule replay has checked the rest: the axis, serial loops, nothing
+    computed inside)."""
+    op = s.tensorize_op
+    assert op is not None and s.tensorize_axis is not None
+    intrin = lookup(op.intrin.data)
+    assert intrin is not None, "the schedule replay checks the intrinsic's name"
+    try:
+        return match_tensorize(s, s.tensorize_axis, intrin, ext, root_values, read_producers(state))
+    except Mismatch as e:
+        raise OpError(op, f"sched.tensorize: {e}.") from None
+
+
 def _inner_loop(r: IterVar, value: Expr, inner: set[IterVar]) -> IterVar | None:
     loops = []
     for atom, coeff in value.terms.items():
@@ -199,18 +214,6 @@ def _check_scope(operand, stage: Stage, who: str) -> None:
         )
 
 
-def _value_ops(compute: te.ComputeOp) -> list[Operation]:
-    """The ops that compute element values (index arithmetic and terminators aside)."""
-    out = []
-    for op in compute.body.walk():
-        if op is compute or isinstance(op, (te.YieldOp, te.ReduceOp)):
-            continue
-        if op.results and all(isinstance(r.type, IndexType) for r in op.results):
-            continue
-        out.append(op)
-    return out
-
-
 def _env(compute: te.ComputeOp, values: list[Expr], reduce_values: list[Expr]) -> dict[SSAValue, Expr | None]:
     env: dict[SSAValue, Expr | None] = dict(zip(compute.body.block.args, values))
     if compute.reduce is not None:
@@ -227,6 +230,9 @@ def _match_bodies(
     mapping: dict[Hashable, Expr],
     who: str,
 ) -> list[Region]:
+    """Match the two element computations as expression DAGs, from the yielded
+    (reduced) value back to the reads: the same op at each node, with the same
+    attributes and types, the operands matching in order."""
     mine, theirs = s.compute, intrin.compute
     env_s = _env(mine, [root_values[r] for r in s.spatial_root], [root_values[r] for r in s.reduce_root])
     env_i = _env(
@@ -236,44 +242,49 @@ def _match_bodies(
     )
     args = list(intrin.function.body.block.args)
     bound: dict[int, Region] = {}
-    vmap: dict[SSAValue, SSAValue] = {}
-    ops_s, ops_i = _value_ops(mine), _value_ops(theirs)
-    for a, b in zip(ops_s, ops_i):
+    matched: dict[SSAValue, SSAValue] = {}
+
+    def match(x: SSAValue, y: SSAValue) -> None:
+        if x in matched:
+            if matched[x] is not y:
+                raise Mismatch(f"{who} computes another value where the stage reuses one ('{x.owner.name}')")
+            return
+        a, b = x.owner, y.owner
+        if not isinstance(a, Operation) or not isinstance(b, Operation):
+            raise Mismatch(f"{who}: the stage uses a loop index as a value; tensorize matches computes whose indices only address tensors")
         if a.name != b.name:
             raise Mismatch(f"{who} computes '{b.name}' where stage '{s.name}' computes '{a.name}'")
         if isinstance(a, te.ReadOp):
             assert isinstance(b, te.ReadOp)
             k = args.index(b.tensor)
             region = _match_read(a, b, producers[a], intrin, k, env_s, env_i, inner, mapping, who)
-            if k in bound:
-                old = bound[k]
-                if old.stage is not region.stage or old.base != region.base:
-                    raise Mismatch(
-                        f"{who} reads input {intrin.inputs[k].name} twice; the stage reads two "
-                        "different regions there"
-                    )
-            bound[k] = region
+            old = bound.setdefault(k, region)
+            if old.stage is not region.stage or old.base != region.base:
+                raise Mismatch(
+                    f"{who} reads input {intrin.inputs[k].name} twice; the stage reads two "
+                    "different regions there"
+                )
         else:
             if [r.type for r in a.results] != [r.type for r in b.results]:
                 raise Mismatch(
                     f"{who}: '{b.name}' gives {', '.join(str(r.type) for r in b.results)}, the "
                     f"stage's gives {', '.join(str(r.type) for r in a.results)}"
                 )
-            if a.properties != b.properties or len(a.operands) != len(b.operands):
+            if a.properties != b.properties or len(a.operands) != len(b.operands) or a.regions or b.regions:
                 raise Mismatch(f"{who}: '{b.name}' has other attributes or operands in the stage")
-            for x, y in zip(a.operands, b.operands):
-                if isinstance(x.type, IndexType) or vmap.get(x) is not y:
-                    raise Mismatch(f"{who}: the operands of '{a.name}' differ from the stage's")
-        vmap.update(zip(a.results, b.results))
-    if len(ops_s) != len(ops_i):
-        more, fewer = ("stage " + repr(s.name), who) if len(ops_s) > len(ops_i) else (who, "stage " + repr(s.name))
-        raise Mismatch(f"{more} computes more than {fewer} ({len(ops_s)} ops against {len(ops_i)})")
-    ends = [(mine.yielded, theirs.yielded)]
+            for xo, yo in zip(a.operands, b.operands):
+                if isinstance(xo.type, IndexType) or isinstance(yo.type, IndexType):
+                    raise Mismatch(
+                        f"{who}: '{a.name}' takes a loop index as a value; tensorize matches "
+                        "computes whose indices only address tensors"
+                    )
+                match(xo, yo)
+        matched[x] = y
+
     if mine.reduce is not None and theirs.reduce is not None:
-        ends = [(mine.reduce.yielded, theirs.reduce.yielded)]
-    for x, y in ends:
-        if vmap.get(x) is not y:
-            raise Mismatch(f"{who} yields another value than stage '{s.name}'")
+        match(mine.reduce.yielded, theirs.reduce.yielded)
+    else:
+        match(mine.yielded, theirs.yielded)
     missing = [intrin.inputs[k].name for k in range(len(args)) if k not in bound]
     if missing:
         raise Mismatch(f"{who}: input {missing[0]} is never read")

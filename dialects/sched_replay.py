@@ -522,52 +522,37 @@ class ScheduleState:
         stage.tensorize_axis, stage.tensorize_op = axis, op
 
     def _check_tensorized(self):
-        """Each tensorized region computes what its intrinsic computes. A stage
-        computed at a consumer's loop covers a region known only once bounds are
-        inferred: convert-te-to-loop checks it (`StageEmitter`), with those bounds."""
+        """What the replay can check of a tensorized region by itself: the axis is
+        still a loop, the region's loops stay serial and no stage is computed
+        inside them. Whether the region computes what the intrinsic computes
+        needs index analysis and the inferred bounds: convert-te-to-loop checks
+        it before it changes anything (`analysis.tensorize`), at this op."""
         for s in self.stages:
             if s.tensorize_op is None:
                 continue
-            if s.tensorize_axis not in s.leaves:
+            op, axis = s.tensorize_op, s.tensorize_axis
+            if axis not in s.leaves:
                 raise OpError(
-                    s.tensorize_op,
-                    f"axis '{s.tensorize_axis.name}' was split or fused after sched.tensorize; "
+                    op,
+                    f"axis '{axis.name}' was split or fused after sched.tensorize; "
                     "tensorize the stage's final loops.",
                 )
-            if s.attach == "at":
-                continue
-            ext = leaf_extents(s, [hi - lo for lo, hi in s.root_bounds()])
-            check_tensorize(self, s, ext, _root_values(s, ext))
-
-
-def check_tensorize(state: ScheduleState, s: Stage, ext: dict, root_values: dict):
-    """The match of `s`'s tensorized region (`analysis.tensorize`), or an OpError at
-    its sched.tensorize."""
-    from tilecraft.analysis.tensorize import Mismatch, match_tensorize
-    from tilecraft.dialects.tensor_intrin import lookup
-
-    op = s.tensorize_op
-    order = s.loop_order
-    inner = set(order[order.index(s.tensorize_axis) :])
-    inside = [p for p in state.stages if p.attach == "at" and p.attach_stage is s and p.attach_axis in inner]
-    if inside:
-        raise OpError(
-            inside[0].attach_op,
-            f"stage '{inside[0].name}' is computed inside the tensorized region of '{s.name}' "
-            f"(under '{s.tensorize_axis.name}'); attach it outside that loop.",
-        )
-    try:
-        return match_tensorize(s, s.tensorize_axis, lookup(op.intrin.data), ext, root_values, read_producers(state))
-    except Mismatch as e:
-        raise OpError(op, f"sched.tensorize: {e}.") from None
-
-
-def _root_values(s: Stage, ext: dict) -> dict:
-    from tilecraft.analysis.bounds import axis_values
-    from tilecraft.analysis.expr import Expr
-
-    local = axis_values(s, ext)
-    return {r: Expr(const=lo) + local[r] for r, (lo, _) in zip(s.root, s.root_bounds())}
+            order = s.loop_order
+            inner = order[order.index(axis) :]
+            for v in inner:
+                if v.annotation != "serial":
+                    raise OpError(
+                        v.annotation_op,
+                        f"loop '{v.name}' is in the region of '{s.name}' that sched.tensorize "
+                        f"replaces (under '{axis.name}'); it cannot be {v.annotation}.",
+                    )
+            for p in self.stages:
+                if p.attach == "at" and p.attach_stage is s and p.attach_axis in inner:
+                    raise OpError(
+                        p.attach_op,
+                        f"stage '{p.name}' is computed inside the tensorized region of '{s.name}' "
+                        f"(under '{axis.name}'); attach it outside that loop.",
+                    )
 
 
 def _arg_names(func_op: func.FuncOp) -> list[str]:

@@ -1,7 +1,7 @@
 """Tensor intrinsics: what `sched.tensorize` and `loop.tensor_intrin` name.
 
-A tensor intrinsic is declared once (`te.decl_tensor_intrin`, or the built-ins of
-`tilecraft.frontends.te.intrinsics`) and registered here by name, so schedules and
+A tensor intrinsic is declared once (`te.decl_tensor_intrin`, or the built-ins
+below, written as te IR) and registered here by name, so schedules and
 loop IR that name it replay from text. Each holds
 
 - its *compute*, as te IR: a `func.func` taking the intrinsic's input tensors and
@@ -27,11 +27,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from tilecraft.dialects import te
 from xdsl.dialects import func
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute
-
-from tilecraft.dialects import te
 
 
 @dataclass(frozen=True)
@@ -155,6 +154,7 @@ def _arg_names(function: func.FuncOp) -> list[str]:
 
 def register(intrin: TensorIntrin) -> TensorIntrin:
     """Register `intrin` under its name (a later declaration of a name replaces it)."""
+    _load_builtins()
     _REGISTRY[intrin.name] = intrin
     return intrin
 
@@ -175,9 +175,63 @@ def _load_builtins() -> None:
     if _builtins_loaded:
         return
     _builtins_loaded = True
-    from tilecraft.frontends.te import intrinsics
+    from xdsl.context import Context
+    from xdsl.dialects.arith import Arith
+    from xdsl.dialects.builtin import Builtin
+    from xdsl.dialects.func import Func
+    from xdsl.parser import Parser
 
-    intrinsics.declare_builtins()
+    ctx = Context()
+    for dialect in (Builtin, Func, Arith, te.TE):
+        ctx.load_dialect(dialect)
+    for name, text in _builtin_texts().items():
+        module = Parser(ctx, text, name).parse_module()
+        function = module.body.block.first_op
+        assert isinstance(function, func.FuncOp)
+        function.detach()
+        _REGISTRY.setdefault(name, intrin_from_function(name, function, {"llvm": LoopKernel()}))
+
+
+def _builtin_texts() -> dict[str, str]:
+    """The built-in intrinsics, as te IR (what `te.decl_tensor_intrin` would make):
+
+    - `gemm_4x16x8_f32`: `C[4x16] += A[4x8] * B[8x16]` in float32; on the CPU a
+      register-tile micro-kernel (the 16-wide j axis one vector, i and k unrolled:
+      32 vector FMAs on 4 rows of accumulators per call);
+    - `gemv_1x16x16_i8`: `C[1x16] += A[1x16] * W[16x16]^T`, int8 x int8 summed in
+      int32: the shape of VTA's GEMM at its default spec (BATCH 1, BLOCK 16), here
+      lowered for the CPU.
+    """
+    return {
+        "gemm_4x16x8_f32": _gemm_text("gemm_4x16x8_f32", 4, 16, 8, "f32", "f32", "arith.mulf"),
+        "gemv_1x16x16_i8": _gemm_text("gemv_1x16x16_i8", 1, 16, 16, "i8", "i32", "arith.muli", transposed=True),
+    }
+
+
+def _gemm_text(name: str, m: int, n: int, k: int, t_in: str, t_acc: str, mul: str, transposed: bool = False) -> str:
+    b_shape, b_index = (f"{n}x{k}", "%j, %k") if transposed else (f"{k}x{n}", "%k, %j")
+    b_name = "W" if transposed else "B"
+    widen = t_in != t_acc
+    a_val, b_val = ("%a32", "%b32") if widen else ("%a", "%b")
+    cast_a = f"      %a32 = arith.extsi %a : {t_in} to {t_acc}\n" if widen else ""
+    cast_b = f"      %b32 = arith.extsi %b : {t_in} to {t_acc}\n" if widen else ""
+    return (
+        f'func.func @{name}(%A: tensor<{m}x{k}x{t_in}> {{tc.name = "A"}}, '
+        f'%{b_name}: tensor<{b_shape}x{t_in}> {{tc.name = "{b_name}"}}) -> tensor<{m}x{n}x{t_acc}> {{\n'
+        f'  %C = te.compute "C" (%i: "i", %j: "j") -> tensor<{m}x{n}x{t_acc}> {{\n'
+        f'    %s = te.reduce sum (%k: "k" = 0 to {k}) -> {t_acc} {{\n'
+        f"      %a = te.read %A[%i, %k] : tensor<{m}x{k}x{t_in}>\n"
+        f"{cast_a}"
+        f"      %b = te.read %{b_name}[{b_index}] : tensor<{b_shape}x{t_in}>\n"
+        f"{cast_b}"
+        f"      %p = {mul} {a_val}, {b_val} : {t_acc}\n"
+        f"      te.yield %p : {t_acc}\n"
+        "    }\n"
+        f"    te.yield %s : {t_acc}\n"
+        "  }\n"
+        f"  func.return %C : tensor<{m}x{n}x{t_acc}>\n"
+        "}\n"
+    )
 
 
 def unknown_message(name: str) -> str:

@@ -23,19 +23,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, memref
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, MemRefType
+from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.rewriter import Rewriter
 
 from tilecraft.analysis.bounds import Bounds, axis_values, index_expr
 from tilecraft.analysis.expr import Expr, bounds, simplify
-from tilecraft.analysis.tensorize import TensorizeMatch
+from tilecraft.analysis.tensorize import TensorizeMatch, check_tensorize
 from tilecraft.dialects.sched_replay import (
     IterVar,
     ScheduleState,
     Split,
     Stage,
-    check_tensorize,
     read_producers,
 )
 from tilecraft.dialects import loop, te
@@ -233,7 +232,7 @@ class StageEmitter:
 
     def _emit_init(self, s: Stage, cur: Cursor, env: Env, guards: list[Guard]):
         cur = self._guarded(cur, env, guards, ("spatial",))
-        init = cur.value(_identity(s.compute.reduce.kind.data, s.element_type))
+        init = cur.value(te.reduce_identity(s.compute.reduce.kind.data, s.element_type))
         cur.insert(memref.StoreOp.get(init, self.buffers[s].value, self._own_indices(s, cur, env)))
 
     def _emit_update(self, s: Stage, cur: Cursor, env: Env, guards: list[Guard]):
@@ -253,7 +252,7 @@ class StageEmitter:
         buf = self.buffers[s]
         idx = self._own_indices(s, cur, env)
         acc = cur.value(memref.LoadOp.get(buf.value, idx))
-        new = cur.value(_combine(reduce.kind.data, acc, term))
+        new = cur.value(te.reduce_combine(reduce.kind.data, acc, term))
         cur.insert(memref.StoreOp.get(new, buf.value, idx))
 
     def _clone_body(self, s: Stage, block: Block, mapping: dict, cur: Cursor, env: Env) -> SSAValue:
@@ -314,9 +313,10 @@ class StageEmitter:
     # -- tensorized regions -------------------------------------------------------
 
     def _match_tensorized(self) -> dict[Stage, TensorizeMatch]:
-        """The match of every tensorized stage with the inferred bounds (a stage
-        computed at a loop may cover less than its tensor), and the check that
-        its region needs no guard."""
+        """The match of every tensorized stage (`analysis.tensorize`, with the
+        inferred bounds: a stage computed at a loop may cover less than its
+        tensor), and the check that its region needs no guard. Runs before
+        convert-te-to-loop changes anything, so a mismatch is reported at once."""
         out = {}
         for s in self.state.stages:
             if s.tensorize_op is None:
@@ -373,24 +373,3 @@ def _attached_scope(p: Stage, sizes: list[int]) -> str:
 
 def _element_bytes(t: Attribute) -> int:
     return max(1, t.bitwidth // 8)
-
-
-def _identity(kind: str, t: Attribute) -> Operation:
-    if isinstance(t, IntegerType):
-        width = t.width.data
-        lo, hi = -(2 ** (width - 1)), 2 ** (width - 1) - 1
-        v = {"sum": 0, "prod": 1, "max": lo, "min": hi}[kind]
-        return arith.ConstantOp(IntegerAttr(v, t))
-    v = {"sum": 0.0, "prod": 1.0, "max": float("-inf"), "min": float("inf")}[kind]
-    return arith.ConstantOp(FloatAttr(v, t))
-
-
-def _combine(kind: str, acc: SSAValue, term: SSAValue) -> Operation:
-    is_int = isinstance(acc.type, IntegerType)
-    ops = {
-        "sum": (arith.AddiOp, arith.AddfOp),
-        "prod": (arith.MuliOp, arith.MulfOp),
-        "max": (arith.MaxSIOp, arith.MaximumfOp),
-        "min": (arith.MinSIOp, arith.MinimumfOp),
-    }[kind]
-    return (ops[0] if is_int else ops[1])(acc, term)

@@ -37,6 +37,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tilecraft.dialects import loop, te
+from tilecraft.dialects.tensor_intrin import LoopKernel, TensorIntrin, lookup
+from tilecraft.utils.diagnostics import OpError
 from xdsl.context import Context
 from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import ModuleOp
@@ -48,11 +51,6 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
-
-from tilecraft.dialects import loop, te
-from tilecraft.dialects.tensor_intrin import LoopKernel, TensorIntrin, lookup
-from tilecraft.lowering.stage_emitter import _combine
-from tilecraft.utils.diagnostics import OpError
 
 PASS = "lower-tensor-intrin"
 
@@ -100,7 +98,7 @@ def kernel_nest(
     def address(region, indices: list[SSAValue]) -> list[SSAValue]:
         """The buffer indices of an intrinsic index: base + index in the trailing
         dimensions (each sum built once)."""
-        buf, base = region
+        base = region[1]
         lead = len(base) - len(indices)
         for b, i in zip(base[lead:], indices):
             if (b, i) not in sums:
@@ -113,20 +111,20 @@ def kernel_nest(
                 continue
             if isinstance(op, te.ReadOp):
                 region = regions[args.index(op.tensor)]
-                idx = address(region, [mapping[i] if i in mapping else i for i in op.indices])
+                idx = address(region, [mapping.get(i, i) for i in op.indices])
                 mapping[op.result] = body.add(memref.LoadOp.get(region[0], idx)).res
             else:
                 body.add(op.clone(value_mapper=mapping))
 
     clone_block(compute.body.block.ops)
-    out_buf, out_base = regions[-1]
+    out_buf = regions[-1][0]
     out_idx = address(regions[-1], [var[n] for n in intrin.spatial_names])
     if reduce is None:
         value = mapping[compute.yielded]
     else:
         clone_block(reduce.body.block.ops)
         acc = body.add(memref.LoadOp.get(out_buf, out_idx)).res
-        value = body.add(_combine(reduce.kind.data, acc, mapping[reduce.yielded])).results[0]
+        value = body.add(te.reduce_combine(reduce.kind.data, acc, mapping[reduce.yielded])).results[0]
     body.add(memref.StoreOp.get(value, out_buf, out_idx))
     return outer
 

@@ -71,7 +71,7 @@ EXPECTED_PASSES = {
     "alter-layout", "bufferize-graph-function", "check-graph-level", "compile-model",
     "convert-graph-to-te", "convert-loop-to-llvm", "convert-te-to-loop",
     "fold-constant-kernels", "fold-constants", "fold-empty-tensors", "fuse-ops", "infer-shapes",
-    "loop-outline-parallel", "loop-to-llvm", "loop-unroll", "loop-vectorize",
+    "loop-outline-parallel", "loop-to-llvm", "loop-unroll", "loop-vectorize", "lower-tensor-intrin",
     "plan-memory", "te-inline",
 }  # fmt: skip
 EXPECTED_DIALECTS = {"graph", "llvmx", "loop", "sched", "te"}
