@@ -61,8 +61,9 @@ The package's modules, each importing only the ones before it: `dtypes`; `expr`
 (expression nodes, then the functions that build them with their type rules);
 `ops` (elementwise functions and reductions); `symbolic` (`te.var`); `reducer`
 (`te.comm_reducer`); `tensor` (tensors and `compute`); `schedule` (schedules and
-cache stages); `rfactor`; `extern` and `scan`; and `emit` (IR generation,
-`build_module`). This file re-exports their public names.
+cache stages); `rfactor`; `extern` and `scan`; `emit` (IR generation,
+`build_module`); and `tensor_intrin` (`te.decl_tensor_intrin`, which `emit`s the
+intrinsic's compute and registers it by name for `s[C].tensorize`). This file re-exports their public names.
 """
 
 from tilecraft.frontends.te.dtypes import DTYPES, INDEX
