@@ -268,6 +268,11 @@ class Stage:
         name = intrin.name if isinstance(intrin, TensorIntrin) else intrin
         if not isinstance(name, str) or lookup(name) is None:
             raise ValueError(f"s[{self.tensor.name}].tensorize: {unknown_message(str(name))}")
+        if isinstance(intrin, TensorIntrin) and lookup(name) is not intrin:
+            raise ValueError(
+                f"s[{self.tensor.name}].tensorize: intrinsic {name} was declared again since; "
+                "schedules name intrinsics, so use the latest declaration"
+            )
 
         def step(e: _ScheduleEmitter):
             e.add(sched_ir.TensorizeOp(e.axis(self, axis), name))

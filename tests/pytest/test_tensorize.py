@@ -196,3 +196,51 @@ def test_an_intrinsic_without_a_cpu_lowering_is_refused_at_build():
     assert 'loop.tensor_intrin "widen_16_accel_only"' in tc.lower(s, [X, Y])
     with pytest.raises(OpError, match="has no loop-kernel lowering for target 'llvm' \\(its lowerings: accel\\)"):
         tc.build(s, [X, Y])
+
+
+def test_region_starting_at_a_reduce_loop():
+    """Tensorized at k.inner (outside i.inner, j.inner): the init nest is the
+    stage's own, before k.outer."""
+    A, B, C = matmul(8, 32, 16)
+    s = te.create_schedule(C)
+    i, j = C.op.axis
+    io, ii = s[C].split(i, factor=4)
+    jo, ji = s[C].split(j, factor=16)
+    ko, ki = s[C].split(C.op.reduce_axis[0], factor=8)
+    s[C].reorder(io, jo, ko, ki, ii, ji)
+    s[C].tensorize(ki, "gemm_4x16x8_f32")
+    run_matmul(s, A, B, C, 8, 32, 16)
+
+
+def test_batch_split_by_one_inside_the_region():
+    """The intrinsic's extent-1 batch axis matches a loop of extent 1."""
+    X = te.placeholder((3, 32), "int8", name="X")
+    W = te.placeholder((16, 32), "int8", name="W")
+    r = te.reduce_axis((0, 32), name="k")
+    Y = te.compute(
+        (3, 16), lambda b, j: te.sum(X[b, r].astype("int32") * W[j, r].astype("int32"), axis=r), name="Y"
+    )
+    s = te.create_schedule(Y)
+    bo, bi = s[Y].split(Y.op.axis[0], factor=1)
+    ro, ri = s[Y].split(r, factor=16)
+    s[Y].reorder(bo, ro, bi, Y.op.axis[1], ri)
+    s[Y].tensorize(bi, "gemv_1x16x16_i8")
+    f = tc.build(s, [X, W, Y])
+    x = RNG.integers(-128, 128, (3, 32), dtype=np.int8)
+    w = RNG.integers(-128, 128, (16, 32), dtype=np.int8)
+    y = np.full((3, 16), 7, np.int32)
+    f(x, w, y)
+    np.testing.assert_array_equal(y, x.astype(np.int32) @ w.astype(np.int32).T)
+
+
+def test_a_redeclared_intrinsic_object_is_refused():
+    a = te.placeholder((16,), "float32", name="a")
+    c = te.compute((16,), lambda i: a[i] * 3.0, name="c")
+    old = te.decl_tensor_intrin(c.op, name="triple_16_test")
+    te.decl_tensor_intrin(c.op, name="triple_16_test")
+    X = te.placeholder((32,), "float32", name="X")
+    Y = te.compute((32,), lambda i: X[i] * 3.0, name="Y")
+    s = te.create_schedule(Y)
+    io, ii = s[Y].split(Y.op.axis[0], factor=16)
+    with pytest.raises(ValueError, match="was declared again since"):
+        s[Y].tensorize(ii, old)
