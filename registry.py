@@ -96,6 +96,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "loop-unroll": transforms_pass("loop_unroll", "LoopUnrollPass"),
         "loop-outline-parallel": transforms_pass("loop_outline_parallel", "LoopOutlineParallelPass"),
         "loop-vectorize": transforms_pass("loop_vectorize", "LoopVectorizePass"),
+        "lower-tensor-intrin": transforms_pass("lower_tensor_intrin", "LowerTensorIntrinPass"),
     }
 
     graph_passes = {

@@ -90,6 +90,7 @@ from xdsl.ir import (
     SSAValue,
 )
 from xdsl.irdl import (
+    AttrSizedOperandSegments,
     IRDLOperation,
     irdl_attr_definition,
     irdl_op_definition,
@@ -524,6 +525,128 @@ class AssertOp(IRDLOperation):
         super().__init__(operands=[cond], properties={"message": message})
 
 
+@irdl_op_definition
+class TensorIntrinOp(IRDLOperation):
+    """A tensor intrinsic on regions of buffers (what `sched.tensorize` makes of a
+    loop nest):
+
+        loop.tensor_intrin "gemm_4x16x8_f32" ins(%A[%i0, %k0], %B[%k0, %j0])
+            outs(%C[%i0, %j0]) : memref<64x32xf32>, memref<32x64xf32>, memref<64x64xf32>
+
+    The intrinsic (registered by name, `tilecraft.dialects.tensor_intrin`) has one
+    input per `ins` operand and one output. Each operand is a region of its buffer:
+    the intrinsic operand's shape placed at the given base index (one per buffer
+    dimension) in the buffer's trailing dimensions; leading dimensions stay at
+    their base (strides are the buffer's, row-major). For a reducing intrinsic the
+    output region is updated (`C op= reduce(...)`), else assigned. Each target
+    lowers it in its own way: `lower-tensor-intrin` writes the intrinsic's loop
+    nest for the CPU.
+    """
+
+    name = "loop.tensor_intrin"
+    intrin = prop_def(StringAttr)
+    num_inputs = prop_def(IntAttr)
+    buffers = var_operand_def(MemRefType)
+    indices = var_operand_def(IndexType)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    def __init__(
+        self,
+        intrin: str,
+        inputs: Sequence[tuple[SSAValue, Sequence[SSAValue]]],
+        outputs: Sequence[tuple[SSAValue, Sequence[SSAValue]]],
+    ):
+        operands = list(inputs) + list(outputs)
+        super().__init__(
+            operands=[[b for b, _ in operands], [i for _, idx in operands for i in idx]],
+            properties={"intrin": StringAttr(intrin), "num_inputs": IntAttr(len(inputs))},
+        )
+
+    def operand_regions(self) -> list[tuple[SSAValue, list[SSAValue]]]:
+        """(buffer, base indices) of each operand, inputs first."""
+        out, pos = [], 0
+        for b in self.buffers:
+            rank = len(b.type.get_shape())  # type: ignore[attr-defined]
+            out.append((b, list(self.indices[pos : pos + rank])))
+            pos += rank
+        return out
+
+    def verify_(self) -> None:
+        from tilecraft.dialects.tensor_intrin import lookup, unknown_message
+
+        ranks = [len(b.type.get_shape()) for b in self.buffers]  # type: ignore[attr-defined]
+        if sum(ranks) != len(self.indices):
+            raise VerifyException(
+                f"loop.tensor_intrin takes one base index per buffer dimension ({sum(ranks)}), "
+                f"not {len(self.indices)}."
+            )
+        intrin = lookup(self.intrin.data)
+        if intrin is None:
+            raise VerifyException(f"loop.tensor_intrin: {unknown_message(self.intrin.data)}.")
+        want = [*intrin.inputs, intrin.output]
+        if self.num_inputs.data != len(intrin.inputs) or len(self.buffers) != len(want):
+            raise VerifyException(
+                f"loop.tensor_intrin '{intrin.name}' takes {len(intrin.inputs)} inputs and one output."
+            )
+        for b, operand in zip(self.buffers, want):
+            t = b.type
+            shape = t.get_shape()  # type: ignore[attr-defined]
+            region = tuple(shape[len(shape) - len(operand.shape) :])
+            if t.element_type != operand.element_type or len(shape) < len(operand.shape) or any(  # type: ignore[attr-defined]
+                r < o for r, o in zip(region, operand.shape)
+            ):
+                raise VerifyException(
+                    f"loop.tensor_intrin '{intrin.name}': operand {operand.name} is a "
+                    f"{'x'.join(map(str, operand.shape))} region of {operand.element_type}, "
+                    f"which {t} cannot hold."
+                )
+
+    def print(self, printer: Printer):
+        printer.print_string(" ")
+        printer.print_string_literal(self.intrin.data)
+        regions = self.operand_regions()
+        n = self.num_inputs.data
+        for word, group in (("ins", regions[:n]), ("outs", regions[n:])):
+            printer.print_string(f" {word}(")
+            for k, (b, idx) in enumerate(group):
+                if k:
+                    printer.print_string(", ")
+                printer.print_ssa_value(b)
+                printer.print_string("[")
+                printer.print_list(idx, printer.print_ssa_value)
+                printer.print_string("]")
+            printer.print_string(")")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_list([b.type for b in self.buffers], printer.print_attribute)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> TensorIntrinOp:
+        intrin = parser.parse_str_literal()
+
+        def region():
+            buf = parser.parse_unresolved_operand()
+            idx = parser.parse_comma_separated_list(
+                parser.Delimiter.SQUARE, lambda: parser.parse_operand()
+            )
+            return buf, idx
+
+        parser.parse_keyword("ins")
+        ins = parser.parse_comma_separated_list(parser.Delimiter.PAREN, region)
+        parser.parse_keyword("outs")
+        outs = parser.parse_comma_separated_list(parser.Delimiter.PAREN, region)
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+        pairs = ins + outs
+        if len(types) != len(pairs):
+            parser.raise_error(f"loop.tensor_intrin lists {len(pairs)} buffers and {len(types)} types")
+        resolved = [(parser.resolve_operand(b, t), idx) for (b, idx), t in zip(pairs, types)]
+        op = cls(intrin, resolved[: len(ins)], resolved[len(ins) :])
+        op.attributes |= attrs
+        return op
+
+
 def make_for(
     lb: int, ub: int, kind: str | LoopKind, var_name: str | None, ops: Sequence[Operation]
 ) -> ForOp:
@@ -534,6 +657,6 @@ def make_for(
 
 LOOP = Dialect(
     "loop",
-    [ForOp, GuardOp, AllocOp, ViewOp, LaunchOp, GatherOp, ScatterOp, YieldOp, AssertOp],
+    [ForOp, GuardOp, AllocOp, ViewOp, LaunchOp, GatherOp, ScatterOp, YieldOp, AssertOp, TensorIntrinOp],
     [LoopKindAttr, MemoryScopeAttr],
 )

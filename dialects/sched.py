@@ -401,6 +401,25 @@ class UnrollOp(_AnnotateOp):
     name = "sched.unroll"
 
 
+@irdl_op_definition
+class TensorizeOp(IRDLOperation):
+    """Replace the loops under an axis by a tensor intrinsic:
+    `sched.tensorize %ii with "gemm_4x16x8_f32"`.
+
+    The loops of the axis's stage from `%ii` inwards must compute what the
+    intrinsic (registered by name, `tilecraft.dialects.tensor_intrin`) computes;
+    the schedule replay checks it and names the index, extent or type that differs.
+    """
+
+    name = "sched.tensorize"
+    axis = operand_def(AxisType)
+    intrin = prop_def(StringAttr)
+    assembly_format = "$axis `with` $intrin attr-dict"
+
+    def __init__(self, axis: SSAValue, intrin: str):
+        super().__init__(operands=[axis], properties={"intrin": StringAttr(intrin)})
+
+
 SCHED = Dialect(
     "sched",
     [
@@ -418,6 +437,7 @@ SCHED = Dialect(
         VectorizeOp,
         ParallelOp,
         UnrollOp,
+        TensorizeOp,
     ],
     [StageType, AxisType, MemoryScopeAttr],
 )

@@ -83,6 +83,8 @@ class Stage:
     scope_explicit: bool = False  # set by cache_read/cache_write; else the lowering picks
     tensor: SSAValue | None = None
     is_output: bool = False
+    tensorize_axis: IterVar | None = None  # the loops from here inwards are an intrinsic
+    tensorize_op: Operation | None = None
 
     def __repr__(self) -> str:
         return f"Stage({self.name})"
@@ -186,6 +188,7 @@ class ScheduleState:
                 state._apply(op)
         state._bypass_inlined_copies()
         state._check_final(schedule)
+        state._check_tensorized()
         return state
 
     def _stage(self, op: Operation, value: SSAValue) -> Stage:
@@ -268,6 +271,8 @@ class ScheduleState:
                 self._annotate(op, self._leaf(op, op.axis), "parallel")
             case sched.UnrollOp():
                 self._annotate(op, self._leaf(op, op.axis), "unrolled")
+            case sched.TensorizeOp():
+                self._tensorize(op, self._leaf(op, op.axis))
             case _:
                 raise OpError(op, f"'{op.name}' is not a schedule primitive.")
 
@@ -503,6 +508,51 @@ class ScheduleState:
         for s in self.stages:
             visit(s)
         return order
+
+    # -- tensorize -------------------------------------------------------------
+
+    def _tensorize(self, op: sched.TensorizeOp, axis: IterVar):
+        from tilecraft.dialects.tensor_intrin import lookup, unknown_message
+
+        if lookup(op.intrin.data) is None:
+            raise OpError(op, f"sched.tensorize: {unknown_message(op.intrin.data)}.")
+        stage = axis.stage
+        if stage.tensorize_op is not None:
+            raise OpError(op, f"stage '{stage.name}' is already tensorized (at '{stage.tensorize_axis.name}').")
+        stage.tensorize_axis, stage.tensorize_op = axis, op
+
+    def _check_tensorized(self):
+        """What the replay can check of a tensorized region by itself: the axis is
+        still a loop, the region's loops stay serial and no stage is computed
+        inside them. Whether the region computes what the intrinsic computes
+        needs index analysis and the inferred bounds: convert-te-to-loop checks
+        it before it changes anything (`analysis.tensorize`), at this op."""
+        for s in self.stages:
+            if s.tensorize_op is None:
+                continue
+            op, axis = s.tensorize_op, s.tensorize_axis
+            if axis not in s.leaves:
+                raise OpError(
+                    op,
+                    f"axis '{axis.name}' was split or fused after sched.tensorize; "
+                    "tensorize the stage's final loops.",
+                )
+            order = s.loop_order
+            inner = order[order.index(axis) :]
+            for v in inner:
+                if v.annotation != "serial":
+                    raise OpError(
+                        v.annotation_op,
+                        f"loop '{v.name}' is in the region of '{s.name}' that sched.tensorize "
+                        f"replaces (under '{axis.name}'); it cannot be {v.annotation}.",
+                    )
+            for p in self.stages:
+                if p.attach == "at" and p.attach_stage is s and p.attach_axis in inner:
+                    raise OpError(
+                        p.attach_op,
+                        f"stage '{p.name}' is computed inside the tensorized region of '{s.name}' "
+                        f"(under '{axis.name}'); attach it outside that loop.",
+                    )
 
 
 def _arg_names(func_op: func.FuncOp) -> list[str]:

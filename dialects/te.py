@@ -44,12 +44,16 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    FloatAttr,
     IndexType,
     IntAttr,
+    IntegerAttr,
+    IntegerType,
     StringAttr,
     TensorType,
     i1,
 )
+from xdsl.dialects import arith
 from xdsl.dialects.arith import signlessIntegerLike
 from xdsl.dialects.utils import EnumAttribute
 from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SpacedOpaqueSyntaxAttribute, SSAValue
@@ -91,6 +95,29 @@ class ReduceKindAttr(EnumAttribute[ReduceKind], SpacedOpaqueSyntaxAttribute):
 
 
 REDUCE_KINDS = tuple(k.value for k in ReduceKind)
+
+
+def reduce_identity(kind: str, t: Attribute) -> Operation:
+    """The `arith.constant` a `kind` reduction of `t` elements starts from."""
+    if isinstance(t, IntegerType):
+        width = t.width.data
+        lo, hi = -(2 ** (width - 1)), 2 ** (width - 1) - 1
+        v = {"sum": 0, "prod": 1, "max": lo, "min": hi}[kind]
+        return arith.ConstantOp(IntegerAttr(v, t))
+    v = {"sum": 0.0, "prod": 1.0, "max": float("-inf"), "min": float("inf")}[kind]
+    return arith.ConstantOp(FloatAttr(v, t))
+
+
+def reduce_combine(kind: str, acc: SSAValue, term: SSAValue) -> Operation:
+    """The arith op a `kind` reduction combines its accumulator and a term with."""
+    is_int = isinstance(acc.type, IntegerType)
+    ops = {
+        "sum": (arith.AddiOp, arith.AddfOp),
+        "prod": (arith.MuliOp, arith.MulfOp),
+        "max": (arith.MaxSIOp, arith.MaximumfOp),
+        "min": (arith.MinSIOp, arith.MinimumfOp),
+    }[kind]
+    return (ops[0] if is_int else ops[1])(acc, term)
 
 
 def _parse_named_axes(parser: Parser, with_bounds: bool):

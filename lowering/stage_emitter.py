@@ -23,13 +23,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, memref
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, MemRefType
+from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.rewriter import Rewriter
 
 from tilecraft.analysis.bounds import Bounds, axis_values, index_expr
 from tilecraft.analysis.expr import Expr, bounds, simplify
-from tilecraft.dialects.sched_replay import IterVar, ScheduleState, Split, Stage, read_producers
+from tilecraft.analysis.tensorize import TensorizeMatch, check_tensorize
+from tilecraft.dialects.sched_replay import (
+    IterVar,
+    ScheduleState,
+    Split,
+    Stage,
+    read_producers,
+)
 from tilecraft.dialects import loop, te
 from tilecraft.lowering.loop_builder import Cursor, emit_floor_mod, emit_index
 from tilecraft.utils.diagnostics import OpError
@@ -78,6 +85,7 @@ class StageEmitter:
         self.order = state.topological_order()
         self.reads = read_producers(state)
         self._sym: dict[SSAValue, Expr | None] = {}
+        self.tensorized = self._match_tensorized()
 
     # -- one stage ------------------------------------------------------------
 
@@ -116,6 +124,9 @@ class StageEmitter:
             body(cur, env)
             return
         v = leaves[0]
+        if attach and v is s.tensorize_axis:
+            self._emit_tensor_intrin(s, cur, env)
+            return
         for_op = loop.ForOp(0, ext[v], v.annotation, var_name=v.name)
         cur.insert(for_op)
         inner_env = {**env, v: for_op.var}
@@ -221,7 +232,7 @@ class StageEmitter:
 
     def _emit_init(self, s: Stage, cur: Cursor, env: Env, guards: list[Guard]):
         cur = self._guarded(cur, env, guards, ("spatial",))
-        init = cur.value(_identity(s.compute.reduce.kind.data, s.element_type))
+        init = cur.value(te.reduce_identity(s.compute.reduce.kind.data, s.element_type))
         cur.insert(memref.StoreOp.get(init, self.buffers[s].value, self._own_indices(s, cur, env)))
 
     def _emit_update(self, s: Stage, cur: Cursor, env: Env, guards: list[Guard]):
@@ -241,7 +252,7 @@ class StageEmitter:
         buf = self.buffers[s]
         idx = self._own_indices(s, cur, env)
         acc = cur.value(memref.LoadOp.get(buf.value, idx))
-        new = cur.value(_combine(reduce.kind.data, acc, term))
+        new = cur.value(te.reduce_combine(reduce.kind.data, acc, term))
         cur.insert(memref.StoreOp.get(new, buf.value, idx))
 
     def _clone_body(self, s: Stage, block: Block, mapping: dict, cur: Cursor, env: Env) -> SSAValue:
@@ -299,6 +310,52 @@ class StageEmitter:
                 shifted.append(cur.value(arith.SubiOp(i, emit_index(off, env, cur))))
         return cur.value(memref.LoadOp.get(buf.value, shifted))
 
+    # -- tensorized regions -------------------------------------------------------
+
+    def _match_tensorized(self) -> dict[Stage, TensorizeMatch]:
+        """The match of every tensorized stage (`analysis.tensorize`, with the
+        inferred bounds: a stage computed at a loop may cover less than its
+        tensor), and the check that its region needs no guard. Runs before
+        convert-te-to-loop changes anything, so a mismatch is reported at once."""
+        out = {}
+        for s in self.state.stages:
+            if s.tensorize_op is None:
+                continue
+            ext = self.bounds.leaf_extents[s]
+            m = check_tensorize(self.state, s, ext, self.bounds.root_values[s])
+            inner = set(m.inner)
+            for g in self._guards(s, ext, axis_values(s, ext)):
+                loops = sorted(v.name for v in g.expr.atoms() & inner)
+                if loops:
+                    raise OpError(
+                        s.tensorize_op,
+                        f"convert-te-to-loop: the tensorized region of '{s.name}' runs past "
+                        f"the edge of its tensor for some values of {', '.join(loops)}; "
+                        "choose split factors that divide the axes",
+                    )
+            out[s] = m
+        return out
+
+    def _emit_tensor_intrin(self, s: Stage, cur: Cursor, env: Env):
+        """The region under the tensorized axis as one `loop.tensor_intrin`, after
+        the reduction's init nest when no reduce loop encloses it (the intrinsic
+        updates its output)."""
+        m = self.tensorized[s]
+        ext = self.bounds.leaf_extents[s]
+        guards = self._guards(s, ext, axis_values(s, ext))
+        cur = self._guarded(cur, env, guards, ("spatial", "reduce"))
+        order = s.loop_order
+        outside = order[: order.index(m.axis)]
+        if s.compute.reduce is not None and all(v.kind == "spatial" for v in outside + [m.axis]):
+            spatial = [v for v in m.inner if v.kind == "spatial"]
+            init = lambda c, e: self._emit_init(s, c, e, [])  # noqa: E731
+            self._emit_loops(s, spatial, ext, cur, env, False, init)
+        operands = []
+        for region in [*m.inputs, m.output]:
+            buf = self.buffers[region.stage]
+            idx = [self._index(e - off, env, cur) for e, off in zip(region.base, buf.offsets)]
+            operands.append((buf.value, idx))
+        cur.insert(loop.TensorIntrinOp(m.intrin.name, operands[:-1], operands[-1:]))
 
 
 LOCAL_BYTES = 64 * 1024
@@ -316,24 +373,3 @@ def _attached_scope(p: Stage, sizes: list[int]) -> str:
 
 def _element_bytes(t: Attribute) -> int:
     return max(1, t.bitwidth // 8)
-
-
-def _identity(kind: str, t: Attribute) -> Operation:
-    if isinstance(t, IntegerType):
-        width = t.width.data
-        lo, hi = -(2 ** (width - 1)), 2 ** (width - 1) - 1
-        v = {"sum": 0, "prod": 1, "max": lo, "min": hi}[kind]
-        return arith.ConstantOp(IntegerAttr(v, t))
-    v = {"sum": 0.0, "prod": 1.0, "max": float("-inf"), "min": float("inf")}[kind]
-    return arith.ConstantOp(FloatAttr(v, t))
-
-
-def _combine(kind: str, acc: SSAValue, term: SSAValue) -> Operation:
-    is_int = isinstance(acc.type, IntegerType)
-    ops = {
-        "sum": (arith.AddiOp, arith.AddfOp),
-        "prod": (arith.MuliOp, arith.MulfOp),
-        "max": (arith.MaxSIOp, arith.MaximumfOp),
-        "min": (arith.MinSIOp, arith.MinimumfOp),
-    }[kind]
-    return (ops[0] if is_int else ops[1])(acc, term)

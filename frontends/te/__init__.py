@@ -61,8 +61,9 @@ The package's modules, each importing only the ones before it: `dtypes`; `expr`
 (expression nodes, then the functions that build them with their type rules);
 `ops` (elementwise functions and reductions); `symbolic` (`te.var`); `reducer`
 (`te.comm_reducer`); `tensor` (tensors and `compute`); `schedule` (schedules and
-cache stages); `rfactor`; `extern` and `scan`; and `emit` (IR generation,
-`build_module`). This file re-exports their public names.
+cache stages); `rfactor`; `extern` and `scan`; `emit` (IR generation,
+`build_module`); and `tensor_intrin` (`te.decl_tensor_intrin`, which `emit`s the
+intrinsic's compute and registers it by name for `s[C].tensorize`). This file re-exports their public names.
 """
 
 from tilecraft.frontends.te.dtypes import DTYPES, INDEX
@@ -134,11 +135,11 @@ from tilecraft.frontends.te.reducer import CommReducer, comm_reducer
 from tilecraft.frontends.te.scan import ScanOp, scan
 from tilecraft.frontends.te.symbolic import Var, size_var, var
 from tilecraft.frontends.te.tensor import ComputeOp, PlaceholderOp, Tensor, compute, placeholder
+from tilecraft.frontends.te.tensor_intrin import IntrinBuffer, LoopKernel, TensorIntrin, decl_tensor_intrin
 
 
 _NOT_HERE = {
     "thread_axis": "GPU thread axes are not supported; tilecraft compiles for the CPU (target 'llvm')",
-    "decl_tensor_intrin": "tensor intrinsics belong to the accelerator flow; not supported here",
     "hybrid": "hybrid scripts are not supported",
     "create_prim_func": "TensorIR (create_prim_func) is not supported; use te.create_schedule",
     "gradient": "automatic differentiation is not supported",
@@ -155,6 +156,10 @@ def __getattr__(name: str):
 
 __all__ = [
     "CommReducer",
+    "IntrinBuffer",
+    "LoopKernel",
+    "TensorIntrin",
+    "decl_tensor_intrin",
     "ExternOp",
     "Var",
     "comm_reducer",

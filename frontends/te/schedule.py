@@ -258,13 +258,33 @@ class Stage:
         """Unroll `axis` completely."""
         self._annotate(sched_ir.UnrollOp, axis)
 
+    def tensorize(self, axis: IterVar, intrin):
+        """Replace the loops from `axis` inwards by a tensor intrinsic
+        (`te.decl_tensor_intrin`, or the name of a registered one); the schedule
+        replay checks that they compute what it computes."""
+        from tilecraft.dialects.tensor_intrin import TensorIntrin, lookup, unknown_message
+
+        self._leaf(axis)
+        name = intrin.name if isinstance(intrin, TensorIntrin) else intrin
+        if not isinstance(name, str) or lookup(name) is None:
+            raise ValueError(f"s[{self.tensor.name}].tensorize: {unknown_message(str(name))}")
+        if isinstance(intrin, TensorIntrin) and lookup(name) is not intrin:
+            raise ValueError(
+                f"s[{self.tensor.name}].tensorize: intrinsic {name} was declared again since; "
+                "schedules name intrinsics, so use the latest declaration"
+            )
+
+        def step(e: _ScheduleEmitter):
+            e.add(sched_ir.TensorizeOp(e.axis(self, axis), name))
+
+        self._record(step)
+
 
 _CPU_ONLY = "tilecraft compiles for the CPU (target 'llvm'); GPU thread binding is not supported"
 _UNSUPPORTED_PRIMITIVES = {
     "bind": _CPU_ONLY,
     "env_threads": _CPU_ONLY,
     "set_store_predicate": "store predicates are not supported",
-    "tensorize": "tensorize belongs to the accelerator flow (te.decl_tensor_intrin); not supported here",
     "pragma": "pragmas are not supported",
     "prefetch": "prefetch is not supported",
     "storage_align": "storage_align is not supported",

@@ -72,7 +72,7 @@ EXPECTED_PASSES = {
     "convert-graph-to-te", "convert-loop-to-llvm", "convert-te-to-loop",
     "fold-constant-kernels", "fold-constants", "fold-empty-tensors", "fuse-ops", "infer-shapes",
     "loop-outline-parallel", "loop-to-llvm", "loop-unroll", "loop-vectorize", "lower-accel-tokens",
-    "plan-memory", "quantize-int8", "te-inline",
+    "lower-tensor-intrin", "plan-memory", "quantize-int8", "te-inline",
 }  # fmt: skip
 EXPECTED_DIALECTS = {"accel", "graph", "llvmx", "loop", "sched", "te"}
 

@@ -188,7 +188,7 @@ def test_float_shape_that_is_not_whole_is_an_error():
         te.placeholder((10 / 3,), name="A")
 
 
-# --- tensorize (the parts before tensorize) --------------------------------------------
+# --- tensorize ---------------------------------------------------------------------------
 
 
 def test_matmul_with_transposed_operand_split_and_reordered():
@@ -209,8 +209,44 @@ def test_matmul_with_transposed_operand_split_and_reordered():
     c = tvm.nd.array(np.zeros((N, M), dtype=C.dtype), dev)
     func(tvm.nd.array(a, dev), tvm.nd.array(b, dev), c)
     tvm.testing.assert_allclose(c.numpy(), np.dot(a, b.T), rtol=1e-5)
-    with pytest.raises(NotImplementedError, match="tensorize belongs to the accelerator flow"):
+    with pytest.raises(ValueError, match="no tensor intrinsic is named 'None'"):
         s[C].tensorize(yi, None)
+
+
+def intrin_gemv(m, l):
+    """The tutorial's gemv intrinsic; `intrin_func` returns tilecraft's lowering
+    per target instead of TIR calling an extern function."""
+    a = te.placeholder((l,), name="a")
+    b = te.placeholder((m, l), name="b")
+    k = te.reduce_axis((0, l), name="k")
+    c = te.compute((m,), lambda i: te.sum(a[k] * b[i, k], axis=k), name="c")
+
+    def intrin_func(ins, outs):
+        assert [x.shape for x in ins] == [(l,), (m, l)] and outs[0].shape == (m,)
+        return {"llvm": te.LoopKernel()}
+
+    return te.decl_tensor_intrin(c.op, intrin_func, name=f"gemv_{m}x{l}")
+
+
+def test_tensorize_tutorial_gemv():
+    N, M, L = 64, 48, 32
+    A = te.placeholder((N, L), name="A")
+    B = te.placeholder((M, L), name="B")
+    k = te.reduce_axis((0, L), name="k")
+    C = te.compute((N, M), lambda i, j: te.sum(A[i, k] * B[j, k], axis=k), name="C")
+    s = te.create_schedule(C.op)
+    x, y = C.op.axis
+    (z,) = C.op.reduce_axis
+    yo, yi = s[C].split(y, factor=16)
+    s[C].reorder(x, yo, yi, z)
+    gemv = intrin_gemv(16, L)
+    s[C].tensorize(yi, gemv)
+    assert 'loop.tensor_intrin "gemv_16x32"' in tvm.lower(s, [A, B, C], simple_mode=True)
+    func = tvm.build(s, [A, B, C], target="llvm")
+    a, b = uniform(N, L), uniform(M, L)
+    c = tvm.nd.array(np.full((N, M), 7.0, dtype=C.dtype))
+    func(tvm.nd.array(a), tvm.nd.array(b), c)
+    tvm.testing.assert_allclose(c.numpy(), np.dot(a, b.T), rtol=1e-5)
 
 
 # --- schedule_primitives -------------------------------------------------------------
