@@ -87,6 +87,9 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "loop-unroll": transforms_pass("loop_unroll", "LoopUnrollPass"),
         "loop-outline-parallel": transforms_pass("loop_outline_parallel", "LoopOutlineParallelPass"),
         "loop-vectorize": transforms_pass("loop_vectorize", "LoopVectorizePass"),
+        "inject-dma": transforms_pass("inject_dma", "InjectDmaPass"),
+        "expand-dma": transforms_pass("expand_dma", "ExpandDmaPass"),
+        "inject-virtual-threads": transforms_pass("inject_virtual_threads", "InjectVirtualThreadsPass"),
     }
 
     graph_passes = {

@@ -6,6 +6,7 @@ backend), one pass
 per transformation, each printable on its own (`tilecraft-opt -p ...
 --print-between-passes`):
 
+0. `expand-dma`: `loop.dma` copies (from `inject-dma`) become element loops;
 1. `loop-unroll`: unrolled loops (and loops of one iteration) become copies of
    their body with a constant induction variable;
 2. `loop-outline-parallel`: each outermost parallel loop becomes a private
@@ -24,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tilecraft.lowering.convert_loop_to_llvm import ConvertLoopToLlvmPass
+from tilecraft.transforms.expand_dma import ExpandDmaPass
 from tilecraft.transforms.loop_outline_parallel import LoopOutlineParallelPass
 from tilecraft.transforms.loop_unroll import LoopUnrollPass
 from tilecraft.transforms.loop_vectorize import LoopVectorizePass
@@ -31,12 +33,13 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-LOOP_TO_LLVM = ("loop-unroll", "loop-outline-parallel", "loop-vectorize", "convert-loop-to-llvm")
+LOOP_TO_LLVM = ("expand-dma", "loop-unroll", "loop-outline-parallel", "loop-vectorize", "convert-loop-to-llvm")
 
 
 def loop_to_llvm_passes(reassociate: bool = True) -> tuple[ModulePass, ...]:
     """The passes of `LOOP_TO_LLVM`, in order."""
     passes = (
+        ExpandDmaPass(),
         LoopUnrollPass(),
         LoopOutlineParallelPass(),
         LoopVectorizePass(),
@@ -48,8 +51,8 @@ def loop_to_llvm_passes(reassociate: bool = True) -> tuple[ModulePass, ...]:
 
 @dataclass(frozen=True)
 class LoopToLlvmPass(ModulePass):
-    """Run `loop-unroll`, `loop-outline-parallel`, `loop-vectorize` and
-    `convert-loop-to-llvm`, in that order."""
+    """Run `expand-dma`, `loop-unroll`, `loop-outline-parallel`, `loop-vectorize`
+    and `convert-loop-to-llvm`, in that order."""
 
     name = "loop-to-llvm"
 

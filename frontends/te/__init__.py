@@ -127,7 +127,9 @@ from tilecraft.frontends.te.schedule import (
     Schedule,
     Stage,
     StageView,
+    ThreadAxis,
     create_schedule,
+    thread_axis,
 )
 from tilecraft.frontends.te.extern import ExternOp, extern
 from tilecraft.frontends.te.reducer import CommReducer, comm_reducer
@@ -137,7 +139,6 @@ from tilecraft.frontends.te.tensor import ComputeOp, PlaceholderOp, Tensor, comp
 
 
 _NOT_HERE = {
-    "thread_axis": "GPU thread axes are not supported; tilecraft compiles for the CPU (target 'llvm')",
     "decl_tensor_intrin": "tensor intrinsics belong to the accelerator flow; not supported here",
     "hybrid": "hybrid scripts are not supported",
     "create_prim_func": "TensorIR (create_prim_func) is not supported; use te.create_schedule",
@@ -202,6 +203,8 @@ __all__ = [
     "cos",
     "cosh",
     "create_schedule",
+    "thread_axis",
+    "ThreadAxis",
     "erf",
     "exp",
     "floor",

@@ -969,7 +969,7 @@ func.func @matmul(%A: memref<{m}x{k}xf32> {{tc.name = "A"}}, %B: memref<{k}x{n}x
 
 def test_jit_runs_what_tilecraft_opt_prints(tmp_path):
     """The JIT lowers with the pipeline loop-to-llvm: the same text as
-    `tilecraft-opt -p loop-unroll,loop-outline-parallel,loop-vectorize,convert-loop-to-llvm`."""
+    `tilecraft-opt -p expand-dma,loop-unroll,loop-outline-parallel,loop-vectorize,convert-loop-to-llvm`."""
     import subprocess
     import sys
     from pathlib import Path
@@ -978,6 +978,7 @@ def test_jit_runs_what_tilecraft_opt_prints(tmp_path):
     from tilecraft.lowering.loop_to_llvm import LOOP_TO_LLVM
 
     assert LOOP_TO_LLVM == (
+        "expand-dma",
         "loop-unroll",
         "loop-outline-parallel",
         "loop-vectorize",
