@@ -323,6 +323,8 @@ def plan_dma(copy: Copy, loops: list[ForOp], guards: list[SSAValue], elem: int, 
         if not dims:
             raise NotDma(f"it copies less than one element of {elem} scalars")
         d = dims[-1]
+        if (d.dram != run or d.sram != run) and run > 1:
+            raise NotDma(f"its innermost loops cover {run} scalars, not one element of {elem}")
         if d.dram != run or d.sram != run:
             raise NotDma(f"its innermost loops do not walk one contiguous element of {elem} scalars on both sides")
         if run * d.extent <= elem:
@@ -468,7 +470,46 @@ def emit_dma(copy: Copy, loops: list[ForOp], plan: Plan, elem: int, nest: NestEx
     )  # fmt: skip
 
 
-# -- pattern and pass -------------------------------------------------------------
+# -- analysis, pattern and pass -------------------------------------------------
+
+
+@dataclass
+class CopyNest:
+    """A copy nest and the DMA that replaces it."""
+
+    copy: Copy
+    loops: list[ForOp]
+    elem: int
+    plan: Plan
+    nest: NestExprs
+
+
+def find_copy_nests(module: ModuleOp, spec: AccelSpec) -> dict[ForOp, CopyNest]:
+    """Every copy nest of the module by its outermost loop, planned; a copy that
+    one DMA cannot do raises an `OpError` at its store (before anything changes)."""
+    nests: dict[ForOp, CopyNest] = {}
+    for store in module.walk():
+        if not isinstance(store, memref.StoreOp):
+            continue
+        copy = match_copy(store)
+        found = copy_nest(copy) if copy is not None else None
+        if copy is None or found is None:
+            continue
+        loops, guards = found
+        scope = buffer_scope(copy.sram)
+        elem = element_scalars(spec, scope)
+        nest = NestExprs(loops[0], loops)
+        try:
+            plan = plan_dma(copy, loops, guards, elem, nest)
+        except NotDma as e:
+            direction = "into" if copy.is_load else "out of"
+            raise OpError(
+                store,
+                f"{PASS}: this copy {direction} the {scope.value} buffer cannot be one DMA: {e}; "
+                "change the schedule (the accelerator moves whole elements in 2-D strided blocks)",
+            ) from None
+        nests[loops[0]] = CopyNest(copy, loops, elem, plan, nest)
+    return nests
 
 
 @dataclass
@@ -476,33 +517,14 @@ class InjectDma(RewritePattern):
     """The copy nest whose outermost loop this is becomes one `loop.dma` (see the
     module docstring for the IR before and after)."""
 
-    spec: AccelSpec
+    nests: dict[ForOp, CopyNest]
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: ForOp, rewriter: PatternRewriter) -> None:
-        stores = [s for s in op.walk() if isinstance(s, memref.StoreOp)]
-        if len(stores) != 1:
+        found = self.nests.pop(op, None)
+        if found is None:
             return
-        copy = match_copy(stores[0])
-        if copy is None:
-            return
-        found = copy_nest(copy)
-        if found is None or found[0][0] is not op:
-            return
-        loops, guards = found
-        scope = buffer_scope(copy.sram)
-        elem = element_scalars(self.spec, scope)
-        nest = NestExprs(op, loops)
-        try:
-            plan = plan_dma(copy, loops, guards, elem, nest)
-        except NotDma as e:
-            direction = "into" if copy.is_load else "out of"
-            raise OpError(
-                copy.store,
-                f"{PASS}: this copy {direction} the {scope.value} buffer cannot be one DMA: {e}; "
-                "change the schedule (the accelerator moves whole elements in 2-D strided blocks)",
-            ) from None
-        dma = emit_dma(copy, loops, plan, elem, nest)
+        dma = emit_dma(found.copy, found.loops, found.plan, found.elem, found.nest)
         rewriter.replace_op(op, dma, [])
 
 
@@ -517,4 +539,6 @@ class InjectDmaPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         spec = load_spec(self.spec) if self.spec else default_spec()
-        PatternRewriteWalker(GreedyRewritePatternApplier([InjectDma(spec)])).rewrite_module(op)
+        nests = find_copy_nests(op, spec)
+        if nests:
+            PatternRewriteWalker(GreedyRewritePatternApplier([InjectDma(nests)])).rewrite_module(op)

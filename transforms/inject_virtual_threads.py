@@ -140,18 +140,10 @@ class InjectVirtualThread(RewritePattern):
     """One `loop.for ... vthread` becomes its body with the threads interleaved
     (see the module docstring for the IR before and after)."""
 
-    max_threads: int
-
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: ForOp, rewriter: PatternRewriter) -> None:
         if op.kind.data != LoopKind.VTHREAD:
             return
-        if op.extent > self.max_threads:
-            raise OpError(
-                op,
-                f"{PASS}: {op.extent} virtual threads, more than max-threads={self.max_threads}; "
-                "each statement is emitted once per thread: bind a shorter axis (split it first)",
-            )
         threads = []
         for n in range(op.lb.data, op.ub.data):
             c = arith.ConstantOp(IntegerAttr(n, IndexType()))
@@ -175,6 +167,13 @@ class InjectVirtualThreadsPass(ModulePass):
     """The most threads a loop may have (each statement is copied per thread)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for loop in op.walk():
+            if isinstance(loop, ForOp) and loop.kind.data == LoopKind.VTHREAD and loop.extent > self.max_threads:
+                raise OpError(
+                    loop,
+                    f"{PASS}: {loop.extent} virtual threads, more than max-threads={self.max_threads}; "
+                    "each statement is emitted once per thread: bind a shorter axis (split it first)",
+                )
         PatternRewriteWalker(
-            GreedyRewritePatternApplier([InjectVirtualThread(self.max_threads)], dce_enabled=False)
+            GreedyRewritePatternApplier([InjectVirtualThread()], dce_enabled=False)
         ).rewrite_module(op)
