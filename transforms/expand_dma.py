@@ -150,7 +150,7 @@ class ExpandDma(RewritePattern):
                 value = body.value(arith.TruncIOp(value, dst_t.element_type))
             dst_off = _offset(body, dst_base, r, _const(body, op.x_stride.data), c, op.elem.data, e)
             body.insert(memref.StoreOp.get(value, op.dst, _unflat(body, op.dst, dst_off)))
-        rewriter.erase_op(op)
+        rewriter.erase(op)
 
 
 @dataclass(frozen=True)

@@ -356,18 +356,27 @@ def plan_dma(copy: Copy, loops: list[ForOp], guards: list[SSAValue], elem: int, 
                 folded = True
                 break
     # 3. At most y and x.
+    if not copy.is_load and len(dims) > 2 and any(d.lo or d.hi for d in dims):
+        raise NotDma(
+            "the copy out is clipped (a split that does not divide) in the middle of "
+            f"its {len(dims)} loops; make the split divide"
+        )
     if len(dims) > 2:
         raise NotDma(f"{len(dims)} loops are left after folding contiguous ones; a DMA has 2")
     if not dims:
         return Plan(1, 1, 1, None, None)
     if len(dims) == 1:
         d = dims[0]
+        if not copy.is_load and (d.lo or (d.hi and d.dram == 1)):
+            raise NotDma("the copy out is clipped other than at the end of its rows (a store has no padding)")
         if d.sram != 1:
             raise NotDma("the accelerator buffer is not written contiguously")
         if d.dram == 1:
             return Plan(1, d.extent, d.extent, None, d)
         return Plan(d.extent, 1, d.dram, d, None)
     y, x = dims
+    if not copy.is_load and (x.lo or x.hi or y.lo):
+        raise NotDma("the copy out is clipped other than at the end of its rows (a store has no padding)")
     if x.sram != 1 or y.sram != x.extent:
         raise NotDma("the accelerator buffer is not written row by row in loop order (a transposing copy)")
     if x.dram != 1:
@@ -463,7 +472,8 @@ def emit_dma(copy: Copy, loops: list[ForOp], plan: Plan, elem: int, nest: NestEx
     else:
         src_idx, dst_idx = indices(copy.load.indices, False), indices(copy.store.indices, False)
     sizes = [_ssa(cur, ysize), _ssa(cur, xsize)]
-    pads = [_ssa(cur, p) for p in (yp0, yp1, xp0, xp1)]
+    # A store writes `size` rows from the start of its tile: no padding.
+    pads = [_ssa(cur, p if copy.is_load else 0) for p in (yp0, yp1, xp0, xp1)]
     return DmaOp(
         copy.load.memref, src_idx, copy.store.memref, dst_idx, sizes, pads,
         (plan.rows, plan.cols), plan.x_stride, elem,
@@ -525,7 +535,7 @@ class InjectDma(RewritePattern):
         if found is None:
             return
         dma = emit_dma(found.copy, found.loops, found.plan, found.elem, found.nest)
-        rewriter.replace_op(op, dma, [])
+        rewriter.replace(op, dma, [])
 
 
 @dataclass(frozen=True)

@@ -13,10 +13,10 @@ The rewrite pushes the thread loop inward, as TVM's does:
 - a `loop.for` in its body is kept once (its variable is shared by the threads),
   and its body is rewritten the same way;
 - a `loop.guard` whose condition does not depend on the thread likewise;
-- a `loop.alloc` is made once per thread: each thread gets its own buffer
-  (TVM multiplies the buffer by the thread count; here the copies are separate
-  SSA buffers, so every use, a `loop.dma` or a tensor intrinsic's call included,
-  just takes its thread's buffer);
+- a `loop.alloc` is made once per thread: each thread gets its own buffer,
+  named `<name>.vt<i>` (TVM multiplies the buffer by the thread count; here the
+  copies are separate SSA buffers, so every use, a `loop.dma` or a tensor
+  intrinsic's call included, just takes its thread's buffer);
 - an index computation or other side-effect-free op that does not depend on the
   thread is kept once; everything else (stores, loads, DMAs, calls, a guard on
   the thread) is emitted once per thread, thread 0 first, each copy with the
@@ -40,8 +40,8 @@ becomes
 ```mlir
 %t0 = arith.constant 0 : index
 %t1 = arith.constant 1 : index
-%b0 = loop.alloc "B.inp" inp_buffer : memref<16xi8>
-%b1 = loop.alloc "B.inp" inp_buffer : memref<16xi8>
+%b0 = loop.alloc "B.inp.vt0" inp_buffer : memref<16xi8>
+%b1 = loop.alloc "B.inp.vt1" inp_buffer : memref<16xi8>
 loop.dma %A[%off(%t0)] -> %b0[%c0] ...
 loop.dma %A[%off(%t1)] -> %b1[%c0] ...
 loop.for %k = 0 to 4 { ... memref.load %b0[...] ... ; ... memref.load %b1[...] ... }
@@ -58,7 +58,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, i64
+from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, StringAttr, i64
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -110,6 +110,10 @@ class ThreadExpansion:
                 for n, m in enumerate(self.maps):
                     clone = op.clone(value_mapper=m)
                     clone.attributes["tc.vthread"] = IntegerAttr(n, i64)
+                    if isinstance(clone, AllocOp):
+                        # Its own name: buffers of one name may share memory
+                        # (convert-loop-to-llvm's stack slots for unrolled copies).
+                        clone.buffer_name = StringAttr(f"{op.buffer_name.data}.vt{n}")
                     insert(clone)
                 self.per_thread.update(op.results)
 
@@ -148,13 +152,13 @@ class InjectVirtualThread(RewritePattern):
         for n in range(op.lb.data, op.ub.data):
             c = arith.ConstantOp(IntegerAttr(n, IndexType()))
             c.result.name_hint = f"{op.var.name_hint or 'vt'}{n}"
-            rewriter.insert_op(c, InsertPoint.before(op))
+            rewriter.insert(c, InsertPoint.before(op))
             threads.append(c.result)
         expansion = ThreadExpansion(op.var, threads)
         new_ops: list[Operation] = []
         expansion.expand(op.body.block, new_ops.append)
-        rewriter.insert_op(new_ops, InsertPoint.before(op))
-        rewriter.erase_op(op)
+        rewriter.insert(new_ops, InsertPoint.before(op))
+        rewriter.erase(op)
 
 
 @dataclass(frozen=True)

@@ -31,8 +31,8 @@ func.func @interleave(%W: memref<4x16xi8>, %O: memref<4x16xi8>) {
 // CHECK-NEXT:    %[[C2:.*]] = arith.constant 2 : index
 // CHECK-NEXT:    %[[T0:.*]] = arith.constant 0 : index
 // CHECK-NEXT:    %[[T1:.*]] = arith.constant 1 : index
-// CHECK-NEXT:    %[[B0:.*]] = loop.alloc "W.wgt" wgt_buffer {tc.vthread = 0 : i64} : memref<2x16xi8>
-// CHECK-NEXT:    %[[B1:.*]] = loop.alloc "W.wgt" wgt_buffer {tc.vthread = 1 : i64} : memref<2x16xi8>
+// CHECK-NEXT:    %[[B0:.*]] = loop.alloc "W.wgt.vt0" wgt_buffer {tc.vthread = 0 : i64} : memref<2x16xi8>
+// CHECK-NEXT:    %[[B1:.*]] = loop.alloc "W.wgt.vt1" wgt_buffer {tc.vthread = 1 : i64} : memref<2x16xi8>
 // CHECK-NEXT:    %[[ROW0:.*]] = arith.muli %[[T0]], %[[C2]] {tc.vthread = 0 : i64} : index
 // CHECK-NEXT:    %[[ROW1:.*]] = arith.muli %[[T1]], %[[C2]] {tc.vthread = 1 : i64} : index
 // CHECK-NEXT:    loop.for %[[R:.*]] = 0 to 2 {
