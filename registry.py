@@ -97,6 +97,9 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "loop-outline-parallel": transforms_pass("loop_outline_parallel", "LoopOutlineParallelPass"),
         "loop-vectorize": transforms_pass("loop_vectorize", "LoopVectorizePass"),
         "lower-tensor-intrin": transforms_pass("lower_tensor_intrin", "LowerTensorIntrinPass"),
+        "inject-dma": transforms_pass("inject_dma", "InjectDmaPass"),
+        "expand-dma": transforms_pass("expand_dma", "ExpandDmaPass"),
+        "inject-virtual-threads": transforms_pass("inject_virtual_threads", "InjectVirtualThreadsPass"),
     }
 
     graph_passes = {

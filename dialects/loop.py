@@ -65,12 +65,14 @@ from collections.abc import Sequence
 from enum import StrEnum
 from math import prod
 
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     I64,
     FunctionType,
     IndexType,
     IntAttr,
     IntegerAttr,
+    IntegerType,
     MemRefType,
     StringAttr,
     SymbolRefAttr,
@@ -122,6 +124,7 @@ class LoopKind(StrEnum):
     PARALLEL = "parallel"  # loop-outline-parallel
     VECTORIZED = "vectorized"  # loop-vectorize
     UNROLLED = "unrolled"  # loop-unroll
+    VTHREAD = "vthread"  # inject-virtual-threads (on a CPU without it: serial)
 
 
 class MemoryScope(StrEnum):
@@ -130,6 +133,11 @@ class MemoryScope(StrEnum):
     GLOBAL = "global"  # the heap
     LOCAL = "local"  # the stack of the thread running the block
     SHARED = "shared"  # shared by the threads of a block (on a CPU: like local)
+    # The accelerator's on-chip buffers (VTA's input, weight and accumulator
+    # SRAMs), which `inject-dma` fills and drains by DMA; on a CPU: like local.
+    INP_BUFFER = "inp_buffer"
+    WGT_BUFFER = "wgt_buffer"
+    ACC_BUFFER = "acc_buffer"
 
 
 @irdl_attr_definition
@@ -647,6 +655,202 @@ class TensorIntrinOp(IRDLOperation):
         return op
 
 
+ACCEL_SCOPES = (MemoryScope.INP_BUFFER, MemoryScope.WGT_BUFFER, MemoryScope.ACC_BUFFER)
+
+
+def buffer_scope(value: SSAValue) -> MemoryScope:
+    """The scope of a buffer: its `loop.alloc`'s, "global" for anything else
+    (a function argument, a `memref.alloc`)."""
+    owner = value.owner
+    return owner.scope.data if isinstance(owner, AllocOp) else MemoryScope.GLOBAL
+
+
+@irdl_op_definition
+class DmaOp(IRDLOperation):
+    """A 2-D strided copy of whole elements between a global buffer and an
+    accelerator buffer (VTA's LOAD/STORE), what `inject-dma` makes of a copy nest:
+
+        loop.dma %A[%i, %c0, %c0] -> %A.inp[%c0, %c0, %c0]
+            size(%y, %x) pad(%yp0, %yp1, %xp0, %xp1) stride 6 tile 5 x 8 elem 16
+            : memref<6x6x16xi8> -> memref<5x8x16xi8>
+
+    An element is `elem` consecutive scalars (an input BATCH x BLOCK vector, a
+    weight BLOCK x BLOCK tile, ...). Both buffers are read as flat arrays of
+    elements; the indices give the first scalar of each side (a multiple of
+    `elem`). A load (global to inp/wgt/acc buffer) writes the `tile` rows x cols
+    of elements contiguously from the buffer side's start: row r, column c is
+    global element `r - y_pad_0` of `size`'s y rows, `c - x_pad_0` of its x
+    columns (rows `stride` elements apart), and 0 in the padding around them
+    (`y_pad_0 + y + y_pad_1 = rows`, likewise for x). A store (acc buffer to global,
+    no padding) writes `y` rows of `x` elements `stride` apart from consecutive
+    buffer elements, narrowing each scalar to the global element type if it is
+    narrower (VTA's output buffer keeps the low bits).
+
+    Sizes and pads are index values (they vary with the enclosing loops at the
+    edges of a padded tensor); `tile`, `stride` and `elem` are static.
+    `expand-dma` lowers it to loops on the CPU; convert-loop-to-accel (later)
+    makes it one LOAD or STORE instruction.
+    """
+
+    name = "loop.dma"
+    src = operand_def(MemRefType)
+    src_indices = var_operand_def(IndexType)
+    dst = operand_def(MemRefType)
+    dst_indices = var_operand_def(IndexType)
+    y_size = operand_def(IndexType)
+    x_size = operand_def(IndexType)
+    y_pad_0 = operand_def(IndexType)
+    y_pad_1 = operand_def(IndexType)
+    x_pad_0 = operand_def(IndexType)
+    x_pad_1 = operand_def(IndexType)
+    rows = prop_def(IntAttr)
+    cols = prop_def(IntAttr)
+    x_stride = prop_def(IntAttr)
+    elem = prop_def(IntAttr)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    def __init__(
+        self,
+        src: SSAValue,
+        src_indices: Sequence[SSAValue],
+        dst: SSAValue,
+        dst_indices: Sequence[SSAValue],
+        sizes: Sequence[SSAValue],
+        pads: Sequence[SSAValue],
+        tile: tuple[int, int],
+        x_stride: int,
+        elem: int,
+    ):
+        super().__init__(
+            operands=[src, src_indices, dst, dst_indices, *sizes, *pads],
+            properties={
+                "rows": IntAttr(tile[0]),
+                "cols": IntAttr(tile[1]),
+                "x_stride": IntAttr(x_stride),
+                "elem": IntAttr(elem),
+            },
+        )
+
+    @property
+    def is_load(self) -> bool:
+        return buffer_scope(self.src) == MemoryScope.GLOBAL
+
+    @property
+    def pads(self) -> tuple[SSAValue, SSAValue, SSAValue, SSAValue]:
+        return (self.y_pad_0, self.y_pad_1, self.x_pad_0, self.x_pad_1)
+
+    def verify_(self) -> None:
+        src_t, dst_t = self.src.type, self.dst.type
+        assert isinstance(src_t, MemRefType) and isinstance(dst_t, MemRefType)
+        for what, t, idx in (("source", src_t, self.src_indices), ("destination", dst_t, self.dst_indices)):
+            if len(idx) != len(t.get_shape()):
+                raise VerifyException(f"loop.dma {what} {t} takes {len(t.get_shape())} indices, not {len(idx)}.")
+        scopes = (buffer_scope(self.src), buffer_scope(self.dst))
+        load = scopes[0] == MemoryScope.GLOBAL and scopes[1] in ACCEL_SCOPES
+        store = scopes[0] == MemoryScope.ACC_BUFFER and scopes[1] == MemoryScope.GLOBAL
+        if not (load or store):
+            raise VerifyException(
+                f"loop.dma copies global -> inp_buffer/wgt_buffer/acc_buffer or acc_buffer -> global, "
+                f"not {scopes[0].value} -> {scopes[1].value}."
+            )
+        src_e, dst_e = src_t.element_type, dst_t.element_type
+        narrowing = (
+            store
+            and isinstance(src_e, IntegerType)
+            and isinstance(dst_e, IntegerType)
+            and dst_e.width.data < src_e.width.data
+        )
+        if src_e != dst_e and not narrowing:
+            raise VerifyException(
+                f"loop.dma copies {src_e} to {dst_e}; only a store may narrow integers."
+            )
+        for name in ("rows", "cols", "x_stride", "elem"):
+            if getattr(self, name).data <= 0:
+                raise VerifyException(f"loop.dma {name} must be positive, not {getattr(self, name).data}.")
+        sram_t = dst_t if load else src_t
+        sram_elems = prod(sram_t.get_shape())
+        tile = self.rows.data * self.cols.data * self.elem.data
+        if tile > sram_elems:
+            raise VerifyException(
+                f"loop.dma tile of {self.rows.data} x {self.cols.data} elements of {self.elem.data} "
+                f"does not fit its {sram_t} buffer."
+            )
+        if not load:
+            for pad in self.pads:
+                if isinstance(pad.owner, arith.ConstantOp) and pad.owner.value != IntegerAttr(0, IndexType()):
+                    raise VerifyException("loop.dma stores have no padding (a pad is not 0).")
+
+    def print(self, printer: Printer):
+        def access(ref: SSAValue, idx: Sequence[SSAValue]):
+            printer.print_string(" ")
+            printer.print_ssa_value(ref)
+            printer.print_string("[")
+            printer.print_list(idx, printer.print_ssa_value)
+            printer.print_string("]")
+
+        access(self.src, self.src_indices)
+        printer.print_string(" ->")
+        access(self.dst, self.dst_indices)
+        printer.print_string(" size(")
+        printer.print_list((self.y_size, self.x_size), printer.print_ssa_value)
+        printer.print_string(") pad(")
+        printer.print_list(self.pads, printer.print_ssa_value)
+        printer.print_string(
+            f") stride {self.x_stride.data} tile {self.rows.data} x {self.cols.data} elem {self.elem.data}"
+        )
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.src.type)
+        printer.print_string(" -> ")
+        printer.print_attribute(self.dst.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> DmaOp:
+        def operands(delimiter=Parser.Delimiter.SQUARE):
+            return parser.parse_comma_separated_list(delimiter, parser.parse_unresolved_operand)
+
+        def resolve(values):
+            return [parser.resolve_operand(v, IndexType()) for v in values]
+
+        src = parser.parse_unresolved_operand()
+        src_idx = operands()
+        parser.parse_punctuation("->")
+        dst = parser.parse_unresolved_operand()
+        dst_idx = operands()
+        parser.parse_keyword("size")
+        sizes = operands(Parser.Delimiter.PAREN)
+        parser.parse_keyword("pad")
+        pads = operands(Parser.Delimiter.PAREN)
+        parser.parse_keyword("stride")
+        stride = parser.parse_integer()
+        parser.parse_keyword("tile")
+        rows = parser.parse_integer()
+        parser.parse_keyword("x")
+        cols = parser.parse_integer()
+        parser.parse_keyword("elem")
+        elem = parser.parse_integer()
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        src_t = parser.parse_type()
+        parser.parse_punctuation("->")
+        dst_t = parser.parse_type()
+        if len(sizes) != 2 or len(pads) != 4:
+            parser.raise_error("loop.dma takes size(%y, %x) and pad(%y0, %y1, %x0, %x1).")
+        op = cls(
+            parser.resolve_operand(src, src_t),
+            resolve(src_idx),
+            parser.resolve_operand(dst, dst_t),
+            resolve(dst_idx),
+            resolve(sizes),
+            resolve(pads),
+            (rows, cols),
+            stride,
+            elem,
+        )
+        op.attributes |= attrs
+        return op
+
+
 def make_for(
     lb: int, ub: int, kind: str | LoopKind, var_name: str | None, ops: Sequence[Operation]
 ) -> ForOp:
@@ -657,6 +861,6 @@ def make_for(
 
 LOOP = Dialect(
     "loop",
-    [ForOp, GuardOp, AllocOp, ViewOp, LaunchOp, GatherOp, ScatterOp, YieldOp, AssertOp, TensorIntrinOp],
+    [ForOp, GuardOp, AllocOp, ViewOp, LaunchOp, GatherOp, ScatterOp, YieldOp, AssertOp, TensorIntrinOp, DmaOp],
     [LoopKindAttr, MemoryScopeAttr],
 )

@@ -70,6 +70,10 @@ class MemoryScope(StrEnum):
     GLOBAL = "global"
     LOCAL = "local"
     SHARED = "shared"
+    # The accelerator's input, weight and accumulator buffers (see loop.MemoryScope).
+    INP_BUFFER = "inp_buffer"
+    WGT_BUFFER = "wgt_buffer"
+    ACC_BUFFER = "acc_buffer"
 
 
 @irdl_attr_definition
@@ -418,6 +422,30 @@ class TensorizeOp(IRDLOperation):
 
     def __init__(self, axis: SSAValue, intrin: str):
         super().__init__(operands=[axis], properties={"intrin": StringAttr(intrin)})
+class VThreadOp(_AnnotateOp):
+    """Run an axis as virtual threads: `sched.vthread %oc.outer` (spatial axes; TVM's
+    `bind(axis, thread_axis("cthread"))`). `inject-virtual-threads` interleaves
+    the threads' statements in one program, so one thread's loads can overlap
+    another's compute on the accelerator."""
+
+    name = "sched.vthread"
+
+
+@irdl_op_definition
+class SetScopeOp(IRDLOperation):
+    """Keep a computed stage's buffer in a memory scope: `sched.set_scope %pad inp_buffer`
+    (TVM's `s[T].set_scope`; VTA computes its padded input straight into the input
+    buffer this way, so `inject-dma` folds the padding into the load)."""
+
+    name = "sched.set_scope"
+    stage = operand_def(StageType)
+    scope = prop_def(MemoryScopeAttr)
+    assembly_format = "$stage $scope attr-dict"
+
+    def __init__(self, stage: SSAValue, scope: str):
+        super().__init__(
+            operands=[stage], properties={"scope": MemoryScopeAttr(MemoryScope(scope))}
+        )
 
 
 SCHED = Dialect(
@@ -438,6 +466,8 @@ SCHED = Dialect(
         ParallelOp,
         UnrollOp,
         TensorizeOp,
+        VThreadOp,
+        SetScopeOp,
     ],
     [StageType, AxisType, MemoryScopeAttr],
 )

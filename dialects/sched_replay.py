@@ -273,6 +273,10 @@ class ScheduleState:
                 self._annotate(op, self._leaf(op, op.axis), "unrolled")
             case sched.TensorizeOp():
                 self._tensorize(op, self._leaf(op, op.axis))
+            case sched.VThreadOp():
+                self._annotate(op, self._leaf(op, op.axis), "vthread")
+            case sched.SetScopeOp():
+                self._set_scope(op, self._stage(op, op.stage), op.scope.data)
             case _:
                 raise OpError(op, f"'{op.name}' is not a schedule primitive.")
 
@@ -333,6 +337,12 @@ class ScheduleState:
     def _annotate(self, op: Operation, v: IterVar, kind: str):
         if v.annotation != "serial" and v.annotation != kind:
             raise OpError(op, f"axis '{v.name}' is already {v.annotation}.")
+        if kind == "vthread" and v.kind == "reduce":
+            raise OpError(
+                op,
+                f"cannot run reduce axis '{v.name}' of stage '{v.stage.name}' as virtual "
+                "threads: its iterations accumulate into the same element; bind a spatial axis.",
+            )
         if kind in ("vectorized", "parallel") and v.kind == "reduce":
             what = "vectorize" if kind == "vectorized" else "parallelize"
             raise OpError(
@@ -437,6 +447,13 @@ class ScheduleState:
         stage._make_root([v.name for v in stage.spatial_root])
         self._insert_before(cache, self.stages.index(stage))
         return cache
+
+    def _set_scope(self, op: Operation, stage: Stage, scope: str):
+        if stage.kind == "input":
+            raise OpError(op, f"'{stage.name}' is an input; its buffer is the caller's (use sched.cache_read).")
+        if stage.is_output:
+            raise OpError(op, f"'{stage.name}' is a function result; it is written to the caller's buffer.")
+        stage.scope, stage.scope_explicit = scope, True
 
     def _insert_before(self, new: Stage, index: int):
         self.stages.insert(index, new)

@@ -8,6 +8,7 @@ per transformation, each printable on its own (`tilecraft-opt -p ...
 
 0. `lower-tensor-intrin`: each `loop.tensor_intrin` becomes its intrinsic's
    loop nest (its "llvm" `LoopKernel`), which the next passes unroll and vectorize;
+   `expand-dma`: `loop.dma` copies (from `inject-dma`) become element loops;
 1. `loop-unroll`: unrolled loops (and loops of one iteration) become copies of
    their body with a constant induction variable;
 2. `loop-outline-parallel`: each outermost parallel loop becomes a private
@@ -26,6 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tilecraft.lowering.convert_loop_to_llvm import ConvertLoopToLlvmPass
+from tilecraft.transforms.expand_dma import ExpandDmaPass
 from tilecraft.transforms.lower_tensor_intrin import LowerTensorIntrinPass
 from tilecraft.transforms.loop_outline_parallel import LoopOutlineParallelPass
 from tilecraft.transforms.loop_unroll import LoopUnrollPass
@@ -36,6 +38,7 @@ from xdsl.passes import ModulePass
 
 LOOP_TO_LLVM = (
     "lower-tensor-intrin",
+    "expand-dma",
     "loop-unroll",
     "loop-outline-parallel",
     "loop-vectorize",
@@ -47,6 +50,7 @@ def loop_to_llvm_passes(reassociate: bool = True) -> tuple[ModulePass, ...]:
     """The passes of `LOOP_TO_LLVM`, in order."""
     passes = (
         LowerTensorIntrinPass(target="llvm"),
+        ExpandDmaPass(),
         LoopUnrollPass(),
         LoopOutlineParallelPass(),
         LoopVectorizePass(),
@@ -58,7 +62,7 @@ def loop_to_llvm_passes(reassociate: bool = True) -> tuple[ModulePass, ...]:
 
 @dataclass(frozen=True)
 class LoopToLlvmPass(ModulePass):
-    """Run `lower-tensor-intrin`, `loop-unroll`, `loop-outline-parallel`,
+    """Run `lower-tensor-intrin`, `expand-dma`, `loop-unroll`, `loop-outline-parallel`,
     `loop-vectorize` and `convert-loop-to-llvm`, in that order."""
 
     name = "loop-to-llvm"

@@ -128,7 +128,9 @@ from tilecraft.frontends.te.schedule import (
     Schedule,
     Stage,
     StageView,
+    ThreadAxis,
     create_schedule,
+    thread_axis,
 )
 from tilecraft.frontends.te.extern import ExternOp, extern
 from tilecraft.frontends.te.reducer import CommReducer, comm_reducer
@@ -139,7 +141,6 @@ from tilecraft.frontends.te.tensor_intrin import IntrinBuffer, LoopKernel, Tenso
 
 
 _NOT_HERE = {
-    "thread_axis": "GPU thread axes are not supported; tilecraft compiles for the CPU (target 'llvm')",
     "hybrid": "hybrid scripts are not supported",
     "create_prim_func": "TensorIR (create_prim_func) is not supported; use te.create_schedule",
     "gradient": "automatic differentiation is not supported",
@@ -207,6 +208,8 @@ __all__ = [
     "cos",
     "cosh",
     "create_schedule",
+    "thread_axis",
+    "ThreadAxis",
     "erf",
     "exp",
     "floor",

@@ -279,17 +279,36 @@ class Stage:
 
         self._record(step)
 
+    def set_scope(self, scope: str):
+        """Keep this computed stage's buffer in `scope` (TVM's `set_scope`)."""
+        scope = _scope_name(scope)
+        _check_scope(scope)
+
+        def step(e: _ScheduleEmitter):
+            e.add(sched_ir.SetScopeOp(e.stage(self), scope))
+
+        self._record(step)
+
+    def vthread(self, axis: IterVar):
+        """Run `axis`'s iterations as virtual threads (`inject-virtual-threads`)."""
+        self._annotate(sched_ir.VThreadOp, axis)
+
+    def bind(self, axis: IterVar, thread: ThreadAxis):
+        """TVM's `bind`: only virtual threads (`te.thread_axis("cthread")` or
+        `"vthread"`) exist here, and binding to one is `vthread(axis)`."""
+        if not isinstance(thread, ThreadAxis):
+            raise UnsupportedError(f"s[{self.tensor.name}].bind: {_CPU_ONLY}")
+        self.vthread(axis)
+
 
 _CPU_ONLY = "tilecraft compiles for the CPU (target 'llvm'); GPU thread binding is not supported"
 _UNSUPPORTED_PRIMITIVES = {
-    "bind": _CPU_ONLY,
     "env_threads": _CPU_ONLY,
     "set_store_predicate": "store predicates are not supported",
     "pragma": "pragmas are not supported",
     "prefetch": "prefetch is not supported",
     "storage_align": "storage_align is not supported",
     "double_buffer": "double_buffer is not supported",
-    "set_scope": "set_scope is not supported; use s.cache_read / s.cache_write with a scope",
     "transform_layout": "transform_layout is not supported",
     "rolling_buffer": "rolling_buffer is not supported",
 }
@@ -337,6 +356,7 @@ class Schedule:
 
     def cache_read(self, tensor, scope: str, readers) -> CacheTensor:
         """A copy of `tensor` in `scope` that `readers` read instead of it."""
+        scope = _scope_name(scope)
         _check_scope(scope)
         readers = list(readers) if isinstance(readers, (list, tuple)) else [readers]
         if not readers:
@@ -363,6 +383,7 @@ class Schedule:
         """Compute `tensor` into a `scope` buffer (the returned cache's stage, with
         fresh axes), then copy it out; `tensor`'s stage becomes that copy and keeps
         the compute's spatial axes (`C.op.axis`), as in TVM."""
+        scope = _scope_name(scope)
         _check_scope(scope)
         stage = self[tensor]
         if not isinstance(stage.op, ComputeOp):
@@ -441,6 +462,45 @@ def _check_scope(scope: str):
         raise ValueError(
             f"memory scope must be one of {', '.join(sched_ir.MEMORY_SCOPES)}, not {scope!r}"
         )
+
+
+# Scope names as VTA's environment spells them (`env.inp_scope`, ...).
+_SCOPE_ALIASES = {
+    "local.inp_buffer": "inp_buffer",
+    "local.wgt_buffer": "wgt_buffer",
+    "local.acc_buffer": "acc_buffer",
+}
+
+
+def _scope_name(scope: str) -> str:
+    return _SCOPE_ALIASES.get(scope, scope)
+
+
+@dataclass(frozen=True)
+class ThreadAxis:
+    """What `te.thread_axis("cthread")` gives: a virtual thread axis to `bind` to."""
+
+    tag: str
+    name: str
+
+
+VIRTUAL_THREAD_TAGS = ("cthread", "vthread")
+
+
+def thread_axis(dom=None, tag: str = "", name: str = "", span=None) -> ThreadAxis:
+    """TVM's `te.thread_axis`; only virtual threads: "cthread" (as VTA uses) or
+    "vthread" (`te.thread_axis("vthread", name="vx")`). Both become `sched.vthread`
+    when an axis is bound to them; the axis gives the extent."""
+    if isinstance(dom, str) and not tag:
+        dom, tag = None, dom
+    if dom is not None:
+        raise UnsupportedError("te.thread_axis: a virtual thread takes its extent from the bound axis; give no dom")
+    if tag not in VIRTUAL_THREAD_TAGS:
+        raise UnsupportedError(
+            "te.thread_axis: GPU thread axes are not supported; tilecraft compiles for the CPU "
+            f"(target 'llvm') and the accelerator, whose only thread axes are {', '.join(VIRTUAL_THREAD_TAGS)}"
+        )
+    return ThreadAxis(tag, name or tag)
 
 
 def create_schedule(outputs) -> Schedule:

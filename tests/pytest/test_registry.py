@@ -70,6 +70,7 @@ def test_registered_with_xdsl():
 EXPECTED_PASSES = {
     "alter-layout", "bufferize-graph-function", "check-graph-level", "compile-model",
     "convert-graph-to-te", "convert-loop-to-llvm", "convert-te-to-loop",
+    "expand-dma", "inject-dma", "inject-virtual-threads",
     "fold-constant-kernels", "fold-constants", "fold-empty-tensors", "fuse-ops", "infer-shapes",
     "loop-outline-parallel", "loop-to-llvm", "loop-unroll", "loop-vectorize", "lower-accel-tokens",
     "lower-tensor-intrin", "plan-memory", "quantize-int8", "te-inline",
