@@ -422,6 +422,9 @@ class TensorizeOp(IRDLOperation):
 
     def __init__(self, axis: SSAValue, intrin: str):
         super().__init__(operands=[axis], properties={"intrin": StringAttr(intrin)})
+
+
+@irdl_op_definition
 class VThreadOp(_AnnotateOp):
     """Run an axis as virtual threads: `sched.vthread %oc.outer` (spatial axes; TVM's
     `bind(axis, thread_axis("cthread"))`). `inject-virtual-threads` interleaves
