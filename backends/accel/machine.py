@@ -65,7 +65,7 @@ from xdsl.utils.exceptions import DiagnosticException
 if TYPE_CHECKING:
     from tilecraft.backends.accel.simulator import SimStats
 
-_CHUNK = 8192  # GEMM steps per batched product (bounds the gathered temporaries)
+_CHUNK = 1 << 16  # GEMM/ALU steps handled at once (bounds the index arrays and temporaries)
 BUFFER_NAMES = {
     MemoryType.UOP: "micro-op",
     MemoryType.INP: "input",
@@ -240,7 +240,7 @@ class Machine:
         if write:
             conflicts.append(("reading", accesses.read_end, accesses.read_insn))
         for doing, until, by in conflicts:
-            busy = until[idx] > self.start
+            busy = (until[idx] > self.start) & (by[idx] != index)  # this instruction's own chunks do not race
             if busy.any():
                 element = int(np.arange(until.size)[idx][int(np.argmax(busy))])
                 other = int(by[element])
@@ -311,29 +311,36 @@ class Machine:
         self.stats.bytes_stored["out"] += raw.size
 
     # -- micro-op loops ----------------------------------------------------------------------
-    def _indices(self, index: int, insn: Gemm | Alu, name: str, depth: int, buffer: str) -> np.ndarray:
-        """The `name` (dst/src/wgt) index of every step, in execution order, bounds-checked."""
+    def _factors(self, insn: Gemm | Alu, name: str) -> tuple[np.ndarray, int, int]:
         b = self.buffers
         uop_field = {"dst": b.uop_dst, "src": b.uop_src, "wgt": b.uop_wgt}[name]
         out_factor, in_factor = getattr(insn, f"{name}_factor_out"), getattr(insn, f"{name}_factor_in")
-        base = uop_field[insn.uop_begin : insn.uop_end]
-        idx = (
-            base[None, None, :]
-            + (np.arange(insn.iter_out, dtype=np.int64) * out_factor)[:, None, None]
-            + (np.arange(insn.iter_in, dtype=np.int64) * in_factor)[None, :, None]
-        ).reshape(-1)
-        if idx.size and int(idx.max()) >= depth:
-            step = int(np.argmax(idx >= depth))
-            i, j, k = np.unravel_index(step, (insn.iter_out, insn.iter_in, insn.uop_end - insn.uop_begin))
-            uop = insn.uop_begin + int(k)
+        return uop_field[insn.uop_begin : insn.uop_end], out_factor, in_factor
+
+    def _check_bounds(self, index: int, insn: Gemm | Alu, name: str, depth: int, buffer: str) -> None:
+        """The largest `name` (dst/src/wgt) index of the loop must be inside its buffer."""
+        if insn.iter_out * insn.iter_in * (insn.uop_end - insn.uop_begin) == 0:
+            return
+        base, out_factor, in_factor = self._factors(insn, name)
+        k = int(np.argmax(base))
+        i, j = insn.iter_out - 1, insn.iter_in - 1
+        top = int(base[k]) + i * out_factor + j * in_factor
+        if top >= depth:
             raise BufferOverflowError(
-                f"field {name}_factor_out/{name}_factor_in: {name} index {int(idx[step])} = micro-op {uop} "
-                f"{name}_idx {int(uop_field[uop])} + i={int(i)} x {out_factor} + j={int(j)} x {in_factor} "
+                f"field {name}_factor_out/{name}_factor_in: {name} index {top} = micro-op {insn.uop_begin + k} "
+                f"{name}_idx {int(base[k])} + i={i} x {out_factor} + j={j} x {in_factor} "
                 f"is past the {buffer} buffer's depth {depth}",
                 index,
                 insn,
             )
-        return idx
+
+    def _indices(self, insn: Gemm | Alu, name: str, first: int, stop: int) -> np.ndarray:
+        """The `name` index of steps [first, stop) in execution order (i, then j, then k)."""
+        base, out_factor, in_factor = self._factors(insn, name)
+        steps = np.arange(first, stop, dtype=np.int64)
+        loop, k = np.divmod(steps, base.size)
+        i, j = np.divmod(loop, insn.iter_in)
+        return base[k] + i * out_factor + j * in_factor
 
     def _check_written(self, index, insn, memory_type: MemoryType, idx: np.ndarray, what: str) -> None:
         written = self.buffers.written[memory_type]
@@ -354,61 +361,65 @@ class Machine:
     def gemm(self, index: int, insn: Gemm) -> None:
         spec, b = self.spec, self.buffers
         steps = self._steps(index, insn)
-        dst = self._indices(index, insn, "dst", spec.acc_depth, "accumulator")
-        self._touch(index, insn, MemoryType.OUT, dst, True, "dst")
-        if insn.reset:
-            b.acc[dst] = 0
-            b.out[dst] = 0
-            b.written[MemoryType.ACC][dst] = True
-            b.written[MemoryType.OUT][dst] = True
-            return
-        src = self._indices(index, insn, "src", spec.inp_depth, "input")
-        wgt = self._indices(index, insn, "wgt", spec.wgt_depth, "weight")
-        self._check_written(index, insn, MemoryType.ACC, dst, "dst")
-        self._check_written(index, insn, MemoryType.INP, src, "src")
-        self._check_written(index, insn, MemoryType.WGT, wgt, "wgt")
-        self._touch(index, insn, MemoryType.INP, src, False, "src")
-        self._touch(index, insn, MemoryType.WGT, wgt, False, "wgt")
-        for c in range(0, steps, _CHUNK):
-            part = slice(c, c + _CHUNK)
-            products = np.einsum("nbk,nok->nbo", b.inp[src[part]], b.wgt[wgt[part]])
-            np.add.at(b.acc, dst[part], products.astype(np.int64))
-        touched = np.unique(dst)
+        self._check_bounds(index, insn, "dst", spec.acc_depth, "accumulator")
+        if not insn.reset:
+            self._check_bounds(index, insn, "src", spec.inp_depth, "input")
+            self._check_bounds(index, insn, "wgt", spec.wgt_depth, "weight")
+        touched = np.zeros(spec.acc_depth, bool)
+        for first in range(0, steps, _CHUNK):
+            stop = min(first + _CHUNK, steps)
+            dst = self._indices(insn, "dst", first, stop)
+            self._touch(index, insn, MemoryType.OUT, dst, True, "dst")
+            touched[dst] = True
+            if insn.reset:
+                b.acc[dst] = 0
+                b.written[MemoryType.ACC][dst] = True
+                continue
+            src = self._indices(insn, "src", first, stop)
+            wgt = self._indices(insn, "wgt", first, stop)
+            self._check_written(index, insn, MemoryType.ACC, dst, "dst")
+            self._check_written(index, insn, MemoryType.INP, src, "src")
+            self._check_written(index, insn, MemoryType.WGT, wgt, "wgt")
+            self._touch(index, insn, MemoryType.INP, src, False, "src")
+            self._touch(index, insn, MemoryType.WGT, wgt, False, "wgt")
+            products = np.einsum("nbk,nok->nbo", b.inp[src], b.wgt[wgt])
+            np.add.at(b.acc, dst, products.astype(np.int64))
+        touched = np.flatnonzero(touched)
         b.acc[touched] = wrap_signed(b.acc[touched], spec.acc_width)
         b.out[touched] = wrap_signed(b.acc[touched], spec.out_width)
         b.written[MemoryType.OUT][touched] = True
-        self.stats.gemm_ops += steps
-        self.stats.macs += steps * spec.macs_per_cycle
+        if not insn.reset:
+            self.stats.gemm_ops += steps
+            self.stats.macs += steps * spec.macs_per_cycle
 
     def alu(self, index: int, insn: Alu) -> None:
         spec, b = self.spec, self.buffers
         steps = self._steps(index, insn)
-        dst = self._indices(index, insn, "dst", spec.acc_depth, "accumulator")
-        self._check_written(index, insn, MemoryType.ACC, dst, "dst")
+        self._check_bounds(index, insn, "dst", spec.acc_depth, "accumulator")
+        if not insn.use_imm:
+            self._check_bounds(index, insn, "src", spec.acc_depth, "accumulator")
         op = _ALU_OPS[AluOpcode(insn.alu_opcode)]
-        if insn.use_imm:
-            src = None
-            operand: np.ndarray | np.int64 = np.int64(insn.imm)
-        else:
-            src = self._indices(index, insn, "src", spec.acc_depth, "accumulator")
-            self._check_written(index, insn, MemoryType.ACC, src, "src")
-        self._touch(index, insn, MemoryType.OUT, dst, True, "dst")
-        self.stats.alu_ops += steps
-        if steps == 0:
-            return
-        if _independent(dst, src, spec.acc_depth):
+        for first in range(0, steps, _CHUNK):
+            stop = min(first + _CHUNK, steps)
+            dst = self._indices(insn, "dst", first, stop)
+            self._check_written(index, insn, MemoryType.ACC, dst, "dst")
+            src = None if insn.use_imm else self._indices(insn, "src", first, stop)
             if src is not None:
-                operand = b.acc[src]
-            result = wrap_signed(op(b.acc[dst], operand), spec.acc_width)
-            b.acc[dst] = result
-            b.out[dst] = wrap_signed(result, spec.out_width)
-        else:  # a step reads what an earlier one wrote: run them in order
-            for t in range(steps):
-                d = dst[t]
-                value = operand if src is None else b.acc[src[t]]
-                b.acc[d] = wrap_signed(op(b.acc[d], value), spec.acc_width)
-                b.out[d] = wrap_signed(b.acc[d], spec.out_width)
-        b.written[MemoryType.OUT][dst] = True
+                self._check_written(index, insn, MemoryType.ACC, src, "src")
+            self._touch(index, insn, MemoryType.OUT, dst, True, "dst")
+            if _independent(dst, src, spec.acc_depth):
+                operand = np.int64(insn.imm) if src is None else b.acc[src]
+                result = wrap_signed(op(b.acc[dst], operand), spec.acc_width)
+                b.acc[dst] = result
+                b.out[dst] = wrap_signed(result, spec.out_width)
+            else:  # a step reads what an earlier one wrote: run them in order
+                for t in range(dst.size):
+                    d = dst[t]
+                    value = np.int64(insn.imm) if src is None else b.acc[src[t]]
+                    b.acc[d] = wrap_signed(op(b.acc[d], value), spec.acc_width)
+                    b.out[d] = wrap_signed(b.acc[d], spec.out_width)
+            b.written[MemoryType.OUT][dst] = True
+        self.stats.alu_ops += steps
 
 
 def _independent(dst: np.ndarray, src: np.ndarray | None, depth: int) -> bool:

@@ -58,7 +58,12 @@ from tilecraft.backends.accel.timing import (
     schedule,
 )
 
+# A guard, not a limit of the model: 150x ResNet-18's ideal GEMM cycles. A stream past it
+# (say a GEMM looping 2^41 times) would take hours to simulate; pass max_cycles=None to allow it.
+DEFAULT_MAX_CYCLES = 10**9
+
 __all__ = [
+    "DEFAULT_MAX_CYCLES",
     "ALU_PIPELINE_CYCLES",
     "GEMM_PIPELINE_CYCLES",
     "SINGLE_CYCLE",
@@ -184,10 +189,11 @@ def simulate(
     dram: Dram,
     spec: AccelSpec | None = None,
     *,
-    max_cycles: int | None = None,
+    max_cycles: int | None = DEFAULT_MAX_CYCLES,
 ) -> SimResult:
     """Run `insns` on the machine of `spec` (VTA's default if None) against `dram`,
-    which is updated in place. Raises a `SimulationError` if the stream cannot run."""
+    which is updated in place. Raises a `SimulationError` if the stream cannot run,
+    a `CycleLimitError` (before any data effect) if it runs past `max_cycles`."""
     spec = spec or default_spec()
     insns = list(insns)
     for i, insn in enumerate(insns[:-1]):

@@ -110,6 +110,14 @@ class Plan:
     kind: str
 
 
+def _check_enums(index: int, insn: Instruction) -> None:
+    """Enum fields given as plain integers must name a value (encode takes any that fit)."""
+    for name, enum in (("memory_type", MemoryType), ("alu_opcode", AluOpcode)):
+        value = getattr(insn, name, None)
+        if value is not None and value not in enum._value2member_map_:
+            raise UnsupportedError(f"field {name}: {value!r} is not a valid {enum.__name__}", index, insn)
+
+
 def _module_of(index: int, insn: Instruction) -> Module:
     if isinstance(insn, Load):
         if insn.memory_type in (MemoryType.INP, MemoryType.WGT):
@@ -141,6 +149,8 @@ def _dma_cycles(nbytes: int, spec: AccelSpec) -> int:
 
 
 def plan(index: int, insn: Instruction, spec: AccelSpec, dram: Dram) -> Plan:
+    """Check `insn` (stream index `index`) on its own and give its module, cost and tokens."""
+    _check_enums(index, insn)
     module = _module_of(index, insn)
     try:
         encode(insn, spec)

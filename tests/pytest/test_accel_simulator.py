@@ -436,6 +436,8 @@ def test_race_store_reads_output_still_written():
         (Store(memory_type=MemoryType.ACC, sram_base=0, dram_base=0, y_size=1, x_size=1, x_stride=1), "STORE of ACC"),
         (Store(sram_base=0, dram_base=0, y_size=1, x_size=1, x_stride=1, x_pad_0=1), "x_pad_0: STORE does not pad"),
         ("not an instruction", "is not an accelerator instruction"),
+        (load(7), "field memory_type: 7 is not a valid MemoryType"),
+        (loop(Alu, alu_opcode=6), "field alu_opcode: 6 is not a valid AluOpcode"),
     ],
 )
 def test_unsupported(insn, match):
@@ -453,6 +455,35 @@ def test_fields_that_do_not_encode():
 
 def test_max_cycles():
     raises(CycleLimitError, [load(MemoryType.INP)], max_cycles=10, match="runs 66 cycles, past max_cycles 10")
+    # the default guard stops a loop of 2^27 x 2^13 steps before simulating any of it
+    huge = [load(MemoryType.UOP), loop(Gemm, 0, 8192, iters=(16383, 16383), reset=True)]
+    raises(CycleLimitError, huge, match="past max_cycles 1000000000")
+
+
+def test_loops_longer_than_one_chunk():
+    """90,000 GEMM steps (two chunks) all into acc[0]: sum over i, j of inp[i] . wgt[j]^T;
+    then 70,000 ALU steps adding 1 to acc[0] (one destination: run in order)."""
+    rng = np.random.default_rng(5)
+    inp = rng.integers(-128, 128, size=(300, 1, 16))
+    wgt = rng.integers(-128, 128, size=(300, 16, 16))
+    dram = Dram()
+    bases = [
+        dram.put_uops([MicroOp(0, 0, 0)], DEFAULT),
+        dram.put_tiles(MemoryType.INP, inp, DEFAULT),
+        dram.put_tiles(MemoryType.WGT, wgt, DEFAULT),
+    ]
+    insns = [
+        load(MemoryType.UOP, dram_base=bases[0]),
+        load(MemoryType.INP, dram_base=bases[1], x_size=300),
+        load(MemoryType.WGT, dram_base=bases[2], x_size=300, push_next=True),
+        loop(Gemm, reset=True),
+        loop(Gemm, iters=(300, 300), src=(1, 0), wgt=(0, 1), pop_prev=True),
+        loop(Alu, iters=(700, 100), alu_opcode=AluOpcode.ADD, use_imm=True, imm=1),
+    ]
+    result = simulate(insns, dram, DEFAULT)
+    expected = (np.einsum("bk,ok->bo", inp.sum(axis=0), wgt.sum(axis=0)) + 70_000 + 2**31) % 2**32 - 2**31
+    np.testing.assert_array_equal(result.buffers.acc[0], expected)
+    assert result.stats.macs == 90_000 * 256 and result.stats.alu_ops == 70_000
 
 
 # -- semantics against a step-by-step reference ----------------------------------------------------------
