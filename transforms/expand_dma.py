@@ -160,4 +160,6 @@ class ExpandDmaPass(ModulePass):
     name = "expand-dma"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if not any(isinstance(inner, DmaOp) for inner in op.walk()):
+            return  # the common case on the CPU: nothing to walk with patterns
         PatternRewriteWalker(GreedyRewritePatternApplier([ExpandDma()]), apply_recursively=False).rewrite_module(op)
