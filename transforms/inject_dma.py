@@ -502,17 +502,24 @@ def find_copy_nests(module: ModuleOp, spec: AccelSpec) -> dict[ForOp, CopyNest]:
         if not isinstance(store, memref.StoreOp):
             continue
         copy = match_copy(store)
-        found = copy_nest(copy) if copy is not None else None
-        if copy is None or found is None:
+        if copy is None:
             continue
-        loops, guards = found
+        found = copy_nest(copy)
         scope = buffer_scope(copy.sram)
+        direction = "into" if copy.is_load else "out of"
+        if found is None:
+            raise OpError(
+                store,
+                f"{PASS}: this copy {direction} the {scope.value} buffer is not a loop nest of its "
+                "own (it has no loop, or its loops do other work too: run inject-dma before "
+                "inject-virtual-threads and unrolling)",
+            )
+        loops, guards = found
         elem = element_scalars(spec, scope)
         nest = NestExprs(loops[0], loops)
         try:
             plan = plan_dma(copy, loops, guards, elem, nest)
         except NotDma as e:
-            direction = "into" if copy.is_load else "out of"
             raise OpError(
                 store,
                 f"{PASS}: this copy {direction} the {scope.value} buffer cannot be one DMA: {e}; "
