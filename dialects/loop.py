@@ -5,10 +5,14 @@ scalar math is `arith`/`math`; a value-producing conditional is `scf.if`. This
 dialect adds only what those lack:
 
 - `loop.for`: a normalized loop `0 <= %i < extent` (static, as TVM normalizes
-  its loops) with a kind: serial, parallel, vectorized or unrolled. The kind is
+  its loops) with a kind: serial, parallel, vectorized, unrolled or vthread
+  (virtual threads, interleaved by `inject-virtual-threads`; serial on a CPU). The kind is
   a decision the backend carries out, so the same IR can be tested with any kind.
 - `loop.alloc`: a named buffer in a memory scope ("global" for heap-sized,
-  "local" for small per-thread scratch), live until the end of its block.
+  "local" for small per-thread scratch, "inp_buffer"/"wgt_buffer"/"acc_buffer"
+  for the accelerator's on-chip buffers), live until the end of its block.
+- `loop.dma`: a 2-D strided copy of whole elements with padding between a
+  global and an accelerator buffer (what `inject-dma` makes of a copy nest).
 - `loop.guard`: run the body only where a condition holds (the tail of a split
   that does not divide its extent, the edge of a compute_at region).
 - `loop.view`: a typed buffer at a static byte offset of an `i8` buffer (the

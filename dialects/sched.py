@@ -24,7 +24,10 @@ not enclose the consumer, ...) is checked by replaying the schedule
 op that is wrong.
 
 Memory scopes are an enum attribute (`MemoryScopeAttr`), printed as the bare word
-(`sched.cache_write %C local`; the quoted `"local"` of older text still parses).
+(`sched.cache_write %C local`; the quoted `"local"` of older text still parses);
+`inp_buffer`, `wgt_buffer` and `acc_buffer` are the accelerator's buffers, which
+`sched.set_scope` can also give a computed stage (VTA's padded input).
+`sched.vthread` runs an axis as virtual threads (TVM's `cthread`).
 Ops use declarative assembly formats, except `sched.split` and `sched.tile`: their
 factors are `IntAttr`s (read as `.data` by the schedule replay), which a
 declarative `$factor` does not print as a bare integer.

@@ -27,12 +27,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from math import prod
 
+from tilecraft.dialects.loop import DmaOp, ForOp, GuardOp
+from tilecraft.lowering.loop_builder import Cursor
 from xdsl.context import Context
 from xdsl.dialects import arith, memref, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, MemRefType, ModuleOp
+from xdsl.dialects.builtin import (
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+)
 from xdsl.ir import Block, Region, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import InsertPoint
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
     PatternRewriter,
@@ -40,9 +47,7 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
-
-from tilecraft.dialects.loop import DmaOp, ForOp, GuardOp
-from tilecraft.lowering.loop_builder import Cursor
+from xdsl.rewriter import InsertPoint
 
 
 def _const(cur: Cursor, v: int) -> SSAValue:
@@ -160,4 +165,6 @@ class ExpandDmaPass(ModulePass):
     name = "expand-dma"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if not any(isinstance(inner, DmaOp) for inner in op.walk()):
+            return  # the common case on the CPU: nothing to walk with patterns
         PatternRewriteWalker(GreedyRewritePatternApplier([ExpandDma()]), apply_recursively=False).rewrite_module(op)

@@ -58,19 +58,6 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from math import prod
 
-from xdsl.context import Context
-from xdsl.dialects import arith, memref, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp
-from xdsl.ir import Block, BlockArgument, Operation, SSAValue
-from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
-    PatternRewriter,
-    PatternRewriteWalker,
-    RewritePattern,
-    op_type_rewrite_pattern,
-)
-
 from tilecraft.analysis.bounds import index_expr
 from tilecraft.analysis.expr import Expr
 from tilecraft.backends.accel.spec import AccelSpec, default_spec, load_spec
@@ -85,6 +72,18 @@ from tilecraft.dialects.loop import (
 )
 from tilecraft.lowering.loop_builder import Cursor, emit_index
 from tilecraft.utils.diagnostics import OpError
+from xdsl.context import Context
+from xdsl.dialects import arith, memref, scf
+from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
 
 PASS = "inject-dma"
 
@@ -183,7 +182,7 @@ def copy_nest(copy: Copy) -> tuple[list[ForOp], list[SSAValue]] | None:
         parent = op.parent_op()
         if not isinstance(parent, ForOp | GuardOp):
             break
-        if parent.body.block is alloc_block or parent.parent_block() is None:
+        if parent.body.block is alloc_block:
             break
         if op is not copy.store and not _only_index_math(parent.body.block, {op}):
             break
@@ -502,17 +501,24 @@ def find_copy_nests(module: ModuleOp, spec: AccelSpec) -> dict[ForOp, CopyNest]:
         if not isinstance(store, memref.StoreOp):
             continue
         copy = match_copy(store)
-        found = copy_nest(copy) if copy is not None else None
-        if copy is None or found is None:
+        if copy is None:
             continue
-        loops, guards = found
+        found = copy_nest(copy)
         scope = buffer_scope(copy.sram)
+        direction = "into" if copy.is_load else "out of"
+        if found is None:
+            raise OpError(
+                store,
+                f"{PASS}: this copy {direction} the {scope.value} buffer is not a loop nest of its "
+                "own (it has no loop, or its loops do other work too: run inject-dma before "
+                "inject-virtual-threads and unrolling)",
+            )
+        loops, guards = found
         elem = element_scalars(spec, scope)
         nest = NestExprs(loops[0], loops)
         try:
             plan = plan_dma(copy, loops, guards, elem, nest)
         except NotDma as e:
-            direction = "into" if copy.is_load else "out of"
             raise OpError(
                 store,
                 f"{PASS}: this copy {direction} the {scope.value} buffer cannot be one DMA: {e}; "

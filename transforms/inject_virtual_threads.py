@@ -56,6 +56,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from tilecraft.dialects.loop import AllocOp, ForOp, GuardOp, LoopKind, YieldOp
+from tilecraft.utils.diagnostics import OpError
 from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, StringAttr, i64
@@ -70,9 +72,6 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import is_side_effect_free
-
-from tilecraft.dialects.loop import AllocOp, ForOp, GuardOp, LoopKind, YieldOp
-from tilecraft.utils.diagnostics import OpError
 
 PASS = "inject-virtual-threads"
 

@@ -14,9 +14,6 @@ import json
 
 import numpy as np
 import pytest
-from xdsl.context import Context
-from xdsl.dialects import memref
-
 import tilecraft as tc
 from tilecraft import te
 from tilecraft.api import lower_module
@@ -26,6 +23,8 @@ from tilecraft.dialects.loop import DmaOp, ForOp, LoopKind
 from tilecraft.transforms.inject_dma import InjectDmaPass
 from tilecraft.transforms.inject_virtual_threads import InjectVirtualThreadsPass
 from tilecraft.utils.diagnostics import OpError
+from xdsl.context import Context
+from xdsl.dialects import memref
 
 RNG = np.random.default_rng(9)
 

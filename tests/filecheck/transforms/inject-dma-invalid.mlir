@@ -89,3 +89,22 @@ func.func @weight_transposed(%W: memref<4x16x16xi8>) {
   }
   func.return
 }
+
+// -----
+
+// After inject-virtual-threads the threads' copies share their loops: no copy
+// has a nest of its own.
+func.func @interleaved(%A: memref<2x16xi8>) {
+  %B0 = loop.alloc "A.inp.vt0" inp_buffer : memref<1x16xi8>
+  %B1 = loop.alloc "A.inp.vt1" inp_buffer : memref<1x16xi8>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  loop.for %c = 0 to 16 {
+    %v0 = memref.load %A[%c0, %c] : memref<2x16xi8>
+    %v1 = memref.load %A[%c1, %c] : memref<2x16xi8>
+    // CHECK: inject-dma-invalid.mlir:[[# @LINE + 1]]:5: error: inject-dma: this copy into the inp_buffer buffer is not a loop nest of its own (it has no loop, or its loops do other work too: run inject-dma before inject-virtual-threads and unrolling)
+    memref.store %v0, %B0[%c0, %c] : memref<1x16xi8>
+    memref.store %v1, %B1[%c0, %c] : memref<1x16xi8>
+  }
+  func.return
+}

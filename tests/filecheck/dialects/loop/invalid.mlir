@@ -4,7 +4,7 @@
 // The kind is an enum: an unknown keyword is a parse error at the keyword.
 func.func @kind() {
   // CHECK: invalid.mlir:[[# @LINE + 2]]:24
-  // CHECK: loop.for kind must be one of serial, parallel, vectorized, unrolled, not 'pipelined'.
+  // CHECK: loop.for kind must be one of serial, parallel, vectorized, unrolled, vthread, not 'pipelined'.
   loop.for %i = 0 to 8 pipelined {
   }
   func.return
@@ -45,7 +45,7 @@ func.func @induction_variable_type() {
 
 func.func @alloc_scope() {
   // CHECK: invalid.mlir:[[# @LINE + 2]]:23
-  // CHECK: Expected `global`, `local`, or `shared`.
+  // CHECK: Expected `global`, `local`, `shared`, `inp_buffer`, `wgt_buffer`, or `acc_buffer`.
   %B = loop.alloc "B" stack : memref<4xf32>
   func.return
 }

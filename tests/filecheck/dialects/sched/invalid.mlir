@@ -144,7 +144,7 @@ func.func @cache_read_scope(%A: tensor<8xf32>) -> tensor<8xf32> {
     %sC = sched.stage %C : tensor<8xf32>
     // The scope is an enum attribute: another word is a parse error at the word.
     // CHECK: invalid.mlir:[[# @LINE + 2]]:32
-    // CHECK: Expected `global`, `local`, or `shared`.
+    // CHECK: Expected `global`, `local`, `shared`, `inp_buffer`, `wgt_buffer`, or `acc_buffer`.
     %AA = sched.cache_read %sA "texture" for %sC
   }
   func.return %C : tensor<8xf32>
@@ -176,7 +176,7 @@ func.func @cache_write_scope(%A: tensor<8xf32>) -> tensor<8xf32> {
   sched.schedule {
     %sC = sched.stage %C : tensor<8xf32>
     // CHECK: invalid.mlir:[[# @LINE + 2]]:33
-    // CHECK: Expected `global`, `local`, or `shared`.
+    // CHECK: Expected `global`, `local`, `shared`, `inp_buffer`, `wgt_buffer`, or `acc_buffer`.
     %CL = sched.cache_write %sC register
   }
   func.return %C : tensor<8xf32>
