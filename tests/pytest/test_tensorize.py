@@ -244,3 +244,29 @@ def test_a_redeclared_intrinsic_object_is_refused():
     io, ii = s[Y].split(Y.op.axis[0], factor=16)
     with pytest.raises(ValueError, match="was declared again since"):
         s[Y].tensorize(ii, old)
+
+
+def test_binds_ask_for_a_memory_scope():
+    """`binds` names the scope an operand must live in (VTA binds its inputs to
+    on-chip buffers): a stage reading the input from global memory is refused,
+    one reading a cache_read copy in that scope is accepted."""
+    a = te.placeholder((16,), "float32", name="a")
+    c = te.compute((16,), lambda i: a[i] + 1.0, name="c")
+    te.decl_tensor_intrin(c.op, name="inc_16_local_test", binds={a: "local"})
+    X = te.placeholder((32,), "float32", name="X")
+    Y = te.compute((32,), lambda i: X[i] + 1.0, name="Y")
+
+    def schedule(cached: bool):
+        s = te.create_schedule(Y)
+        if cached:
+            s.cache_read(X, "local", [Y])
+        io, ii = s[Y].split(Y.op.axis[0], factor=16)
+        s[Y].tensorize(ii, "inc_16_local_test")
+        return s
+
+    with pytest.raises(OpError, match="a must live in scope local, but 'X' is in global"):
+        tc.lower(schedule(False), [X, Y])
+    f = tc.build(schedule(True), [X, Y])
+    x, y = RNG.random(32, dtype=np.float32), np.zeros(32, np.float32)
+    f(x, y)
+    np.testing.assert_allclose(y, x + 1.0)

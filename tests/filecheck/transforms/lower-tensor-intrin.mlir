@@ -1,4 +1,8 @@
 // RUN: tilecraft-opt %s --split-input-file -p lower-tensor-intrin | filecheck %s
+// With the passes loop-to-llvm runs next, the default kernel is straight-line
+// vector code: the 4x16x8 float tile is 32 16-lane multiply-adds (LLVM fuses them
+// into FMAs and keeps the 4 accumulator rows in registers).
+// RUN: tilecraft-opt %s --split-input-file -p lower-tensor-intrin,loop-unroll,loop-vectorize | filecheck %s --check-prefix=VEC
 // Each loop.tensor_intrin becomes its intrinsic's "llvm" LoopKernel: one loop per
 // intrinsic axis with the kernel's kinds (built-ins: the innermost spatial axis
 // vectorized, the others unrolled), the te body reading base + index of each region.
@@ -7,6 +11,12 @@ func.func @gemm(%A: memref<8x16xf32>, %B: memref<16x32xf32>, %C: memref<8x32xf32
   loop.tensor_intrin "gemm_4x16x8_f32" ins(%A[%i0, %k0], %B[%k0, %j0]) outs(%C[%i0, %j0]) : memref<8x16xf32>, memref<16x32xf32>, memref<8x32xf32>
   func.return
 }
+
+// VEC-LABEL: func.func @gemm
+// VEC-NOT:     loop.for
+// VEC-COUNT-32: arith.mulf %{{.*}}, %{{.*}} : vector<16xf32>
+// VEC-NOT:     arith.mulf
+// VEC:         func.return
 
 // CHECK-LABEL: func.func @gemm
 // The output's indices come first (the output is addressed before the reduction's body).
