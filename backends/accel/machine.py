@@ -29,10 +29,16 @@ another module is still writing (or still reading, when it writes) in simulated 
 which means a dependence token is missing. Only the input and weight buffers (load ->
 compute) and the output buffer (compute -> store) are shared between modules.
 
-Speed: a GEMM gathers its (dst, src, wgt) indices for all steps and does one batched
-product (float32 or float64 where that is exact at the spec's widths, int64 otherwise)
-and one `np.add.at`; an ALU instruction is one vector op when its destinations are
-distinct and no step reads what an earlier step of it wrote, else it runs step by step.
+Speed: a GEMM gathers its (dst, src, wgt) indices for up to 2^16 steps at a time and
+does one batched product (float32 or float64 where that is exact at the spec's widths,
+int64 otherwise) and one `np.add.at`; an ALU chunk is one vector op when its
+destinations are distinct and no step reads what an earlier step of it wrote, else it
+runs step by step.
+
+Where VTA's functional simulator differs, besides the output buffer above: it aborts
+(CHECK) on a STORE with padding, an index past a buffer and an unknown memory type,
+and never notices uninitialized reads or races; it counts FINISH and goes on, where
+here a FINISH must end the stream.
 """
 
 from __future__ import annotations
