@@ -101,11 +101,29 @@ def build(
         raise ValueError("tvm.build needs the argument list: tvm.build(s, [A, B, C])")
     if binds:
         raise NotImplementedError("tvm.build(binds=...): buffer binding is not supported by tilecraft")
+    if isinstance(target, str) and target.split()[:1] == ["accel"]:
+        return _build_accel(s, _check_args(args), name, target)
     resolve(target)
     if target_host is not None:
         resolve(target_host)
     args = _check_args(args)
     return Function(s, args, name)
+
+
+def _build_accel(s: te.Schedule, args: list, name: str, target: str):
+    """`target="accel [-spec=FILE] [-serial]"`: the schedule on the accelerator's
+    simulator (backends/accel/runtime.py); `-serial` turns latency hiding off."""
+    from tilecraft.backends.accel.runtime import build_accel
+
+    spec, serial = "", False
+    for option in target.split()[1:]:
+        if option.startswith("-spec="):
+            spec = option[len("-spec=") :]
+        elif option == "-serial":
+            serial = True
+        else:
+            raise ValueError(f"unknown accel target option {option!r} (-spec=FILE, -serial)")
+    return build_accel(s, args, name, spec, serial)
 
 
 def _check_args(args) -> list:

@@ -88,8 +88,15 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return load
 
+    def convert_loop_to_accel():
+        from tilecraft.lowering.convert_loop_to_accel import ConvertLoopToAccelPass
+
+        return ConvertLoopToAccelPass
+
     accel_passes = {
         "lower-accel-tokens": transforms_pass("lower_accel_tokens", "LowerAccelTokensPass"),
+        "insert-dependences": transforms_pass("insert_dependences", "InsertDependencesPass"),
+        "convert-loop-to-accel": convert_loop_to_accel,
     }
 
     loop_passes = {

@@ -189,7 +189,10 @@ def _load_builtins() -> None:
         function = module.body.block.first_op
         assert isinstance(function, func.FuncOp)
         function.detach()
-        _REGISTRY.setdefault(name, intrin_from_function(name, function, {"llvm": LoopKernel()}))
+        lowerings: dict[str, object] = {"llvm": LoopKernel()}
+        if name == "gemv_1x16x16_i8":
+            lowerings["accel"] = "gemm"  # the accelerator's GEMM unit at VTA's default spec
+        _REGISTRY.setdefault(name, intrin_from_function(name, function, lowerings))
 
 
 def _builtin_texts() -> dict[str, str]:
@@ -199,8 +202,9 @@ def _builtin_texts() -> dict[str, str]:
       register-tile micro-kernel (the 16-wide j axis one vector, i and k unrolled:
       32 vector FMAs on 4 rows of accumulators per call);
     - `gemv_1x16x16_i8`: `C[1x16] += A[1x16] * W[16x16]^T`, int8 x int8 summed in
-      int32: the shape of VTA's GEMM at its default spec (BATCH 1, BLOCK 16), here
-      lowered for the CPU.
+      int32: the shape of VTA's GEMM at its default spec (BATCH 1, BLOCK 16),
+      lowered for the CPU and (its "accel" lowering) to the accelerator's GEMM unit
+      (`backends/accel/intrin.py` declares the shapes of other specs).
     """
     return {
         "gemm_4x16x8_f32": _gemm_text("gemm_4x16x8_f32", 4, 16, 8, "f32", "f32", "arith.mulf"),

@@ -69,9 +69,9 @@ def test_registered_with_xdsl():
 # added to these lists on purpose.
 EXPECTED_PASSES = {
     "alter-layout", "bufferize-graph-function", "check-graph-level", "compile-model",
-    "convert-graph-to-te", "convert-loop-to-llvm", "convert-te-to-loop",
+    "convert-graph-to-te", "convert-loop-to-accel", "convert-loop-to-llvm", "convert-te-to-loop",
     "expand-dma", "inject-dma", "inject-virtual-threads",
-    "fold-constant-kernels", "fold-constants", "fold-empty-tensors", "fuse-ops", "infer-shapes",
+    "fold-constant-kernels", "fold-constants", "fold-empty-tensors", "fuse-ops", "infer-shapes", "insert-dependences",
     "loop-outline-parallel", "loop-to-llvm", "loop-unroll", "loop-vectorize", "lower-accel-tokens",
     "lower-tensor-intrin", "plan-memory", "quantize-int8", "te-inline",
 }  # fmt: skip

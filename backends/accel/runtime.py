@@ -1,0 +1,123 @@
+"""Running a schedule on the accelerator: `tc.build(s, args, target="accel")`.
+
+The schedule is lowered to loop IR as for the CPU, then taken down the accelerator
+pipeline, each step a pass that `tilecraft-opt` runs by name:
+
+    inject-dma, inject-virtual-threads, convert-loop-to-accel, insert-dependences
+
+and laid out (`backends/accel/program.py`: micro-op kernels placed in DRAM after
+the arguments). Calling the result writes the argument arrays into a simulated
+DRAM at the places the program's `accel.buffer`s name, runs the instruction stream
+on the cycle-level simulator, and copies every argument a STORE writes back into
+its array, as `tc.build`'s CPU functions write their outputs in place. The call
+returns the simulator's result (cycles, utilization, bytes moved: `.stats`).
+
+Arrays are in the layouts the schedule's tensors have: the accelerator's packed
+layouts are the user's business here (topi/accel_conv2d.py has the packing
+functions), as they are in VTA's own flow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import MemRefType, ModuleOp
+from xdsl.passes import ModulePass
+
+from tilecraft.backends.accel.dram import Dram
+from tilecraft.backends.accel.program import Program, find_program, format_asm, program_from_ir
+from tilecraft.backends.accel.simulator import SimResult, simulate
+from tilecraft.backends.accel.spec import AccelSpec
+from tilecraft.utils.diagnostics import verify_module
+from tilecraft.utils.dtypes import numpy_dtype
+
+ACCEL_PIPELINE = ("inject-dma", "inject-virtual-threads", "convert-loop-to-accel", "insert-dependences")
+
+
+def accel_passes(spec_path: str = "", serial: bool = False) -> tuple[ModulePass, ...]:
+    """The passes of ACCEL_PIPELINE, in order."""
+    from tilecraft.lowering.convert_loop_to_accel import ConvertLoopToAccelPass
+    from tilecraft.transforms.inject_dma import InjectDmaPass
+    from tilecraft.transforms.inject_virtual_threads import InjectVirtualThreadsPass
+    from tilecraft.transforms.insert_dependences import InsertDependencesPass
+
+    return (
+        InjectDmaPass(spec=spec_path),
+        InjectVirtualThreadsPass(),
+        ConvertLoopToAccelPass(spec=spec_path),
+        InsertDependencesPass(serial=serial),
+    )
+
+
+class AccelFunction:
+    """A schedule compiled for the accelerator; `f(a, b, c)` runs it on the simulator,
+    writing the outputs in place, and returns the `SimResult`."""
+
+    def __init__(self, loop_module: ModuleOp, name: str, spec_path: str = "", serial: bool = False):
+        function = next(f for f in loop_module.ops if isinstance(f, func.FuncOp) and f.sym_name.data == name)
+        self.arg_types: list[MemRefType] = list(function.function_type.inputs.data)  # type: ignore[arg-type]
+        self.loop_ir = str(loop_module)
+        ctx = Context()
+        for p in accel_passes(spec_path, serial):
+            p.apply(ctx, loop_module)
+            verify_module(loop_module)
+        self.module = loop_module
+        self.program: Program = program_from_ir(find_program(loop_module, name))
+        self.spec: AccelSpec = self.program.spec
+        self.entry_name = name
+        self.last: SimResult | None = None
+
+    def get_source(self, kind: str = "accel") -> str:
+        """The accel IR ("accel"), the instruction listing ("asm") or the loop IR ("loop")."""
+        if kind == "asm":
+            return format_asm(self.program)
+        if kind == "loop":
+            return self.loop_ir
+        return str(self.module)
+
+    def __call__(self, *arrays: np.ndarray) -> SimResult:
+        if len(arrays) != len(self.arg_types):
+            raise ValueError(f"{self.entry_name} takes {len(self.arg_types)} arrays, got {len(arrays)}")
+        buffers = self.program.buffers
+        for n, (a, t, b) in enumerate(zip(arrays, self.arg_types, buffers)):
+            shape, dtype = tuple(t.get_shape()), numpy_dtype(t.element_type)
+            if not isinstance(a, np.ndarray) or a.shape != shape or a.dtype != dtype:
+                got = f"{a.dtype} {a.shape}" if isinstance(a, np.ndarray) else type(a).__name__
+                raise ValueError(f"argument {n} ({b.name}) of {self.entry_name} must be a {dtype} array of "
+                                 f"shape {shape}, not {got}")
+        dram = Dram(self.program.dram_bytes())
+        for a, b in zip(arrays, buffers):
+            dram.write(b.byte_address(self.spec), np.ascontiguousarray(a))
+        for address, data in self.program.uop_segments():
+            dram.write(address, data)
+        result = simulate(self.program.instructions, dram, self.spec)
+        written = _stored(self.program)
+        for a, b in zip(arrays, buffers):
+            if b.name in written:
+                a[...] = dram.read(b.byte_address(self.spec), a.shape, a.dtype)
+        self.last = result
+        return result
+
+
+def _stored(program: Program) -> set[str]:
+    """The buffers some STORE writes."""
+    from tilecraft.backends.accel import isa
+
+    names = set()
+    for insn in program.instructions:
+        if isinstance(insn, isa.Store):
+            for b in program.buffers:
+                start = b.byte_address(program.spec)
+                byte = insn.dram_base * b.elem_bytes(program.spec)
+                if b.memory_type == insn.memory_type and start <= byte < start + b.nbytes(program.spec):
+                    names.add(b.name)
+    return names
+
+
+def build_accel(s, args: Sequence, name: str, spec_path: str = "", serial: bool = False) -> AccelFunction:
+    from tilecraft.api import lower_module
+
+    return AccelFunction(lower_module(s, args, name), name, spec_path, serial)
