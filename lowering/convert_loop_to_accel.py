@@ -461,8 +461,15 @@ class _Lowering:
             raise OpError(source, f"{PASS}: the ALU reads acc_buffer buffers; this load reads "
                           f"{buffer_scope(source.memref).value}")
         if (src.base, src.coeffs) != (dst.base, dst.coeffs):
-            self.emit_alu_like(outer, [dst, _zero(len(outer)), _zero(len(outer))], gemm_reset=True)
-            self.emit_alu_like(outer, [dst, src], opcode="add")
+            same_place = src.coeffs == dst.coeffs and (
+                src.base - self.sram[source.memref] == dst.base - self.sram[target])
+            if same_place and _only_before(source.memref, op) and _only_after(target, op):
+                # the source dies here and the destination is born here: compute in place
+                self.sram[target] = self.sram[source.memref]
+                dst = src
+            else:
+                self.emit_alu_like(outer, [dst, _zero(len(outer)), _zero(len(outer))], gemm_reset=True)
+                self.emit_alu_like(outer, [dst, src], opcode="add")
         for step in steps:
             if step.operand is None:
                 self.emit_alu_like(outer, [dst, dst], opcode=step.opcode, imm=step.imm, at=step.op)
@@ -546,6 +553,48 @@ def _loads(value: SSAValue) -> list[memref.LoadOp]:
         elif _is_scalar_math(op):
             stack.extend(op.operands)
     return found
+
+
+def _ancestors(op: Operation) -> list[Operation]:
+    chain = [op]
+    while chain[-1].parent_op() is not None:
+        chain.append(chain[-1].parent_op())
+    return chain
+
+
+def _order(a: Operation, b: Operation) -> int:
+    """-1 if a runs before b, 1 if after, 0 if one contains the other (or they are
+    the same op), in program order."""
+    chain_b = _ancestors(b)
+    for x in _ancestors(a):
+        block = x.parent_block()
+        for y in chain_b:
+            if y is x:
+                return 0
+            if block is not None and y.parent_block() is block:
+                return -1 if block.get_operation_index(x) < block.get_operation_index(y) else 1
+    return 0
+
+
+def _nest_top(store: Operation) -> Operation:
+    """The outermost loop of the perfect nest around `store` (or the store itself)."""
+    top = store
+    while isinstance(top.parent_op(), ForOp):
+        top = top.parent_op()
+    return top
+
+
+def _only_before(buffer: SSAValue, store: Operation) -> bool:
+    """Whether every use of `buffer` runs before the nest of `store` or inside it."""
+    top = _nest_top(store)
+    return all(_order(use.operation, top) <= 0 for use in buffer.uses)
+
+
+def _only_after(buffer: SSAValue, store: Operation) -> bool:
+    """Whether every use of `buffer` (but its allocation) runs inside the nest of
+    `store` or after it."""
+    top = _nest_top(store)
+    return all(_order(use.operation, top) >= 0 for use in buffer.uses)
 
 
 def _zero(n: int) -> _Affine:

@@ -129,3 +129,75 @@ def conv2d_reference(
     if shift:
         v = np.right_shift(v + np.int32(1 << (shift - 1)), shift)
     return np.clip(v, -128, 127).astype(np.int8)
+
+
+def conv2d_accel(
+    data_shape: Sequence[int], kernel_shape: Sequence[int], strides: Sequence[int], pads: Sequence[int],
+    shift: int, relu: bool = True, *, spec=None, tile_h: int | None = None, tile_w: int | None = None,
+    tile_oc: int = 1, tile_ic: int = 1, threads: int = 2,
+):
+    """A conv2d + bias + relu + requantize on the accelerator, scheduled as VTA's
+    conv2d is: output tiles of tile_h x tile_w pixels and tile_oc channel blocks,
+    the padded input (padding folded into its load) and the weights loaded per
+    tile_ic input-channel blocks, the accumulator and the epilogue in the
+    accumulator buffer, the GEMM tensorized over one element, the output-channel
+    tiles split over `threads` virtual threads. `data_shape` [N, C, H, W] and
+    `kernel_shape` [O, C, KH, KW] are unpacked; the tensors are packed (pack_data,
+    pack_kernel, bias [O/BLOCK, BATCH, BLOCK]). Returns (schedule, [data, kernel,
+    bias, out])."""
+    from tilecraft.backends.accel.intrin import gemm_intrin
+    from tilecraft.backends.accel.spec import default_spec
+
+    spec = spec or default_spec()
+    batch, block = spec.batch, spec.block
+    n, c, h, w = data_shape
+    o, _, kh, kw = kernel_shape
+    top, left, bottom, right = pads
+    sh, sw = strides
+    oh, ow = (h + top + bottom - kh) // sh + 1, (w + left + right - kw) // sw + 1
+    tile_h, tile_w = tile_h or oh, tile_w or ow
+    data = te.placeholder((n // batch, c // block, h, w, batch, block), "int8", name="data")
+    kernel = te.placeholder((o // block, c // block, kh, kw, block, block), "int8", name="kernel")
+    bias = te.placeholder((o // block, batch, block), "int32", name="bias")
+    res = conv2d_packed(data, kernel, strides, pads)
+    pad = res.op.input_tensors[0] if res.op.input_tensors[0] is not data else None
+
+    def epilogue(b, oc, y, x, bn, bo):
+        v = res[b, oc, y, x, bn, bo] + bias[oc, bn, bo]
+        if relu:
+            v = te.maximum(v, 0)
+        if shift:
+            v = (v + (1 << (shift - 1))) // (1 << shift)
+        v = te.minimum(v, 127)
+        return (v if relu else te.maximum(v, -128)).astype("int8")  # after relu, v >= 0 already
+
+    out = te.compute(res.shape, epilogue, name="out")
+    s = te.create_schedule(out)
+    if pad is not None:
+        s[pad].set_scope("inp_buffer")
+        inp = pad
+    else:
+        inp = s.cache_read(data, "inp_buffer", [res])
+    wgt = s.cache_read(kernel, "wgt_buffer", [res])
+    bias_acc = s.cache_read(bias, "acc_buffer", [out])
+    s[res].set_scope("acc_buffer")
+    out_acc = s.cache_write(out, "acc_buffer")
+    b, oc, y, x, bn, bo = s[out].op.axis
+    oc_out, oc_in = s[out].split(oc, tile_oc)
+    y_out, y_in = s[out].split(y, tile_h)
+    x_out, x_in = s[out].split(x, tile_w)
+    threads = max(1, min(threads, (o // block) // tile_oc))
+    thread, oc_out = s[out].split(oc_out, nparts=threads)
+    s[out].reorder(b, thread, oc_out, y_out, x_out, oc_in, y_in, x_in, bn, bo)
+    if threads > 1:
+        s[out].bind(thread, te.thread_axis("cthread"))
+    for stage in (res, out_acc, bias_acc):
+        s[stage].compute_at(s[out], x_out)
+    rb, ro, ry, rx, rbn, rbo = s[res].op.axis
+    ric, rkh, rkw, ricb = s[res].op.reduce_axis
+    ric_out, ric_in = s[res].split(ric, tile_ic)
+    s[res].reorder(ric_out, rb, ric_in, ro, rkh, rkw, ry, rx, rbn, rbo, ricb)
+    s[inp].compute_at(s[res], ric_out)
+    s[wgt].compute_at(s[res], ric_out)
+    s[res].tensorize(rbn, gemm_intrin(spec))
+    return s, [data, kernel, bias, out]
