@@ -1,0 +1,130 @@
+"""The accelerator on ResNet-18's conv layers: GEMM utilization with and without latency hiding.
+
+Every conv layer of ResNet-18 after conv1 (batch 1, 224x224 input: 19 layers, 10
+shapes) runs as int8 on the default spec (VTA's: BATCH 1, BLOCK 16, 256 MACs a cycle)
+with its bias, relu and requantization to int8 on the ALU, scheduled by
+`topi.accel_conv2d.conv2d_accel` (VTA's conv2d schedule: output tiles, the padded input
+and the weights loaded per input-channel block, two virtual threads over the output
+channels) and compiled by `tc.build(target="accel")`: inject-dma,
+inject-virtual-threads, convert-loop-to-accel, insert-dependences. Each layer is
+simulated twice, with the dependence flags that let loads overlap compute and with
+`-serial` (modules take turns: the ablation), on random data, and every output is
+compared with numpy's integer arithmetic (`conv2d_reference`).
+
+Reported per layer: instructions, cycles, GEMM-busy cycles against the ideal (MACs /
+256), utilization (GEMM-busy / total cycles) with and without hiding, and whether
+the layer is compute-bound (its ideal GEMM cycles exceed the cycles its DMA traffic
+needs at the spec's DMA rate). Totals weight each shape by how often ResNet-18 has
+it; every one of the 19 layers is simulated (a repeated shape on new data).
+
+`resnet18_offload_bit_exact` is null: the whole quantized model through
+`tc.compile(model, target="accel")` (the offload partition) is not built yet.
+
+Usage: python bench/accel.py [--layers N]   (N: only the first N shapes, for a quick run)
+The last line printed is one JSON object with the issue's keys.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import numpy as np
+
+import tilecraft as tc
+from tilecraft.backends.accel.spec import default_spec
+from tilecraft.topi import accel_conv2d as ac
+
+# (name, in channels, out channels, input size, kernel, stride, pad, count, output tile)
+LAYERS = [
+    ("layer1 3x3 64>64 @56", 64, 64, 56, 3, 1, 1, 4, 14),
+    ("layer2.0 3x3 64>128 s2", 64, 128, 56, 3, 2, 1, 1, 14),
+    ("layer2 3x3 128>128 @28", 128, 128, 28, 3, 1, 1, 3, 14),
+    ("layer2 down 1x1 64>128 s2", 64, 128, 56, 1, 2, 0, 1, 14),
+    ("layer3.0 3x3 128>256 s2", 128, 256, 28, 3, 2, 1, 1, 14),
+    ("layer3 3x3 256>256 @14", 256, 256, 14, 3, 1, 1, 3, 14),
+    ("layer3 down 1x1 128>256 s2", 128, 256, 28, 1, 2, 0, 1, 14),
+    ("layer4.0 3x3 256>512 s2", 256, 512, 14, 3, 2, 1, 1, 7),
+    ("layer4 3x3 512>512 @7", 512, 512, 7, 3, 1, 1, 3, 7),
+    ("layer4 down 1x1 256>512 s2", 256, 512, 14, 1, 2, 0, 1, 7),
+]
+SHIFT = 9
+IDEAL_TOTAL_MACS = 1_695_547_392  # the issue's figure for these 19 layers
+
+
+def run_layer(rng, c, o, hw, k, stride, pad, count, tile, spec):
+    s, args = ac.conv2d_accel((1, c, hw, hw), (o, c, k, k), (stride, stride), (pad,) * 4, SHIFT,
+                              spec=spec, tile_h=tile, tile_w=tile, threads=2)
+    start = time.perf_counter()
+    hidden = tc.build(s, args, target="accel")
+    serial = tc.build(s, args, target="accel -serial")
+    build_seconds = time.perf_counter() - start
+    row = {"instructions": len(hidden.program.instructions), "build_s": build_seconds, "exact": True,
+           "cycles": 0, "serial_cycles": 0, "gemm_busy": 0, "sim_s": 0.0, "macs": 0, "dma_bytes": 0}
+    for _ in range(count):
+        x = rng.integers(-128, 128, (1, c, hw, hw)).astype("int8")
+        w = rng.integers(-128, 128, (o, c, k, k)).astype("int8")
+        bias = rng.integers(-(1 << 14), 1 << 14, o).astype("int32")
+        inputs = (ac.pack_data(x, spec.batch, spec.block), ac.pack_kernel(w, spec.block, spec.block),
+                  bias.reshape(o // spec.block, spec.batch, spec.block))
+        expected = ac.conv2d_reference(x, w, (stride, stride), (pad,) * 4, shift=SHIFT, bias=bias, relu=True)
+        out = np.zeros(args[3].shape, "int8")
+        t = time.perf_counter()
+        result = hidden(*inputs, out)
+        row["sim_s"] += time.perf_counter() - t
+        row["exact"] &= bool(np.array_equal(ac.unpack_result(out), expected))
+        out2 = np.zeros_like(out)
+        slow = serial(*inputs, out2)
+        row["exact"] &= bool(np.array_equal(out2, out))
+        stats = result.stats
+        row["cycles"] += result.cycles
+        row["serial_cycles"] += slow.cycles
+        row["gemm_busy"] += stats.gemm_busy_cycles
+        row["macs"] += stats.macs
+        row["dma_bytes"] += sum(stats.bytes_loaded.values()) + sum(stats.bytes_stored.values())
+    row["ideal"] = row["macs"] / spec.macs_per_cycle
+    row["compute_bound"] = row["ideal"] >= row["dma_bytes"] / spec.dma_bytes_per_cycle
+    return row
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--layers", type=int, default=len(LAYERS))
+    options = parser.parse_args()
+    spec = default_spec()
+    rng = np.random.default_rng(0)
+    rows = []
+    print(f"{'layer':28} {'n':>2} {'insns':>6} {'cycles':>11} {'GEMM/ideal':>10} {'util':>6} "
+          f"{'serial':>6} {'speedup':>7} {'bound':>8} {'exact':>5} {'build s':>7} {'sim s':>6}")
+    for name, c, o, hw, k, stride, pad, count, tile in LAYERS[: options.layers]:
+        row = run_layer(rng, c, o, hw, k, stride, pad, count, tile, spec)
+        row["name"], row["count"] = name, count
+        rows.append(row)
+        print(f"{name:28} {count:2d} {row['instructions']:6d} {row['cycles']:11,d} "
+              f"{row['gemm_busy'] / row['ideal']:10.3f} {row['gemm_busy'] / row['cycles']:6.1%} "
+              f"{row['gemm_busy'] / row['serial_cycles']:6.1%} {row['serial_cycles'] / row['cycles']:7.2f} "
+              f"{'compute' if row['compute_bound'] else 'DMA':>8} {str(row['exact']):>5} "
+              f"{row['build_s']:7.1f} {row['sim_s']:6.2f}", flush=True)
+    bound = [r for r in rows if r["compute_bound"]] or rows
+    total = {key: sum(r[key] for r in rows) for key in ("cycles", "serial_cycles", "gemm_busy", "ideal", "macs", "sim_s")}
+    print(f"\nMACs simulated {total['macs']:,} (ResNet-18 after conv1: {IDEAL_TOTAL_MACS:,}); "
+          f"ideal {total['ideal']:,.0f} cycles, GEMM busy {total['gemm_busy']:,} cycles")
+    print(f"all layers: {total['cycles']:,} cycles with latency hiding, {total['serial_cycles']:,} without; "
+          f"utilization {total['gemm_busy'] / total['cycles']:.1%} / {total['gemm_busy'] / total['serial_cycles']:.1%}")
+    print(f"compute-bound layers ({len(bound)} shapes): utilization "
+          f"{sum(r['gemm_busy'] for r in bound) / sum(r['cycles'] for r in bound):.1%}")
+    print(json.dumps({
+        "bench": "accel",
+        "gemm_utilization": round(sum(r["gemm_busy"] for r in bound) / sum(r["cycles"] for r in bound), 4),
+        "utilization_no_hiding": round(sum(r["gemm_busy"] for r in bound) / sum(r["serial_cycles"] for r in bound), 4),
+        "latency_hiding_speedup": round(total["serial_cycles"] / total["cycles"], 3),
+        "gemm_cycles_over_ideal": round(total["gemm_busy"] / total["ideal"], 4),
+        "bit_exact": all(r["exact"] for r in rows),
+        "resnet18_offload_bit_exact": None,
+        "sim_seconds": round(total["sim_s"], 2),
+    }))
+
+
+if __name__ == "__main__":
+    main()
