@@ -322,7 +322,13 @@ def compile(  # noqa: A001
     compiled for the CPU: `m = tc.compile("model.onnx"); y = m(x)`. It runs the
     `compile-model` pipeline (what `tilecraft-opt -p compile-model` prints is
     `m.ir`) and calls the model as one native function.
-    `extra_passes={"after:fuse-ops": [MyPass()]}` inserts passes at named points."""
+    `extra_passes={"after:fuse-ops": [MyPass()]}` inserts passes at named points.
+    `target="accel"` runs a quantized model's (`tc.quantize`) int8 convolutions on the
+    accelerator's simulator and the rest on the CPU (runtime/offload.py)."""
+    if isinstance(target, str) and target.split()[:1] == ["accel"]:
+        from tilecraft.runtime.offload import compile_offload
+
+        return compile_offload(model_or_path, input_shapes=input_shapes, store=store)
     from tilecraft.runtime import compile as compile_model
 
     return compile_model(
