@@ -113,7 +113,7 @@ def build(
 def _build_accel(s: te.Schedule, args: list, name: str, target: str):
     """`target="accel [-spec=FILE] [-serial]"`: the schedule on the accelerator's
     simulator (backends/accel/runtime.py); `-serial` turns latency hiding off."""
-    from tilecraft.backends.accel.runtime import build_accel
+    from tilecraft.runtime.accel import build_accel
 
     spec, serial = "", False
     for option in target.split()[1:]:

@@ -19,8 +19,10 @@ from xdsl.ir import Operation, SSAValue
 
 from tilecraft.dialects import graph
 from tilecraft.dialects.graph_reference import EvaluationError, evaluate_op
-from tilecraft.transforms.quantize_int8 import ABSMAX_ATTR
 from tilecraft.utils.weights import WeightStore, store_of
+
+ABSMAX_ATTR = "tc.input_absmax"
+"""The attribute calibration writes on an anchor and quantize-int8 reads."""
 
 
 def _anchors(f: func.FuncOp) -> list[Operation]:

@@ -204,7 +204,7 @@ def _builtin_texts() -> dict[str, str]:
     - `gemv_1x16x16_i8`: `C[1x16] += A[1x16] * W[16x16]^T`, int8 x int8 summed in
       int32: the shape of VTA's GEMM at its default spec (BATCH 1, BLOCK 16),
       lowered for the CPU and (its "accel" lowering) to the accelerator's GEMM unit
-      (`backends/accel/intrin.py` declares the shapes of other specs).
+      (`topi/accel_intrin.py` declares the shapes of other specs).
     """
     return {
         "gemm_4x16x8_f32": _gemm_text("gemm_4x16x8_f32", 4, 16, 8, "f32", "f32", "arith.mulf"),

@@ -176,7 +176,7 @@ class OffloadedModel:
 
 
 def compile_offload(model, *, spec: AccelSpec | None = None, input_shapes=None, store=None) -> OffloadedModel:
-    from tilecraft.api import compile as compile_cpu
+    from tilecraft.runtime.compile import compile as compile_cpu
     from tilecraft.runtime.compile import graph_function, load_model
 
     spec = spec or default_spec()
@@ -214,14 +214,14 @@ def compile_offload(model, *, spec: AccelSpec | None = None, input_shapes=None, 
 
 
 def _accel_step(chain: Chain, spec: AccelSpec) -> AccelStep:
-    import tilecraft as tc
+    from tilecraft.runtime.accel import build_accel
 
     n, c, h, w = graph.shape_of(chain.x.type)
     o = chain.weight.shape[0]
     th, tw = _tiles(chain, spec)
     s, args = ac.conv2d_accel((n, c, h, w), chain.weight.shape, chain.strides, chain.pads, chain.shift,
                               relu=chain.relu, spec=spec, tile_h=th, tile_w=tw, threads=2)
-    function = tc.build(s, args, target="accel")
+    function = build_accel(s, args, "main")
     bias = chain.bias if chain.bias is not None else np.zeros(o, np.int32)
     bias = np.ascontiguousarray(np.broadcast_to(bias.astype(np.int32).reshape(o // spec.block, 1, spec.block),
                                                 (o // spec.block, spec.batch, spec.block)))

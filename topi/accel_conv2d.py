@@ -145,7 +145,7 @@ def conv2d_accel(
     `kernel_shape` [O, C, KH, KW] are unpacked; the tensors are packed (pack_data,
     pack_kernel, bias [O/BLOCK, BATCH, BLOCK]). Returns (schedule, [data, kernel,
     bias, out])."""
-    from tilecraft.backends.accel.intrin import gemm_intrin
+    from tilecraft.topi.accel_intrin import gemm_intrin
     from tilecraft.backends.accel.spec import default_spec
 
     spec = spec or default_spec()

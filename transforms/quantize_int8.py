@@ -47,12 +47,12 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
 )
 
+from tilecraft.analysis.calibration import ABSMAX_ATTR
 from tilecraft.dialects import graph
 from tilecraft.dialects.graph_values import constant_op, known_value, store_near, value_op
 from tilecraft.utils.diagnostics import OpError
 
 NAME = "quantize-int8"
-ABSMAX_ATTR = "tc.input_absmax"
 QMAX = 127
 
 

@@ -14,7 +14,7 @@ import pytest
 import tilecraft as tc
 from tilecraft import te
 from tilecraft.backends.accel.dram import Dram
-from tilecraft.backends.accel.intrin import gemm_intrin
+from tilecraft.topi.accel_intrin import gemm_intrin
 from tilecraft.backends.accel.simulator import SimulationError, simulate
 from tilecraft.backends.accel.spec import default_spec, load_spec
 from tilecraft.topi import accel_conv2d as ac

@@ -117,7 +117,7 @@ def _stored(program: Program) -> set[str]:
     return names
 
 
-def build_accel(s, args: Sequence, name: str, spec_path: str = "", serial: bool = False) -> AccelFunction:
-    from tilecraft.api import lower_module
+def build_accel(s, args: Sequence, name: str = "main", spec_path: str = "", serial: bool = False) -> AccelFunction:
+    from tilecraft.te_pieces import lower_module
 
-    return AccelFunction(lower_module(s, args, name), name, spec_path, serial)
+    return AccelFunction(lower_module(s, list(args), name), name, spec_path, serial)
