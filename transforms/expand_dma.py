@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from math import prod
 
 from tilecraft.dialects.loop import DmaOp, ForOp, GuardOp
-from tilecraft.lowering.loop_builder import Cursor
+from tilecraft.transforms.inject_dma import Builder
 from xdsl.context import Context
 from xdsl.dialects import arith, memref, scf
 from xdsl.dialects.builtin import (
@@ -50,11 +50,11 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 
 
-def _const(cur: Cursor, v: int) -> SSAValue:
+def _const(cur: Builder, v: int) -> SSAValue:
     return cur.value(arith.ConstantOp(IntegerAttr(v, IndexType())))
 
 
-def _flat(cur: Cursor, ref: SSAValue, indices) -> SSAValue:
+def _flat(cur: Builder, ref: SSAValue, indices) -> SSAValue:
     """The row-major flat offset of `ref[indices]`."""
     shape = ref.type.get_shape()
     total: SSAValue | None = None
@@ -65,7 +65,7 @@ def _flat(cur: Cursor, ref: SSAValue, indices) -> SSAValue:
     return total if total is not None else _const(cur, 0)
 
 
-def _unflat(cur: Cursor, ref: SSAValue, offset: SSAValue) -> list[SSAValue]:
+def _unflat(cur: Builder, ref: SSAValue, offset: SSAValue) -> list[SSAValue]:
     shape = ref.type.get_shape()
     out = []
     for n, d in enumerate(shape):
@@ -75,21 +75,21 @@ def _unflat(cur: Cursor, ref: SSAValue, offset: SSAValue) -> list[SSAValue]:
     return out
 
 
-def _offset(cur: Cursor, base: SSAValue, row: SSAValue, pitch: SSAValue, col: SSAValue, elem: int, e: SSAValue):
+def _offset(cur: Builder, base: SSAValue, row: SSAValue, pitch: SSAValue, col: SSAValue, elem: int, e: SSAValue):
     """base + (row * pitch + col) * elem + e."""
     line = cur.value(arith.AddiOp(cur.value(arith.MuliOp(row, pitch)), col))
     scaled = cur.value(arith.MuliOp(line, _const(cur, elem)))
     return cur.value(arith.AddiOp(cur.value(arith.AddiOp(base, scaled)), e))
 
 
-def _within(cur: Cursor, v: SSAValue, lo: SSAValue, size: SSAValue) -> SSAValue:
+def _within(cur: Builder, v: SSAValue, lo: SSAValue, size: SSAValue) -> SSAValue:
     end = cur.value(arith.AddiOp(lo, size))
     a = cur.value(arith.CmpiOp(v, lo, "sge"))
     b = cur.value(arith.CmpiOp(v, end, "slt"))
     return cur.value(arith.AndIOp(a, b))
 
 
-class _Before(Cursor):
+class _Before(Builder):
     """Inserts before the `loop.dma` being expanded, through the rewriter."""
 
     def __init__(self, anchor: DmaOp, rewriter: PatternRewriter):
@@ -126,13 +126,13 @@ class ExpandDma(RewritePattern):
             inside = cur.value(
                 arith.AndIOp(_within(cur, r, op.y_pad_0, op.y_size), _within(cur, c, op.x_pad_0, op.x_size))
             )
-            then = Cursor(Block())
+            then = Builder(Block())
             sr = then.value(arith.SubiOp(r, op.y_pad_0))
             sc = then.value(arith.SubiOp(c, op.x_pad_0))
             src_off = _offset(then, src_base, sr, _const(then, op.x_stride.data), sc, op.elem.data, e)
             loaded = then.value(memref.LoadOp.get(op.src, _unflat(then, op.src, src_off)))
             then.insert(scf.YieldOp(loaded))
-            other = Cursor(Block())
+            other = Builder(Block())
             zero = other.value(arith.ConstantOp(IntegerAttr(0, dst_t.element_type)))
             other.insert(scf.YieldOp(zero))
             value = cur.value(

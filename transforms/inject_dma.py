@@ -54,12 +54,11 @@ loop.dma %data[%row, %c0, %c0] -> %pad[%c0, %c0, %c0] size(%ys, %c6)
 
 from __future__ import annotations
 
-from collections.abc import Hashable
 from dataclasses import dataclass, field
 from math import prod
 
 from tilecraft.analysis.bounds import index_expr
-from tilecraft.analysis.expr import Expr
+from tilecraft.analysis.expr import Div, Expr, Mod
 from tilecraft.backends.accel.spec import AccelSpec, default_spec, load_spec
 from tilecraft.dialects.loop import (
     ACCEL_SCOPES,
@@ -70,7 +69,6 @@ from tilecraft.dialects.loop import (
     YieldOp,
     buffer_scope,
 )
-from tilecraft.lowering.loop_builder import Cursor, emit_index
 from tilecraft.utils.diagnostics import OpError
 from xdsl.context import Context
 from xdsl.dialects import arith, memref, scf
@@ -84,6 +82,7 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
+from xdsl.traits import IsTerminator
 
 PASS = "inject-dma"
 
@@ -386,30 +385,72 @@ def plan_dma(copy: Copy, loops: list[ForOp], guards: list[SSAValue], elem: int, 
 # -- emitting ----------------------------------------------------------------------
 
 
-class _Before(Cursor):
-    def __init__(self, anchor: Operation):
-        super().__init__(anchor.parent_block())
-        self.anchor = anchor
+class Builder:
+    """Appends ops to a block (before `anchor`, else before its terminator) and
+    builds index arithmetic: `index(expr)` for an `Expr` whose atoms are SSA
+    values (or `Div`/`Mod` of such expressions), each partial result made once."""
+
+    def __init__(self, block: Block, anchor: Operation | None = None):
+        self.block, self.anchor = block, anchor
+        self.cache: dict[Expr, SSAValue] = {}
 
     def insert(self, op: Operation) -> Operation:
-        self.block.insert_op_before(op, self.anchor)
+        anchor = self.anchor
+        if anchor is None and self.block.last_op is not None and self.block.last_op.has_trait(IsTerminator):
+            anchor = self.block.last_op
+        if anchor is None:
+            self.block.add_op(op)
+        else:
+            self.block.insert_op_before(op, anchor)
         return op
 
+    def value(self, op: Operation) -> SSAValue:
+        self.insert(op)
+        return op.results[0]
 
-class _Env(dict):
-    """emit_index's atom -> SSA value map: atoms here are SSA values."""
+    def child(self, op: Operation) -> Builder:
+        """A builder into the body of `op` (a loop or guard this one inserted)."""
+        return Builder(op.regions[0].block)
 
-    def __missing__(self, key: Hashable):
-        return key
+    def index_const(self, v: int) -> SSAValue:
+        return self.index(Expr(const=v))
+
+    def index(self, expr: Expr) -> SSAValue:
+        if expr in self.cache:
+            return self.cache[expr]
+        if expr.is_const:
+            result = self.value(arith.ConstantOp(IntegerAttr(expr.const, IndexType())))
+        elif len(expr.terms) == 1 and expr.const == 0:
+            ((atom, coeff),) = expr.terms.items()
+            if isinstance(atom, Div | Mod):
+                inner = self.index(atom.expr)
+                quotient = self.value(arith.FloorDivSIOp(inner, self.index_const(atom.divisor)))
+                if isinstance(atom, Div):
+                    term = quotient
+                else:  # the floor remainder: e - d * (e // d)
+                    scaled = self.value(arith.MuliOp(quotient, self.index_const(atom.divisor)))
+                    term = self.value(arith.SubiOp(inner, scaled))
+            else:
+                term = atom
+            result = term if coeff == 1 else self.value(arith.MuliOp(term, self.index_const(coeff)))
+        else:
+            result = None
+            for atom, coeff in expr.terms.items():
+                term = self.index(Expr({atom: coeff}))
+                result = term if result is None else self.value(arith.AddiOp(result, term))
+            if expr.const:
+                result = self.value(arith.AddiOp(result, self.index_const(expr.const)))
+        self.cache[expr] = result
+        return result
 
 
-def _clip(cur: Cursor, bounds: list[Expr], pick, floor: SSAValue | int, ceil: int, default: int):
+def _clip(cur: Builder, bounds: list[Expr], pick, floor: SSAValue | int, ceil: int, default: int):
     """min/max of `bounds` clamped to [floor, ceil], folded when constant."""
     if not bounds:
         return default
     values: list[SSAValue | int] = []
     for b in bounds:
-        values.append(b.const if b.is_const else emit_index(b, _Env(), cur))
+        values.append(b.const if b.is_const else cur.index(b))
     consts = [v for v in values if isinstance(v, int)]
     dynamic = [v for v in values if not isinstance(v, int)]
     result: SSAValue | int | None = pick(consts) if consts else None
@@ -423,17 +464,17 @@ def _clip(cur: Cursor, bounds: list[Expr], pick, floor: SSAValue | int, ceil: in
     return cur.value(arith.MinSIOp(result, cur.index_const(ceil)))
 
 
-def _ssa(cur: Cursor, v: SSAValue | int) -> SSAValue:
+def _ssa(cur: Builder, v: SSAValue | int) -> SSAValue:
     return cur.index_const(v) if isinstance(v, int) else v
 
 
-def _sub(cur: Cursor, a: SSAValue | int, b: SSAValue | int) -> SSAValue | int:
+def _sub(cur: Builder, a: SSAValue | int, b: SSAValue | int) -> SSAValue | int:
     if isinstance(a, int) and isinstance(b, int):
         return a - b
     return cur.value(arith.SubiOp(_ssa(cur, a), _ssa(cur, b)))
 
 
-def _span(cur: Cursor, d: Dim | None, extent: int):
+def _span(cur: Builder, d: Dim | None, extent: int):
     """(pad_0, size, pad_1) of one dimension."""
     if d is None:
         return 0, extent, 0
@@ -444,7 +485,7 @@ def _span(cur: Cursor, d: Dim | None, extent: int):
 
 def emit_dma(copy: Copy, loops: list[ForOp], plan: Plan, elem: int, nest: NestExprs) -> DmaOp:
     top = loops[0]
-    cur = _Before(top)
+    cur = Builder(top.parent_block(), top)
     yp0, ysize, yp1 = _span(cur, plan.y, plan.rows)
     xp0, xsize, xp1 = _span(cur, plan.x, plan.cols)
     starts: dict[SSAValue, SSAValue | int] = {}
@@ -461,7 +502,7 @@ def emit_dma(copy: Copy, loops: list[ForOp], plan: Plan, elem: int, nest: NestEx
             start = starts.get(atom, 0) if shift else 0
             return Expr(const=start) if isinstance(start, int) else Expr.var(start)
 
-        return emit_index(e.substitute(sub), _Env(), cur)
+        return cur.index(e.substitute(sub))
 
     def indices(ref_indices, shift: bool) -> list[SSAValue]:
         return [at_start(nest.expr(i), shift) for i in ref_indices]

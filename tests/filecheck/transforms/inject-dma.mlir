@@ -141,7 +141,7 @@ func.func @tiles(%A: memref<6x4x16xi8>) {
 // CHECK-NEXT:    %[[END:.*]] = arith.minsi %[[HI]], %[[FIVE]] : index
 // CHECK-NEXT:    %[[YS:.*]] = arith.subi %[[END]], %[[YP0]] : index
 // CHECK-NEXT:    %[[YP1:.*]] = arith.subi %[[FIVE]], %[[END]] : index
-// CHECK-NEXT:    %[[ROW:.*]] = arith.addi %[[YP0]], %[[FIRST]] : index
+// CHECK-NEXT:    %[[ROW:.*]] = arith.addi %[[FIRST]], %[[YP0]] : index
 // CHECK:         loop.dma %{{.*}}[%[[ROW]], %[[Z:[0-9a-z_]+]], %[[Z]]] -> %[[P]][%[[Z]], %[[Z]], %[[Z]]] size(%[[YS]], %[[X:[0-9a-z_]+]]) pad(%[[YP0]], %[[YP1]], %[[Z]], %[[Z]]) stride 4 tile 5 x 4 elem 16
 
 // -----
