@@ -3,9 +3,10 @@
 Every conv layer of ResNet-18 after conv1 (batch 1, 224x224 input: 19 layers, 10
 shapes) runs as int8 on the default spec (VTA's: BATCH 1, BLOCK 16, 256 MACs a cycle)
 with its bias, relu and requantization to int8 on the ALU, scheduled by
-`topi.accel_conv2d.conv2d_accel` (VTA's conv2d schedule: output tiles, the padded input
-and the weights loaded per input-channel block, two virtual threads over the output
-channels) and compiled by `tc.build(target="accel")`: inject-dma,
+`topi.accel_conv2d.conv2d_accel` (VTA's conv2d schedule: output tiles of 14x14 or 7x7
+pixels and as many output-channel blocks as fit the accumulator (its default), the
+padded input and the weights loaded per input-channel block, two virtual threads over
+the output channels) and compiled by `tc.build(target="accel")`: inject-dma,
 inject-virtual-threads, convert-loop-to-accel, insert-dependences. Each layer is
 simulated twice, with the dependence flags that let loads overlap compute and with
 `-serial` (modules take turns: the ablation), on random data, and every output is

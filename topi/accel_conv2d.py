@@ -131,10 +131,22 @@ def conv2d_reference(
     return np.clip(v, -128, 127).astype(np.int8)
 
 
+def _tile_oc(blocks: int, pixels: int, taps: int, threads: int, spec) -> int:
+    """The most output-channel blocks a tile can take (4, 2 or 1) that split evenly
+    over the threads and fit: each thread holds its accumulator and its epilogue's
+    buffer (pixels x blocks elements each) and its weights (taps x blocks tiles).
+    More blocks a tile means fewer reloads of the input tile."""
+    for t in (4, 2, 1):
+        if blocks % (t * threads) == 0 and threads * t * (2 * pixels + 1) <= spec.acc_depth \
+                and threads * t * taps <= spec.wgt_depth:
+            return t
+    return 1
+
+
 def conv2d_accel(
     data_shape: Sequence[int], kernel_shape: Sequence[int], strides: Sequence[int], pads: Sequence[int],
     shift: int, relu: bool = True, *, spec=None, tile_h: int | None = None, tile_w: int | None = None,
-    tile_oc: int = 1, tile_ic: int = 1, threads: int = 2,
+    tile_oc: int | None = None, tile_ic: int = 1, threads: int = 2,
 ):
     """A conv2d + bias + relu + requantize on the accelerator, scheduled as VTA's
     conv2d is: output tiles of tile_h x tile_w pixels and tile_oc channel blocks,
@@ -156,6 +168,8 @@ def conv2d_accel(
     sh, sw = strides
     oh, ow = (h + top + bottom - kh) // sh + 1, (w + left + right - kw) // sw + 1
     tile_h, tile_w = tile_h or oh, tile_w or ow
+    if tile_oc is None:
+        tile_oc = _tile_oc(o // block, tile_h * tile_w, kh * kw * tile_ic, threads, spec)
     data = te.placeholder((n // batch, c // block, h, w, batch, block), "int8", name="data")
     kernel = te.placeholder((o // block, c // block, kh, kw, block, block), "int8", name="kernel")
     bias = te.placeholder((o // block, batch, block), "int32", name="bias")

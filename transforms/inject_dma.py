@@ -23,7 +23,9 @@ out) and the two accesses' flat offsets as affine sums of loop variables
    clipped by the bounds condition;
 3. at most two are left: x (contiguous in DRAM, stride 1 element) and y (its
    DRAM stride is `x_stride`); the buffer side must be packed row-major,
-   `y` stride = x extent: a transposing copy is refused;
+   `y` stride = x extent: a transposing copy is refused. When more are left, the
+   outermost loops stay loops around the DMA of the inner ones (one DMA per
+   iteration, as VTA's runtime issues them);
 4. the bounds condition (`arith.andi` of `cmpi`s, from the `scf.if` or guard) is a
    conjunction of `v >= lo` / `v < hi` on the y and x variables, where `lo` and
    `hi` are index expressions of the enclosing loops: the padding is
@@ -556,17 +558,33 @@ def find_copy_nests(module: ModuleOp, spec: AccelSpec) -> dict[ForOp, CopyNest]:
             )
         loops, guards = found
         elem = element_scalars(spec, scope)
-        nest = NestExprs(loops[0], loops)
-        try:
-            plan = plan_dma(copy, loops, guards, elem, nest)
-        except NotDma as e:
+        planned = _plan_with_host_loops(copy, loops, guards, elem)
+        if isinstance(planned, NotDma):
             raise OpError(
                 store,
-                f"{PASS}: this copy {direction} the {scope.value} buffer cannot be one DMA: {e}; "
+                f"{PASS}: this copy {direction} the {scope.value} buffer cannot be one DMA: {planned}; "
                 "change the schedule (the accelerator moves whole elements in 2-D strided blocks)",
             ) from None
-        nests[loops[0]] = CopyNest(copy, loops, elem, plan, nest)
+        inner, plan, nest = planned
+        nests[inner[0]] = CopyNest(copy, inner, elem, plan, nest)
     return nests
+
+
+def _plan_with_host_loops(copy: Copy, loops: list[ForOp], guards: list[SSAValue], elem: int):
+    """The DMA of the whole nest or, when more than two loops are left after folding
+    (a tile of several channel blocks, say), of its inner loops, the outer ones
+    staying loops around it (as VTA's DMA injection leaves them to the host); the
+    error of the whole nest when neither works."""
+    first: NotDma | None = None
+    for k in range(len(loops)):
+        nest = NestExprs(loops[k], loops[k:])
+        try:
+            return loops[k:], plan_dma(copy, loops[k:], guards, elem, nest), nest
+        except NotDma as e:
+            first = first or e
+            if "loops are left" not in str(e):
+                break
+    return first
 
 
 @dataclass

@@ -36,9 +36,10 @@ def test_packing_round_trips():
 )
 def test_packed_conv2d_matches_numpy(n, c, hw, o, k, stride, pad, batch, shift, relu):
     block = 16
-    x = RNG.integers(-128, 128, (n, c, hw, hw)).astype(np.int8)
-    w = RNG.integers(-128, 128, (o, c, k, k)).astype(np.int8)
-    bias = RNG.integers(-3000, 3000, (o,)).astype(np.int32)
+    span = 128 if shift else 3  # without a shift, small values keep the result off the clip
+    x = RNG.integers(-span, span, (n, c, hw, hw)).astype(np.int8)
+    w = RNG.integers(-span, span, (o, c, k, k)).astype(np.int8)
+    bias = RNG.integers(-3000, 3000, (o,)).astype(np.int32) if shift else RNG.integers(-20, 20, (o,)).astype(np.int32)
     data = te.placeholder(ac.pack_data(x, batch, block).shape, "int8", name="data")
     kernel = te.placeholder(ac.pack_kernel(w, block, block).shape, "int8", name="kernel")
     b = te.placeholder((o // block, block), "int32", name="bias")
@@ -49,4 +50,4 @@ def test_packed_conv2d_matches_numpy(n, c, hw, o, k, stride, pad, batch, shift, 
     f(ac.pack_data(x, batch, block), ac.pack_kernel(w, block, block), bias.reshape(o // block, block), got)
     expected = ac.conv2d_reference(x, w, (stride, stride), (pad,) * 4, shift=shift, bias=bias, relu=relu)
     np.testing.assert_array_equal(ac.unpack_result(got), expected)
-    assert len(np.unique(expected)) > (2 if shift == 0 else 10)  # not saturated to a constant
+    assert len(np.unique(expected)) > 10  # not saturated to a constant

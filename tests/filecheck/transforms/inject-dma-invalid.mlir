@@ -17,25 +17,6 @@ func.func @transpose(%A: memref<4x4x16xi8>) {
 
 // -----
 
-// Three strided dimensions that do not fold into two.
-func.func @three_dims(%A: memref<4x4x4x16xi8>) {
-  %B = loop.alloc "A.inp" inp_buffer : memref<2x2x2x16xi8>
-  loop.for %i = 0 to 2 {
-    loop.for %j = 0 to 2 {
-      loop.for %k = 0 to 2 {
-        loop.for %c = 0 to 16 {
-          %v = memref.load %A[%i, %j, %k, %c] : memref<4x4x4x16xi8>
-          // CHECK: error: inject-dma: this copy into the inp_buffer buffer cannot be one DMA: 3 loops are left after folding contiguous ones; a DMA has 2
-          memref.store %v, %B[%i, %j, %k, %c] : memref<2x2x2x16xi8>
-        }
-      }
-    }
-  }
-  func.return
-}
-
-// -----
-
 // Padding inside an element: half of each 16-lane vector is zero.
 func.func @pad_in_element(%A: memref<4x16xi8>) {
   %B = loop.alloc "A.inp" inp_buffer : memref<4x16xi8>

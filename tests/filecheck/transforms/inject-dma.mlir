@@ -209,3 +209,29 @@ func.func @strided(%A: memref<8x16xi8>) {
 
 // CHECK-LABEL: func.func @strided(
 // CHECK:         loop.dma {{.*}} size(%[[FOUR:[0-9a-z_]+]], %[[ONE:[0-9a-z_]+]]) pad({{.*}}) stride 2 tile 4 x 1 elem 16
+
+// -----
+
+// Three strided dimensions that do not fold into two: the outer loop stays a loop
+// around a 2-D DMA of the inner two (one DMA per iteration, as VTA's runtime issues
+// them; a tile of several channel blocks copies this way).
+func.func @three_dims(%A: memref<4x4x4x16xi8>) {
+  %B = loop.alloc "A.inp" inp_buffer : memref<2x2x2x16xi8>
+  loop.for %i = 0 to 2 {
+    loop.for %j = 0 to 2 {
+      loop.for %k = 0 to 2 {
+        loop.for %c = 0 to 16 {
+          %v = memref.load %A[%i, %j, %k, %c] : memref<4x4x4x16xi8>
+          memref.store %v, %B[%i, %j, %k, %c] : memref<2x2x2x16xi8>
+        }
+      }
+    }
+  }
+  func.return
+}
+
+// CHECK-LABEL: func.func @three_dims(
+// CHECK:         loop.for %i = 0 to 2 {
+// CHECK-NOT:       loop.for
+// CHECK:           loop.dma %A[%i, %{{.*}}, %{{.*}}, %{{.*}}] -> %B[%i, %{{.*}}, %{{.*}}, %{{.*}}] size(%[[TWO:.*]], %[[TWO]]) pad({{.*}}) stride 4 tile 2 x 2 elem 16
+// CHECK-NEXT:    }
