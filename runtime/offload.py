@@ -5,7 +5,8 @@ The model is a graph module that `tc.quantize` made (int8 values, int32
 accumulators, `graph.requantize` between layers). Partitioning finds each chain the
 accelerator computes whole — `requantize(relu?(conv2d(cast<i32>(x:i8),
 cast<i32>(w:i8 known), bias:i32 known?)))`, 2-D, NCHW, no groups or dilation,
-channels that fill the GEMM's blocks — and cuts the graph function there:
+channels that fill the GEMM's blocks, or the same with a 2-D `dense` (run as a 1x1
+convolution) — and cuts the graph function there:
 
 - each accelerator chain becomes one `AccelFunction` (`topi/accel_conv2d.conv2d_accel`
   through `tc.build(target="accel")`: inject-dma, inject-virtual-threads,
@@ -54,6 +55,11 @@ class Chain:
     pads: tuple[int, int, int, int]
     shift: int
     relu: bool
+    dense: bool = False  # a dense layer, run as a 1x1 convolution of [N, K, 1, 1]
+
+    def input_shape(self) -> tuple[int, ...]:
+        shape = tuple(graph.shape_of(self.x.type))
+        return (*shape, 1, 1) if self.dense else shape
 
 
 def _int(value: SSAValue, width: int) -> bool:
@@ -76,7 +82,12 @@ def match_chain(requantize: Operation, store, spec: AccelSpec) -> Chain | None:
         ops.append(value.owner)
         value = value.owner.inputs[0]
     conv = value.owner
-    if not isinstance(conv, graph.Conv2dOp) or not _single_use(value) or conv.layouts() != (0, (0, 0), 0):
+    if isinstance(conv, graph.DenseOp):
+        if conv.weight_layout != graph.WeightLayout.NK or len(graph.shape_of(conv.inputs[0].type)) != 2:
+            return None
+    elif not isinstance(conv, graph.Conv2dOp) or conv.layouts() != (0, (0, 0), 0):
+        return None
+    if not _single_use(value):
         return None
     x_cast, w_cast = conv.inputs[0].owner, conv.inputs[1].owner
     if not isinstance(x_cast, graph.CastOp) or not isinstance(w_cast, graph.CastOp):
@@ -89,8 +100,14 @@ def match_chain(requantize: Operation, store, spec: AccelSpec) -> Chain | None:
     if weight is None or (len(conv.inputs) == 3 and bias is None):
         return None
     shape = graph.shape_of(x.type)
-    if len(shape) != 4 or conv.groups != 1 or any(d != 1 for d in conv.dilations):
+    dense = isinstance(conv, graph.DenseOp)
+    if dense:  # x[N, K] . w[O, K]^T is a 1x1 convolution of N pixels' K channels
+        weight = weight.reshape(*weight.shape, 1, 1)
+        strides, pads = (1, 1), (0, 0, 0, 0)
+    elif len(shape) != 4 or conv.groups != 1 or any(d != 1 for d in conv.dilations):
         return None
+    else:
+        strides, pads = tuple(conv.strides), tuple(conv.pads)
     n, c = shape[0], shape[1]
     o = weight.shape[0]
     if n % spec.batch or c % spec.block or o % spec.block:
@@ -99,8 +116,7 @@ def match_chain(requantize: Operation, store, spec: AccelSpec) -> Chain | None:
     for cast in (x_cast, w_cast):
         if _single_use(cast.outputs[0]):
             ops.append(cast)
-    return Chain(ops, x, requantize.outputs[0], weight, bias, tuple(conv.strides), tuple(conv.pads),
-                 requantize.shift, relu)
+    return Chain(ops, x, requantize.outputs[0], weight, bias, strides, pads, requantize.shift, relu, dense)
 
 
 def _divisor_at_most(n: int, limit: int) -> int:
@@ -110,7 +126,7 @@ def _divisor_at_most(n: int, limit: int) -> int:
 def _tiles(chain: Chain, spec: AccelSpec) -> tuple[int, int]:
     """Output tile (rows, columns): divisors of the output size no larger than 14,
     shrunk until two threads' input tiles fit the input buffer."""
-    _, c, h, w = graph.shape_of(chain.x.type)
+    _, c, h, w = chain.input_shape()
     kh, kw = chain.weight.shape[2:]
     sh, sw = chain.strides
     top, left, bottom, right = chain.pads
@@ -134,10 +150,11 @@ class AccelStep:
     spec: AccelSpec
 
     def run(self, x: np.ndarray):
-        packed = ac.pack_data(x, self.spec.batch, self.spec.block)
+        packed = ac.pack_data(x.reshape(self.chain.input_shape()), self.spec.batch, self.spec.block)
         out = np.zeros(self.out_shape, np.int8)
         result = self.function(packed, self.kernel, self.bias, out)
-        return ac.unpack_result(out), result
+        y = ac.unpack_result(out)
+        return (y.reshape(y.shape[:2]) if self.chain.dense else y), result
 
 
 @dataclass
@@ -216,7 +233,7 @@ def compile_offload(model, *, spec: AccelSpec | None = None, input_shapes=None, 
 def _accel_step(chain: Chain, spec: AccelSpec) -> AccelStep:
     from tilecraft.runtime.accel import build_accel
 
-    n, c, h, w = graph.shape_of(chain.x.type)
+    n, c, h, w = chain.input_shape()
     o = chain.weight.shape[0]
     th, tw = _tiles(chain, spec)
     s, args = ac.conv2d_accel((n, c, h, w), chain.weight.shape, chain.strides, chain.pads, chain.shift,

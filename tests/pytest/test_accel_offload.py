@@ -72,3 +72,34 @@ def test_a_float_model_has_nothing_to_offload():
     assert model.offloaded == 0
     x = randn(1, 3, 16, 16)
     np.testing.assert_allclose(model(x), tc.compile(m)(x), rtol=1e-5, atol=1e-5)
+
+
+def mlp():
+    """Gemm relu Gemm relu Gemm: the first two layers end in a requantization (their
+    int8 results feed the next layer), so they run on the accelerator as 1x1
+    convolutions; the last one's float logits stay on the CPU."""
+    nodes = [
+        helper.make_node("Gemm", ["x", "w1", "b1"], ["h1"], transB=1),
+        helper.make_node("Relu", ["h1"], ["r1"]),
+        helper.make_node("Gemm", ["r1", "w2", "b2"], ["h2"], transB=1),
+        helper.make_node("Relu", ["h2"], ["r2"]),
+        helper.make_node("Gemm", ["r2", "w3", "b3"], ["y"], transB=1),
+    ]
+    inits = {"w1": randn(64, 32, scale=0.2), "b1": randn(64, scale=0.1), "w2": randn(32, 64, scale=0.15),
+             "b2": randn(32, scale=0.1), "w3": randn(10, 32, scale=0.2), "b3": randn(10)}  # fmt: skip
+    g = helper.make_graph(
+        nodes, "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 32])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 10])],
+        [numpy_helper.from_array(v, k) for k, v in inits.items()],
+    )  # fmt: skip
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+def test_offloaded_dense_layers_match_the_quantized_graph():
+    q = tc.quantize(mlp(), [randn(4, 32) for _ in range(2)])
+    model = tc.compile(q, target="accel")
+    assert model.offloaded == 2
+    steps = [s for s in model.steps if isinstance(s, AccelStep)]
+    assert all(s.chain.dense for s in steps)
+    x = randn(4, 32)
+    np.testing.assert_array_equal(model(x), evaluate(graph_function(q), store_of(q), [x])[0])
