@@ -45,6 +45,9 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
         return GRAPH
 
     def accel():
+        # The accel dialect's spec and whole-program checks live above the dialects
+        # layer, in analysis/accel_program.py, which installs them when imported.
+        import tilecraft.analysis.accel_program  # noqa: F401
         from tilecraft.dialects.accel import ACCEL
 
         return ACCEL

@@ -32,19 +32,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tilecraft.analysis.accel_program import plan_flags
+from tilecraft.dialects.accel import InstructionOp, ProgramOp
+from tilecraft.utils.diagnostics import OpError
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
     PatternRewriteWalker,
     RewritePattern,
 )
-from xdsl.ir import Operation
-
-from tilecraft.analysis.accel_program import plan_flags
-from tilecraft.dialects.accel import InstructionOp, ProgramOp
-from tilecraft.utils.diagnostics import OpError
 
 
 class TokensToFlags(RewritePattern):
