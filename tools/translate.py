@@ -169,6 +169,10 @@ def _translate(args: argparse.Namespace) -> None:
     if args.emit is None:
         args.emit = "llvm-ir"
     module = _load(args.input)
+    if any(op.name == "accel.program" for op in module.ops):
+        raise UsageError(
+            f"the input is accel IR, which has no --emit={args.emit}: use --emit=accel-bin or --emit=accel-asm"
+        )
     if args.emit == "shared-lib":
         if not args.output:
             raise UsageError("--emit=shared-lib needs an output file (-o)")
