@@ -446,3 +446,59 @@ def test_dram_overlap_is_found_past_an_empty_region():
     """
     with pytest.raises(OpError, match=r"'accel.uop_kernel' op: its DRAM bytes \[0x20, 0x24\) overlap those of the accel.buffer"):
         parse_text(text)
+
+
+# -- end to end on the simulator -------------------------------------------------------------------
+DENSE = """
+accel.program @dense {
+  accel.buffer @x inp dram(0) elems(2)
+  accel.buffer @w wgt dram(1) elems(4)
+  accel.buffer @y out dram(128) elems(2)
+  // acc[o] += inp[k] x wgt[2 o + k]^T for k in 0, 1; o is the outer loop
+  accel.uop_kernel @gemv {
+    accel.uop 0, 0, 0
+    accel.uop 0, 1, 1
+  }
+  accel.uop_kernel @each {
+    accel.uop 0, 0, 0
+  }
+  %x = accel.load inp sram(0) dram(0) size(1, 2) stride(2)
+  %w = accel.load wgt sram(0) dram(1) size(1, 4) stride(4)
+  %z = accel.gemm reset @each out 2 in 1 dst(1, 0) src(0, 0) wgt(0, 0)
+  %g = accel.gemm @gemv out 2 in 1 dst(1, 0) src(0, 0) wgt(2, 0) after %x, %w
+  %r = accel.alu max imm(0) @each out 2 in 1 dst(1, 0) src(1, 0)
+  %s = accel.alu shr imm(4) @each out 2 in 1 dst(1, 0) src(1, 0)
+  %c = accel.alu min imm(127) @each out 2 in 1 dst(1, 0) src(1, 0)
+  %o = accel.store out sram(0) dram(128) size(1, 2) stride(2) after %c
+  accel.finish after %o
+}
+"""
+
+
+def test_a_program_runs_on_the_simulator_bit_exactly():
+    """IR -> tokens lowered -> Program -> accel-bin -> Program -> the simulator, against numpy:
+    y = min(max(x W^T, 0) >> 4, 127) over two output blocks and two input blocks (small
+    values, so that the shift, not the clip, decides most elements)."""
+    simulator = pytest.importorskip("tilecraft.backends.accel.simulator")
+    from tilecraft.backends.accel.dram import Dram
+
+    import numpy as np
+
+    spec = DEFAULT
+    module = lower(parse_text(DENSE))
+    program = read_binary(write_binary(program_from_ir(find_program(module))))
+    rng = np.random.default_rng(0)
+    x = rng.integers(-8, 8, (2, spec.batch, spec.block))
+    w = rng.integers(-8, 8, (2, 2, spec.block, spec.block))  # [o, k]: (block_out, block_in)
+    dram = Dram()
+    dram.alloc(program.dram_bytes(), align=1)
+    dram.write_tiles(isa.MemoryType.INP, program.buffer("x").dram_base, x, spec)
+    dram.write_tiles(isa.MemoryType.WGT, program.buffer("w").dram_base, w.reshape(4, spec.block, spec.block), spec)
+    for address, words in program.uop_segments():
+        dram.write(address, words)
+    simulator.simulate(program.instructions, dram, spec)
+    got = dram.get_tiles(isa.MemoryType.OUT, program.buffer("y").dram_base, 2, spec)
+    acc = np.einsum("kbi,okji->obj", x, w)  # int64, no overflow at these sizes
+    want = np.minimum(np.maximum(acc, 0) >> 4, 127)
+    assert 0 < np.count_nonzero(want) and np.count_nonzero(want == 127) < want.size // 4
+    np.testing.assert_array_equal(got, want)
