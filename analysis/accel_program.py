@@ -26,6 +26,16 @@ At flag level the counts must match per queue (every pop has a push and every pu
 pop), and an abstract run of the three in-order modules with one counter per queue —
 each step runs the earliest (in stream order) module head whose pops are available —
 must reach the end: otherwise it names the instructions that wait forever. Linear time.
+
+The program verifier (`check_program`)
+--------------------------------------
+What `accel.program` verifies beyond each op alone, installed on the dialect when this
+module is imported (`register_program_check`; the dialects layer cannot import the
+backend that reads specs): the spec itself, each value against its bit field at that
+spec and each LOAD/STORE against its buffer's depth (`check_fields`), kernels by name,
+one FINISH at the end, no two DRAM regions (buffers, kernels) overlapping, tokens
+(`token_edges`) or flags (`check_flag_stream`), and the GEMM/ALU index ranges and uop
+buffer contents as `backends/accel/program.program_from_ir` lays the stream out.
 """
 
 from __future__ import annotations

@@ -86,7 +86,6 @@ from xdsl.ir import (
     Attribute,
     Block,
     Dialect,
-    Operation,
     ParametrizedAttribute,
     Region,
     SpacedOpaqueSyntaxAttribute,
@@ -234,15 +233,6 @@ class ProgramOp(IRDLOperation):
         if attributes is not None:
             op.attributes |= attributes.data
         return op
-
-
-def program_of(op: Operation) -> ProgramOp:
-    parent = op.parent_op()
-    while parent is not None and not isinstance(parent, ProgramOp):
-        parent = parent.parent_op()
-    if parent is None:
-        raise VerifyException(f"'{op.name}' must be inside an accel.program.")
-    return parent
 
 
 # -- small parse/print helpers -----------------------------------------------------------
