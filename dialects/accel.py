@@ -181,6 +181,15 @@ def register_program_check(check: Callable[[ProgramOp], None]) -> None:
         _PROGRAM_CHECKS.append(check)
 
 
+# Likewise `ProgramOp.spec` is read by `tilecraft.backends.accel.program.spec_of`,
+# installed here when that module is imported.
+_SPEC_READERS: list[Callable[[ProgramOp], object]] = []
+
+
+def register_spec_reader(reader: Callable[[ProgramOp], object]) -> None:
+    _SPEC_READERS[:] = [reader]
+
+
 @irdl_op_definition
 class ProgramOp(IRDLOperation):
     """`accel.program @name [spec "file.json" | spec {KEY = v, ...}] { ... }`: one
@@ -199,6 +208,13 @@ class ProgramOp(IRDLOperation):
         if spec is not None:
             properties["spec"] = spec
         super().__init__(properties=properties, regions=[body or Region(Block())])
+
+    @property
+    def spec(self):
+        """The program's `AccelSpec` (`SpecError` if its file or dictionary is bad)."""
+        if not _SPEC_READERS:
+            raise VerifyException("reading an accel.program's spec needs tilecraft.backends.accel.program imported.")
+        return _SPEC_READERS[0](self)
 
     def verify_(self) -> None:
         attr = self.spec_attr
@@ -681,9 +697,17 @@ class FinishOp(InstructionOp):
 
 
 # -- micro-op kernels and DRAM buffers ------------------------------------------------------
+def _indices(uop) -> tuple[int, int, int]:
+    """(dst, src, wgt) of a 3-tuple or of an `isa.MicroOp`-like object."""
+    if isinstance(uop, tuple):
+        return uop
+    return uop.dst_idx, uop.src_idx, uop.wgt_idx
+
+
 @irdl_op_definition
 class UopKernelOp(IRDLOperation):
-    """A named micro-op kernel: `accel.uop_kernel @k [dram(d)] { accel.uop 0, 0, 0 ... }`.
+    """A named micro-op kernel: `accel.uop_kernel @k [dram(d)] { accel.uop 0, 0, 0 ... }`;
+    built from (dst, src, wgt) tuples or `isa.MicroOp`s.
     The backend places it in DRAM once (at `d` uop elements when given) and loads it into
     the uop buffer before a GEMM/ALU that names it, unless it is still resident."""
 
@@ -696,7 +720,7 @@ class UopKernelOp(IRDLOperation):
     def __init__(
         self,
         name: str,
-        uops: Sequence[tuple[int, int, int]] = (),
+        uops: Sequence = (),
         dram_base: int | None = None,
         body: Region | None = None,
     ):
@@ -704,7 +728,7 @@ class UopKernelOp(IRDLOperation):
         if dram_base is not None:
             properties["dram_base"] = IntAttr(dram_base)
         if body is None:
-            body = Region(Block([UopOp(*u) for u in uops]))
+            body = Region(Block([UopOp(*_indices(u)) for u in uops]))
         super().__init__(properties=properties, regions=[body])
 
     def uops(self) -> list[tuple[int, int, int]]:

@@ -519,3 +519,12 @@ def format_asm(program: Program) -> str:
         word = isa.encode(insn, spec)
         lines.append(f"{index:>{width}}: {word:032x}  {describe(insn)}")
     return "\n".join(lines) + "\n"
+
+
+def _install() -> None:
+    from tilecraft.dialects.accel import register_spec_reader
+
+    register_spec_reader(spec_of)
+
+
+_install()

@@ -480,9 +480,8 @@ def test_a_program_runs_on_the_simulator_bit_exactly():
     y = min(max(x W^T, 0) >> 4, 127) over two output blocks and two input blocks (small
     values, so that the shift, not the clip, decides most elements)."""
     simulator = pytest.importorskip("tilecraft.backends.accel.simulator")
-    from tilecraft.backends.accel.dram import Dram
-
     import numpy as np
+    from tilecraft.backends.accel.dram import Dram
 
     spec = DEFAULT
     module = lower(parse_text(DENSE))
@@ -502,3 +501,11 @@ def test_a_program_runs_on_the_simulator_bit_exactly():
     want = np.minimum(np.maximum(acc, 0) >> 4, 127)
     assert 0 < np.count_nonzero(want) and np.count_nonzero(want == 127) < want.size // 4
     np.testing.assert_array_equal(got, want)
+
+
+def test_python_api_of_the_ops():
+    # ProgramOp.spec and UopKernelOp from isa.MicroOps: what convert-loop-to-accel uses.
+    program = ProgramOp("p", spec=BLOCK32_ATTR)
+    assert program.spec == BLOCK32
+    kernel = UopKernelOp("k", [isa.MicroOp(1, 2, 3), (4, 5, 6)])
+    assert kernel.uops() == [(1, 2, 3), (4, 5, 6)]
