@@ -46,8 +46,8 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
 
     def accel():
         # The accel dialect's spec and whole-program checks live above the dialects
-        # layer, in analysis/accel_program.py, which installs them when imported.
-        import tilecraft.analysis.accel_program  # noqa: F401
+        # layer (backends/accel/verify.py); importing the backend installs them.
+        import tilecraft.backends.accel.program  # noqa: F401
         from tilecraft.dialects.accel import ACCEL
 
         return ACCEL
@@ -72,7 +72,9 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         return ConvertLoopToLlvmPass
 
     def bufferize_graph_function():
-        from tilecraft.lowering.bufferize_graph_function import BufferizeGraphFunctionPass
+        from tilecraft.lowering.bufferize_graph_function import (
+            BufferizeGraphFunctionPass,
+        )
 
         return BufferizeGraphFunctionPass
 

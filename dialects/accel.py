@@ -54,13 +54,13 @@ After lowering, the flags are written `flags(pop_prev, push_next)`: pop before r
 push after, "prev"/"next" being the neighbour module in load -> compute -> store. A
 program either uses tokens between modules or flags, never both. At flag level the
 program verifier checks that the k-th pop of each queue has a k-th push and that the
-three in-order modules cannot deadlock (`tilecraft.analysis.accel_program`).
+three in-order modules cannot deadlock (`tilecraft.backends.accel.verify`).
 
 Verification
 ------------
 Each op checks what it can alone (a memory type the op cannot move, negative values,
 empty loops). What needs the spec or the whole program is checked when `accel.program`
-verifies, by `tilecraft.analysis.accel_program` (this module cannot import the backend
+verifies, by `tilecraft.backends.accel.verify` (this module cannot import the backend
 that reads specs; see `register_program_check`): values that do not fit their bit field
 (isa's layout at the program's spec), SRAM ranges past a buffer's depth, micro-op
 kernels by name, GEMM/ALU index ranges computed from micro-ops and loop factors, the uop
@@ -169,10 +169,10 @@ def _check_nonneg(**values: int) -> None:
 # -- the program --------------------------------------------------------------------------
 # The checks that need the hardware spec (field widths, buffer depths, index ranges, the
 # uop buffer) and the whole program (tokens, flags) live in
-# `tilecraft.analysis.accel_program`: the dialects sit below the backend that knows the
-# spec. That module installs its check here when it is imported (the registry's `accel`
-# dialect imports it); an `accel.program` verified without it is an error, never a
-# silent pass.
+# `tilecraft.backends.accel.verify`: the dialects sit below the backend that knows the
+# spec. `tilecraft.backends.accel.program` installs that check here when it is imported
+# (the registry's `accel` dialect, and every pass that builds accel IR, import it); an
+# `accel.program` verified without it is an error, never a silent pass.
 _PROGRAM_CHECKS: list[Callable[[ProgramOp], None]] = []
 
 
@@ -224,7 +224,7 @@ class ProgramOp(IRDLOperation):
             raise VerifyException('spec is a path ("file.json") or a {KEY = integer} dictionary.')
         if not _PROGRAM_CHECKS:
             raise VerifyException(
-                "the accel program checks are not loaded: import tilecraft.analysis.accel_program "
+                "the accel program checks are not loaded: import tilecraft.backends.accel.program "
                 "(the registry's accel dialect does)."
             )
         for check in _PROGRAM_CHECKS:

@@ -522,6 +522,10 @@ def format_asm(program: Program) -> str:
 
 
 def _install() -> None:
+    """Give the accel dialect what it cannot import itself (the dialects layer sits below
+    this backend): the spec reader behind `ProgramOp.spec` and the program verifier
+    (`verify.check_program`). Whatever builds or reads accel IR imports this module."""
+    from tilecraft.backends.accel import verify  # noqa: F401  (registers check_program)
     from tilecraft.dialects.accel import register_spec_reader
 
     register_spec_reader(spec_of)

@@ -13,7 +13,6 @@ from collections import defaultdict, deque
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tilecraft.analysis.accel_program import StreamError, check_flag_stream, plan_flags
 from tilecraft.backends.accel import isa
 from tilecraft.backends.accel.binary import (
     BinaryFormatError,
@@ -30,6 +29,7 @@ from tilecraft.backends.accel.program import (
     program_to_ir,
 )
 from tilecraft.backends.accel.spec import default_spec
+from tilecraft.backends.accel.verify import StreamError, check_flag_stream, plan_flags
 from tilecraft.compiler import parse_text
 from tilecraft.dialects.accel import (
     AluOp,
@@ -117,7 +117,7 @@ def lower(module: ModuleOp) -> ModuleOp:
 def happens_before(units: list[Unit], flags: list[set[str]]) -> list[set[int]]:
     """For each instruction, every instruction that must have finished before it starts,
     replayed from the flags alone: module order plus the k-th push -> k-th pop of each queue."""
-    from tilecraft.analysis.accel_program import flag_queue
+    from tilecraft.backends.accel.verify import flag_queue
 
     preds: dict[int, list[int]] = defaultdict(list)
     last: dict[Unit, int] = {}
@@ -423,7 +423,7 @@ def test_program_to_ir_round_trip_of_every_field():
 
 
 def test_program_without_its_checks_is_an_error_not_a_pass(monkeypatch):
-    # The spec checks live in analysis/accel_program.py (above the dialects layer); a
+    # The spec checks live in backends/accel/verify.py (above the dialects layer); a
     # program verified without them loaded must fail loudly.
     from tilecraft.dialects import accel
     from xdsl.utils.exceptions import VerifyException

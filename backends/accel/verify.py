@@ -30,8 +30,8 @@ must reach the end: otherwise it names the instructions that wait forever. Linea
 The program verifier (`check_program`)
 --------------------------------------
 What `accel.program` verifies beyond each op alone, installed on the dialect when this
-module is imported (`register_program_check`; the dialects layer cannot import the
-backend that reads specs): the spec itself, each value against its bit field at that
+module is imported (`register_program_check`; `backends/accel/program.py` imports it;
+the dialects layer cannot import the backend that reads specs): the spec itself, each value against its bit field at that
 spec and each LOAD/STORE against its buffer's depth (`check_fields`), kernels by name,
 one FINISH at the end, no two DRAM regions (buffers, kernels) overlapping, tokens
 (`token_edges`) or flags (`check_flag_stream`), and the GEMM/ALU index ranges and uop
