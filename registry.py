@@ -45,6 +45,9 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
         return GRAPH
 
     def accel():
+        # The accel dialect's spec and whole-program checks live above the dialects
+        # layer (backends/accel/verify.py); importing the backend installs them.
+        import tilecraft.backends.accel.program  # noqa: F401
         from tilecraft.dialects.accel import ACCEL
 
         return ACCEL
@@ -69,7 +72,9 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         return ConvertLoopToLlvmPass
 
     def bufferize_graph_function():
-        from tilecraft.lowering.bufferize_graph_function import BufferizeGraphFunctionPass
+        from tilecraft.lowering.bufferize_graph_function import (
+            BufferizeGraphFunctionPass,
+        )
 
         return BufferizeGraphFunctionPass
 

@@ -54,31 +54,38 @@ After lowering, the flags are written `flags(pop_prev, push_next)`: pop before r
 push after, "prev"/"next" being the neighbour module in load -> compute -> store. A
 program either uses tokens between modules or flags, never both. At flag level the
 program verifier checks that the k-th pop of each queue has a k-th push and that the
-three in-order modules cannot deadlock (`tilecraft.analysis.accel_program`).
+three in-order modules cannot deadlock (`tilecraft.backends.accel.verify`).
 
 Verification
 ------------
-Each op checks its fields against the spec (a value that does not fit its bit field,
-a memory type the op cannot move, SRAM ranges past a buffer's depth). What needs the
-whole program (micro-op kernels by name, GEMM/ALU index ranges computed from micro-ops
-and loop factors, the uop buffer's content at each GEMM, tokens and flags, DRAM
-overlap) is checked by `accel.program` through `tilecraft.analysis.accel_program`; each
-error names the instruction at fault.
+Each op checks what it can alone (a memory type the op cannot move, negative values,
+empty loops). What needs the spec or the whole program is checked when `accel.program`
+verifies, by `tilecraft.backends.accel.verify` (this module cannot import the backend
+that reads specs; see `register_program_check`): values that do not fit their bit field
+(isa's layout at the program's spec), SRAM ranges past a buffer's depth, micro-op
+kernels by name, GEMM/ALU index ranges computed from micro-ops and loop factors, the uop
+buffer's content at each GEMM, tokens and flags, DRAM overlap. Each error names the
+instruction at fault.
 """
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from enum import Enum
 from typing import ClassVar
 
-from xdsl.dialects.builtin import DictionaryAttr, IntAttr, IntegerAttr, StringAttr, UnitAttr
+from xdsl.dialects.builtin import (
+    DictionaryAttr,
+    IntAttr,
+    IntegerAttr,
+    StringAttr,
+    UnitAttr,
+)
+from xdsl.dialects.utils import EnumAttribute
 from xdsl.ir import (
     Attribute,
     Block,
     Dialect,
-    Operation,
     ParametrizedAttribute,
     Region,
     SpacedOpaqueSyntaxAttribute,
@@ -97,20 +104,16 @@ from xdsl.irdl import (
     traits_def,
     var_operand_def,
 )
-from xdsl.dialects.utils import EnumAttribute
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import HasParent, NoTerminator, SymbolOpInterface, SymbolTable
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
-from tilecraft.backends.accel import isa
-from tilecraft.backends.accel.spec import AccelSpec, SpecError, default_spec, load_spec, spec_from_dict
-
 
 # -- attributes and types -------------------------------------------------------------
 class MemoryType(StrEnum):
-    """`isa.MemoryType` by name, as the custom syntax writes it."""
+    """`isa.MemoryType` by name (in lower case), as the custom syntax writes it."""
 
     UOP = "uop"
     WGT = "wgt"
@@ -119,9 +122,6 @@ class MemoryType(StrEnum):
     OUT = "out"
     ACC_8BIT = "acc_8bit"
 
-    def isa(self) -> isa.MemoryType:
-        return isa.MemoryType[self.name]
-
 
 class AluOpcode(StrEnum):
     MIN = "min"
@@ -129,9 +129,6 @@ class AluOpcode(StrEnum):
     ADD = "add"
     SHR = "shr"
     MUL = "mul"
-
-    def isa(self) -> isa.AluOpcode:
-        return isa.AluOpcode[self.name]
 
 
 @irdl_attr_definition
@@ -163,28 +160,42 @@ FLAGS = ("pop_prev", "pop_next", "push_prev", "push_next")
 LOAD_TYPES = (MemoryType.UOP, MemoryType.INP, MemoryType.WGT, MemoryType.ACC)
 
 
-def _check_nonneg(op: Operation, **values: int) -> None:
+def _check_nonneg(**values: int) -> None:
     for name, value in values.items():
         if value < 0:
             raise VerifyException(f"{name} must not be negative, got {value}.")
 
 
 # -- the program --------------------------------------------------------------------------
-@functools.cache
-def _spec_from_path(path: str) -> AccelSpec:
-    return load_spec(path)
+# The checks that need the hardware spec (field widths, buffer depths, index ranges, the
+# uop buffer) and the whole program (tokens, flags) live in
+# `tilecraft.backends.accel.verify`: the dialects sit below the backend that knows the
+# spec. `tilecraft.backends.accel.program` installs that check here when it is imported
+# (the registry's `accel` dialect, and every pass that builds accel IR, import it); an
+# `accel.program` verified without it is an error, never a silent pass.
+_PROGRAM_CHECKS: list[Callable[[ProgramOp], None]] = []
 
 
-@functools.cache
-def _spec_from_overrides(items: tuple[tuple[str, int], ...]) -> AccelSpec:
-    return spec_from_dict({**default_spec().to_dict(), **dict(items)}, "accel.program spec")
+def register_program_check(check: Callable[[ProgramOp], None]) -> None:
+    if check not in _PROGRAM_CHECKS:
+        _PROGRAM_CHECKS.append(check)
+
+
+# Likewise `ProgramOp.spec` is read by `tilecraft.backends.accel.program.spec_of`,
+# installed here when that module is imported.
+_SPEC_READERS: list[Callable[[ProgramOp], object]] = []
+
+
+def register_spec_reader(reader: Callable[[ProgramOp], object]) -> None:
+    _SPEC_READERS[:] = [reader]
 
 
 @irdl_op_definition
 class ProgramOp(IRDLOperation):
     """`accel.program @name [spec "file.json" | spec {KEY = v, ...}] { ... }`: one
     instruction stream, in stream order, with its micro-op kernels and DRAM buffers.
-    `spec` is a spec file's path or a dictionary of keys overriding VTA's default."""
+    `spec` is a spec file's path or a dictionary of keys overriding VTA's default
+    (`tilecraft.backends.accel.program.spec_of` reads it)."""
 
     name = "accel.program"
     sym_name = prop_def(StringAttr)
@@ -199,30 +210,25 @@ class ProgramOp(IRDLOperation):
         super().__init__(properties=properties, regions=[body or Region(Block())])
 
     @property
-    def spec(self) -> AccelSpec:
-        """The program's `AccelSpec`; `SpecError` if the file or dictionary is bad."""
-        attr = self.spec_attr
-        if attr is None:
-            return default_spec()
-        if isinstance(attr, StringAttr):
-            return _spec_from_path(attr.data)
-        if isinstance(attr, DictionaryAttr):
-            items = []
-            for key, value in attr.data.items():
-                if not isinstance(value, IntegerAttr):
-                    raise SpecError("accel.program spec", key, "expected an integer")
-                items.append((key, value.value.data))
-            return _spec_from_overrides(tuple(sorted(items)))
-        raise SpecError("accel.program spec", None, "a path string or a {KEY = integer} dictionary")
+    def spec(self):
+        """The program's `AccelSpec` (`SpecError` if its file or dictionary is bad)."""
+        if not _SPEC_READERS:
+            raise VerifyException("reading an accel.program's spec needs tilecraft.backends.accel.program imported.")
+        return _SPEC_READERS[0](self)
 
     def verify_(self) -> None:
-        try:
-            self.spec
-        except SpecError as e:
-            raise VerifyException(f"bad spec: {e}") from None
-        from tilecraft.analysis.accel_program import check_program
-
-        check_program(self)
+        attr = self.spec_attr
+        is_path = isinstance(attr, StringAttr)
+        is_table = isinstance(attr, DictionaryAttr) and all(isinstance(v, IntegerAttr) for v in attr.data.values())
+        if attr is not None and not (is_path or is_table):
+            raise VerifyException('spec is a path ("file.json") or a {KEY = integer} dictionary.')
+        if not _PROGRAM_CHECKS:
+            raise VerifyException(
+                "the accel program checks are not loaded: import tilecraft.backends.accel.program "
+                "(the registry's accel dialect does)."
+            )
+        for check in _PROGRAM_CHECKS:
+            check(self)
 
     def print(self, printer: Printer):
         printer.print_string(" ")
@@ -245,33 +251,6 @@ class ProgramOp(IRDLOperation):
         return op
 
 
-def program_of(op: Operation) -> ProgramOp:
-    parent = op.parent_op()
-    while parent is not None and not isinstance(parent, ProgramOp):
-        parent = parent.parent_op()
-    if parent is None:
-        raise VerifyException(f"'{op.name}' must be inside an accel.program.")
-    return parent
-
-
-def _spec_of(op: Operation) -> AccelSpec | None:
-    """The enclosing program's spec; None if it is bad (the program reports that)."""
-    try:
-        return program_of(op).spec
-    except SpecError:
-        return None
-
-
-def _encode_check(insn: isa.Instruction | isa.MicroOp, spec: AccelSpec) -> None:
-    try:
-        if isinstance(insn, isa.MicroOp):
-            isa.encode_uop(insn, spec)
-        else:
-            isa.encode(insn, spec)
-    except isa.EncodingError as e:
-        raise VerifyException(str(e)) from None
-
-
 # -- small parse/print helpers -----------------------------------------------------------
 def _parse_body(parser: Parser) -> Region:
     """A single-block region; `{ }` gives one empty block (not zero blocks)."""
@@ -281,8 +260,10 @@ def _parse_body(parser: Parser) -> Region:
     return region
 
 
-def _parse_ints(parser: Parser, keyword: str, count: int) -> list[int]:
-    parser.parse_keyword(keyword)
+def _parse_ints(parser: Parser, keyword: str | None, count: int) -> list[int]:
+    """`keyword(v1, ..., vcount)`; `keyword` None when the caller has read it."""
+    if keyword is not None:
+        parser.parse_keyword(keyword)
     parser.parse_punctuation("(")
     values = [parser.parse_integer(allow_boolean=False)]
     for _ in range(count - 1):
@@ -293,9 +274,9 @@ def _parse_ints(parser: Parser, keyword: str, count: int) -> list[int]:
 
 
 def _parse_optional_ints(parser: Parser, keyword: str, count: int) -> list[int] | None:
-    if parser._current_token.text != keyword:  # peek: keywords are bare identifiers
+    if parser.parse_optional_keyword(keyword) is None:
         return None
-    return _parse_ints(parser, keyword, count)
+    return _parse_ints(parser, None, count)
 
 
 def _print_ints(printer: Printer, keyword: str, *values: int) -> None:
@@ -367,9 +348,6 @@ class InstructionOp(IRDLOperation):
     def unit(self) -> Unit:
         raise NotImplementedError
 
-    def to_isa(self, **kwargs) -> isa.Instruction:
-        raise NotImplementedError
-
 
 class _MemoryOp(InstructionOp):
     memory_type = prop_def(MemoryTypeAttr)
@@ -424,32 +402,11 @@ class _MemoryOp(InstructionOp):
             return 0
         return (y0 + y + y1) * (x0 + x + x1)
 
-    def to_isa(self, **_) -> isa.Instruction:
-        cls = isa.Load if isinstance(self, LoadOp) else isa.Store
-        return cls(
-            memory_type=self.mem.isa(),
-            **{name: self.field(name) for name in self.FIELDS},
-            **self.flag_values(),
-        )
+    def fields(self) -> dict[str, int]:
+        return {name: self.field(name) for name in self.FIELDS}
 
     def verify_(self) -> None:
-        _check_nonneg(self, **{name: self.field(name) for name in self.FIELDS})
-        spec = _spec_of(self)
-        if spec is None:
-            return
-        _encode_check(self.to_isa(), spec)
-        depth = {
-            MemoryType.UOP: spec.uop_depth,
-            MemoryType.INP: spec.inp_depth,
-            MemoryType.WGT: spec.wgt_depth,
-            MemoryType.ACC: spec.acc_depth,
-            MemoryType.OUT: spec.out_depth,
-        }.get(self.mem)
-        if depth is not None and self.field("sram_base") + self.sram_extent() > depth:
-            raise VerifyException(
-                f"the {self.mem.value} buffer range [{self.field('sram_base')}, "
-                f"{self.field('sram_base') + self.sram_extent()}) passes its depth {depth}."
-            )
+        _check_nonneg(**self.fields())
 
     def print(self, printer: Printer):
         printer.print_string(f" {self.mem.value}")
@@ -571,17 +528,12 @@ class _MicroOpLoopOp(InstructionOp):
         fields = {name: self.field(name) for name in self.LOOP_FIELDS + self.EXTRA_FIELDS}
         if (uops := self.uop_range()) is not None:
             fields |= {"uop_begin": uops[0], "uop_end": uops[1]}
-        _check_nonneg(self, **fields)
+        _check_nonneg(**fields)
         for name in ("iter_out", "iter_in"):
             if self.field(name) < 1:
                 raise VerifyException(f"{name} must be at least 1, got {self.field(name)}.")
         if uops is not None and uops[1] <= uops[0]:
             raise VerifyException(f"the uop range [{uops[0]}, {uops[1]}) is empty.")
-        spec = _spec_of(self)
-        if spec is None:
-            return
-        begin, end = uops if uops is not None else (0, 1)
-        _encode_check(self.to_isa(uop_begin=begin, uop_end=end), spec)
 
     def _print_head(self, printer: Printer) -> None:
         if self.kernel is not None:
@@ -634,17 +586,6 @@ class GemmOp(_MicroOpLoopOp):
         properties = self._common_properties(reset, kernel, uops, loop, flags)
         properties["wgt_factor_out"], properties["wgt_factor_in"] = IntAttr(wgt[0]), IntAttr(wgt[1])
         super().__init__(operands=[deps], properties=properties, result_types=[TokenType()])
-
-    def to_isa(self, *, uop_begin: int, uop_end: int) -> isa.Gemm:
-        return isa.Gemm(
-            reset=self.reset is not None,
-            uop_begin=uop_begin,
-            uop_end=uop_end,
-            **self.loop_fields(),
-            wgt_factor_out=self.field("wgt_factor_out"),
-            wgt_factor_in=self.field("wgt_factor_in"),
-            **self.flag_values(),
-        )
 
     def print(self, printer: Printer):
         if self.reset is not None:
@@ -704,18 +645,6 @@ class AluOp(_MicroOpLoopOp):
     def opcode(self) -> AluOpcode:
         return self.alu_opcode.data
 
-    def to_isa(self, *, uop_begin: int, uop_end: int) -> isa.Alu:
-        return isa.Alu(
-            reset=self.reset is not None,
-            uop_begin=uop_begin,
-            uop_end=uop_end,
-            **self.loop_fields(),
-            alu_opcode=self.opcode.isa(),
-            use_imm=self.imm is not None,
-            imm=self.imm.data if self.imm is not None else 0,
-            **self.flag_values(),
-        )
-
     def print(self, printer: Printer):
         if self.reset is not None:
             printer.print_string(" reset")
@@ -756,9 +685,6 @@ class FinishOp(InstructionOp):
     def unit(self) -> Unit:
         return Unit.COMPUTE
 
-    def to_isa(self, **_) -> isa.Finish:
-        return isa.Finish(**self.flag_values())
-
     def print(self, printer: Printer):
         _print_tail(printer, self)
 
@@ -771,9 +697,17 @@ class FinishOp(InstructionOp):
 
 
 # -- micro-op kernels and DRAM buffers ------------------------------------------------------
+def _indices(uop) -> tuple[int, int, int]:
+    """(dst, src, wgt) of a 3-tuple or of an `isa.MicroOp`-like object."""
+    if isinstance(uop, tuple):
+        return uop
+    return uop.dst_idx, uop.src_idx, uop.wgt_idx
+
+
 @irdl_op_definition
 class UopKernelOp(IRDLOperation):
-    """A named micro-op kernel: `accel.uop_kernel @k [dram(d)] { accel.uop 0, 0, 0 ... }`.
+    """A named micro-op kernel: `accel.uop_kernel @k [dram(d)] { accel.uop 0, 0, 0 ... }`;
+    built from (dst, src, wgt) tuples or `isa.MicroOp`s.
     The backend places it in DRAM once (at `d` uop elements when given) and loads it into
     the uop buffer before a GEMM/ALU that names it, unless it is still resident."""
 
@@ -786,7 +720,7 @@ class UopKernelOp(IRDLOperation):
     def __init__(
         self,
         name: str,
-        uops: Sequence[isa.MicroOp] = (),
+        uops: Sequence = (),
         dram_base: int | None = None,
         body: Region | None = None,
     ):
@@ -794,11 +728,12 @@ class UopKernelOp(IRDLOperation):
         if dram_base is not None:
             properties["dram_base"] = IntAttr(dram_base)
         if body is None:
-            body = Region(Block([UopOp(u.dst_idx, u.src_idx, u.wgt_idx) for u in uops]))
+            body = Region(Block([UopOp(*_indices(u)) for u in uops]))
         super().__init__(properties=properties, regions=[body])
 
-    def uops(self) -> list[isa.MicroOp]:
-        return [op.micro_op() for op in self.body.block.ops if isinstance(op, UopOp)]
+    def uops(self) -> list[tuple[int, int, int]]:
+        """(dst, src, wgt) of each micro-op, in order."""
+        return [op.indices() for op in self.body.block.ops if isinstance(op, UopOp)]
 
     def verify_(self) -> None:
         if not any(isinstance(op, UopOp) for op in self.body.block.ops):
@@ -839,15 +774,12 @@ class UopOp(IRDLOperation):
     def __init__(self, dst: int, src: int, wgt: int = 0):
         super().__init__(properties={"dst_idx": IntAttr(dst), "src_idx": IntAttr(src), "wgt_idx": IntAttr(wgt)})
 
-    def micro_op(self) -> isa.MicroOp:
-        return isa.MicroOp(self.dst_idx.data, self.src_idx.data, self.wgt_idx.data)
+    def indices(self) -> tuple[int, int, int]:
+        return self.dst_idx.data, self.src_idx.data, self.wgt_idx.data
 
     def verify_(self) -> None:
-        uop = self.micro_op()
-        _check_nonneg(self, dst=uop.dst_idx, src=uop.src_idx, wgt=uop.wgt_idx)
-        spec = _spec_of(self)
-        if spec is not None:
-            _encode_check(uop, spec)
+        dst, src, wgt = self.indices()
+        _check_nonneg(dst=dst, src=src, wgt=wgt)
 
     def print(self, printer: Printer):
         printer.print_string(f" {self.dst_idx.data}, {self.src_idx.data}, {self.wgt_idx.data}")
@@ -892,7 +824,7 @@ class BufferOp(IRDLOperation):
         return self.memory_type.data
 
     def verify_(self) -> None:
-        _check_nonneg(self, dram=self.dram_base.data, elems=self.elems.data)
+        _check_nonneg(dram=self.dram_base.data, elems=self.elems.data)
 
     def print(self, printer: Printer):
         printer.print_string(" ")

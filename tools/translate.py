@@ -86,9 +86,8 @@ def _thread_count(text: str) -> int:
 def _load(path: str):
     from tilecraft.compiler import has_te, lower_to_loops, parse_file, parse_text
     from tilecraft.utils.diagnostics import OpError
-    from xdsl.dialects import func
-
     from tilecraft.utils.levels import function_level
+    from xdsl.dialects import func
 
     module = parse_text(sys.stdin.read(), "<stdin>") if path == "-" else parse_file(path)
     for f in module.ops:
@@ -120,7 +119,16 @@ def _translate_accel(args: argparse.Namespace) -> None:
     import io
 
     from tilecraft.backends.accel.binary import disassemble, write_binary
-    from tilecraft.backends.accel.program import ProgramNotFoundError, build_program, format_asm
+    from tilecraft.backends.accel.program import (
+        ProgramNotFoundError,
+        find_program,
+        format_asm,
+        program_from_ir,
+    )
+    from tilecraft.dialects.accel import InstructionOp
+    from tilecraft.transforms.lower_accel_tokens import LowerAccelTokensPass
+    from tilecraft.utils.diagnostics import verify_module
+    from xdsl.context import Context
     from xdsl.printer import Printer
 
     if args.disassemble:
@@ -140,9 +148,13 @@ def _translate_accel(args: argparse.Namespace) -> None:
 
         module = parse_text(sys.stdin.read(), "<stdin>") if args.input == "-" else parse_file(args.input)
     try:
-        program = build_program(module)
+        program_op = find_program(module)
     except ProgramNotFoundError as e:
         raise UsageError(f"--emit={args.emit} takes accel IR: {e}") from None
+    if any(isinstance(op, InstructionOp) and op.deps for op in program_op.body.block.ops):
+        LowerAccelTokensPass().apply(Context(), module)
+        verify_module(module)
+    program = program_from_ir(program_op)
     _write(write_binary(program) if args.emit == "accel-bin" else format_asm(program), args.output)
 
 
@@ -157,6 +169,10 @@ def _translate(args: argparse.Namespace) -> None:
     if args.emit is None:
         args.emit = "llvm-ir"
     module = _load(args.input)
+    if any(op.name == "accel.program" for op in module.ops):
+        raise UsageError(
+            f"the input is accel IR, which has no --emit={args.emit}: use --emit=accel-bin or --emit=accel-asm"
+        )
     if args.emit == "shared-lib":
         if not args.output:
             raise UsageError("--emit=shared-lib needs an output file (-o)")
@@ -179,7 +195,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _arguments().parse_args(argv)
     from tilecraft.backends.llvm import LinkError
     from tilecraft.backends.llvm.translate import TranslationError
-    from tilecraft.utils.diagnostics import NESTING_TOO_DEEP, allow_deep_nesting, format_parse_error
+    from tilecraft.utils.diagnostics import (
+        NESTING_TOO_DEEP,
+        allow_deep_nesting,
+        format_parse_error,
+    )
     from tilecraft.utils.threads import ThreadCountError
 
     allow_deep_nesting()

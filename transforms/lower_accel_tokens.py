@@ -4,7 +4,7 @@ A token from one module to another becomes a push on the producer and a pop on t
 consumer, on the queue between the two modules; a token inside one module is implied by
 stream order and dropped. Which edges are kept, so that the k-th pop on each queue
 takes the k-th push, is decided once for the program by
-`tilecraft.analysis.accel_program.plan_flags` (the algorithm is written up there); the
+`tilecraft.backends.accel.verify.plan_flags` (the algorithm is written up there); the
 rewrite pattern then gives each instruction its flags and drops its token operands.
 
 ```mlir
@@ -32,19 +32,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tilecraft.backends.accel.verify import plan_flags
+from tilecraft.dialects.accel import InstructionOp, ProgramOp
+from tilecraft.utils.diagnostics import OpError
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
     PatternRewriteWalker,
     RewritePattern,
 )
-from xdsl.ir import Operation
-
-from tilecraft.analysis.accel_program import plan_flags
-from tilecraft.dialects.accel import InstructionOp, ProgramOp
-from tilecraft.utils.diagnostics import OpError
 
 
 class TokensToFlags(RewritePattern):

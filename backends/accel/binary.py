@@ -28,11 +28,10 @@ from __future__ import annotations
 import struct
 import zlib
 
-from xdsl.utils.exceptions import DiagnosticException
-
 from tilecraft.backends.accel import isa
 from tilecraft.backends.accel.program import Buffer, Kernel, Program
 from tilecraft.backends.accel.spec import SPEC_KEYS, SpecError, spec_from_dict
+from xdsl.utils.exceptions import DiagnosticException
 
 MAGIC = b"TCACCEL\x00"
 VERSION = 1
@@ -164,11 +163,10 @@ def disassemble(data: bytes, source: str = "<accel-bin>"):
     """The verified `accel.program` (in a module) that an accel-bin file holds; it encodes
     back to the same bytes. A stream the IR verifier rejects (a pop without its push, an
     index past a buffer) is a `BinaryFormatError` naming the instruction."""
-    from xdsl.dialects.builtin import ModuleOp
-
     from tilecraft.backends.accel.program import describe, program_to_ir
     from tilecraft.dialects.accel import InstructionOp
     from tilecraft.utils.diagnostics import OpError, verify_module
+    from xdsl.dialects.builtin import ModuleOp
 
     program = read_binary(data, source)
     try:

@@ -19,20 +19,31 @@ overwrites too. The compute module runs its instructions in order, so reloading 
 that an earlier GEMM read is safe. The same model tells which micro-ops a GEMM with an
 explicit range runs, so its index ranges can be checked (`check_micro_op_loop`).
 
-`format_asm(program)` is the objdump-like listing behind `--emit=accel-asm`.
+`spec_of(program_op)` reads a program's spec and `instruction_of(op)` gives the `isa`
+instruction of one op; `format_asm(program)` is the objdump-like listing behind
+`--emit=accel-asm`.
+
+A token-level program is lowered first: `LowerAccelTokensPass().apply(ctx, module)`,
+then `verify_module(module)` and `program_from_ir(find_program(module))` (what
+`tilecraft-translate --emit=accel-bin` does).
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
-from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, StringAttr, i64
-
-from xdsl.utils.exceptions import DiagnosticException
-
 from tilecraft.backends.accel import isa
-from tilecraft.backends.accel.spec import AccelSpec, default_spec
+from tilecraft.backends.accel.spec import (
+    AccelSpec,
+    SpecError,
+    default_spec,
+    load_spec,
+    spec_from_dict,
+)
 from tilecraft.utils.diagnostics import OpError
+from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, i64
+from xdsl.utils.exceptions import DiagnosticException
 
 UOP_BYTES = isa.UOP_BITS // 8
 
@@ -107,6 +118,67 @@ class Program:
 
     def buffer(self, name: str) -> Buffer:
         return next(b for b in self.buffers if b.name == name)
+
+
+# -- ops -> isa ---------------------------------------------------------------------------
+@functools.cache
+def _spec_from_path(path: str) -> AccelSpec:
+    return load_spec(path)
+
+
+@functools.cache
+def _spec_from_overrides(items: tuple[tuple[str, int], ...]) -> AccelSpec:
+    return spec_from_dict({**default_spec().to_dict(), **dict(items)}, "accel.program spec")
+
+
+def spec_of(program_op) -> AccelSpec:
+    """The `AccelSpec` an `accel.program` names: VTA's default, a spec file's path, or a
+    dictionary of keys overriding the default; `SpecError` if it is bad."""
+    from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, StringAttr
+
+    attr = program_op.spec_attr
+    if attr is None:
+        return default_spec()
+    if isinstance(attr, StringAttr):
+        return _spec_from_path(attr.data)
+    if isinstance(attr, DictionaryAttr):
+        items = []
+        for key, value in attr.data.items():
+            if not isinstance(value, IntegerAttr):
+                raise SpecError("accel.program spec", key, "expected an integer")
+            items.append((key, value.value.data))
+        return _spec_from_overrides(tuple(sorted(items)))
+    raise SpecError("accel.program spec", None, "a path string or a {KEY = integer} dictionary")
+
+
+def micro_op(indices: tuple[int, int, int]) -> isa.MicroOp:
+    return isa.MicroOp(*indices)
+
+
+def instruction_of(op, uop_begin: int | None = None, uop_end: int | None = None) -> isa.Instruction:
+    """The `isa` instruction of an accel instruction op. A GEMM/ALU runs uop slots
+    [uop_begin, uop_end): its own `uops(b, e)` unless given (a kernel placed by
+    `program_from_ir`)."""
+    from tilecraft.dialects.accel import AluOp, FinishOp, GemmOp, LoadOp, StoreOp
+
+    flags = op.flag_values()
+    if isinstance(op, (LoadOp, StoreOp)):
+        cls = isa.Load if isinstance(op, LoadOp) else isa.Store
+        return cls(memory_type=isa.MemoryType[op.mem.name], **op.fields(), **flags)
+    if isinstance(op, FinishOp):
+        return isa.Finish(**flags)
+    if uop_begin is None:
+        uop_begin, uop_end = op.uop_range()
+    common = dict(reset=op.reset is not None, uop_begin=uop_begin, uop_end=uop_end, **op.loop_fields(), **flags)
+    if isinstance(op, GemmOp):
+        return isa.Gemm(**common, wgt_factor_out=op.field("wgt_factor_out"), wgt_factor_in=op.field("wgt_factor_in"))
+    assert isinstance(op, AluOp)
+    return isa.Alu(
+        **common,
+        alu_opcode=isa.AluOpcode[op.opcode.name],
+        use_imm=op.imm is not None,
+        imm=op.imm.data if op.imm is not None else 0,
+    )
 
 
 # -- the uop buffer ------------------------------------------------------------------------
@@ -196,12 +268,12 @@ def place_kernels(program_op) -> dict[str, int]:
     after all pinned regions, in IR order."""
     from tilecraft.dialects.accel import BufferOp, UopKernelOp
 
-    spec = program_op.spec
+    spec = spec_of(program_op)
     end = 0
     placement: dict[str, int] = {}
     for op in program_op.body.block.ops:
         if isinstance(op, BufferOp):
-            size = elem_bytes(op.mem.isa(), spec)
+            size = elem_bytes(isa.MemoryType[op.mem.name], spec)
             end = max(end, (op.dram_base.data + op.elems.data) * size)
         elif isinstance(op, UopKernelOp) and op.dram_base is not None:
             placement[op.sym_name.data] = op.dram_base.data
@@ -227,16 +299,16 @@ def program_from_ir(program_op, *, require_flags: bool = True) -> Program:
         UopKernelOp,
     )
 
-    spec = program_op.spec
+    spec = spec_of(program_op)
     placement = place_kernels(program_op)
     kernels: dict[str, Kernel] = {}
     buffers: list[Buffer] = []
     for op in program_op.body.block.ops:
         if isinstance(op, UopKernelOp):
             name = op.sym_name.data
-            kernels[name] = Kernel(name, placement[name], tuple(op.uops()))
+            kernels[name] = Kernel(name, placement[name], tuple(micro_op(u) for u in op.uops()))
         elif isinstance(op, BufferOp):
-            buffers.append(Buffer(op.sym_name.data, op.mem.isa(), op.dram_base.data, op.elems.data))
+            buffers.append(Buffer(op.sym_name.data, isa.MemoryType[op.mem.name], op.dram_base.data, op.elems.data))
     dram_uops = {k.dram_base + i: uop for k in kernels.values() for i, uop in enumerate(k.uops)}
     residency = UopResidency(spec, dram_uops)
     instructions: list[isa.Instruction] = []
@@ -266,11 +338,11 @@ def program_from_ir(program_op, *, require_flags: bool = True) -> Program:
                 begin, load = residency.ensure(kernel)
                 if load is not None:
                     instructions.append(load)
-                insn = op.to_isa(uop_begin=begin, uop_end=begin + len(kernel.uops))
+                insn = instruction_of(op, begin, begin + len(kernel.uops))
                 uops: list[isa.MicroOp] | int = list(kernel.uops)
             else:
                 begin, end = op.uop_range()
-                insn = op.to_isa(uop_begin=begin, uop_end=end)
+                insn = instruction_of(op)
                 uops = residency.uops(begin, end)
                 if isinstance(uops, int):
                     raise OpError(
@@ -280,7 +352,7 @@ def program_from_ir(program_op, *, require_flags: bool = True) -> Program:
                     )
             check_micro_op_loop(op, insn, uops, spec)
         else:
-            insn = op.to_isa()
+            insn = instruction_of(op)
             if isinstance(op, LoadOp) and op.mem == MemoryType.UOP:
                 residency.load(insn)
         instructions.append(insn)
@@ -303,23 +375,6 @@ def find_program(module: ModuleOp, name: str | None = None):
 
 class ProgramNotFoundError(DiagnosticException):
     """`find_program` found no accel.program, or several."""
-
-
-def build_program(module: ModuleOp, name: str | None = None) -> Program:
-    """The `Program` of the module's (one, or `name`d) accel.program: tokens between
-    modules are lowered to flags first (`lower-accel-tokens`, in place), then the module
-    is verified and laid out. What `--emit=accel-bin|accel-asm` and the simulator run."""
-    from xdsl.context import Context
-
-    from tilecraft.dialects.accel import InstructionOp
-    from tilecraft.transforms.lower_accel_tokens import LowerAccelTokensPass
-    from tilecraft.utils.diagnostics import verify_module
-
-    program_op = find_program(module, name)
-    if any(isinstance(op, InstructionOp) and op.deps for op in program_op.body.block.ops):
-        LowerAccelTokensPass().apply(Context(), module)
-    verify_module(module)
-    return program_from_ir(program_op)
 
 
 # -- Program -> IR (the disassembler) -------------------------------------------------------------
@@ -352,7 +407,8 @@ def program_to_ir(program: Program):
     for buffer in program.buffers:
         block.add_op(BufferOp(buffer.name, MemoryType[buffer.memory_type.name], buffer.dram_base, buffer.elems))
     for kernel in program.kernels:
-        block.add_op(UopKernelOp(kernel.name, kernel.uops, dram_base=kernel.dram_base))
+        uops = [(u.dst_idx, u.src_idx, u.wgt_idx) for u in kernel.uops]
+        block.add_op(UopKernelOp(kernel.name, uops, dram_base=kernel.dram_base))
     for index, insn in enumerate(program.instructions):
         flags = [name for name in ("pop_prev", "pop_next", "push_prev", "push_next") if getattr(insn, name)]
         if isinstance(insn, (isa.Load, isa.Store)):
@@ -439,12 +495,14 @@ def format_asm(program: Program) -> str:
     """objdump-style: a header of comments (spec, DRAM table), then per instruction its
     index, its 128-bit word in hex (most significant digit first) and its fields."""
     spec = program.spec
+    n_uops = sum(len(k.uops) for k in program.kernels)
     lines = [
-        f"; accel program @{program.name}: {len(program.instructions)} instructions, "
-        f"{sum(len(k.uops) for k in program.kernels)} micro-ops",
-        f"; spec: BATCH {spec.batch}, BLOCK {spec.block}, widths inp {spec.inp_width} "
-        f"wgt {spec.wgt_width} acc {spec.acc_width}; depths uop {spec.uop_depth} inp {spec.inp_depth} "
-        f"wgt {spec.wgt_depth} acc {spec.acc_depth}",
+        f"; accel program @{program.name}: {len(program.instructions)} instructions, {n_uops} micro-ops",
+        (
+            f"; spec: BATCH {spec.batch}, BLOCK {spec.block}, widths inp {spec.inp_width} "
+            f"wgt {spec.wgt_width} acc {spec.acc_width}; depths uop {spec.uop_depth} inp {spec.inp_depth} "
+            f"wgt {spec.wgt_depth} acc {spec.acc_depth}"
+        ),
     ]
     for buffer in program.buffers:
         lines.append(
@@ -461,3 +519,16 @@ def format_asm(program: Program) -> str:
         word = isa.encode(insn, spec)
         lines.append(f"{index:>{width}}: {word:032x}  {describe(insn)}")
     return "\n".join(lines) + "\n"
+
+
+def _install() -> None:
+    """Give the accel dialect what it cannot import itself (the dialects layer sits below
+    this backend): the spec reader behind `ProgramOp.spec` and the program verifier
+    (`verify.check_program`). Whatever builds or reads accel IR imports this module."""
+    from tilecraft.backends.accel import verify  # noqa: F401  (registers check_program)
+    from tilecraft.dialects.accel import register_spec_reader
+
+    register_spec_reader(spec_of)
+
+
+_install()

@@ -13,12 +13,13 @@ from collections import defaultdict, deque
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
-
-from tilecraft.analysis.accel_program import StreamError, check_flag_stream, plan_flags
 from tilecraft.backends.accel import isa
-from tilecraft.backends.accel.binary import BinaryFormatError, disassemble, read_binary, write_binary
+from tilecraft.backends.accel.binary import (
+    BinaryFormatError,
+    disassemble,
+    read_binary,
+    write_binary,
+)
 from tilecraft.backends.accel.program import (
     Program,
     UopResidency,
@@ -28,6 +29,7 @@ from tilecraft.backends.accel.program import (
     program_to_ir,
 )
 from tilecraft.backends.accel.spec import default_spec
+from tilecraft.backends.accel.verify import StreamError, check_flag_stream, plan_flags
 from tilecraft.compiler import parse_text
 from tilecraft.dialects.accel import (
     AluOp,
@@ -42,7 +44,8 @@ from tilecraft.dialects.accel import (
 )
 from tilecraft.transforms.lower_accel_tokens import LowerAccelTokensPass
 from tilecraft.utils.diagnostics import OpError, verify_module
-from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, i64
+from xdsl.context import Context
+from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, i64
 
 DEFAULT = default_spec()
 BLOCK32 = dataclasses.replace(DEFAULT, log_block=5)
@@ -59,19 +62,19 @@ def programs(draw, spec_attr=None):
     n_kernels = draw(st.integers(1, 3))
     for k in range(n_kernels):
         uops = draw(st.lists(st.tuples(st.integers(0, 40), st.integers(0, 40), st.integers(0, 40)), min_size=1, max_size=4))
-        block.add_op(UopKernelOp(f"k{k}", [isa.MicroOp(*u) for u in uops]))
+        block.add_op(UopKernelOp(f"k{k}", uops))
     made: list[InstructionOp] = []
     small = st.integers(0, 4)
     for _ in range(draw(st.integers(1, 14))):
         kind = draw(st.sampled_from(["inp", "wgt", "acc", "gemm", "alu", "store"]))
         if kind in ("inp", "wgt", "acc", "store"):
-            fields = dict(
-                sram_base=draw(st.integers(0, 30)),
-                dram_base=draw(st.integers(0, 1 << 20)),
-                y_size=draw(st.integers(1, 3)),
-                x_size=draw(st.integers(1, 4)),
-                x_stride=draw(st.integers(4, 64)),
-            )
+            fields = {
+                "sram_base": draw(st.integers(0, 30)),
+                "dram_base": draw(st.integers(0, 1 << 20)),
+                "y_size": draw(st.integers(1, 3)),
+                "x_size": draw(st.integers(1, 4)),
+                "x_stride": draw(st.integers(4, 64)),
+            }
             if kind == "store":
                 op = StoreOp("out", **fields)
             else:
@@ -114,7 +117,7 @@ def lower(module: ModuleOp) -> ModuleOp:
 def happens_before(units: list[Unit], flags: list[set[str]]) -> list[set[int]]:
     """For each instruction, every instruction that must have finished before it starts,
     replayed from the flags alone: module order plus the k-th push -> k-th pop of each queue."""
-    from tilecraft.analysis.accel_program import flag_queue
+    from tilecraft.backends.accel.verify import flag_queue
 
     preds: dict[int, list[int]] = defaultdict(list)
     last: dict[Unit, int] = {}
@@ -417,3 +420,92 @@ def test_program_to_ir_round_trip_of_every_field():
     module = ModuleOp([program_to_ir(program)])
     verify_module(module)
     assert program_from_ir(find_program(module)) == program
+
+
+def test_program_without_its_checks_is_an_error_not_a_pass(monkeypatch):
+    # The spec checks live in backends/accel/verify.py (above the dialects layer); a
+    # program verified without them loaded must fail loudly.
+    from tilecraft.dialects import accel
+    from xdsl.utils.exceptions import VerifyException
+
+    monkeypatch.setattr(accel, "_PROGRAM_CHECKS", [])
+    with pytest.raises(VerifyException, match="accel program checks are not loaded"):
+        ProgramOp("p").verify()
+
+
+def test_dram_overlap_is_found_past_an_empty_region():
+    # @E is empty and sits between @A and the kernel that overlaps @A.
+    text = """
+    accel.program @p {
+      accel.buffer @A inp dram(0) elems(4)
+      accel.buffer @E inp dram(1) elems(0)
+      accel.uop_kernel @k dram(8) {
+        accel.uop 0, 0, 0
+      }
+    }
+    """
+    with pytest.raises(OpError, match=r"'accel.uop_kernel' op: its DRAM bytes \[0x20, 0x24\) overlap those of the accel.buffer"):
+        parse_text(text)
+
+
+# -- end to end on the simulator -------------------------------------------------------------------
+DENSE = """
+accel.program @dense {
+  accel.buffer @x inp dram(0) elems(2)
+  accel.buffer @w wgt dram(1) elems(4)
+  accel.buffer @y out dram(128) elems(2)
+  // acc[o] += inp[k] x wgt[2 o + k]^T for k in 0, 1; o is the outer loop
+  accel.uop_kernel @gemv {
+    accel.uop 0, 0, 0
+    accel.uop 0, 1, 1
+  }
+  accel.uop_kernel @each {
+    accel.uop 0, 0, 0
+  }
+  %x = accel.load inp sram(0) dram(0) size(1, 2) stride(2)
+  %w = accel.load wgt sram(0) dram(1) size(1, 4) stride(4)
+  %z = accel.gemm reset @each out 2 in 1 dst(1, 0) src(0, 0) wgt(0, 0)
+  %g = accel.gemm @gemv out 2 in 1 dst(1, 0) src(0, 0) wgt(2, 0) after %x, %w
+  %r = accel.alu max imm(0) @each out 2 in 1 dst(1, 0) src(1, 0)
+  %s = accel.alu shr imm(4) @each out 2 in 1 dst(1, 0) src(1, 0)
+  %c = accel.alu min imm(127) @each out 2 in 1 dst(1, 0) src(1, 0)
+  %o = accel.store out sram(0) dram(128) size(1, 2) stride(2) after %c
+  accel.finish after %o
+}
+"""
+
+
+def test_a_program_runs_on_the_simulator_bit_exactly():
+    """IR -> tokens lowered -> Program -> accel-bin -> Program -> the simulator, against numpy:
+    y = min(max(x W^T, 0) >> 4, 127) over two output blocks and two input blocks (small
+    values, so that the shift, not the clip, decides most elements)."""
+    simulator = pytest.importorskip("tilecraft.backends.accel.simulator")
+    import numpy as np
+    from tilecraft.backends.accel.dram import Dram
+
+    spec = DEFAULT
+    module = lower(parse_text(DENSE))
+    program = read_binary(write_binary(program_from_ir(find_program(module))))
+    rng = np.random.default_rng(0)
+    x = rng.integers(-8, 8, (2, spec.batch, spec.block))
+    w = rng.integers(-8, 8, (2, 2, spec.block, spec.block))  # [o, k]: (block_out, block_in)
+    dram = Dram()
+    dram.alloc(program.dram_bytes(), align=1)
+    dram.write_tiles(isa.MemoryType.INP, program.buffer("x").dram_base, x, spec)
+    dram.write_tiles(isa.MemoryType.WGT, program.buffer("w").dram_base, w.reshape(4, spec.block, spec.block), spec)
+    for address, words in program.uop_segments():
+        dram.write(address, words)
+    simulator.simulate(program.instructions, dram, spec)
+    got = dram.get_tiles(isa.MemoryType.OUT, program.buffer("y").dram_base, 2, spec)
+    acc = np.einsum("kbi,okji->obj", x, w)  # int64, no overflow at these sizes
+    want = np.minimum(np.maximum(acc, 0) >> 4, 127)
+    assert 0 < np.count_nonzero(want) and np.count_nonzero(want == 127) < want.size // 4
+    np.testing.assert_array_equal(got, want)
+
+
+def test_python_api_of_the_ops():
+    # ProgramOp.spec and UopKernelOp from isa.MicroOps: what convert-loop-to-accel uses.
+    program = ProgramOp("p", spec=BLOCK32_ATTR)
+    assert program.spec == BLOCK32
+    kernel = UopKernelOp("k", [isa.MicroOp(1, 2, 3), (4, 5, 6)])
+    assert kernel.uops() == [(1, 2, 3), (4, 5, 6)]

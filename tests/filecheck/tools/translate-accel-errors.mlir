@@ -13,6 +13,7 @@
 // RUN: not tilecraft-translate --disassemble %t.badop 2>&1 | filecheck %s --check-prefix=FIELD
 // RUN: not tilecraft-translate --disassemble %t.missing 2>&1 | filecheck %s --check-prefix=MISSING
 // RUN: not tilecraft-translate --disassemble %t.bin --emit=llvm-ir 2>&1 | filecheck %s --check-prefix=EMIT
+// RUN: not tilecraft-translate %s 2>&1 | filecheck %s --check-prefix=LLVM
 // RUN: not tilecraft-translate %S/../backends/../tools/Inputs/good.mlir --emit=accel-asm 2>&1 | filecheck %s --check-prefix=NOPROG
 
 accel.program @p {
@@ -28,4 +29,5 @@ accel.program @p {
 // FIELD: {{^}}{{.*}}.badop: not a valid accel-bin file: unknown opcode 7 in instruction 0x00000001000100010000000000000107
 // MISSING: tilecraft-translate: error: No such file or directory: '{{.*}}.missing'
 // EMIT: tilecraft-translate: error: --disassemble gives accel IR, accel-asm or accel-bin, not --emit=llvm-ir
+// LLVM: tilecraft-translate: error: the input is accel IR, which has no --emit=llvm-ir: use --emit=accel-bin or --emit=accel-asm
 // NOPROG: tilecraft-translate: error: --emit=accel-asm takes accel IR: expected one accel.program in the input, found none

@@ -26,6 +26,16 @@ At flag level the counts must match per queue (every pop has a push and every pu
 pop), and an abstract run of the three in-order modules with one counter per queue —
 each step runs the earliest (in stream order) module head whose pops are available —
 must reach the end: otherwise it names the instructions that wait forever. Linear time.
+
+The program verifier (`check_program`)
+--------------------------------------
+What `accel.program` verifies beyond each op alone, installed on the dialect when this
+module is imported (`register_program_check`; `backends/accel/program.py` imports it;
+the dialects layer cannot import the backend that reads specs): the spec itself, each value against its bit field at that
+spec and each LOAD/STORE against its buffer's depth (`check_fields`), kernels by name,
+one FINISH at the end, no two DRAM regions (buffers, kernels) overlapping, tokens
+(`token_edges`) or flags (`check_flag_stream`), and the GEMM/ALU index ranges and uop
+buffer contents as `backends/accel/program.program_from_ir` lays the stream out.
 """
 
 from __future__ import annotations
@@ -34,15 +44,30 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from tilecraft.backends.accel import isa
+from tilecraft.backends.accel.program import (
+    elem_bytes,
+    instruction_of,
+    micro_op,
+    place_kernels,
+    program_from_ir,
+    spec_of,
+)
+from tilecraft.backends.accel.spec import AccelSpec, SpecError
 from tilecraft.dialects.accel import (
+    AluOp,
     BufferOp,
     FinishOp,
+    GemmOp,
     InstructionOp,
+    LoadOp,
+    MemoryType,
     ProgramOp,
+    StoreOp,
     Unit,
     UopKernelOp,
-    GemmOp,
-    AluOp,
+    UopOp,
+    register_program_check,
 )
 from tilecraft.utils.diagnostics import OpError, location_of
 
@@ -226,23 +251,55 @@ def plan_flags(program: ProgramOp) -> dict[InstructionOp, set[str]]:
 
 
 # -- the program verifier ------------------------------------------------------------------------
+def _fail(op, message: str) -> OpError:
+    return OpError(op, f"'{op.name}' op: {message}")
+
+
+def check_fields(op, spec: AccelSpec) -> None:
+    """One op against the spec: each value fits its bit field of isa's layout, and a
+    LOAD/STORE stays inside its buffer."""
+    try:
+        if isinstance(op, UopOp):
+            isa.encode_uop(micro_op(op.indices()), spec)
+            return
+        if isinstance(op, (GemmOp, AluOp)) and op.kernel is not None:
+            insn = instruction_of(op, 0, 1)  # the range comes with the kernel's placement
+        else:
+            insn = instruction_of(op)
+        isa.encode(insn, spec)
+    except isa.EncodingError as e:
+        raise _fail(op, str(e)) from None
+    if isinstance(op, (LoadOp, StoreOp)):
+        depth = {
+            MemoryType.UOP: spec.uop_depth,
+            MemoryType.INP: spec.inp_depth,
+            MemoryType.WGT: spec.wgt_depth,
+            MemoryType.ACC: spec.acc_depth,
+            MemoryType.OUT: spec.out_depth,
+        }.get(op.mem)
+        base, extent = op.field("sram_base"), op.sram_extent()
+        if depth is not None and base + extent > depth:
+            raise _fail(op, f"the {op.mem.value} buffer range [{base}, {base + extent}) passes its depth {depth}.")
+
+
 def check_program(program: ProgramOp) -> None:
     """Everything `accel.program` verifies beyond each op alone; `OpError` names the op."""
-    from tilecraft.backends.accel.program import elem_bytes, place_kernels, program_from_ir
-
-    spec = program.spec
-    ops = instructions(program)
-    symbols: dict[str, object] = {}
+    try:
+        spec = spec_of(program)
+    except SpecError as e:
+        raise _fail(program, f"bad spec: {e}") from None
     for op in program.body.block.ops:
-        if isinstance(op, (UopKernelOp, BufferOp)):
-            name = op.sym_name.data
-            if name in symbols:
-                raise OpError(op, f"'{op.name}' op: the symbol @{name} is defined twice (first at {location_of(symbols[name])}).")
-            symbols[name] = op
+        if isinstance(op, InstructionOp):
+            check_fields(op, spec)
+        elif isinstance(op, UopKernelOp):
+            for uop in op.body.block.ops:
+                check_fields(uop, spec)
+    ops = instructions(program)
+    # (a symbol defined twice is found by the program's SymbolTable trait)
+    kernels = {op.sym_name.data for op in program.body.block.ops if isinstance(op, UopKernelOp)}
     for op in ops:
-        if isinstance(op, (GemmOp, AluOp)) and op.kernel is not None:
-            if not isinstance(symbols.get(op.kernel.data), UopKernelOp):
-                raise OpError(op, f"'{op.name}' op: no accel.uop_kernel @{op.kernel.data} in this program.")
+        if isinstance(op, (GemmOp, AluOp)) and op.kernel is not None and op.kernel.data not in kernels:
+            raise _fail(op, f"no accel.uop_kernel @{op.kernel.data} in this program.")
     finishes = [op for op in ops if isinstance(op, FinishOp)]
     if finishes and (len(finishes) > 1 or finishes[0] is not ops[-1]):
         raise OpError(finishes[0], "'accel.finish' op: a stream has one accel.finish, its last instruction.")
@@ -251,19 +308,23 @@ def check_program(program: ProgramOp) -> None:
     regions = []
     for op in program.body.block.ops:
         if isinstance(op, BufferOp):
-            size = elem_bytes(op.mem.isa(), spec)
+            size = elem_bytes(isa.MemoryType[op.mem.name], spec)
             regions.append((op.dram_base.data * size, (op.dram_base.data + op.elems.data) * size, op))
         elif isinstance(op, UopKernelOp):
             start = placement[op.sym_name.data] * 4
             regions.append((start, start + 4 * len(op.uops()), op))
-    regions.sort(key=lambda r: (r[0], r[1]))
-    for (start, end, first), (start2, end2, second) in zip(regions, regions[1:]):
-        if start2 < end and start2 < end2 and start < end:
-            raise OpError(
-                second,
-                f"'{second.name}' op: its DRAM bytes [{start2:#x}, {end2:#x}) overlap those of the "
-                f"{first.name} at {location_of(first)} [{start:#x}, {end:#x}).",
+    # In address order, each non-empty region must start at or after the furthest end so far.
+    furthest: tuple[int, int, object] | None = None
+    for start, end, op in sorted((r for r in regions if r[0] < r[1]), key=lambda r: (r[0], r[1])):
+        if furthest is not None and start < furthest[1]:
+            first_start, first_end, first = furthest
+            raise _fail(
+                op,
+                f"its DRAM bytes [{start:#x}, {end:#x}) overlap those of the "
+                f"{first.name} at {location_of(first)} [{first_start:#x}, {first_end:#x}).",
             )
+        if furthest is None or end > furthest[1]:
+            furthest = (start, end, op)
     # Tokens or flags.
     edges = token_edges(program)
     flagged = next((op for op in ops if op.flags()), None)
@@ -284,3 +345,6 @@ def check_program(program: ProgramOp) -> None:
             raise OpError(ops[e.index], f"'{ops[e.index].name}' op: {e.message}") from None
     # Index ranges and the uop buffer, as the backend lays the stream out.
     program_from_ir(program, require_flags=False)
+
+
+register_program_check(check_program)
