@@ -119,6 +119,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "fold-constants": transforms_pass("fold_constants", "FoldConstantsPass"),
         "fold-empty-tensors": transforms_pass("fold_empty_tensors", "FoldEmptyTensorsPass"),
         "quantize-int8": transforms_pass("quantize_int8", "QuantizeInt8Pass"),
+        "partition-accel": transforms_pass("partition_accel", "PartitionAccelPass"),
         "alter-layout": transforms_pass("alter_layout", "AlterLayoutPass"),
         "fuse-ops": transforms_pass("fuse_ops", "FuseOpsPass"),
         "plan-memory": transforms_pass("plan_memory", "PlanMemoryPass"),

@@ -2,11 +2,10 @@
 accelerator, the rest on the CPU.
 
 The model is a graph module that `tc.quantize` made (int8 values, int32
-accumulators, `graph.requantize` between layers). Partitioning finds each chain the
-accelerator computes whole — `requantize(relu?(conv2d(cast<i32>(x:i8),
-cast<i32>(w:i8 known), bias:i32 known?)))`, 2-D, NCHW, no groups or dilation,
-channels that fill the GEMM's blocks, or the same with a 2-D `dense` (run as a 1x1
-convolution) — and cuts the graph function there:
+accumulators, `graph.requantize` between layers). `partition-accel`
+(transforms/partition_accel.py) outlines each chain the accelerator computes whole
+into a `{tc.target = "accel"}` function and calls it (`model.ir` is that module); the
+graph function is cut at those calls:
 
 - each accelerator chain becomes one `AccelFunction` (`topi/accel_conv2d.conv2d_accel`
   through `tc.build(target="accel")`: inject-dma, inject-virtual-threads,
@@ -32,91 +31,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import FunctionType, IntegerType, ModuleOp
+from xdsl.dialects.builtin import FunctionType, ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from tilecraft.backends.accel.spec import AccelSpec, default_spec
-from tilecraft.dialects import graph
-from tilecraft.dialects.graph_values import known_value
 from tilecraft.topi import accel_conv2d as ac
+from tilecraft.transforms.partition_accel import TARGET_ATTR, Chain, PartitionAccelPass, match_chain
 from tilecraft.utils.weights import attach, store_of
-
-
-@dataclass
-class Chain:
-    """One accelerator chain: the ops it replaces, its input and result values."""
-
-    ops: list[Operation]
-    x: SSAValue  # the int8 input
-    result: SSAValue  # the int8 output of requantize
-    weight: np.ndarray
-    bias: np.ndarray | None
-    strides: tuple[int, int]
-    pads: tuple[int, int, int, int]
-    shift: int
-    relu: bool
-    dense: bool = False  # a dense layer, run as a 1x1 convolution of [N, K, 1, 1]
-
-    def input_shape(self) -> tuple[int, ...]:
-        shape = tuple(graph.shape_of(self.x.type))
-        return (*shape, 1, 1) if self.dense else shape
-
-
-def _int(value: SSAValue, width: int) -> bool:
-    element = graph.ranked(value.type).get_element_type()
-    return isinstance(element, IntegerType) and element.width.data == width
-
-
-def _single_use(value: SSAValue) -> bool:
-    return sum(1 for _ in value.uses) == 1
-
-
-def match_chain(requantize: Operation, store, spec: AccelSpec) -> Chain | None:
-    if not isinstance(requantize, graph.RequantizeOp) or not _int(requantize.outputs[0], 8):
-        return None
-    ops = [requantize]
-    value = requantize.inputs[0]
-    relu = False
-    if isinstance(value.owner, graph.ReluOp) and _single_use(value):
-        relu = True
-        ops.append(value.owner)
-        value = value.owner.inputs[0]
-    conv = value.owner
-    if isinstance(conv, graph.DenseOp):
-        if conv.weight_layout != graph.WeightLayout.NK or len(graph.shape_of(conv.inputs[0].type)) != 2:
-            return None
-    elif not isinstance(conv, graph.Conv2dOp) or conv.layouts() != (0, (0, 0), 0):
-        return None
-    if not _single_use(value):
-        return None
-    x_cast, w_cast = conv.inputs[0].owner, conv.inputs[1].owner
-    if not isinstance(x_cast, graph.CastOp) or not isinstance(w_cast, graph.CastOp):
-        return None
-    x, w = x_cast.inputs[0], w_cast.inputs[0]
-    if not (_int(x, 8) and _int(w, 8) and _int(conv.outputs[0], 32)):
-        return None
-    weight = known_value(w, store, "accel offload")
-    bias = known_value(conv.inputs[2], store, "accel offload") if len(conv.inputs) == 3 else None
-    if weight is None or (len(conv.inputs) == 3 and bias is None):
-        return None
-    shape = graph.shape_of(x.type)
-    dense = isinstance(conv, graph.DenseOp)
-    if dense:  # x[N, K] . w[O, K]^T is a 1x1 convolution of N pixels' K channels
-        weight = weight.reshape(*weight.shape, 1, 1)
-        strides, pads = (1, 1), (0, 0, 0, 0)
-    elif len(shape) != 4 or conv.groups != 1 or any(d != 1 for d in conv.dilations):
-        return None
-    else:
-        strides, pads = tuple(conv.strides), tuple(conv.pads)
-    n, c = shape[0], shape[1]
-    o = weight.shape[0]
-    if n % spec.batch or c % spec.block or o % spec.block:
-        return None
-    ops.append(conv)
-    for cast in (x_cast, w_cast):
-        if _single_use(cast.outputs[0]):
-            ops.append(cast)
-    return Chain(ops, x, requantize.outputs[0], weight, bias, strides, pads, requantize.shift, relu, dense)
 
 
 def _divisor_at_most(n: int, limit: int) -> int:
@@ -148,6 +69,8 @@ class AccelStep:
     bias: np.ndarray
     out_shape: tuple[int, ...]
     spec: AccelSpec
+    x: SSAValue | None = None  # the call's operand and result in the model's function
+    result: SSAValue | None = None
 
     def run(self, x: np.ndarray):
         packed = ac.pack_data(x.reshape(self.chain.input_shape()), self.spec.batch, self.spec.block)
@@ -170,6 +93,7 @@ class OffloadedModel:
     arguments: list[SSAValue]
     results: list[SSAValue]
     stats: list = field(default_factory=list)
+    ir: str = ""  # the graph module after partition-accel: what runs where
 
     @property
     def offloaded(self) -> int:
@@ -182,7 +106,7 @@ class OffloadedModel:
         self.stats = []
         for step in self.steps:
             if isinstance(step, AccelStep):
-                values[step.chain.result], result = step.run(values[step.chain.x])
+                values[step.result], result = step.run(values[step.x])
                 self.stats.append(result.stats)
             else:
                 outs = step.model(*[values[v] for v in step.inputs])
@@ -193,41 +117,47 @@ class OffloadedModel:
 
 
 def compile_offload(model, *, spec: AccelSpec | None = None, input_shapes=None, store=None) -> OffloadedModel:
+    from xdsl.context import Context
+
     from tilecraft.runtime.compile import compile as compile_cpu
     from tilecraft.runtime.compile import graph_function, load_model
+    from tilecraft.utils.diagnostics import verify_module
 
     spec = spec or default_spec()
     module = load_model(model, input_shapes, store)
     store = store_of(module)
+    PartitionAccelPass().apply(Context(), module)
+    verify_module(module)
+    self_ir = str(module)
+    kernels = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp) and TARGET_ATTR in f.attributes}
     f = graph_function(module)
     block = f.body.block
-    chains: dict[Operation, Chain] = {}
-    for op in block.ops:
-        chain = match_chain(op, store, spec)
-        if chain is not None:
-            chains[op] = chain
-    in_chain = {o for chain in chains.values() for o in chain.ops}
     steps: list[object] = []
     pending: list[Operation] = []
     order = list(block.ops)
-    terminator = order[-1]
-    results = list(terminator.operands)
+    results = list(order[-1].operands)
 
-    def flush(upto: int) -> None:
-        if not pending:
-            return
-        later = set(order[upto:])
-        steps.append(_cpu_step(pending, later, results, module, store, compile_cpu, len(steps)))
-        pending.clear()
+    def flush() -> None:
+        if pending:
+            steps.append(_cpu_step(pending, results, store, compile_cpu, len(steps)))
+            pending.clear()
 
-    for index, op in enumerate(order[:-1]):
-        if op in chains:
-            flush(index)
-            steps.append(_accel_step(chains[op], spec))
-        elif op not in in_chain:
+    for op in order[:-1]:
+        kernel = kernels.get(op.callee.root_reference.data) if isinstance(op, func.CallOp) else None
+        if kernel is None:
             pending.append(op)
-    flush(len(order) - 1)
-    return OffloadedModel(steps, list(block.args), results)
+            continue
+        flush()
+        requantize = kernel.body.block.last_op.operands[0].owner
+        chain = match_chain(requantize, spec)
+        assert chain is not None, "partition-accel outlined a chain it does not match"
+        step = _accel_step(chain, spec)
+        step.x, step.result = op.operands[0], op.results[0]
+        steps.append(step)
+    flush()
+    model = OffloadedModel(steps, list(block.args), results)
+    model.ir = self_ir
+    return model
 
 
 def _accel_step(chain: Chain, spec: AccelSpec) -> AccelStep:
@@ -246,8 +176,7 @@ def _accel_step(chain: Chain, spec: AccelSpec) -> AccelStep:
     return AccelStep(chain, function, kernel, bias, tuple(args[3].shape), spec)
 
 
-def _cpu_step(ops: list[Operation], later: set[Operation], results: list[SSAValue], module: ModuleOp, store,
-              compile_cpu, number: int) -> CpuStep:
+def _cpu_step(ops: list[Operation], results: list[SSAValue], store, compile_cpu, number: int) -> CpuStep:
     """The ops as a graph function of what they read from outside and what is read
     after them, compiled for the CPU."""
     inside = set(ops)
