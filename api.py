@@ -111,18 +111,19 @@ def build(
 
 
 def _build_accel(s: te.Schedule, args: list, name: str, target: str):
-    """`target="accel [-spec=FILE] [-serial]"`: the schedule on the accelerator's
-    simulator (backends/accel/runtime.py); `-serial` turns latency hiding off."""
+    """`target="accel [-spec=FILE] [-force-serial]"`: the schedule on the accelerator's
+    simulator (runtime/accel.py); `-force-serial` (or `-serial`) turns latency hiding
+    off (insert-dependences{serial=true})."""
     from tilecraft.runtime.accel import build_accel
 
     spec, serial = "", False
     for option in target.split()[1:]:
         if option.startswith("-spec="):
             spec = option[len("-spec=") :]
-        elif option == "-serial":
+        elif option in ("-serial", "-force-serial"):
             serial = True
         else:
-            raise ValueError(f"unknown accel target option {option!r} (-spec=FILE, -serial)")
+            raise ValueError(f"unknown accel target option {option!r} (-spec=FILE, -force-serial)")
     return build_accel(s, args, name, spec, serial)
 
 

@@ -9,7 +9,7 @@ padded input and the weights loaded per input-channel block, two virtual threads
 the output channels) and compiled by `tc.build(target="accel")`: inject-dma,
 inject-virtual-threads, convert-loop-to-accel, insert-dependences. Each layer is
 simulated twice, with the dependence flags that let loads overlap compute and with
-`-serial` (modules take turns: the ablation), on random data, and every output is
+`-force-serial` (modules take turns: the ablation), on random data, and every output is
 compared with numpy's integer arithmetic (`conv2d_reference`).
 
 Reported per layer: instructions, cycles, GEMM-busy cycles against the ideal (MACs /
@@ -62,7 +62,7 @@ def run_layer(rng, c, o, hw, k, stride, pad, count, tile, spec):
                               spec=spec, tile_h=tile, tile_w=tile, threads=2)
     start = time.perf_counter()
     hidden = tc.build(s, args, target="accel")
-    serial = tc.build(s, args, target="accel -serial")
+    serial = tc.build(s, args, target="accel -force-serial")
     build_seconds = time.perf_counter() - start
     row = {"instructions": len(hidden.program.instructions), "build_s": build_seconds, "exact": True,
            "cycles": 0, "serial_cycles": 0, "gemm_busy": 0, "sim_s": 0.0, "macs": 0, "dma_bytes": 0}

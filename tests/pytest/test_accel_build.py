@@ -85,7 +85,7 @@ def test_latency_hiding_beats_the_serial_stream():
     a, w = int8(args[0].shape), int8(args[1].shape)
     hidden, serial = np.zeros(args[2].shape, "int8"), np.zeros(args[2].shape, "int8")
     fast = tc.build(s, args, target="accel")(a, w, hidden)
-    slow = tc.build(s, args, target="accel -serial")(a, w, serial)
+    slow = tc.build(s, args, target="accel -force-serial")(a, w, serial)
     np.testing.assert_array_equal(hidden, gemm_expected(a, w))
     np.testing.assert_array_equal(serial, hidden)
     assert fast.cycles < slow.cycles
