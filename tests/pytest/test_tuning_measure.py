@@ -1,0 +1,53 @@
+"""Measurement in worker processes (autotune/measure.py): a candidate that crashes,
+hangs or computes a wrong answer becomes an error record, its worker is replaced,
+and the other candidates are measured as usual."""
+
+from __future__ import annotations
+
+import pytest
+
+from tilecraft.autotune.measure import Job, LocalExecutor, Worker
+
+
+def test_crash_hang_and_wrong_answers_are_isolated():
+    jobs = [
+        Job("tuning_jobs:ok", {"n": 1}),
+        Job("tuning_jobs:crash", {"how": "exit"}),
+        Job("tuning_jobs:ok", {"n": 2}),
+        Job("tuning_jobs:hang", timeout=3.0),
+        Job("tuning_jobs:wrong_answer"),
+        Job("tuning_jobs:crash", {"how": "segv"}),
+        Job("tuning_jobs:ok", {"n": 3}),
+    ]
+    with LocalExecutor(2) as executor:
+        results = executor.run(jobs)
+        assert results[0].costs == pytest.approx((0.001, 0.002, 0.003)) and results[0].error is None
+        assert results[1].error == "the worker died (exit status 3)"
+        assert results[2].costs == pytest.approx((0.002, 0.004, 0.006))
+        assert results[3].error == "timeout after 3 s" and results[3].seconds >= 3.0
+        assert results[4].error.startswith("AssertionError: the candidate's result differs")
+        assert results[5].error == "the worker died (signal SIGSEGV)"
+        assert results[6].costs == pytest.approx((0.003, 0.006, 0.009))
+        assert executor.replaced == 3  # two crashes and a hang; the wrong answer keeps its worker
+        # tuning goes on with the replacements
+        assert [r.error for r in executor.run([Job("tuning_jobs:ok")] * 3)] == [None] * 3
+
+
+def test_a_worker_is_reused_between_jobs():
+    worker = Worker()
+    try:
+        first = worker.run(Job("tuning_jobs:pid")).costs[0]
+        second = worker.run(Job("tuning_jobs:pid")).costs[0]
+        assert first == second
+        assert worker.run(Job("tuning_jobs:crash")).error is not None
+        assert worker.run(Job("tuning_jobs:pid")).costs[0] != first
+    finally:
+        worker.close()
+
+
+def test_a_bad_function_path_is_an_error_record():
+    with LocalExecutor(1) as executor:
+        (result,) = executor.run([Job("tuning_jobs_missing:f")])
+        assert result.error.startswith("ModuleNotFoundError")
+        (result,) = executor.run([Job("no colon")])
+        assert "package.module:function" in result.error
