@@ -4,7 +4,7 @@ A candidate schedule can crash the process that runs it (a miscompiled kernel
 writing out of bounds, a signal), hang, or compute a wrong answer. The tuner
 therefore never runs one itself: a `Job` names a function by import path
 (`"package.module:function"`) with JSON-like keyword arguments, and a `Worker` — a
-separate process fed through a pipe — calls it and sends back what it returned
+separate Python process fed through a socket — calls it and sends back what it returned
 (the measured seconds) or the exception's message. The parent waits at most the
 job's `timeout`:
 
@@ -14,17 +14,17 @@ job's `timeout`:
 - no answer in time: the worker is killed, the error says "timeout", a new worker
   starts.
 
-Either way the tuner gets a `Result` and goes on. Workers start with the "spawn"
-method (a fresh interpreter: no state or threads inherited from the tuner), once,
-and are reused between jobs, so a measurement does not pay an interpreter start.
-`LocalExecutor(n)` runs jobs on `n` workers in parallel; the dask executor (for a
-cluster) gives the same interface.
+Either way the tuner gets a `Result` and goes on. Workers are fresh interpreters
+(no state or threads inherited from the tuner), started once and reused between jobs, so a measurement does not pay an interpreter start.
+`LocalExecutor(n)` runs jobs on `n` workers in parallel. `DaskExecutor(address)`
+sends them to a dask.distributed scheduler instead (a cluster; in tests a
+`LocalCluster`): each dask worker runs a job through a `Worker` of its own, so a
+candidate that crashes or hangs costs a measuring process, never the dask worker.
 """
 
 from __future__ import annotations
 
 import importlib
-import multiprocessing
 import threading
 import time
 import traceback
@@ -54,6 +54,12 @@ def _resolve(path: str):
     return getattr(importlib.import_module(module), name)
 
 
+def _serve_fd(fd: int) -> None:
+    from multiprocessing.connection import Connection
+
+    _serve(Connection(fd))
+
+
 def _serve(conn) -> None:
     """The worker's loop: a job in, ("ok", costs) or ("error", message) out."""
     while True:
@@ -74,9 +80,11 @@ def _serve(conn) -> None:
 
 
 class Worker:
-    """One measuring process, replaced when a job kills or hangs it."""
+    """One measuring process, replaced when a job kills or hangs it.
 
-    _context = multiprocessing.get_context("spawn")
+    A plain child process (`subprocess`, not `multiprocessing`: it must also start
+    inside a dask worker, which is a daemon process) running `_serve` on its end of
+    a socket pair, with the parent's `sys.path`."""
 
     def __init__(self):
         self.process = None
@@ -84,41 +92,50 @@ class Worker:
         self.replaced = 0
 
     def _start(self) -> None:
-        parent, child = self._context.Pipe()
-        self.process = self._context.Process(target=_serve, args=(child,), daemon=True)
-        self.process.start()
-        child.close()
-        self.conn = parent
+        import os
+        import socket
+        import subprocess
+        import sys
+        from multiprocessing.connection import Connection
+
+        mine, theirs = socket.socketpair()
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+        code = f"from tilecraft.autotune.measure import _serve_fd; _serve_fd({theirs.fileno()})"
+        self.process = subprocess.Popen([sys.executable, "-c", code], pass_fds=[theirs.fileno()], env=env)
+        theirs.close()
+        self.conn = Connection(mine.detach())
+
+    def _alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
 
     def _kill(self) -> None:
         if self.process is not None:
             self.process.kill()
-            self.process.join()
+            self.process.wait()
+        if self.conn is not None:
+            self.conn.close()
         self.process, self.conn = None, None
         self.replaced += 1
 
     def run(self, job: Job) -> Result:
-        if self.process is None or not self.process.is_alive():
+        if not self._alive():
+            if self.process is not None:
+                self._kill()
+                self.replaced -= 1  # it died between jobs: that death was reported already
             self._start()
         start = time.perf_counter()
         try:
             self.conn.send((job.function, job.kwargs))
             ready = self.conn.poll(job.timeout)
         except (BrokenPipeError, EOFError, OSError):
-            ready = False
+            ready = True  # the answer is the worker's death, read below
         if not ready:
-            alive = self.process.is_alive()
-            code = self.process.exitcode
             self._kill()
-            seconds = time.perf_counter() - start
-            if alive:
-                return Result(error=f"timeout after {job.timeout:g} s", seconds=seconds)
-            return Result(error=f"the worker died ({_exit_reason(code)})", seconds=seconds)
+            return Result(error=f"timeout after {job.timeout:g} s", seconds=time.perf_counter() - start)
         try:
             status, payload = self.conn.recv()
-        except EOFError:
-            self.process.join(1)
-            code = self.process.exitcode
+        except (EOFError, OSError):
+            code = self.process.wait()
             self._kill()
             return Result(error=f"the worker died ({_exit_reason(code)})", seconds=time.perf_counter() - start)
         seconds = time.perf_counter() - start
@@ -127,15 +144,16 @@ class Worker:
         return Result(error=payload, seconds=seconds)
 
     def close(self) -> None:
-        if self.process is not None and self.process.is_alive():
+        if self._alive():
             try:
                 self.conn.send(None)
-            except (BrokenPipeError, OSError):
-                pass
-            self.process.join(5)
-            if self.process.is_alive():
+                self.process.wait(5)
+            except Exception:  # noqa: BLE001 - closing: whatever state it is in, it goes
                 self.process.kill()
-        self.process = None
+                self.process.wait()
+        if self.conn is not None:
+            self.conn.close()
+        self.process, self.conn = None, None
 
 
 def _exit_reason(code: int | None) -> str:
@@ -192,6 +210,42 @@ class LocalExecutor:
             w.close()
 
     def __enter__(self) -> LocalExecutor:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+_DASK_WORKER: Worker | None = None
+
+
+def _run_on_dask(job: Job) -> Result:
+    """A job on a dask worker, isolated in that worker's own measuring process."""
+    global _DASK_WORKER
+    if _DASK_WORKER is None:
+        _DASK_WORKER = Worker()
+    return _DASK_WORKER.run(job)
+
+
+class DaskExecutor:
+    """Jobs on a dask.distributed cluster: `DaskExecutor("tcp://host:8786")`, or a
+    `distributed.Client` / `LocalCluster` the caller made."""
+
+    def __init__(self, scheduler):
+        from distributed import Client
+
+        self.client = scheduler if isinstance(scheduler, Client) else Client(scheduler)
+        self._own = not isinstance(scheduler, Client)
+
+    def run(self, jobs: Sequence[Job]) -> list[Result]:
+        futures = self.client.map(_run_on_dask, list(jobs), pure=False)
+        return self.client.gather(futures)
+
+    def close(self) -> None:
+        if self._own:
+            self.client.close()
+
+    def __enter__(self) -> DaskExecutor:
         return self
 
     def __exit__(self, *exc) -> None:

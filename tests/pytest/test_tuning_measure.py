@@ -51,3 +51,21 @@ def test_a_bad_function_path_is_an_error_record():
         assert result.error.startswith("ModuleNotFoundError")
         (result,) = executor.run([Job("no colon")])
         assert "package.module:function" in result.error
+
+
+def test_jobs_on_a_dask_local_cluster():
+    from distributed import Client, LocalCluster
+
+    from tilecraft.autotune.measure import DaskExecutor
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            Client(cluster) as client:  # fmt: skip
+        executor = DaskExecutor(client)
+        results = executor.run([Job("tuning_jobs:ok", {"n": 4}), Job("tuning_jobs:crash"),
+                                Job("tuning_jobs:hang", timeout=2.0), Job("tuning_jobs:ok", {"n": 5})])  # fmt: skip
+        assert results[0].costs == pytest.approx((0.004, 0.008, 0.012))
+        assert results[1].error == "the worker died (exit status 3)"
+        assert results[2].error == "timeout after 2 s"
+        assert results[3].costs == pytest.approx((0.005, 0.010, 0.015))
+        # the dask workers survived their candidates: more jobs run
+        assert [r.error for r in executor.run([Job("tuning_jobs:ok")] * 2)] == [None, None]
