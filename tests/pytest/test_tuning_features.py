@@ -1,0 +1,68 @@
+"""Loop features for the cost model (autotune/features.py) on known loop nests."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from tilecraft import te
+from tilecraft.api import lower_module
+from tilecraft.autotune.features import ACCESSES, GLOBAL, LENGTH, LEVELS, PER_LEVEL, features
+
+
+def matmul(n=64, tile=None, vectorize=False, parallel=False):
+    A = te.placeholder((n, n), "float32", name="A")
+    B = te.placeholder((n, n), "float32", name="B")
+    k = te.reduce_axis((0, n), name="k")
+    C = te.compute((n, n), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+    s = te.create_schedule(C)
+    i, j = s[C].op.axis
+    if tile:
+        io, jo, ii, ji = s[C].tile(i, j, tile, tile)
+        if vectorize:
+            s[C].vectorize(ji)
+        if parallel:
+            s[C].parallel(io)
+    return lower_module(s, [A, B, C])
+
+
+def access(vector, rank):
+    """The features of the rank-th kept access: LEVELS x PER_LEVEL."""
+    start = GLOBAL + rank * LEVELS * PER_LEVEL
+    return vector[start : start + LEVELS * PER_LEVEL].reshape(LEVELS, PER_LEVEL)
+
+
+def test_fixed_length_and_known_values_of_a_naive_matmul():
+    v = features(matmul(64))
+    assert v.shape == (LENGTH,) and v.dtype == np.float32
+    # i, j, k loops: four accesses 64^3 times (load A, load B, load C, store C) and the
+    # reduction's init store 64^2 times
+    assert v[0] == np.float32(math.log2(1 + 4 * 64**3 + 64**2))
+    store = access(v, 0)  # the store C[i, j] inside k, executed 64^3 times
+    # innermost level k: length 64, C[i, j] does not move with k: touched 4 bytes, reuse 64
+    assert store[0, 0] == np.float32(math.log2(65))
+    assert store[0, 1] == np.float32(math.log2(5))
+    assert store[0, 2] == np.float32(math.log2(1 + 64 / 4))
+    assert store[0, 3] == 0.0  # stride 0 along k
+    assert list(store[0, 4:]) == [1.0, 0.0, 0.0, 0.0]  # serial
+    # level j: stride 1, touched 64 floats
+    assert store[1, 3] == np.float32(math.log2(2)) and store[1, 1] == np.float32(math.log2(1 + 256))
+
+
+def test_schedules_give_different_vectors():
+    naive, tiled = features(matmul(64)), features(matmul(64, tile=16))
+    vec, par = features(matmul(64, tile=16, vectorize=True)), features(matmul(64, tile=16, vectorize=True, parallel=True))
+    assert not np.array_equal(naive, tiled) and not np.array_equal(tiled, vec) and not np.array_equal(vec, par)
+    assert par[3] == np.float32(math.log2(1 + 4))  # the parallel io loop of extent 4
+    kinds = access(vec, 0)[:, 4:]
+    assert kinds[:, 2].max() == 1.0  # some level is vectorized
+
+
+def test_fewer_accesses_than_slots_pad_with_zeros():
+    A = te.placeholder((8,), "float32", name="A")
+    B = te.compute((8,), lambda i: A[i] * 2.0, name="B")
+    v = features(lower_module(te.create_schedule(B), [A, B]))
+    assert v.shape == (LENGTH,)
+    assert not v[GLOBAL + 2 * LEVELS * PER_LEVEL :].any()  # two accesses: the rest is zeros
+    assert ACCESSES >= 2
