@@ -1,0 +1,62 @@
+"""The tuning loop: propose, measure, record, learn — resumable from its log.
+
+`tune(template, shape, log, trials, executor)`: until `trials` configs of the workload
+are in the log (counting those an earlier, interrupted run measured), propose a batch
+(`explore.next_batch` on the rank model's scores of the configs' loop features; random
+before the model has anything to learn from), measure it on the executor
+(autotune/measure.py: errors are records too), append every result to the log, and
+refit the model on everything measured. A task that reaches its trials gets a "done"
+record. Returns the best record. `guided=False` is random search (the ablation).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tilecraft.autotune.cost_model import RankModel
+from tilecraft.autotune.explore import next_batch
+from tilecraft.autotune.features import features
+from tilecraft.autotune.measure import Job
+from tilecraft.autotune.records import Record, TuningLog, config_key
+from tilecraft.autotune.templates import TEMPLATES, lower, workload_key
+
+
+def tune(template: str, shape: tuple[int, ...], log: TuningLog, trials: int, executor, *, batch: int = 8,
+         target: str = "llvm", guided: bool = True, seed: int = 0, timeout: float = 60.0,
+         repeat: int = 5) -> Record | None:  # fmt: skip
+    space = TEMPLATES[template][0](*shape)
+    key = workload_key(template, shape)
+    rng = np.random.default_rng(seed)
+    model = RankModel(seed=seed)
+    cache: dict[str, np.ndarray] = {}
+
+    def vector(config: dict) -> np.ndarray:
+        k = config_key(config)
+        if k not in cache:
+            cache[k] = features(lower(template, shape, config))
+        return cache[k]
+
+    def score(configs):
+        return model.predict(np.stack([vector(c) for c in configs]))
+
+    while True:
+        done = log.measured(key, target)
+        if len(done) >= min(trials, space.size):
+            break
+        if guided and len(done) >= 2:
+            records = list(done.values())
+            model.fit([(np.stack([vector(r.config) for r in records]), [r.cost for r in records])])
+            proposals = next_batch(space, score, min(batch, trials - len(done)), set(done), rng)
+        else:
+            proposals = next_batch(space, lambda cs: rng.random(len(cs)), min(batch, trials - len(done)), set(done),
+                                   rng, steps=1, epsilon=1.0)  # fmt: skip
+        if not proposals:
+            break
+        jobs = [Job("tilecraft.autotune.templates:measure",
+                    {"template": template, "shape": list(shape), "config": c, "repeat": repeat}, timeout)
+                for c in proposals]  # fmt: skip
+        for config, result in zip(proposals, executor.run(jobs)):
+            log.measure(key, target, config, result.costs, result.error)
+    if not log.finished(key, target):
+        log.finish(key, target)
+    return log.best(key, target)
