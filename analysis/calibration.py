@@ -15,10 +15,10 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import Float32Type, FloatAttr, ModuleOp, f64
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Operation
 
 from tilecraft.dialects import graph
-from tilecraft.dialects.graph_reference import EvaluationError, evaluate_op
+from tilecraft.dialects.graph_reference import evaluate_values
 from tilecraft.utils.weights import WeightStore, store_of
 
 ABSMAX_ATTR = "tc.input_absmax"
@@ -69,17 +69,7 @@ def calibrate(
     count = 0
     for x in inputs:
         count += 1
-        env: dict[SSAValue, np.ndarray] = dict(zip(f.body.block.args, _bind(f, x)))
-        for op in f.body.block.ops:
-            if isinstance(op, func.ReturnOp):
-                break
-            if isinstance(op, graph.WeightOp):
-                if store is None:
-                    raise EvaluationError(op, "calibration: graph.weight needs the module's weight store")
-                results = [np.asarray(store[op.weight_name.data])]
-            else:
-                results = evaluate_op(op, [env[v] for v in op.operands])
-            env.update(zip(op.results, results))
+        env = evaluate_values(f, store, _bind(f, x))
         for anchor in anchors:
             seen = float(np.max(np.abs(env[anchor.inputs[0]]), initial=0.0))
             absmax[anchor] = max(absmax[anchor], seen)

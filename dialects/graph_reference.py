@@ -535,6 +535,16 @@ def _run_block(block: Block, env: dict[SSAValue, np.ndarray], store: WeightStore
     raise EvaluationError(block.parent_op(), "the block has no terminator")
 
 
+def evaluate_values(
+    func_op: func.FuncOp, store: WeightStore | None, arrays: Sequence[np.ndarray]
+) -> dict[SSAValue, np.ndarray]:
+    """Every value of a graph function (arguments bound to `arrays` as given), by SSA
+    value: what calibration measures."""
+    env: dict[SSAValue, np.ndarray] = dict(zip(func_op.body.block.args, arrays))
+    _run_block(func_op.body.block, env, store)
+    return env
+
+
 def _arg_name(func_op: func.FuncOp, n: int) -> str | None:
     if func_op.arg_attrs is None:
         return None
@@ -571,4 +581,4 @@ def evaluate(
     return [np.array(r, copy=True) for r in _run_block(func_op.body.block, env, store)]
 
 
-__all__ = ["EvaluationError", "constant_value", "evaluate", "evaluate_op", "kernel_from_oihw", "kernel_to_oihw", "to_layout"]
+__all__ = ["EvaluationError", "constant_value", "evaluate", "evaluate_op", "evaluate_values", "kernel_from_oihw", "kernel_to_oihw", "to_layout"]

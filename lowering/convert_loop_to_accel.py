@@ -49,13 +49,13 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref
-from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, IntegerType, MemRefType, ModuleOp, StringAttr, i64
+from xdsl.dialects.builtin import IntegerAttr, IntegerType, MemRefType, ModuleOp, StringAttr
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from tilecraft.backends.accel import isa
-from tilecraft.backends.accel.program import elem_bytes
+from tilecraft.backends.accel.program import elem_bytes, spec_attribute
 from tilecraft.backends.accel.spec import AccelSpec, default_spec, load_spec
 from tilecraft.dialects import accel, te
 from tilecraft.dialects.loop import (
@@ -235,7 +235,7 @@ class _Lowering:
         self.block(self.f.body.block, {})
         self.insns.append(accel.FinishOp())
         body = Block([*buffers, *self.kernel_ops, *self.insns])
-        spec_attr = _spec_attribute(self.spec)
+        spec_attr = spec_attribute(self.spec)
         return accel.ProgramOp(self.f.sym_name.data, Region(body), spec_attr)
 
     def block(self, block: Block, env: dict[SSAValue, int]) -> None:
@@ -268,7 +268,7 @@ class _Lowering:
             raise OpError(op, f"{PASS}: a {scope.value} buffer cannot live on the accelerator; allocate in "
                           "inp_buffer, wgt_buffer or acc_buffer (cache_read/cache_write/set_scope)")
         t = op.results[0].type
-        elem = self.spec.batch * self.spec.block * (self.spec.block if scope == MemoryScope.WGT_BUFFER else 1)
+        elem = self.element(scope)
         count = math.prod(t.get_shape())
         if count % elem:
             raise OpError(op, f"{PASS}: {t} is not a whole number of {scope.value} elements of {elem} values")
@@ -438,10 +438,8 @@ class _Lowering:
                           f"a {buffer_scope(target).value} buffer")
         scalar = self.affine(loops, lower, env, lambda e: self.flat(target, op.indices, e))
         element_loops, lanes = self.lanes(loops, scalar, op)
-        dst = self._element_index(target, _Affine(scalar.base, [scalar.coeffs[k] if k in element_loops else 0
-                                                                for k in range(len(loops))]), MemoryScope.ACC_BUFFER, op)
+        dst = self.operand(target, scalar, scalar, element_loops, lanes, op)
         outer = [loops[k] for k in element_loops]
-        dst = _Affine(dst.base, [dst.coeffs[k] for k in element_loops])
         if any(c == 0 for c, lp in zip(dst.coeffs, outer) if lp.extent > 1):
             raise OpError(op, f"{PASS}: a loop of this nest writes the same accumulator element again")
         if _is_zero(op.value):
@@ -454,9 +452,7 @@ class _Lowering:
                           "accumulator element)")
         source, steps = chain
         src_fit = self.affine(loops, lower, env, lambda e: self.flat(source.memref, source.indices, e))
-        self.check_lanes(src_fit, lanes, op)
-        src = self._element_index(source.memref, _project(src_fit, element_loops, len(loops)), buffer_scope(source.memref), op)
-        src = _Affine(src.base, [src.coeffs[k] for k in element_loops])
+        src = self.operand(source.memref, src_fit, scalar, element_loops, lanes, op)
         if buffer_scope(source.memref) != MemoryScope.ACC_BUFFER:
             raise OpError(source, f"{PASS}: the ALU reads acc_buffer buffers; this load reads "
                           f"{buffer_scope(source.memref).value}")
@@ -476,12 +472,10 @@ class _Lowering:
                 continue
             other = step.operand
             fit = self.affine(loops, lower, env, lambda e: self.flat(other.memref, other.indices, e))
-            self.check_lanes(fit, lanes, step.op)
             if buffer_scope(other.memref) != MemoryScope.ACC_BUFFER:
                 raise OpError(other, f"{PASS}: the ALU's tensor operand must be in acc_buffer "
                               f"(cache_read it into acc_buffer), not {buffer_scope(other.memref).value}")
-            operand = self._element_index(other.memref, _project(fit, element_loops, len(loops)), MemoryScope.ACC_BUFFER, step.op)
-            operand = _Affine(operand.base, [operand.coeffs[k] for k in element_loops])
+            operand = self.operand(other.memref, fit, scalar, element_loops, lanes, step.op)
             self.emit_alu_like(outer, [dst, operand], opcode=step.opcode, at=step.op)
 
     def lanes(self, loops: list[_Loop], scalar: _Affine, op: Operation) -> tuple[list[int], list[int]]:
@@ -500,8 +494,15 @@ class _Lowering:
                           f"({elem} values), not {covered}")
         return [k for k in range(len(loops)) if k not in lane_loops], lane_loops
 
-    def check_lanes(self, fit: _Affine, lanes: list[int], op: Operation) -> None:
-        pass  # the lane loops of every operand are the store's: checked by _element_index's grid
+    def operand(self, buffer: SSAValue, fit: _Affine, scalar: _Affine, element_loops: list[int], lanes: list[int],
+                op: Operation) -> _Affine:
+        """An access's element index over the element loops; its lane loops must walk
+        an element's values as the result's do (the ALU works on whole elements)."""
+        if any(fit.coeffs[k] != scalar.coeffs[k] for k in lanes):
+            raise OpError(op, f"{PASS}: {buffer.name_hint or 'an operand'} walks an element's values unlike the "
+                          "result it computes (the ALU works on whole elements)")
+        index = self._element_index(buffer, _project(fit, element_loops, len(fit.coeffs)), buffer_scope(buffer), op)
+        return _Affine(index.base, [index.coeffs[k] for k in element_loops])
 
     def emit_alu_like(self, loops: list[_Loop], fits: list[_Affine], *, gemm_reset: bool = False,
                       opcode: str | None = None, imm: int | None = None, at: Operation | None = None) -> None:
@@ -694,13 +695,6 @@ def _immediate(op: Operation, c: int) -> _Step | None:
     if isinstance(op, arith.FloorDivSIOp) and c > 0 and c & (c - 1) == 0:
         return _Step("shr", c.bit_length() - 1, None, op)
     return None
-
-
-def _spec_attribute(spec: AccelSpec) -> DictionaryAttr | None:
-    changed = {k: v for k, v in spec.to_dict().items() if default_spec().to_dict()[k] != v}
-    if not changed:
-        return None
-    return DictionaryAttr({k: IntegerAttr(v, i64) for k, v in sorted(changed.items())})
 
 
 @dataclass(frozen=True)
