@@ -1,108 +1,167 @@
 """Tunable templates: a workload, its knob space, and the schedule a config makes.
 
-A template is a function of the workload's shape giving the te computation, a
-`Space` of knobs, and `schedule(config)`; a config prints as the te + sched IR it
+A `Template` (registered by name in `TEMPLATES`) turns a workload's parameters
+(JSON-able: ints, strings, lists) into a knob `Space`, the schedule of a config
+(`schedule(params, config)` -> (te schedule, tensors); config None = the untuned
+default), and the work it does (`flops`). A config prints as the te + sched IR it
 produces (`sched_ir`), so a tuning record is replayable text. Candidates are
 measured by `measure` in a worker process (autotune/measure.py): it builds the
 config, runs it `repeat` times after a warm-up on random inputs, checks the output
 against the untuned schedule's (a wrong answer is an error, not a time), and
-returns the seconds.
+returns the seconds. A template for another target names its own measuring
+function (`measure_job`).
 
-Templates so far: `matmul` (C = A @ B, float32): tile sizes of i and j, split of k,
-whether the inner j loop is vectorized and the outer i loop parallel, and whether
-the k split sits outside the tile (loop order).
+The templates of topi's tunable schedules (conv2d, dense, ...) are the schedules
+tc.compile uses, asked for their config through topi/tuning.py; `matmul` here is
+a stand-alone GEMM with its own knobs: tile sizes of i and j, split of k, whether
+the inner j loop is vectorized and the outer i loop parallel, and whether the k
+split sits outside the tile (loop order).
 """
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
 
 from tilecraft.autotune.explore import Space
+from tilecraft.topi.tuning import workload_key
+
+__all__ = ["TEMPLATES", "Template", "register_template", "workload_key", "sched_ir", "lower", "measure"]
+
+
+class Template:
+    """A tunable workload family; subclasses define `space`, `schedule`, `flops`."""
+
+    name: str = ""
+    target: str = "llvm"
+    measure_job: str = "tilecraft.autotune.templates:measure"
+
+    def space(self, *params) -> Space:
+        raise NotImplementedError
+
+    def schedule(self, *params, config: dict | None):
+        """(te schedule, [inputs..., output]) of `config` (None: the default)."""
+        raise NotImplementedError
+
+    def flops(self, *params) -> float:
+        raise NotImplementedError
+
+    def inputs(self, args, rng: np.random.Generator) -> list[np.ndarray]:
+        """Random inputs for measuring (the tensors before the output)."""
+        return [rng.standard_normal([int(d) for d in t.shape]).astype(t.dtype) for t in args[:-1]]
+
+
+TEMPLATES: dict[str, Template] = {}
+
+
+def register_template(template: Template) -> Template:
+    if not template.name or template.name in TEMPLATES:
+        raise ValueError(f"template {template.name!r} has no name or is registered already")
+    TEMPLATES[template.name] = template
+    return template
+
+
+def get_template(name: str) -> Template:
+    if name not in TEMPLATES:
+        _load_builtin()
+    if name not in TEMPLATES:
+        raise KeyError(f"no tuning template {name!r} (known: {', '.join(sorted(TEMPLATES))})")
+    return TEMPLATES[name]
+
+
+def _load_builtin() -> None:
+    """Import the modules that register topi's templates (they import topi)."""
+    import importlib
+
+    for module in _BUILTIN_MODULES:
+        importlib.import_module(module)
+
+
+_BUILTIN_MODULES: list[str] = []
 
 
 def _divisors(n: int, limit: int = 64) -> tuple[int, ...]:
     return tuple(d for d in (1, 2, 4, 8, 16, 32, 64) if d <= min(n, limit) and n % d == 0)
 
 
-def matmul_space(n: int, m: int, k: int) -> Space:
-    return Space({
-        "tile_i": _divisors(n), "tile_j": _divisors(m, 64), "split_k": _divisors(k, 32),
-        "vectorize": (0, 1), "parallel": (0, 1), "k_outside": (0, 1),
-    })  # fmt: skip
+class Matmul(Template):
+    """C[n, m] = A[n, k] @ B[k, m], float32; params (n, m, k)."""
 
+    name = "matmul"
 
-def matmul_compute(n: int, m: int, k: int):
-    from tilecraft import te
+    def space(self, n: int, m: int, k: int) -> Space:
+        return Space({
+            "tile_i": _divisors(n), "tile_j": _divisors(m, 64), "split_k": _divisors(k, 32),
+            "vectorize": (0, 1), "parallel": (0, 1), "k_outside": (0, 1),
+        })  # fmt: skip
 
-    A = te.placeholder((n, k), "float32", name="A")
-    B = te.placeholder((k, m), "float32", name="B")
-    r = te.reduce_axis((0, k), name="k")
-    C = te.compute((n, m), lambda i, j: te.sum(A[i, r] * B[r, j], axis=r), name="C")
-    return A, B, C
+    def flops(self, n: int, m: int, k: int) -> float:
+        return 2.0 * n * m * k
 
+    def schedule(self, n: int, m: int, k: int, config: dict | None):
+        from tilecraft import te
 
-def matmul_schedule(n: int, m: int, k: int, config: dict | None):
-    """The schedule of a config (None: the untuned default loop nest)."""
-    from tilecraft import te
-
-    A, B, C = matmul_compute(n, m, k)
-    s = te.create_schedule(C)
-    if config is None:
+        A = te.placeholder((n, k), "float32", name="A")
+        B = te.placeholder((k, m), "float32", name="B")
+        r = te.reduce_axis((0, k), name="k")
+        C = te.compute((n, m), lambda i, j: te.sum(A[i, r] * B[r, j], axis=r), name="C")
+        s = te.create_schedule(C)
+        if config is None:
+            return s, [A, B, C]
+        i, j = s[C].op.axis
+        (r,) = s[C].op.reduce_axis
+        io, jo, ii, ji = s[C].tile(i, j, config["tile_i"], config["tile_j"])
+        ro, ri = s[C].split(r, config["split_k"])
+        if config["k_outside"]:
+            s[C].reorder(io, jo, ro, ii, ri, ji)
+        else:
+            s[C].reorder(io, jo, ii, ro, ri, ji)
+        if config["vectorize"] and config["tile_j"] > 1:
+            s[C].vectorize(ji)
+        if config["parallel"]:
+            s[C].parallel(io)
         return s, [A, B, C]
-    i, j = s[C].op.axis
-    (r,) = s[C].op.reduce_axis
-    io, jo, ii, ji = s[C].tile(i, j, config["tile_i"], config["tile_j"])
-    ro, ri = s[C].split(r, config["split_k"])
-    if config["k_outside"]:
-        s[C].reorder(io, jo, ro, ii, ri, ji)
-    else:
-        s[C].reorder(io, jo, ii, ro, ri, ji)
-    if config["vectorize"] and config["tile_j"] > 1:
-        s[C].vectorize(ji)
-    if config["parallel"]:
-        s[C].parallel(io)
-    return s, [A, B, C]
 
 
-TEMPLATES = {"matmul": (matmul_space, matmul_schedule)}
+register_template(Matmul())
 
 
-def workload_key(template: str, shape: tuple[int, ...]) -> str:
-    return f"{template}{list(shape)}"
-
-
-def sched_ir(template: str, shape: tuple[int, ...], config: dict) -> str:
+def sched_ir(template: str, params, config: dict | None) -> str:
     """The te + sched IR a config produces (what a record replays)."""
     from tilecraft.frontends.te.emit import build_module
 
-    s, args = TEMPLATES[template][1](*shape, config)
+    s, args = get_template(template).schedule(*params, config=config)
     return str(build_module(s, args))
 
 
-def lower(template: str, shape: tuple[int, ...], config: dict):
+def lower(template: str, params, config: dict | None):
     """The loop IR of a config (what the cost model's features read)."""
     from tilecraft.api import lower_module
 
-    s, args = TEMPLATES[template][1](*shape, config)
+    s, args = get_template(template).schedule(*params, config=config)
     return lower_module(s, args)
 
 
-def measure(template: str, shape: list[int], config: dict | None, repeat: int = 5, seed: int = 0) -> list[float]:
+def gflops(template: str, params, seconds: float) -> float:
+    return get_template(template).flops(*params) / seconds / 1e9 if seconds and math.isfinite(seconds) else 0.0
+
+
+def measure(template: str, shape: list, config: dict | None, repeat: int = 5, seed: int = 0) -> list[float]:
     """Seconds of `repeat` runs of the config after a warm-up (in a worker process);
     AssertionError when its output differs from the untuned schedule's."""
     import tilecraft as tc
 
-    schedule = TEMPLATES[template][1]
-    s, args = schedule(*shape, config)
+    t = get_template(template)
+    s, args = t.schedule(*shape, config=config)
     f = tc.build(s, args)
     rng = np.random.default_rng(seed)
-    inputs = [rng.standard_normal([int(d) for d in t.shape]).astype(t.dtype) for t in args[:-1]]
+    inputs = t.inputs(args, rng)
     out = np.zeros([int(d) for d in args[-1].shape], args[-1].dtype)
     f(*inputs, out)
     if config is not None:
-        s0, a0 = schedule(*shape, None)
+        s0, a0 = t.schedule(*shape, config=None)
         expected = np.zeros_like(out)
         tc.build(s0, a0)(*inputs, expected)
         if not np.allclose(out, expected, rtol=1e-4, atol=1e-4):

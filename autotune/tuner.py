@@ -1,6 +1,6 @@
 """The tuning loop: propose, measure, record, learn — resumable from its log.
 
-`tune(template, shape, log, trials, executor)`: until `trials` configs of the workload
+`tune(template, params, log, trials, executor)`: until `trials` configs of the workload
 are in the log (counting those an earlier, interrupted run measured), propose a batch
 (`explore.next_batch` on the rank model's scores of the configs' loop features; random
 before the model has anything to learn from), measure it on the executor
@@ -18,13 +18,15 @@ from tilecraft.autotune.explore import next_batch
 from tilecraft.autotune.features import features
 from tilecraft.autotune.measure import Job
 from tilecraft.autotune.records import Record, TuningLog, config_key
-from tilecraft.autotune.templates import TEMPLATES, lower, workload_key
+from tilecraft.autotune.templates import get_template, lower, workload_key
 
 
 def tune(template: str, shape: tuple[int, ...], log: TuningLog, trials: int, executor, *, batch: int = 8,
-         target: str = "llvm", guided: bool = True, seed: int = 0, timeout: float = 60.0,
-         repeat: int = 5) -> Record | None:  # fmt: skip
-    space = TEMPLATES[template][0](*shape)
+         guided: bool = True, seed: int = 0, timeout: float = 60.0, repeat: int = 5,
+         callback=None) -> Record | None:  # fmt: skip
+    """`callback(record)` is called after each measurement is recorded (progress bars)."""
+    t = get_template(template)
+    space, target = t.space(*shape), t.target
     key = workload_key(template, shape)
     rng = np.random.default_rng(seed)
     model = RankModel(seed=seed)
@@ -52,11 +54,13 @@ def tune(template: str, shape: tuple[int, ...], log: TuningLog, trials: int, exe
                                    rng, steps=1, epsilon=1.0)  # fmt: skip
         if not proposals:
             break
-        jobs = [Job("tilecraft.autotune.templates:measure",
+        jobs = [Job(t.measure_job,
                     {"template": template, "shape": list(shape), "config": c, "repeat": repeat}, timeout)
                 for c in proposals]  # fmt: skip
         for config, result in zip(proposals, executor.run(jobs)):
-            log.measure(key, target, config, result.costs, result.error)
+            record = log.measure(key, target, config, result.costs, result.error)
+            if callback is not None:
+                callback(record)
     if not log.finished(key, target):
         log.finish(key, target)
     return log.best(key, target)
