@@ -132,3 +132,17 @@ def test_tune_tasks_tunes_each_task_and_the_compile_applies_it(cnn, tmp_path):
     assert results[key]["best"] is not None and results[key]["seconds"] > 0 and len(seen) == min(3, size)
     assert key in LogLookup(log).best
     assert tc.compile(cnn, tuning_log=log).tuned == {key: results[key]["best"].config}
+
+
+def test_tune_model_extracts_and_tunes_in_one_call(tmp_path):
+    from tilecraft.autotune import tune_model
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])
+    w = numpy_helper.from_array(RNG.standard_normal((8, 4)).astype(np.float32), "w")
+    m = helper.make_model(helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "mm", [x], [y], [w]),
+                          opset_imports=[helper.make_opsetid("", 17)], ir_version=8)  # fmt: skip
+    results = tune_model(m, tmp_path / "tune.jsonl", 2, batch=2, repeat=1)
+    (key,) = results
+    assert key.startswith("dense[") and results[key]["best"] is not None
+    assert tc.compile(m, tuning_log=tmp_path / "tune.jsonl").tuned == {key: results[key]["best"].config}
