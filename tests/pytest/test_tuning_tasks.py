@@ -146,3 +146,22 @@ def test_tune_model_extracts_and_tunes_in_one_call(tmp_path):
     (key,) = results
     assert key.startswith("dense[") and results[key]["best"] is not None
     assert tc.compile(m, tuning_log=tmp_path / "tune.jsonl").tuned == {key: results[key]["best"].config}
+
+
+@pytest.mark.parametrize("params", [
+    # a 3x3 conv over blocked channels (every knob has a choice), and a strided 1x1 one
+    ([1, 2, 9, 9, 16], [2, 2, 3, 3, 16, 16], [1, 1], [1, 1, 1, 1], [1, 1], 1, "NCHW16c", "OIHW16i16o", "NCHW16c"),
+    ([1, 2, 8, 8, 16], [4, 2, 1, 1, 16, 16], [2, 2], [0, 0, 0, 0], [1, 1], 1, "NCHW16c", "OIHW16i16o", "NCHW16c"),
+])
+def test_each_conv2d_knob_value_alone_computes_the_same(params):
+    from tilecraft.topi.conv2d import conv2d_info, default_config
+
+    template = get_template("conv2d")
+    _, _, conv = template._compute(*params)
+    default = default_config(conv, conv2d_info(conv))
+    space = template.space(*params)
+    for name, values in space.knobs.items():
+        for value in values:
+            config = {**default, name: list(value) if isinstance(value, tuple) else value}
+            if config != default:
+                measure("conv2d", list(params), config, repeat=1)  # AssertionError if wrong
