@@ -48,6 +48,12 @@ class Template:
     def flops(self, *params) -> float:
         raise NotImplementedError
 
+    def default_config(self, *params) -> dict | None:
+        """The config of the untuned schedule when it is a point of the space (the
+        tuner measures it first, so a tuned record is never worse than the default
+        as measured); None when the default is not a config of this space."""
+        return None
+
     def inputs(self, args, rng: np.random.Generator) -> list[np.ndarray]:
         """Random inputs for measuring (the tensors before the output)."""
         def value(t):

@@ -6,8 +6,10 @@ propose a batch (`explore.next_batch` on the rank model's scores of the configs'
 loop features; random before the model has anything to learn from), measure it on
 the executor (autotune/measure.py: errors are records too), append every result to
 the log, and refit the model on everything measured. A task that reaches its
-trials gets a "done" record. Returns the best record. `guided=False` is random
-search (the ablation).
+trials gets a "done" record. Returns the best record. The template's default
+config (the untuned schedule, when it is a point of the space) is measured in the
+first batch, so the best is never worse than the default as measured (in random
+search too). `guided=False` is random search (the ablation).
 
 Transfer: with `transfer=True` (the default) the model also trains on the log's
 records of other workloads of the same template (up to `transfer_limit` of them),
@@ -60,6 +62,7 @@ def tune(template: str, shape: tuple, log: TuningLog, trials: int, executor, *, 
     rng = np.random.default_rng(seed)
     model = RankModel(seed=seed)
     cache: dict[str, np.ndarray] = {}
+    default = t.default_config(*shape)
     prior = _transfer_groups(log, template, key, target, transfer_limit) if guided and transfer else []
 
     def vector(config: dict) -> np.ndarray:
@@ -83,6 +86,9 @@ def tune(template: str, shape: tuple, log: TuningLog, trials: int, executor, *, 
             proposals = next_batch(space, score, want, set(done), rng)
         else:
             proposals = next_batch(space, lambda cs: rng.random(len(cs)), want, set(done), rng, steps=1, epsilon=1.0)
+        if default is not None and config_key(default) not in done and all(config_key(c) != config_key(default)
+                                                                            for c in proposals):  # fmt: skip
+            proposals = [default, *proposals[: want - 1]]  # the default first: tuned is never worse
         if not proposals:
             break
         jobs = [Job(t.measure_job, {"template": template, "shape": list(shape), "config": c, "repeat": repeat},

@@ -165,3 +165,12 @@ def test_each_conv2d_knob_value_alone_computes_the_same(params):
             config = {**default, name: list(value) if isinstance(value, tuple) else value}
             if config != default:
                 measure("conv2d", list(params), config, repeat=1)  # AssertionError if wrong
+
+
+def test_the_tuner_measures_the_default_config_first(cnn, tmp_path):
+    task = next(t for t in extract_tasks(cnn) if t.template == "conv2d")
+    log = TuningLog(tmp_path / "tune.jsonl")
+    with LocalExecutor(1) as executor:
+        tune_tasks([task], log, 2, executor, batch=2, repeat=1)
+    first = log.records()[0]
+    assert first.config == get_template("conv2d").default_config(*task.params) == _default(task)
