@@ -550,13 +550,22 @@ def default_config(red: te.Tensor, info: Conv2dInfo) -> dict:
         weight_bytes = (info.in_channels // info.groups) * math.prod(info.kernel) * ocn * ob * 4
         window = len(red.op.reduce_axis) - 2 if _blocked_channels(red) else -1
         row = int(weight_bytes > L1_BYTES and OW > regn and window == 2)
-        return {"tile": [ocn, regn], "row": row, "order": 0, "unroll_rx": 0, "parallel": 1}
+        return {"tile": [ocn, regn], "row": row, "order": 0, "unroll_rx": 0, "parallel": _worth_threads(red)}
     O, OW = red.shape[1], red.shape[-1]
     ocn = next(d for d in (8, 6, 4, 3, 2, 1) if O % d == 0)
     # A divisor of OW: a guarded tail would mask the accumulators' loads and
     # stores, and masked memory keeps them out of registers (20x slower).
     owv = next((d for d in range(BLOCK, 3, -1) if OW % d == 0), min(OW, BLOCK))
-    return {"tile": [ocn, owv], "parallel": 1}
+    return {"tile": [ocn, owv], "parallel": _worth_threads(red)}
+
+
+def _worth_threads(red: te.Tensor) -> int:
+    """1 when the conv's multiply-adds pay for a parallel launch (the threshold the
+    default schedules of other kernels use: topi/schedule.py), else 0."""
+    from tilecraft.topi.schedule import PARALLEL_MIN_ELEMENTS
+
+    macs = math.prod(red.shape) * math.prod(r.extent for r in red.op.reduce_axis)
+    return int(macs >= PARALLEL_MIN_ELEMENTS)
 
 
 def _schedule_pad(s: te.Schedule, pad: te.Tensor, block: int, phased: bool) -> None:
@@ -625,8 +634,9 @@ def _schedule_tiles(s: te.Schedule, out: te.Tensor, red: te.Tensor, info: Conv2d
         owo, owi = s[out].split(ow, factor=owv)
         s[out].reorder(n, oo, *rows, owo, oi, owi)
         s[out].vectorize(owi)
+        fused = s[out].fuse(n, oo, *rows)
         if config["parallel"]:
-            s[out].parallel(s[out].fuse(n, oo, *rows))
+            s[out].parallel(fused)
         attach = owo
         ln, lo, *local_rows, low = s[local].op.axis
         order = [ln, *local_rows, *s[local].op.reduce_axis, lo, low]

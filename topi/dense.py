@@ -39,6 +39,7 @@ by the weight's memory traffic.
 
 from __future__ import annotations
 
+import math
 import weakref
 from collections.abc import Sequence
 
@@ -46,6 +47,7 @@ import numpy as np
 
 from tilecraft.frontends import te
 from tilecraft.topi.conv2d import BLOCK, find_reduction, inline_between
+from tilecraft.topi.schedule import PARALLEL_MIN_ELEMENTS
 from tilecraft.topi.tuning import check_config, config_for, workload_key
 
 TILE_ROWS = 6  # mr: output rows per register tile
@@ -192,11 +194,15 @@ def default_gemm_config(red: te.Tensor) -> dict:
     if red.ndim < 2:
         return {"parallel": 1}
     *_, M, N = red.shape
+    # A parallel launch must pay for itself (the threshold of topi/schedule.py).
+    summed = _PARTIAL_SUMS.get(red.op, red)  # the partial sums hold the multiplies of an NK dense
+    macs = math.prod(summed.shape) * math.prod(r.extent for r in summed.op.reduce_axis)
+    parallel = int(macs >= PARALLEL_MIN_ELEMENTS)
     if red.op in _PARTIAL_SUMS:
-        return {"tile": [min(M, DOT_ROWS), min(N, DOT_COLS)], "parallel": 1}
+        return {"tile": [min(M, DOT_ROWS), min(N, DOT_COLS)], "parallel": parallel}
     mr, nr = _tile_rows(M), min(N, TILE_COLS)
     pack = int(red.op in _KN_WEIGHT and red.op not in _TRANSPOSED_WEIGHT and N > nr)
-    return {"tile": [mr, nr], "pack": pack, "parallel": 1}
+    return {"tile": [mr, nr], "pack": pack, "parallel": parallel}
 
 
 def _config(red: te.Tensor, config: dict | None) -> dict:
