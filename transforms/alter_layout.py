@@ -31,7 +31,9 @@ through these transforms where the layout does not change their meaning:
   full-shape tensors (transformed in), or known constants that broadcast along
   the channel axis (reshaped here: [C, 1, 1] -> [C/16, 1, 1, 16]) or not at all
   ([1, 1, H, W] -> [1, 1, H, W, 1]); the residual add of two blocked branches;
-- max/avg pooling and global_avg_pool2d, given `layout = "NCHW16c"`.
+- max/avg pooling and global_avg_pool2d, given `layout = "NCHW16c"`;
+- concat along the channels where every operand is whole blocks (DenseNet's,
+  SqueezeNet's fire modules): along axis 1 of the blocked values, the blocks.
 
 Anything else (reshape, flatten, dense, softmax, a conv left alone, the function's
 results) reads the NCHW value of the transform back. A transform NCHW16c -> NCHW
@@ -297,6 +299,25 @@ class LayoutRewriter:
         self.replace_blocked(op, [new], new.outputs[0], b)
         return True
 
+    def concat(self, op: graph.ConcatOp) -> bool:
+        """A channel concat of blocked values on their blocks (axis 1 of NCHW<b>c is
+        the channel blocks), where every operand is whole blocks; plain operands
+        are transformed in."""
+        out_shape = graph.shape_of(op.outputs[0].type)
+        if len(out_shape) != 4 or op.axis % 4 != 1:
+            return False
+        sources = [unblocked_source(v) for v in op.inputs]
+        blocks = {s[1] for s in sources if s is not None}
+        if len(blocks) != 1:
+            return False
+        (b,) = blocks
+        if any(graph.shape_of(v.type)[1] % b for v in op.inputs):
+            return False
+        operands = [s[0] if s is not None else self.to_blocked(v, b, op) for v, s in zip(op.inputs, sources)]
+        new = op.with_properties(operands, axis=1)
+        self.replace_blocked(op, [new], new.outputs[0], b)
+        return True
+
     def dense(self, dense: graph.DenseOp) -> bool:
         """A dense with a known NK weight reads it as KN."""
         if dense.weight_layout != graph.WeightLayout.NK:
@@ -335,6 +356,8 @@ class LayoutRewriter:
             return self.kn_dense and self.dense(op)
         if isinstance(op, graph.LayoutTransformOp):
             return self.compose(op)
+        if isinstance(op, graph.ConcatOp):
+            return self.concat(op)
         if isinstance(op, (*UNARY, *BINARY, *POOLS)):
             return self.layout_agnostic(op)
         return False

@@ -282,6 +282,45 @@ func.func @grouped_half_blocks(%x: tensor<1x32x8x8xf32>) -> tensor<1x96x8x8xf32>
 
 // -----
 
+// A channel concat of blocked values (DenseNet's) runs on the blocks, with a
+// plain operand transformed in: the conv after it reads it as it is.
+func.func @concat(%x: tensor<1x16x8x8xf32>) -> tensor<1x32x8x8xf32> {
+  %w = graph.constant dense<1.0> : tensor<16x16x1x1xf32>
+  %a = graph.conv2d %x, %w : (tensor<1x16x8x8xf32>, tensor<16x16x1x1xf32>) -> tensor<1x16x8x8xf32>
+  %c = graph.concat %x, %a {axis = 1 : i64} : (tensor<1x16x8x8xf32>, tensor<1x16x8x8xf32>) -> tensor<1x32x8x8xf32>
+  %w2 = graph.constant dense<1.0> : tensor<32x32x1x1xf32>
+  %b = graph.conv2d %c, %w2 : (tensor<1x32x8x8xf32>, tensor<32x32x1x1xf32>) -> tensor<1x32x8x8xf32>
+  func.return %b : tensor<1x32x8x8xf32>
+}
+
+// CHECK-LABEL: func.func @concat
+// CHECK:         %[[T:.*]] = graph.layout_transform %x {src = "NCHW", dst = "NCHW16c"}
+// CHECK:         %[[A:.*]] = graph.conv2d %[[T]]
+// CHECK-NEXT:    %[[C:.*]] = graph.concat %[[T]], %[[A]] {axis = 1 : i64} : (tensor<1x1x8x8x16xf32>, tensor<1x1x8x8x16xf32>) -> tensor<1x2x8x8x16xf32>
+// CHECK-NOT:     graph.layout_transform
+// CHECK:         %[[B:.*]] = graph.conv2d %[[C]]
+// CHECK-NEXT:    graph.layout_transform %[[B]] {src = "NCHW16c", dst = "NCHW"}
+
+// -----
+
+// Channel concats left NCHW: operands of different blocks, and an operand of 20
+// channels that blocks of 16 would cut.
+func.func @concat_left_alone(%x: tensor<1x16x8x8xf32>, %y: tensor<1x20x8x8xf32>) -> (tensor<1x40x8x8xf32>, tensor<1x36x8x8xf32>) {
+  %w = graph.constant dense<1.0> : tensor<16x16x1x1xf32>
+  %a = graph.conv2d %x, %w : (tensor<1x16x8x8xf32>, tensor<16x16x1x1xf32>) -> tensor<1x16x8x8xf32>
+  %w8 = graph.constant dense<1.0> : tensor<24x16x1x1xf32>
+  %e = graph.conv2d %x, %w8 : (tensor<1x16x8x8xf32>, tensor<24x16x1x1xf32>) -> tensor<1x24x8x8xf32>
+  %c = graph.concat %a, %e {axis = 1 : i64} : (tensor<1x16x8x8xf32>, tensor<1x24x8x8xf32>) -> tensor<1x40x8x8xf32>
+  %d = graph.concat %a, %y {axis = 1 : i64} : (tensor<1x16x8x8xf32>, tensor<1x20x8x8xf32>) -> tensor<1x36x8x8xf32>
+  func.return %c, %d : tensor<1x40x8x8xf32>, tensor<1x36x8x8xf32>
+}
+
+// CHECK-LABEL: func.func @concat_left_alone
+// CHECK:         graph.concat %{{.*}}, %{{.*}} {axis = 1 : i64} : (tensor<1x16x8x8xf32>, tensor<1x24x8x8xf32>) -> tensor<1x40x8x8xf32>
+// CHECK:         graph.concat %{{.*}}, %y {axis = 1 : i64} : (tensor<1x16x8x8xf32>, tensor<1x20x8x8xf32>) -> tensor<1x36x8x8xf32>
+
+// -----
+
 // Transforms already in the graph: one there and back cancels, two in a row
 // between different blocks compose into one.
 func.func @compose(%x: tensor<1x32x4x4xf32>) -> (tensor<1x32x4x4xf32>, tensor<1x4x4x4x8xf32>) {
