@@ -66,6 +66,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tilecraft.frontends import te
+from tilecraft.topi.schedule import PARALLEL_MIN_ELEMENTS, parallel_pays
 
 BLOCK = 16  # fp32 lanes of an AVX-512 register: the channel block alter-layout picks
 L1_BYTES = 32 * 1024  # what the register tile may stream from L1 (48 KiB L1d here)
@@ -490,7 +491,9 @@ def _schedule_pad(s: te.Schedule, pad: te.Tensor, block: int, phased: bool) -> N
         n, c, *rows, w = axes
         _, wi = s[pad].split(w, factor=BLOCK)
         s[pad].vectorize(wi)
-    s[pad].parallel(s[pad].fuse(n, c, *rows))
+    rows = s[pad].fuse(n, c, *rows)
+    if math.prod(pad.shape) >= PARALLEL_MIN_ELEMENTS:
+        s[pad].parallel(rows)
 
 
 def _schedule_elementwise(s: te.Schedule, t: te.Tensor) -> None:
@@ -520,7 +523,8 @@ def _schedule_tiles(s: te.Schedule, out: te.Tensor, red: te.Tensor, info: Conv2d
         s[out].reorder(n, ocbo, oh, owo, ocbi, owi, oc)
         s[out].vectorize(oc)
         row = s[out].fuse(n, ocbo, oh)
-        s[out].parallel(row)
+        if parallel_pays(red):
+            s[out].parallel(row)
         ln, locb, loh, low, loc = s[local].op.axis
         lowo, lowi = s[local].split(low, factor=regn)
         unrolled, vector = [locb, lowi], loc
@@ -549,7 +553,9 @@ def _schedule_tiles(s: te.Schedule, out: te.Tensor, red: te.Tensor, info: Conv2d
         owo, owi = s[out].split(ow, factor=owv)
         s[out].reorder(n, oo, *rows, owo, oi, owi)
         s[out].vectorize(owi)
-        s[out].parallel(s[out].fuse(n, oo, *rows))
+        rows = s[out].fuse(n, oo, *rows)
+        if parallel_pays(red):
+            s[out].parallel(rows)
         attach = owo
         ln, lo, *local_rows, low = s[local].op.axis
         order = [ln, *local_rows, *s[local].op.reduce_axis, lo, low]

@@ -46,6 +46,7 @@ import numpy as np
 
 from tilecraft.frontends import te
 from tilecraft.topi.conv2d import BLOCK, find_reduction, inline_between
+from tilecraft.topi.schedule import parallel_pays
 
 TILE_ROWS = 6  # mr: output rows per register tile
 TILE_COLS = 64  # nr: output columns per register tile (4 zmm)
@@ -191,14 +192,16 @@ def _schedule_gemm(s: te.Schedule, out: te.Tensor, red: te.Tensor) -> None:
         # One transposed panel per jo, its row tiles serially inside: parallel over
         # (batch, jo) only, so each panel is made once per call.
         panel = s[out].fuse(*batch, jo) if batch else jo
-        s[out].parallel(panel)
+        if parallel_pays(red):
+            s[out].parallel(panel)
         attach = io
         s[transposed].compute_at(s[out], panel)
         wk, wj = s[transposed].op.axis
         s[transposed].vectorize(wj)
     else:
         fused = s[out].fuse(*batch, jo, io)
-        s[out].parallel(fused)
+        if parallel_pays(red):
+            s[out].parallel(fused)
         attach = fused
 
     if out is not red:
@@ -235,7 +238,8 @@ def _schedule_dot_products(s: te.Schedule, out: te.Tensor, red: te.Tensor, parti
     jo, ji = s[out].split(j, factor=nr)
     s[out].reorder(*batch, jo, i, ji)
     panel = s[out].fuse(*batch, jo) if batch else jo
-    s[out].parallel(panel)
+    if parallel_pays(red):
+        s[out].parallel(panel)
     if out is not red:
         s[red].compute_at(s[out], panel)
     local = s.cache_write(partial, "local")
