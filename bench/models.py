@@ -43,7 +43,11 @@ with random weights (tilecraft/frontends/onnx/zoo.py): tilecraft's time against
 onnxruntime's (medians, ratio), its compile time and largest difference; it exits 1
 when a model's outputs differ from onnxruntime's (rtol 1e-3, atol 1e-5) or it fails.
 
-Usage: python bench/models.py [--models resnet18,mlp,bert,mobilenet|small|zoo] [--repeat N] [--layers]
+`--models nets`: the networks of bench/networks.py (ResNet-18 and -50, MobileNet-v2,
+ShuffleNet-v2, SqueezeNet-1.1, DenseNet-121 blocks, the BERT layer) at 224x224, untuned
+tilecraft against onnxruntime (medians, ratio, geomean); WRONG and exit 1 on a mismatch.
+
+Usage: python bench/models.py [--models resnet18,mlp,bert,mobilenet|small|zoo|nets] [--repeat N] [--layers]
 `--models small`: ResNet-18 and MobileNet-v1 at 32x32, an MLP 64-128-10 at batch 1, a
 BERT-style layer (seq 16, hidden 64): models where calling overhead matters.
 The last line printed is one JSON object with the headline figures.
@@ -424,8 +428,12 @@ def within_tolerance(got, expected: np.ndarray) -> tuple[bool, float]:
     return ok, diff
 
 
-def measure_model(name: str, directory: str, repeat: int) -> dict:
-    make, shape = MODELS[name]
+def measure_model(name: str, directory: str, repeat: int, network: bool = False) -> dict:
+    """One model's row. `network`: a model of bench/networks.py's NETWORKS, measured
+    with fusion on only and without the numpy interpreter (which lacks their ops)."""
+    from networks import NETWORKS  # bench/networks.py (it imports this module)
+
+    make, shape = NETWORKS[name] if network else MODELS[name]
     model = make()
     path = os.path.join(directory, f"{name}.onnx")
     onnx.save(model, path)
@@ -433,15 +441,13 @@ def measure_model(name: str, directory: str, repeat: int) -> dict:
     feeds = {"input": x}
     session = ort_session(model)
     expected = session.run(None, feeds)[0]
-    interp = NumpyInterpreter(model)
-    numpy_error = float(np.abs(interp(**feeds)[0] - expected).max())
-
-    row: dict = {"model": name, "numpy_max_diff": numpy_error, "notes": []}
-    fns = {
-        "onnxruntime": lambda: session.run(None, feeds),
-        "numpy": lambda: interp(**feeds),
-    }
-    for label, fuse in (("tilecraft", True), ("tilecraft_nofuse", False)):
+    row: dict = {"model": name, "notes": []}
+    fns = {"onnxruntime": lambda: session.run(None, feeds)}
+    if not network:
+        interp = NumpyInterpreter(model)
+        row["numpy_max_diff"] = float(np.abs(interp(**feeds)[0] - expected).max())
+        fns["numpy"] = lambda: interp(**feeds)
+    for label, fuse in (("tilecraft", True),) + (() if network else (("tilecraft_nofuse", False),)):
         m, info = tilecraft_compile(path, fuse)
         if m is None:
             row["notes"].append(info)
@@ -717,10 +723,49 @@ def run_zoo(repeat: int) -> int:
     return 0 if all(r["ok"] for r in rows) else 1
 
 
+# ---------------------------------------------------------------------------------
+# The networks of bench/networks.py (--models nets)
+
+
+def run_networks(repeat: int) -> int:
+    """Every network of NETWORKS, untuned tilecraft against onnxruntime (2 threads)."""
+    from networks import NETWORKS
+
+    rows = []
+    with tempfile.TemporaryDirectory() as directory:
+        for name in NETWORKS:
+            rows.append(measure_model(name, directory, repeat, network=True))
+            r = rows[-1]
+            print(f"{name}: tilecraft {_fmt(r.get('tilecraft_ms'), '.2f')} ms, "
+                  f"onnxruntime {r['onnxruntime_ms']:.2f} ms", flush=True)  # fmt: skip
+    print(f"{'model':>16} {'tilecraft ms':>13} {'ORT(2t) ms':>11} {'tc/ORT':>7} {'compile s':>10} {'max|tc-ORT|':>12}")
+    for r in rows:
+        tc_ms, ort_ms = r.get("tilecraft_ms"), r["onnxruntime_ms"]
+        print(f"{r['model']:>16} {_fmt(tc_ms, '13.2f')} {ort_ms:>11.2f} {_fmt(tc_ms and tc_ms / ort_ms, '7.2f')} "
+              f"{_fmt(r.get('tilecraft_compile_s'), '10.2f')} {_fmt(r.get('tilecraft_max_diff'), '12.2e')}")  # fmt: skip
+        for note in r["notes"]:
+            print(f"{'':>16} note: {note}")
+    ratios = {r["model"]: r["tilecraft_ms"] / r["onnxruntime_ms"] for r in rows if r.get("tilecraft_ms")}
+    print(json.dumps({
+        "bench": "networks",
+        "vs_ort": {m: round(v, 3) for m, v in ratios.items()},
+        "tilecraft_ms": {r["model"]: round(r["tilecraft_ms"], 2) for r in rows if r.get("tilecraft_ms")},
+        "onnxruntime_ms": {r["model"]: round(r["onnxruntime_ms"], 2) for r in rows},
+        "geomean_vs_ort": round(math.exp(statistics.fmean(math.log(v) for v in ratios.values())), 3)
+        if ratios else None,
+        "unavailable": [r["model"] for r in rows if not r.get("tilecraft_ms")],
+    }))  # fmt: skip
+    wrong = [r["model"] for r in rows if r.get("wrong")]
+    if wrong:
+        print(f"bench/models.py: wrong answers (beyond tolerance of onnxruntime): {', '.join(wrong)}")
+    return 1 if wrong else 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default="resnet18,mlp,bert,mobilenet",
-                        help="comma-separated; 'small' names the small models, 'zoo' the model-zoo files")
+                        help="comma-separated; 'small' names the small models, 'zoo' the model-zoo files, "
+                        "'nets' bench/networks.py's networks")
     parser.add_argument("--repeat", type=int, default=10)
     parser.add_argument("--layers", action="store_true", help="single conv/dense kernels vs ORT")
     args = parser.parse_args()
@@ -740,6 +785,8 @@ def main():
         return
     if args.models == "zoo":
         sys.exit(run_zoo(args.repeat))
+    if args.models == "nets":
+        sys.exit(run_networks(args.repeat))
     names = [m for n in args.models.split(",") if n for m in (SMALL if n == "small" else [n])]
     for n in names:
         if n not in MODELS:

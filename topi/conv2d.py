@@ -66,6 +66,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tilecraft.frontends import te
+from tilecraft.topi.schedule import parallel_pays
 from tilecraft.topi.tuning import check_config, config_for, workload_key
 
 BLOCK = 16  # fp32 lanes of an AVX-512 register: the channel block alter-layout picks
@@ -418,6 +419,17 @@ def _register_tile_width(ow: int, limit: int) -> int:
     return limit
 
 
+def unblocked_vector_width(ow: int) -> int:
+    """Output columns per vector of an unblocked (NCHW) conv: a power of two that
+    divides `ow`, else 1 (scalar columns, ocn of them unrolled). A guarded tail would
+    mask the accumulators' loads and stores, and masked memory keeps them out of
+    registers (20x slower); a vector of another width (14, 7, 13 columns) is split by
+    LLVM into pieces that do the same: measured here, 1x1 convs over 58-232 channels
+    at 28x28, 14x14 and 7x7 ran at 1-4 GFLOP/s with the widths 14 and 7, at 10-110
+    with a power of two or scalar columns."""
+    return next((d for d in (16, 8, 4, 2) if ow % d == 0), 1)
+
+
 def find_reduction(tensor: te.Tensor) -> te.Tensor:
     """The conv2d/dense reduction `tensor` is or reads through elementwise stages."""
     seen, stack = set(), [tensor]
@@ -518,7 +530,9 @@ def conv2d_space(red: te.Tensor, info: Conv2dInfo) -> dict[str, tuple]:
             "tile": tuple(
                 [ocn, owv]
                 for ocn in (1, 2, 3, 4, 6, 8) if o % ocn == 0
-                for owv in sorted({*(d for d in range(4, BLOCK + 1) if ow % d == 0), min(ow, BLOCK)})
+                # powers of two (the default: other widths split into masked pieces)
+                # and the other divisors up to a vector
+                for owv in sorted({unblocked_vector_width(ow), *(d for d in range(2, BLOCK + 1) if ow % d == 0)})
             ),
             "parallel": (0, 1),
         }
@@ -550,22 +564,10 @@ def default_config(red: te.Tensor, info: Conv2dInfo) -> dict:
         weight_bytes = (info.in_channels // info.groups) * math.prod(info.kernel) * ocn * ob * 4
         window = len(red.op.reduce_axis) - 2 if _blocked_channels(red) else -1
         row = int(weight_bytes > L1_BYTES and OW > regn and window == 2)
-        return {"tile": [ocn, regn], "row": row, "order": 0, "unroll_rx": 0, "parallel": _worth_threads(red)}
+        return {"tile": [ocn, regn], "row": row, "order": 0, "unroll_rx": 0, "parallel": int(parallel_pays(red))}
     O, OW = red.shape[1], red.shape[-1]
     ocn = next(d for d in (8, 6, 4, 3, 2, 1) if O % d == 0)
-    # A divisor of OW: a guarded tail would mask the accumulators' loads and
-    # stores, and masked memory keeps them out of registers (20x slower).
-    owv = next((d for d in range(BLOCK, 3, -1) if OW % d == 0), min(OW, BLOCK))
-    return {"tile": [ocn, owv], "parallel": _worth_threads(red)}
-
-
-def _worth_threads(red: te.Tensor) -> int:
-    """1 when the conv's multiply-adds pay for a parallel launch (the threshold the
-    default schedules of other kernels use: topi/schedule.py), else 0."""
-    from tilecraft.topi.schedule import PARALLEL_MIN_ELEMENTS
-
-    macs = math.prod(red.shape) * math.prod(r.extent for r in red.op.reduce_axis)
-    return int(macs >= PARALLEL_MIN_ELEMENTS)
+    return {"tile": [ocn, unblocked_vector_width(OW)], "parallel": int(parallel_pays(red))}
 
 
 def _schedule_pad(s: te.Schedule, pad: te.Tensor, block: int, phased: bool) -> None:
@@ -582,7 +584,9 @@ def _schedule_pad(s: te.Schedule, pad: te.Tensor, block: int, phased: bool) -> N
         n, c, *rows, w = axes
         _, wi = s[pad].split(w, factor=BLOCK)
         s[pad].vectorize(wi)
-    s[pad].parallel(s[pad].fuse(n, c, *rows))
+    rows = s[pad].fuse(n, c, *rows)
+    if parallel_pays(pad):
+        s[pad].parallel(rows)
 
 
 def _schedule_elementwise(s: te.Schedule, t: te.Tensor) -> None:

@@ -39,7 +39,6 @@ by the weight's memory traffic.
 
 from __future__ import annotations
 
-import math
 import weakref
 from collections.abc import Sequence
 
@@ -47,7 +46,7 @@ import numpy as np
 
 from tilecraft.frontends import te
 from tilecraft.topi.conv2d import BLOCK, find_reduction, inline_between
-from tilecraft.topi.schedule import PARALLEL_MIN_ELEMENTS
+from tilecraft.topi.schedule import parallel_pays
 from tilecraft.topi.tuning import check_config, config_for, workload_key
 
 TILE_ROWS = 6  # mr: output rows per register tile
@@ -195,9 +194,7 @@ def default_gemm_config(red: te.Tensor) -> dict:
         return {"parallel": 1}
     *_, M, N = red.shape
     # A parallel launch must pay for itself (the threshold of topi/schedule.py).
-    summed = _PARTIAL_SUMS.get(red.op, red)  # the partial sums hold the multiplies of an NK dense
-    macs = math.prod(summed.shape) * math.prod(r.extent for r in summed.op.reduce_axis)
-    parallel = int(macs >= PARALLEL_MIN_ELEMENTS)
+    parallel = int(parallel_pays(_PARTIAL_SUMS.get(red.op, red)))  # partial sums: an NK dense's multiplies
     if red.op in _PARTIAL_SUMS:
         return {"tile": [min(M, DOT_ROWS), min(N, DOT_COLS)], "parallel": parallel}
     mr, nr = _tile_rows(M), min(N, TILE_COLS)

@@ -34,6 +34,14 @@ PARALLEL_MIN_ELEMENTS = 1 << 17
 INLINE_MAX_NODES = 600
 
 
+def parallel_pays(t: te.Tensor) -> bool:
+    """Whether computing `t` is work enough for a parallel loop: its output elements
+    times its reduce extent (the multiply-adds of a conv or dense) reach
+    PARALLEL_MIN_ELEMENTS. The conv2d and dense schedules ask this before they
+    parallelize, so the small kernels of a small model run on the calling thread."""
+    return math.prod(t.shape) * math.prod(r.extent for r in t.op.reduce_axis) >= PARALLEL_MIN_ELEMENTS
+
+
 def vector_lanes(dtype: str) -> int:
     """SIMD lanes worth of `dtype` in a 512-bit register."""
     bits = {"float64": 64, "int64": 64, "int8": 8, "bool": 8}.get(dtype, 32)

@@ -326,3 +326,59 @@ def test_evaluator_agrees_on_the_whole_onnx_pipeline():
     module, _ = from_onnx(m)
     check_pass(module, InferShapesPass(), CanonicalizePass(), AlterLayoutPass(kn_dense=True), FoldConstantsPass())
     assert isinstance(main_func(module), FuncOp)
+
+
+@pytest.mark.parametrize("fuse", [True, False])
+def test_narrow_blocks_match_onnxruntime(fuse):
+    """Channel counts that blocks of 16 do not divide run in blocks of 8 and 4:
+    16 -> 24 (8), depthwise 24, grouped 24 -> 48 in 3 groups (8 per group in, 16
+    out: blocks of 8), 48 -> 20 (4), 20 -> 20 with a residual add, a 3x3 conv of 20
+    channels (4); channel concats of blocked values. The compiled convs run
+    blocked, with 8- and 4-lane blocks, and match onnxruntime."""
+    import onnxruntime as ort
+    from onnx import TensorProto, helper, numpy_helper
+
+    import tilecraft as tc
+
+    layers = [  # (name, input, cin, cout, kernel, groups)
+        ("a", "x", 16, 24, 1, 1), ("b", "a", 24, 24, 3, 24), ("c", "b", 24, 48, 3, 3),
+        ("d", "c", 48, 20, 1, 1), ("e", "d", 20, 20, 1, 1), ("f", "sum", 20, 20, 3, 1),
+    ]  # fmt: skip
+    nodes, inits = [], {}
+    for name, x, cin, cout, k, groups in layers:
+        inits[f"{name}.w"] = randn(cout, cin // groups, k, k, scale=(2 / (cin // groups * k * k)) ** 0.5)
+        inits[f"{name}.b"] = randn(cout, scale=0.1)
+        nodes.append(helper.make_node("Conv", [x, f"{name}.w", f"{name}.b"], [f"{name}.c"], group=groups,
+                                      pads=[k // 2] * 4))  # fmt: skip
+        nodes.append(helper.make_node("Relu", [f"{name}.c"], [name]))
+        if name == "e":
+            nodes.append(helper.make_node("Add", ["d", "e"], ["sum"]))
+    # A channel concat of blocked values (16 and 24 channels: blocks of 8), and one
+    # of 24 and 20 (4), on the blocks.
+    nodes.append(helper.make_node("Concat", ["a", "x"], ["cat"], axis=1))
+    nodes.append(helper.make_node("Concat", ["b", "f"], ["cat2"], axis=1))
+    inits["g.w"] = randn(16, 40, 1, 1, scale=0.2)
+    nodes.append(helper.make_node("Conv", ["cat", "g.w"], ["g"]))
+    inits["h.w"] = randn(20, 44, 3, 3, scale=0.05)
+    nodes.append(helper.make_node("Conv", ["cat2", "h.w"], ["h"], pads=[1] * 4))
+    g = helper.make_graph(
+        nodes, "narrow", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 14, 14])],
+        [helper.make_tensor_value_info("f", TensorProto.FLOAT, [1, 20, 14, 14]),
+         helper.make_tensor_value_info("g", TensorProto.FLOAT, [1, 16, 14, 14]),
+         helper.make_tensor_value_info("h", TensorProto.FLOAT, [1, 20, 14, 14])],
+        [numpy_helper.from_array(v, k) for k, v in inits.items()],
+    )  # fmt: skip
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    x = randn(1, 16, 14, 14)
+    session = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    expected = session.run(None, {"x": x})
+    compiled = tc.compile(m, fuse=fuse)
+    for got, want in zip(compiled(x), expected, strict=True):
+        np.testing.assert_allclose(got, want, rtol=2e-4, atol=2e-4)
+    main = next(f for f in compiled.module.ops if f.name == "func.func" and f.sym_name.data == "main")
+    lanes = {
+        c.arguments[-1].type.get_shape()[-1]
+        for c in main.body.block.ops
+        if c.name == "func.call" and len(c.arguments[-1].type.get_shape()) == 5
+    }
+    assert {8, 4} <= lanes

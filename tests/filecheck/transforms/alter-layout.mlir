@@ -175,29 +175,53 @@ func.func @dense(%x: tensor<4x3xf32>, %v: tensor<2x3xf32>) -> (tensor<4x2xf32>, 
 
 // -----
 
-// Convs left alone: 8 output channels (no 16-channel block), 20 input channels
-// (neither a multiple of 16 nor fewer), a weight that is an argument (cannot be
-// packed ahead of time), a grouped conv that is not depthwise, a float64 conv, a
-// depthwise conv of 8 channels.
-func.func @left_alone(%x: tensor<1x16x4x4xf32>, %x20: tensor<1x20x4x4xf32>, %v: tensor<16x16x1x1xf32>, %x64: tensor<1x16x4x4xf64>, %x8: tensor<1x8x4x4xf32>) -> (tensor<1x8x4x4xf32>, tensor<1x16x4x4xf32>, tensor<1x16x4x4xf32>, tensor<1x32x4x4xf32>, tensor<1x16x4x4xf64>, tensor<1x8x4x4xf32>) {
-  %w8 = graph.constant dense<1.0> : tensor<8x16x1x1xf32>
-  %a = graph.conv2d %x, %w8 : (tensor<1x16x4x4xf32>, tensor<8x16x1x1xf32>) -> tensor<1x8x4x4xf32>
-  %w20 = graph.constant dense<1.0> : tensor<16x20x1x1xf32>
-  %b = graph.conv2d %x20, %w20 : (tensor<1x20x4x4xf32>, tensor<16x20x1x1xf32>) -> tensor<1x16x4x4xf32>
+// Convs left alone: 18 input channels (a multiple of neither 16, 8 nor 4, and not
+// fewer than 16), a weight that is an argument (cannot be packed ahead of time),
+// a grouped conv whose groups (2 input, 4 output
+// channels) cut even blocks of 4, a float64 conv, 6 output channels (no
+// block of 16, 8 or 4).
+func.func @left_alone(%x: tensor<1x16x4x4xf32>, %x18: tensor<1x18x4x4xf32>, %v: tensor<16x16x1x1xf32>, %x64: tensor<1x16x4x4xf64>) -> (tensor<1x6x4x4xf32>, tensor<1x16x4x4xf32>, tensor<1x16x4x4xf32>, tensor<1x32x4x4xf32>, tensor<1x16x4x4xf64>) {
+  %w6 = graph.constant dense<1.0> : tensor<6x16x1x1xf32>
+  %a = graph.conv2d %x, %w6 : (tensor<1x16x4x4xf32>, tensor<6x16x1x1xf32>) -> tensor<1x6x4x4xf32>
+  %w18 = graph.constant dense<1.0> : tensor<16x18x1x1xf32>
+  %b = graph.conv2d %x18, %w18 : (tensor<1x18x4x4xf32>, tensor<16x18x1x1xf32>) -> tensor<1x16x4x4xf32>
   %c = graph.conv2d %x, %v : (tensor<1x16x4x4xf32>, tensor<16x16x1x1xf32>) -> tensor<1x16x4x4xf32>
-  %wg = graph.constant dense<1.0> : tensor<32x8x1x1xf32>
-  %d = graph.conv2d %x, %wg {groups = 2 : i64} : (tensor<1x16x4x4xf32>, tensor<32x8x1x1xf32>) -> tensor<1x32x4x4xf32>
+  %wg = graph.constant dense<1.0> : tensor<32x2x1x1xf32>
+  %d = graph.conv2d %x, %wg {groups = 8 : i64} : (tensor<1x16x4x4xf32>, tensor<32x2x1x1xf32>) -> tensor<1x32x4x4xf32>
   %w64 = graph.constant dense<1.0> : tensor<16x16x1x1xf64>
   %e = graph.conv2d %x64, %w64 : (tensor<1x16x4x4xf64>, tensor<16x16x1x1xf64>) -> tensor<1x16x4x4xf64>
-  %wd = graph.constant dense<1.0> : tensor<8x1x3x3xf32>
-  %f = graph.conv2d %x8, %wd {groups = 8 : i64, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x8x4x4xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x4x4xf32>
-  func.return %a, %b, %c, %d, %e, %f : tensor<1x8x4x4xf32>, tensor<1x16x4x4xf32>, tensor<1x16x4x4xf32>, tensor<1x32x4x4xf32>, tensor<1x16x4x4xf64>, tensor<1x8x4x4xf32>
+  func.return %a, %b, %c, %d, %e : tensor<1x6x4x4xf32>, tensor<1x16x4x4xf32>, tensor<1x16x4x4xf32>, tensor<1x32x4x4xf32>, tensor<1x16x4x4xf64>
 }
 
 // CHECK-LABEL: func.func @left_alone
 // CHECK-NOT:     graph.layout_transform
 // CHECK-NOT:     _layout
 // CHECK:         func.return
+
+// -----
+
+// Channel counts that 8 divides and 16 does not (MobileNet-v2's 24, a 1000-class
+// conv's 1000) take blocks of 8: the 16 -> 24 conv writes NCHW8c, the depthwise
+// conv and the 24 -> 40 conv read it as it is, and only the result goes back.
+func.func @half_blocks(%x: tensor<1x16x8x8xf32>) -> tensor<1x40x8x8xf32> {
+  %w = graph.constant dense<1.0> : tensor<24x16x1x1xf32>
+  %a = graph.conv2d %x, %w : (tensor<1x16x8x8xf32>, tensor<24x16x1x1xf32>) -> tensor<1x24x8x8xf32>
+  %wd = graph.constant dense<0.5> : tensor<24x1x3x3xf32>
+  %d = graph.conv2d %a, %wd {groups = 24 : i64, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x24x8x8xf32>, tensor<24x1x3x3xf32>) -> tensor<1x24x8x8xf32>
+  %w2 = graph.constant dense<1.0> : tensor<40x24x1x1xf32>
+  %b = graph.conv2d %d, %w2 : (tensor<1x24x8x8xf32>, tensor<40x24x1x1xf32>) -> tensor<1x40x8x8xf32>
+  func.return %b : tensor<1x40x8x8xf32>
+}
+
+// CHECK-LABEL: func.func @half_blocks
+// CHECK:         %[[T:.*]] = graph.layout_transform %x {src = "NCHW", dst = "NCHW16c"}
+// CHECK:         %[[A:.*]] = graph.conv2d %[[T]], %{{.*}} {data_layout = "NCHW16c", kernel_layout = "OIHW16i8o", out_layout = "NCHW8c"}
+// CHECK-NOT:     graph.layout_transform
+// CHECK:         %[[D:.*]] = graph.conv2d %[[A]], %{{.*}} {{{.*}}data_layout = "NCHW8c", kernel_layout = "OIHW1i8o", out_layout = "NCHW8c"
+// CHECK-NOT:     graph.layout_transform
+// CHECK:         %[[B:.*]] = graph.conv2d %[[D]], %{{.*}} {data_layout = "NCHW8c", kernel_layout = "OIHW8i8o", out_layout = "NCHW8c"}
+// CHECK:         graph.layout_transform %[[B]] {src = "NCHW8c", dst = "NCHW"}
+// CHECK-NEXT:    func.return
 
 // -----
 
@@ -225,7 +249,7 @@ func.func @depthwise(%x: tensor<1x32x8x8xf32>) -> tensor<1x32x4x4xf32> {
 // -----
 
 // Groups of whole blocks (2 groups of 16 input and 32 output channels) run blocked;
-// groups of 8 channels (the @left_alone case above) would cut the blocks.
+// groups of 2 channels (the @left_alone case above) would cut even 4-lane blocks.
 func.func @grouped(%x: tensor<1x32x8x8xf32>) -> tensor<1x64x8x8xf32> {
   %w = graph.constant dense<1.0> : tensor<64x16x3x3xf32>
   %y = graph.conv2d %x, %w {groups = 2 : i64, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x32x8x8xf32>, tensor<64x16x3x3xf32>) -> tensor<1x64x8x8xf32>
@@ -238,6 +262,62 @@ func.func @grouped(%x: tensor<1x32x8x8xf32>) -> tensor<1x64x8x8xf32> {
 // CHECK-NEXT:    %[[Y:.*]] = graph.conv2d %[[T]], %[[W]] {groups = 2 : i64, pads = array<i64: 1, 1, 1, 1>, data_layout = "NCHW16c", kernel_layout = "OIHW16i16o", out_layout = "NCHW16c"} : (tensor<1x2x8x8x16xf32>, tensor<4x1x3x3x16x16xf32>) -> tensor<1x4x8x8x16xf32>
 // CHECK-NEXT:    %[[O:.*]] = graph.layout_transform %[[Y]] {src = "NCHW16c", dst = "NCHW"}
 // CHECK-NEXT:    func.return %[[O]]
+
+// -----
+
+// Groups of 8 input and 24 output channels cut blocks of 16: the conv runs in
+// blocks of 8 (the largest that every group holds whole), data and output alike.
+func.func @grouped_half_blocks(%x: tensor<1x32x8x8xf32>) -> tensor<1x96x8x8xf32> {
+  %w = graph.constant dense<1.0> : tensor<96x8x3x3xf32>
+  %y = graph.conv2d %x, %w {groups = 4 : i64, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x32x8x8xf32>, tensor<96x8x3x3xf32>) -> tensor<1x96x8x8xf32>
+  func.return %y : tensor<1x96x8x8xf32>
+}
+
+// CHECK-LABEL: func.func @grouped_half_blocks
+// CHECK-NEXT:    %[[T:.*]] = graph.layout_transform %x {src = "NCHW", dst = "NCHW8c"}
+// CHECK-NEXT:    %[[W:.*]] = graph.constant dense<1.000000e+00> : tensor<12x1x3x3x8x8xf32>
+// CHECK-NEXT:    %[[Y:.*]] = graph.conv2d %[[T]], %[[W]] {groups = 4 : i64, pads = array<i64: 1, 1, 1, 1>, data_layout = "NCHW8c", kernel_layout = "OIHW8i8o", out_layout = "NCHW8c"} : (tensor<1x4x8x8x8xf32>, tensor<12x1x3x3x8x8xf32>) -> tensor<1x12x8x8x8xf32>
+// CHECK-NEXT:    %[[O:.*]] = graph.layout_transform %[[Y]] {src = "NCHW8c", dst = "NCHW"}
+// CHECK-NEXT:    func.return %[[O]]
+
+// -----
+
+// A channel concat of blocked values (DenseNet's) runs on the blocks, with a
+// plain operand transformed in: the conv after it reads it as it is.
+func.func @concat(%x: tensor<1x16x8x8xf32>) -> tensor<1x32x8x8xf32> {
+  %w = graph.constant dense<1.0> : tensor<16x16x1x1xf32>
+  %a = graph.conv2d %x, %w : (tensor<1x16x8x8xf32>, tensor<16x16x1x1xf32>) -> tensor<1x16x8x8xf32>
+  %c = graph.concat %x, %a {axis = 1 : i64} : (tensor<1x16x8x8xf32>, tensor<1x16x8x8xf32>) -> tensor<1x32x8x8xf32>
+  %w2 = graph.constant dense<1.0> : tensor<32x32x1x1xf32>
+  %b = graph.conv2d %c, %w2 : (tensor<1x32x8x8xf32>, tensor<32x32x1x1xf32>) -> tensor<1x32x8x8xf32>
+  func.return %b : tensor<1x32x8x8xf32>
+}
+
+// CHECK-LABEL: func.func @concat
+// CHECK:         %[[T:.*]] = graph.layout_transform %x {src = "NCHW", dst = "NCHW16c"}
+// CHECK:         %[[A:.*]] = graph.conv2d %[[T]]
+// CHECK-NEXT:    %[[C:.*]] = graph.concat %[[T]], %[[A]] {axis = 1 : i64} : (tensor<1x1x8x8x16xf32>, tensor<1x1x8x8x16xf32>) -> tensor<1x2x8x8x16xf32>
+// CHECK-NOT:     graph.layout_transform
+// CHECK:         %[[B:.*]] = graph.conv2d %[[C]]
+// CHECK-NEXT:    graph.layout_transform %[[B]] {src = "NCHW16c", dst = "NCHW"}
+
+// -----
+
+// Channel concats left NCHW: operands of different blocks, and an operand of 20
+// channels that blocks of 16 would cut.
+func.func @concat_left_alone(%x: tensor<1x16x8x8xf32>, %y: tensor<1x20x8x8xf32>) -> (tensor<1x40x8x8xf32>, tensor<1x36x8x8xf32>) {
+  %w = graph.constant dense<1.0> : tensor<16x16x1x1xf32>
+  %a = graph.conv2d %x, %w : (tensor<1x16x8x8xf32>, tensor<16x16x1x1xf32>) -> tensor<1x16x8x8xf32>
+  %w8 = graph.constant dense<1.0> : tensor<24x16x1x1xf32>
+  %e = graph.conv2d %x, %w8 : (tensor<1x16x8x8xf32>, tensor<24x16x1x1xf32>) -> tensor<1x24x8x8xf32>
+  %c = graph.concat %a, %e {axis = 1 : i64} : (tensor<1x16x8x8xf32>, tensor<1x24x8x8xf32>) -> tensor<1x40x8x8xf32>
+  %d = graph.concat %a, %y {axis = 1 : i64} : (tensor<1x16x8x8xf32>, tensor<1x20x8x8xf32>) -> tensor<1x36x8x8xf32>
+  func.return %c, %d : tensor<1x40x8x8xf32>, tensor<1x36x8x8xf32>
+}
+
+// CHECK-LABEL: func.func @concat_left_alone
+// CHECK:         graph.concat %{{.*}}, %{{.*}} {axis = 1 : i64} : (tensor<1x16x8x8xf32>, tensor<1x24x8x8xf32>) -> tensor<1x40x8x8xf32>
+// CHECK:         graph.concat %{{.*}}, %y {axis = 1 : i64} : (tensor<1x16x8x8xf32>, tensor<1x20x8x8xf32>) -> tensor<1x36x8x8xf32>
 
 // -----
 
