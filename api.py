@@ -318,6 +318,7 @@ def compile(  # noqa: A001
     store=None,
     num_threads=None,
     extra_passes=None,
+    tuning_log=None,
 ):
     """A whole model (ONNX model or path, `.mlir` graph file, or graph `ModuleOp`)
     compiled for the CPU: `m = tc.compile("model.onnx"); y = m(x)`. It runs the
@@ -325,11 +326,14 @@ def compile(  # noqa: A001
     `m.ir`) and calls the model as one native function.
     `extra_passes={"after:fuse-ops": [MyPass()]}` inserts passes at named points.
     `target="accel"` runs a quantized model's (`tc.quantize`) int8 convolutions on the
-    accelerator's simulator and the rest on the CPU (runtime/offload.py)."""
+    accelerator's simulator and the rest on the CPU (runtime/offload.py), each with
+    the best config a `tuning_log` (autotune/records.py) holds for its workload."""
     if isinstance(target, str) and target.split()[:1] == ["accel"]:
         from tilecraft.runtime.offload import compile_offload
 
-        return compile_offload(model_or_path, input_shapes=input_shapes, store=store)
+        return compile_offload(model_or_path, input_shapes=input_shapes, store=store, tuning_log=tuning_log)
+    if tuning_log is not None:
+        raise NotImplementedError("tc.compile(tuning_log=...) applies tuned configs on target='accel' only so far")
     from tilecraft.runtime import compile as compile_model
 
     return compile_model(

@@ -79,7 +79,7 @@ def _load_builtin() -> None:
         importlib.import_module(module)
 
 
-_BUILTIN_MODULES: list[str] = []
+_BUILTIN_MODULES: list[str] = ["tilecraft.autotune.accel_templates"]
 
 
 def _divisors(n: int, limit: int = 64) -> tuple[int, ...]:
@@ -138,10 +138,10 @@ def sched_ir(template: str, params, config: dict | None) -> str:
 
 def lower(template: str, params, config: dict | None):
     """The loop IR of a config (what the cost model's features read)."""
-    from tilecraft.api import lower_module
+    from tilecraft.te_pieces import lower_module
 
     s, args = get_template(template).schedule(*params, config=config)
-    return lower_module(s, args)
+    return lower_module(s, args, "main")
 
 
 def gflops(template: str, params, seconds: float) -> float:

@@ -40,27 +40,6 @@ from tilecraft.transforms.partition_accel import TARGET_ATTR, Chain, PartitionAc
 from tilecraft.utils.weights import attach, store_of
 
 
-def _divisor_at_most(n: int, limit: int) -> int:
-    return max(d for d in range(1, min(n, limit) + 1) if n % d == 0)
-
-
-def _tiles(chain: Chain, spec: AccelSpec) -> tuple[int, int]:
-    """Output tile (rows, columns): divisors of the output size no larger than 14,
-    shrunk until two threads' input tiles fit the input buffer."""
-    _, c, h, w = chain.input_shape()
-    kh, kw = chain.weight.shape[2:]
-    sh, sw = chain.strides
-    top, left, bottom, right = chain.pads
-    oh, ow = (h + top + bottom - kh) // sh + 1, (w + left + right - kw) // sw + 1
-    th, tw = _divisor_at_most(oh, 14), _divisor_at_most(ow, 14)
-    while ((th - 1) * sh + kh) * ((tw - 1) * sw + kw) * 2 > spec.inp_depth and (th > 1 or tw > 1):
-        if th >= tw and th > 1:
-            th = _divisor_at_most(oh, th - 1)
-        else:
-            tw = _divisor_at_most(ow, tw - 1)
-    return th, tw
-
-
 @dataclass
 class AccelStep:
     chain: Chain
@@ -69,6 +48,7 @@ class AccelStep:
     bias: np.ndarray
     out_shape: tuple[int, ...]
     spec: AccelSpec
+    config: dict = field(default_factory=dict)  # conv2d_accel's knobs (tuned or default)
     x: SSAValue | None = None  # the call's operand and result in the model's function
     result: SSAValue | None = None
 
@@ -116,14 +96,18 @@ class OffloadedModel:
         return results[0] if len(results) == 1 else tuple(results)
 
 
-def compile_offload(model, *, spec: AccelSpec | None = None, input_shapes=None, store=None) -> OffloadedModel:
+def compile_offload(model, *, spec: AccelSpec | None = None, input_shapes=None, store=None,
+                    tuning_log=None) -> OffloadedModel:
     from xdsl.context import Context
+
+    from tilecraft.autotune.records import TuningLog
 
     from tilecraft.runtime.compile import compile as compile_cpu
     from tilecraft.runtime.compile import graph_function, load_model
     from tilecraft.utils.diagnostics import verify_module
 
     spec = spec or default_spec()
+    log = TuningLog(tuning_log) if tuning_log is not None else None
     module = load_model(model, input_shapes, store)
     store = store_of(module)
     PartitionAccelPass().apply(Context(), module)
@@ -151,7 +135,7 @@ def compile_offload(model, *, spec: AccelSpec | None = None, input_shapes=None, 
         requantize = kernel.body.block.last_op.operands[0].owner
         chain = match_chain(requantize, spec)
         assert chain is not None, "partition-accel outlined a chain it does not match"
-        step = _accel_step(chain, spec)
+        step = _accel_step(chain, spec, log)
         step.x, step.result = op.operands[0], op.results[0]
         steps.append(step)
     flush()
@@ -160,20 +144,40 @@ def compile_offload(model, *, spec: AccelSpec | None = None, input_shapes=None, 
     return model
 
 
-def _accel_step(chain: Chain, spec: AccelSpec) -> AccelStep:
+def accel_params(chain: Chain, spec: AccelSpec) -> tuple:
+    """The chain's workload as the `conv2d_accel` tuning template names it."""
+    return ac.conv2d_params(chain.input_shape(), chain.weight.shape, chain.strides, chain.pads, chain.shift,
+                            chain.relu, spec)
+
+
+def _best_config(log, params: tuple) -> dict | None:
+    """The fastest error-free config `log` (a TuningLog) measured for the workload,
+    among those in the template's space (a record of another version is skipped)."""
+    from tilecraft.autotune.templates import get_template, workload_key
+
+    space = get_template("conv2d_accel").space(*params)
+    records = [r for r in log.measured(workload_key("conv2d_accel", params), "accel").values()
+               if r.error is None and r.costs and space.contains(r.config)]  # fmt: skip
+    return dict(min(records, key=lambda r: r.cost).config) if records else None
+
+
+def _accel_step(chain: Chain, spec: AccelSpec, log=None) -> AccelStep:
+    """The chain built with the best config `log` (a TuningLog) holds for its
+    workload, else the default one."""
     from tilecraft.runtime.accel import build_accel
 
     n, c, h, w = chain.input_shape()
     o = chain.weight.shape[0]
-    th, tw = _tiles(chain, spec)
+    best = _best_config(log, accel_params(chain, spec)) if log is not None else None
+    config = best or ac.default_config((n, c, h, w), chain.weight.shape, chain.strides, chain.pads, spec)
     s, args = ac.conv2d_accel((n, c, h, w), chain.weight.shape, chain.strides, chain.pads, chain.shift,
-                              relu=chain.relu, spec=spec, tile_h=th, tile_w=tw, threads=2)
-    function = build_accel(s, args, "main")
+                              relu=chain.relu, spec=spec, **config)
+    function = build_accel(s, args, "main", "" if spec == default_spec() else spec.source)
     bias = chain.bias if chain.bias is not None else np.zeros(o, np.int32)
     bias = np.ascontiguousarray(np.broadcast_to(bias.astype(np.int32).reshape(o // spec.block, 1, spec.block),
                                                 (o // spec.block, spec.batch, spec.block)))
     kernel = ac.pack_kernel(chain.weight.astype(np.int8), spec.block, spec.block)
-    return AccelStep(chain, function, kernel, bias, tuple(args[3].shape), spec)
+    return AccelStep(chain, function, kernel, bias, tuple(args[3].shape), spec, config)
 
 
 def _cpu_step(ops: list[Operation], results: list[SSAValue], store, compile_cpu, number: int) -> CpuStep:
