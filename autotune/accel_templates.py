@@ -116,13 +116,15 @@ class Conv2dAccel(Template):
         return ac.default_config(data_shape, kernel_shape, strides, pads, _spec(spec))
 
     def schedule(self, data_shape, kernel_shape, strides, pads, shift, relu, spec, config: dict | None):
-        """(schedule, [data, kernel, bias, out]) in the packed layouts."""
+        """(schedule, [data, kernel, bias, out]) in the packed layouts; ValueError for a
+        config outside the space, saying why."""
         from tilecraft.topi import accel_conv2d as ac
 
         params = (data_shape, kernel_shape, strides, pads, shift, relu, spec)
-        config = config or self.default_config(*params)
         space = self.space(*params)
-        if not space.contains(config):
+        if config is None:  # the heuristic's config: the passes judge it, as without tuning
+            config = self.default_config(*params)
+        elif not space.contains(config):
             chosen = set(config) == set(space.knobs) and all(config[n] in v for n, v in space.knobs.items())
             why = self.problem(data_shape, kernel_shape, strides, pads, config, _spec(spec)) if chosen \
                 else f"its knobs must be {', '.join(f'{n} in {list(v)}' for n, v in space.knobs.items())}"

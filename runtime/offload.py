@@ -9,7 +9,10 @@ graph function is cut at those calls:
 
 - each accelerator chain becomes one `AccelFunction` (`topi/accel_conv2d.conv2d_accel`
   through `tc.build(target="accel")`: inject-dma, inject-virtual-threads,
-  convert-loop-to-accel, insert-dependences), its weights and bias packed once here;
+  convert-loop-to-accel, insert-dependences), its weights and bias packed once here.
+  Its knobs are the best config a `tuning_log` measured for its workload (the
+  `conv2d_accel` template of autotune/accel_templates.py, `accel_params`), else
+  `accel_conv2d.default_config`;
 - each run of the other ops between them becomes a graph function of its own,
   compiled for the CPU by `tc.compile` (its arguments are the values it reads from
   earlier steps, its results what later steps or the model's results read).
