@@ -328,11 +328,13 @@ def compile(  # noqa: A001
     `tuning_log="tune.jsonl"` applies the best tuned config of each workload the
     log holds (tilecraft-tune, `tilecraft.autotune`).
     `target="accel"` runs a quantized model's (`tc.quantize`) int8 convolutions on the
-    accelerator's simulator and the rest on the CPU (runtime/offload.py)."""
+    accelerator's simulator and the rest on the CPU (runtime/offload.py), each with
+    the best config a `tuning_log` (autotune/records.py) holds for its workload."""
     if isinstance(target, str) and target.split()[:1] == ["accel"]:
         from tilecraft.runtime.offload import compile_offload
 
-        return compile_offload(model_or_path, input_shapes=input_shapes, store=store)
+        configs = None if tuning_log is None else _log_lookup(tuning_log, "accel", skip_invalid=True)
+        return compile_offload(model_or_path, input_shapes=input_shapes, store=store, schedule_configs=configs)
     from tilecraft.runtime import compile as compile_model
 
     return compile_model(
@@ -347,7 +349,7 @@ def compile(  # noqa: A001
     )
 
 
-def _log_lookup(tuning_log):
+def _log_lookup(tuning_log, target: str = "llvm", **options):
     from tilecraft.autotune.tasks import LogLookup
 
-    return LogLookup(tuning_log)
+    return LogLookup(tuning_log, target, **options)

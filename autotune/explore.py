@@ -14,9 +14,11 @@ predict on their features), higher = expected faster.
 
 from __future__ import annotations
 
+import functools
+import itertools
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -25,22 +27,49 @@ from tilecraft.autotune.records import config_key
 
 @dataclass(frozen=True)
 class Space:
+    """`valid(config) -> bool`, when given, is a constraint: only the configs it
+    accepts are in the space (`size`, `random`, `neighbour` and `contains` honour it),
+    e.g. the accelerator's tiles that fit its buffers."""
+
     knobs: dict[str, tuple]
+    valid: Callable[[dict], bool] | None = field(default=None, compare=False)
 
     def __post_init__(self):
         for name, values in self.knobs.items():
             if not values:
                 raise ValueError(f"knob {name} has no values")
 
+    @functools.cached_property
+    def _configs(self) -> list[dict]:
+        """Every valid config (enumerated once; only for a constrained space)."""
+        names = list(self.knobs)
+        every = (dict(zip(names, values)) for values in itertools.product(*self.knobs.values()))
+        return [c for c in every if self.valid(c)]
+
     @property
     def size(self) -> int:
+        if self.valid is not None:
+            return len(self._configs)
         return math.prod(len(v) for v in self.knobs.values())
 
+    def contains(self, config: dict) -> bool:
+        return (set(config) == set(self.knobs) and all(config[n] in v for n, v in self.knobs.items())
+                and (self.valid is None or bool(self.valid(config))))  # fmt: skip
+
     def random(self, rng: np.random.Generator) -> dict:
+        if self.valid is not None:
+            if not self._configs:
+                raise ValueError("no config satisfies the space's constraint")
+            return dict(self._configs[rng.integers(len(self._configs))])
         return {name: values[rng.integers(len(values))] for name, values in self.knobs.items()}
 
     def neighbour(self, config: dict, rng: np.random.Generator) -> dict:
-        """`config` with one knob (that has a choice) set to another of its values."""
+        """`config` with one knob (that has a choice) set to another of its values
+        (a valid config; `config` itself when no such neighbour exists)."""
+        if self.valid is not None:
+            near = [{**config, n: v} for n, values in self.knobs.items() for v in values if v != config[n]]
+            near = [c for c in near if self.valid(c)]
+            return near[rng.integers(len(near))] if near else dict(config)
         names = [n for n, v in self.knobs.items() if len(v) > 1]
         if not names:
             return dict(config)

@@ -83,21 +83,32 @@ def extract_tasks(model, input_shapes: dict | None = None, *, store=None) -> lis
 
 
 class LogLookup:
-    """The tuning context of a log: each workload's best record (read once)."""
+    """The tuning context of a log: each workload's best error-free record (the log
+    is read once). With `skip_invalid`, a record whose config is not a point of its
+    template's space (a log of another version) is passed over for the next best;
+    without, it is answered, and the schedule refuses it with a diagnostic."""
 
-    def __init__(self, log: TuningLog | str, target: str = "llvm"):
+    def __init__(self, log: TuningLog | str, target: str = "llvm", *, skip_invalid: bool = False):
         self.log = log if isinstance(log, TuningLog) else TuningLog(log)
-        self.best: dict[str, Record] = {}
+        self.skip_invalid = skip_invalid
+        self.ranked: dict[str, list[Record]] = {}
         for record in self.log.records():
             if record.kind != "measure" or record.target != target or record.error is not None or not record.costs:
                 continue
-            held = self.best.get(record.workload)
-            if held is None or record.cost < held.cost:
-                self.best[record.workload] = record
+            self.ranked.setdefault(record.workload, []).append(record)
+        for records in self.ranked.values():
+            records.sort(key=lambda r: r.cost)
+
+    @property
+    def best(self) -> dict[str, Record]:
+        return {key: records[0] for key, records in self.ranked.items()}
 
     def __call__(self, template: str, params: tuple) -> dict | None:
-        record = self.best.get(workload_key(template, params))
-        return None if record is None else dict(record.config)
+        records = self.ranked.get(workload_key(template, params), [])
+        if self.skip_invalid and records:
+            space = get_template(template).space(*params)
+            records = [r for r in records if space.contains(r.config)]
+        return dict(records[0].config) if records else None
 
 
 def tune_tasks(tasks: Sequence[Task], log: TuningLog, trials: int, executor, *, guided: bool = True,

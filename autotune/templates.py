@@ -91,7 +91,7 @@ def _load_builtin() -> None:
         importlib.import_module(module)
 
 
-_BUILTIN_MODULES: list[str] = ["tilecraft.autotune.topi_templates"]
+_BUILTIN_MODULES: list[str] = ["tilecraft.autotune.topi_templates", "tilecraft.autotune.accel_templates"]
 
 
 def _divisors(n: int, limit: int = 64) -> tuple[int, ...]:

@@ -24,7 +24,14 @@ its requantized conv+relu chains on the simulator, the rest on the CPU
 (runtime/offload.py); `resnet18_offload_bit_exact` says whether its output equals the
 numpy evaluation of the quantized graph (the int8 reference) bit for bit.
 
-Usage: python bench/accel.py [--layers N]   (N: only the first N shapes, for a quick run)
+With `--tune T`, each shape is first tuned (autotune/accel_templates.py: the
+`conv2d_accel` template's tiles, channel blocks and virtual threads, T trials measured
+on the simulator in a worker, records appended to `--log`), and a table compares the
+untuned default (what tc.compile(q, target="accel") uses without a log) with the best
+config found, both measured: cycles, speedup, tuning minutes. The per-layer runs after
+it are unchanged (the table's tiles).
+
+Usage: python bench/accel.py [--layers N] [--tune T [--log FILE]]   (N: only the first N shapes)
 The last line printed is one JSON object with the issue's keys.
 """
 
@@ -92,6 +99,44 @@ def run_layer(rng, c, o, hw, k, stride, pad, count, tile, spec):
     return row
 
 
+def tune_layers(layers, trials: int, log_path: str, spec) -> list[dict]:
+    """Tune each shape's conv2d_accel workload; its default and best config, measured."""
+    from tilecraft.autotune.measure import Job, LocalExecutor
+    from tilecraft.autotune.records import TuningLog
+    from tilecraft.autotune.templates import get_template, workload_key
+    from tilecraft.autotune.tuner import tune
+
+    template = get_template("conv2d_accel")
+    log = TuningLog(log_path)
+    rows = []
+
+    def cycles(seconds: float) -> int:
+        return round(seconds * spec.clock_mhz * 1e6)
+
+    print(f"tuning {len(layers)} shapes, {trials} trials each (log {log_path})")
+    print(f"{'layer':28} {'default':>11} {'tuned':>11} {'speedup':>7} {'errors':>6} {'minutes':>7}  best config")
+    with LocalExecutor(1) as executor:
+        for name, c, o, hw, k, stride, pad, _, _ in layers:
+            params = ac.conv2d_params((1, c, hw, hw), (o, c, k, k), (stride, stride), (pad,) * 4, SHIFT, True, spec)
+            start = time.perf_counter()
+            best = tune("conv2d_accel", params, log, trials, executor, batch=8, repeat=1, timeout=600)
+            minutes = (time.perf_counter() - start) / 60
+            (default,) = executor.run([Job(template.measure_job, {"template": "conv2d_accel", "shape": list(params),
+                                                                  "config": None, "repeat": 1}, 600)])
+            if default.error is not None or best is None:
+                raise SystemExit(f"{name}: {default.error or 'no config of the tuning run measured'}")
+            errors = sum(r.error is not None for r in log.measured(workload_key("conv2d_accel", params), "accel").values())
+            row = {"name": name, "default": cycles(default.costs[0]), "tuned": cycles(best.cost), "errors": errors,
+                   "minutes": minutes, "config": best.config}
+            rows.append(row)
+            print(f"{name:28} {row['default']:11,d} {row['tuned']:11,d} {row['default'] / row['tuned']:7.2f} "
+                  f"{errors:6d} {minutes:7.1f}  {json.dumps(best.config, sort_keys=True)}", flush=True)
+    default_total, tuned_total = sum(r["default"] for r in rows), sum(r["tuned"] for r in rows)
+    print(f"tuned/default cycles over the shapes: {tuned_total:,} / {default_total:,} "
+          f"({default_total / tuned_total:.2f}x); tuning {sum(r['minutes'] for r in rows):.1f} minutes\n")
+    return rows
+
+
 def resnet18_offload(seed: int = 0) -> dict:
     from models import resnet18  # bench/models.py, beside this script
 
@@ -117,8 +162,12 @@ def resnet18_offload(seed: int = 0) -> dict:
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--layers", type=int, default=len(LAYERS))
+    parser.add_argument("--tune", type=int, default=0, metavar="T", help="tune each shape with T trials first")
+    parser.add_argument("--log", default="accel-tune.jsonl", help="the tuning log (--tune; resumed if it exists)")
     options = parser.parse_args()
     spec = default_spec()
+    if options.tune:
+        tune_layers(LAYERS[: options.layers], options.tune, options.log, spec)
     rng = np.random.default_rng(0)
     rows = []
     print(f"{'layer':28} {'n':>2} {'insns':>6} {'cycles':>11} {'GEMM/ideal':>10} {'util':>6} "

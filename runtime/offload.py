@@ -9,7 +9,10 @@ graph function is cut at those calls:
 
 - each accelerator chain becomes one `AccelFunction` (`topi/accel_conv2d.conv2d_accel`
   through `tc.build(target="accel")`: inject-dma, inject-virtual-threads,
-  convert-loop-to-accel, insert-dependences), its weights and bias packed once here;
+  convert-loop-to-accel, insert-dependences), its weights and bias packed once here.
+  Its knobs are the best config a `tuning_log` measured for its workload (the
+  `conv2d_accel` template of autotune/accel_templates.py, `accel_params`), else
+  `accel_conv2d.default_config`;
 - each run of the other ops between them becomes a graph function of its own,
   compiled for the CPU by `tc.compile` (its arguments are the values it reads from
   earlier steps, its results what later steps or the model's results read).
@@ -40,27 +43,6 @@ from tilecraft.transforms.partition_accel import TARGET_ATTR, Chain, PartitionAc
 from tilecraft.utils.weights import attach, store_of
 
 
-def _divisor_at_most(n: int, limit: int) -> int:
-    return max(d for d in range(1, min(n, limit) + 1) if n % d == 0)
-
-
-def _tiles(chain: Chain, spec: AccelSpec) -> tuple[int, int]:
-    """Output tile (rows, columns): divisors of the output size no larger than 14,
-    shrunk until two threads' input tiles fit the input buffer."""
-    _, c, h, w = chain.input_shape()
-    kh, kw = chain.weight.shape[2:]
-    sh, sw = chain.strides
-    top, left, bottom, right = chain.pads
-    oh, ow = (h + top + bottom - kh) // sh + 1, (w + left + right - kw) // sw + 1
-    th, tw = _divisor_at_most(oh, 14), _divisor_at_most(ow, 14)
-    while ((th - 1) * sh + kh) * ((tw - 1) * sw + kw) * 2 > spec.inp_depth and (th > 1 or tw > 1):
-        if th >= tw and th > 1:
-            th = _divisor_at_most(oh, th - 1)
-        else:
-            tw = _divisor_at_most(ow, tw - 1)
-    return th, tw
-
-
 @dataclass
 class AccelStep:
     chain: Chain
@@ -69,6 +51,7 @@ class AccelStep:
     bias: np.ndarray
     out_shape: tuple[int, ...]
     spec: AccelSpec
+    config: dict = field(default_factory=dict)  # conv2d_accel's knobs (tuned or default)
     x: SSAValue | None = None  # the call's operand and result in the model's function
     result: SSAValue | None = None
 
@@ -116,7 +99,8 @@ class OffloadedModel:
         return results[0] if len(results) == 1 else tuple(results)
 
 
-def compile_offload(model, *, spec: AccelSpec | None = None, input_shapes=None, store=None) -> OffloadedModel:
+def compile_offload(model, *, spec: AccelSpec | None = None, input_shapes=None, store=None,
+                    schedule_configs=None) -> OffloadedModel:
     from xdsl.context import Context
 
     from tilecraft.runtime.compile import compile as compile_cpu
@@ -151,7 +135,7 @@ def compile_offload(model, *, spec: AccelSpec | None = None, input_shapes=None, 
         requantize = kernel.body.block.last_op.operands[0].owner
         chain = match_chain(requantize, spec)
         assert chain is not None, "partition-accel outlined a chain it does not match"
-        step = _accel_step(chain, spec)
+        step = _accel_step(chain, spec, schedule_configs)
         step.x, step.result = op.operands[0], op.results[0]
         steps.append(step)
     flush()
@@ -160,20 +144,29 @@ def compile_offload(model, *, spec: AccelSpec | None = None, input_shapes=None, 
     return model
 
 
-def _accel_step(chain: Chain, spec: AccelSpec) -> AccelStep:
+def accel_params(chain: Chain, spec: AccelSpec) -> tuple:
+    """The chain's workload as the `conv2d_accel` tuning template names it."""
+    return ac.conv2d_params(chain.input_shape(), chain.weight.shape, chain.strides, chain.pads, chain.shift,
+                            chain.relu, spec)
+
+
+def _accel_step(chain: Chain, spec: AccelSpec, schedule_configs=None) -> AccelStep:
+    """The chain built with the config `schedule_configs("conv2d_accel", params)`
+    gives (tc.compile's tuning_log: the log's best valid record), else the default."""
     from tilecraft.runtime.accel import build_accel
 
     n, c, h, w = chain.input_shape()
     o = chain.weight.shape[0]
-    th, tw = _tiles(chain, spec)
+    best = schedule_configs("conv2d_accel", accel_params(chain, spec)) if schedule_configs is not None else None
+    config = best or ac.default_config((n, c, h, w), chain.weight.shape, chain.strides, chain.pads, spec)
     s, args = ac.conv2d_accel((n, c, h, w), chain.weight.shape, chain.strides, chain.pads, chain.shift,
-                              relu=chain.relu, spec=spec, tile_h=th, tile_w=tw, threads=2)
-    function = build_accel(s, args, "main")
+                              relu=chain.relu, spec=spec, **config)
+    function = build_accel(s, args, "main", "" if spec == default_spec() else spec.source)
     bias = chain.bias if chain.bias is not None else np.zeros(o, np.int32)
     bias = np.ascontiguousarray(np.broadcast_to(bias.astype(np.int32).reshape(o // spec.block, 1, spec.block),
                                                 (o // spec.block, spec.batch, spec.block)))
     kernel = ac.pack_kernel(chain.weight.astype(np.int8), spec.block, spec.block)
-    return AccelStep(chain, function, kernel, bias, tuple(args[3].shape), spec)
+    return AccelStep(chain, function, kernel, bias, tuple(args[3].shape), spec, config)
 
 
 def _cpu_step(ops: list[Operation], results: list[SSAValue], store, compile_cpu, number: int) -> CpuStep:

@@ -131,6 +131,77 @@ def conv2d_reference(
     return np.clip(v, -128, 127).astype(np.int8)
 
 
+def output_size(data_shape: Sequence[int], kernel_shape: Sequence[int], strides: Sequence[int],
+                pads: Sequence[int]) -> tuple[int, int]:
+    """(OH, OW) of the convolution; `pads` [top, left, bottom, right]."""
+    _, _, h, w = data_shape
+    kh, kw = kernel_shape[2:]
+    top, left, bottom, right = pads
+    return (h + top + bottom - kh) // strides[0] + 1, (w + left + right - kw) // strides[1] + 1
+
+
+def conv2d_params(data_shape: Sequence[int], kernel_shape: Sequence[int], strides: Sequence[int],
+                  pads: Sequence[int], shift: int, relu: bool, spec) -> tuple:
+    """The workload of a `conv2d_accel` as JSON-able values (the tuning template's
+    parameters): shapes, strides and pads as lists of ints, the shift, relu, and the
+    spec as the keys where it differs from VTA's default (`{}` for the default)."""
+    return ([int(d) for d in data_shape], [int(d) for d in kernel_shape], [int(d) for d in strides],
+            [int(d) for d in pads], int(shift), bool(relu), dict(sorted(spec.overrides().items())))
+
+
+def _divisor_at_most(n: int, limit: int) -> int:
+    return max(d for d in range(1, min(n, limit) + 1) if n % d == 0)
+
+
+def default_tiles(data_shape: Sequence[int], kernel_shape: Sequence[int], strides: Sequence[int],
+                  pads: Sequence[int], spec) -> tuple[int, int]:
+    """The default output tile (rows, columns): divisors of the output size no larger
+    than 14, shrunk until two threads' input tiles fit the input buffer."""
+    kh, kw = kernel_shape[2:]
+    sh, sw = strides
+    oh, ow = output_size(data_shape, kernel_shape, strides, pads)
+    th, tw = _divisor_at_most(oh, 14), _divisor_at_most(ow, 14)
+    while ((th - 1) * sh + kh) * ((tw - 1) * sw + kw) * 2 > spec.inp_depth and (th > 1 or tw > 1):
+        if th >= tw and th > 1:
+            th = _divisor_at_most(oh, th - 1)
+        else:
+            tw = _divisor_at_most(ow, tw - 1)
+    return th, tw
+
+
+def default_config(data_shape: Sequence[int], kernel_shape: Sequence[int], strides: Sequence[int],
+                   pads: Sequence[int], spec) -> dict[str, int]:
+    """The untuned knobs of `conv2d_accel` (what the tuner's config None means):
+    `default_tiles`, one input-channel block a load, as many output-channel blocks as
+    `_tile_oc` lets two threads take, and two virtual threads where the output-channel
+    tiles split evenly between them (else one)."""
+    kh, kw = kernel_shape[2:]
+    blocks = kernel_shape[0] // spec.block
+    th, tw = default_tiles(data_shape, kernel_shape, strides, pads, spec)
+    tile_oc = _tile_oc(blocks, th * tw, kh * kw, 2, spec)
+    threads = 2 if blocks % (2 * tile_oc) == 0 else 1
+    return {"tile_h": th, "tile_w": tw, "tile_oc": tile_oc, "tile_ic": 1, "threads": threads}
+
+
+def buffer_use(data_shape: Sequence[int], kernel_shape: Sequence[int], strides: Sequence[int],
+               config: dict, spec) -> dict[str, tuple[int, int]]:
+    """{buffer: (elements the config's tiles take, elements it holds)} for the input,
+    weight and accumulator buffers: every virtual thread holds its own input tile
+    (tile_ic channel blocks of the window under tile_h x tile_w outputs), its weights
+    (tile_oc x tile_ic blocks of KH x KW taps), and its accumulator, epilogue result
+    (tile_oc blocks of the output tile each) and bias (tile_oc elements)."""
+    kh, kw = kernel_shape[2:]
+    sh, sw = strides
+    threads, tile_oc, tile_ic = config["threads"], config["tile_oc"], config["tile_ic"]
+    th, tw = config["tile_h"], config["tile_w"]
+    window = ((th - 1) * sh + kh) * ((tw - 1) * sw + kw)
+    return {
+        "inp_buffer": (threads * tile_ic * window, spec.inp_depth),
+        "wgt_buffer": (threads * tile_oc * tile_ic * kh * kw, spec.wgt_depth),
+        "acc_buffer": (threads * tile_oc * (2 * th * tw + 1), spec.acc_depth),
+    }
+
+
 def _tile_oc(blocks: int, pixels: int, taps: int, threads: int, spec) -> int:
     """The most output-channel blocks a tile can take (4, 2 or 1) that split evenly
     over the threads and fit: each thread holds its accumulator and its epilogue's

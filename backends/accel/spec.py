@@ -31,6 +31,12 @@ machine, not numbers VTA publishes: the default bus is VTA's 64-bit AXI port.
 | ALU_INITIATION_INTERVAL  | 1       | cycles between two ALU micro-op executions         |
 | COMMAND_QUEUE_DEPTH      | 512     | instructions each of load/compute/store can queue  |
 | TOKEN_QUEUE_DEPTH        | 512     | dependence tokens each of the four queues can hold |
+| CLOCK_MHZ (optional)     | 100     | the clock that turns cycles into seconds           |
+
+CLOCK_MHZ is ours too: 100 MHz is the clock VTA's PYNQ-Z1 bitstream runs at. It only
+converts simulated cycles into seconds (the tuner's cost, `seconds()`); nothing in the
+machine depends on it, so it may be left out of a file (100) and is not part of the
+binary format's spec block (`SPEC_KEYS`: a decoded program has the default clock).
 
 Derived quantities follow VTA's `hw_spec_const.h`: an element of a buffer is one whole
 tile (input BATCH x BLOCK, weight BLOCK x BLOCK, accumulator and output BATCH x BLOCK; a
@@ -87,7 +93,10 @@ _RANGES: dict[str, tuple[int, int]] = {
     "ALU_INITIATION_INTERVAL": (1, 1 << 10),
     "COMMAND_QUEUE_DEPTH": (1, 1 << 20),
     "TOKEN_QUEUE_DEPTH": (1, 1 << 20),
+    "CLOCK_MHZ": (1, 1 << 20),
 }
+# Keys a file may leave out, with their value then.
+_OPTIONAL: dict[str, int] = {"CLOCK_MHZ": 100}
 
 
 @dataclass(frozen=True)
@@ -112,6 +121,7 @@ class AccelSpec:
     alu_initiation_interval: int
     command_queue_depth: int
     token_queue_depth: int
+    clock_mhz: int = _OPTIONAL["CLOCK_MHZ"]
     source: str = field(default="<spec>", compare=False)
 
     def __post_init__(self):
@@ -185,6 +195,10 @@ class AccelSpec:
     @property
     def out_width(self) -> int:
         return self.inp_width
+
+    def seconds(self, cycles: int) -> float:
+        """Wall time of `cycles` at the spec's clock."""
+        return cycles / (self.clock_mhz * 1e6)
 
     # -- buffer elements (one tile each) -------------------------------------------
     @property
@@ -268,12 +282,19 @@ class AccelSpec:
         """The file's content: `{KEY: value}`, the inverse of `spec_from_dict`."""
         return {key: getattr(self, key.lower()) for key in _RANGES}
 
+    def overrides(self) -> dict[str, int]:
+        """The keys where this spec differs from VTA's default (`{}` for the default)."""
+        default = default_spec().to_dict()
+        return {k: v for k, v in self.to_dict().items() if default[k] != v}
 
-SPEC_KEYS: tuple[str, ...] = tuple(_RANGES)
+
+# The keys every file gives (the binary format's spec block, in this order).
+SPEC_KEYS: tuple[str, ...] = tuple(k for k in _RANGES if k not in _OPTIONAL)
 
 
 def spec_from_dict(values: object, source: str = "<spec>") -> AccelSpec:
-    """Build a spec from `{KEY: value}`; every key is required, no other is allowed."""
+    """Build a spec from `{KEY: value}`; every key but the optional ones is required,
+    no other is allowed."""
     if not isinstance(values, dict):
         raise SpecError(source, None, "a spec is a table of KEY: integer entries")
     unknown = [k for k in values if k not in _RANGES]
@@ -282,7 +303,7 @@ def spec_from_dict(values: object, source: str = "<spec>") -> AccelSpec:
     missing = [k for k in SPEC_KEYS if k not in values]
     if missing:
         raise SpecError(source, missing[0], "missing (every key must be given)")
-    return AccelSpec(**{k.lower(): v for k, v in values.items()}, source=source)
+    return AccelSpec(**{k.lower(): v for k, v in {**_OPTIONAL, **values}.items()}, source=source)
 
 
 def load_spec(path: str | Path) -> AccelSpec:
