@@ -187,10 +187,9 @@ def _gflops(flops: float, seconds: float) -> float:
 def tune_task(task, log, trials: int, executor, *, guided: bool, timeout: float, label: str,
               show_progress: bool = True) -> tuple[int, int, int, float]:  # fmt: skip
     """Tune one task into `log` with a progress bar; (trials in log, errors, new, wall seconds)."""
-    from tqdm import tqdm
-
     from tilecraft.autotune.templates import get_template
     from tilecraft.autotune.tuner import tune
+    from tqdm import tqdm
 
     template = get_template(task.template)
     total = min(trials, template.space(*task.params).size)
@@ -350,7 +349,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted; the log keeps every measurement made: run again to resume", file=sys.stderr)
         return 130
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001 - a bug: one line, not a traceback
         if args.traceback:
             traceback.print_exc()
         print(f"{PROG}: internal error: {type(e).__name__}: {e} (please report it; --traceback shows where)",

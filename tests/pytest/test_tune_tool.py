@@ -11,7 +11,6 @@ import types
 from dataclasses import dataclass
 
 import pytest
-
 from tilecraft.autotune.plot import Panel, best_so_far, curve, plot_curves
 from tilecraft.autotune.records import Record, TuningLog
 from tilecraft.autotune.templates import get_template, workload_key
