@@ -62,8 +62,10 @@ class Panel:
     default: float | None = None
 
 
-def plot_curves(panels: Sequence[Panel], path: str | os.PathLike, *, title: str | None = None) -> Path:
-    """A PNG at `path` with one subplot per panel (in a grid of up to 3 columns)."""
+def plot_curves(panels: Sequence[Panel], path: str | os.PathLike, *, title: str | None = None,
+                log_x: bool = False) -> Path:  # fmt: skip
+    """A PNG at `path` with one subplot per panel (in a grid of up to 3 columns);
+    `log_x` for curves of very different lengths (64 guided against 1000 random)."""
     import matplotlib
 
     matplotlib.use("Agg", force=True)
@@ -83,6 +85,8 @@ def plot_curves(panels: Sequence[Panel], path: str | os.PathLike, *, title: str 
             ax.axhline(panel.default, color="gray", linestyle="--", label="untuned default")
         ax.set_title(panel.title, fontsize=9)
         ax.set_xlabel("trials")
+        if log_x:
+            ax.set_xscale("log")
         ax.set_ylabel("best GFLOP/s")
         ax.set_ylim(bottom=0)
         ax.grid(True, alpha=0.3)
