@@ -318,12 +318,15 @@ def compile(  # noqa: A001
     store=None,
     num_threads=None,
     extra_passes=None,
+    tuning_log=None,
 ):
     """A whole model (ONNX model or path, `.mlir` graph file, or graph `ModuleOp`)
     compiled for the CPU: `m = tc.compile("model.onnx"); y = m(x)`. It runs the
     `compile-model` pipeline (what `tilecraft-opt -p compile-model` prints is
     `m.ir`) and calls the model as one native function.
     `extra_passes={"after:fuse-ops": [MyPass()]}` inserts passes at named points.
+    `tuning_log="tune.jsonl"` applies the best tuned config of each workload the
+    log holds (tilecraft-tune, `tilecraft.autotune`).
     `target="accel"` runs a quantized model's (`tc.quantize`) int8 convolutions on the
     accelerator's simulator and the rest on the CPU (runtime/offload.py)."""
     if isinstance(target, str) and target.split()[:1] == ["accel"]:
@@ -340,4 +343,11 @@ def compile(  # noqa: A001
         store=store,
         num_threads=num_threads,
         extra_passes=extra_passes,
+        schedule_configs=None if tuning_log is None else _log_lookup(tuning_log),
     )
+
+
+def _log_lookup(tuning_log):
+    from tilecraft.autotune.tasks import LogLookup
+
+    return LogLookup(tuning_log)

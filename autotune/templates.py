@@ -50,7 +50,13 @@ class Template:
 
     def inputs(self, args, rng: np.random.Generator) -> list[np.ndarray]:
         """Random inputs for measuring (the tensors before the output)."""
-        return [rng.standard_normal([int(d) for d in t.shape]).astype(t.dtype) for t in args[:-1]]
+        def value(t):
+            shape = [int(d) for d in t.shape]
+            if str(t.dtype).startswith(("int", "uint")):
+                return rng.integers(-8, 8, size=shape).astype(t.dtype)
+            return rng.standard_normal(shape).astype(t.dtype)
+
+        return [value(t) for t in args[:-1]]
 
 
 TEMPLATES: dict[str, Template] = {}
@@ -79,7 +85,7 @@ def _load_builtin() -> None:
         importlib.import_module(module)
 
 
-_BUILTIN_MODULES: list[str] = []
+_BUILTIN_MODULES: list[str] = ["tilecraft.autotune.topi_templates"]
 
 
 def _divisors(n: int, limit: int = 64) -> tuple[int, ...]:
@@ -138,10 +144,19 @@ def sched_ir(template: str, params, config: dict | None) -> str:
 
 def lower(template: str, params, config: dict | None):
     """The loop IR of a config (what the cost model's features read)."""
-    from tilecraft.api import lower_module
+    from tilecraft.te_pieces import lower_module
 
     s, args = get_template(template).schedule(*params, config=config)
-    return lower_module(s, args)
+    return lower_module(s, args, "main")
+
+
+def _build(s, args):
+    """The native function of a schedule (what tc.build makes, without its argument
+    checks: measuring calls it many times on arrays made to fit)."""
+    from tilecraft.te_pieces import build_pieces
+
+    compiled, _ = build_pieces(s, list(args), "main", {})
+    return compiled
 
 
 def gflops(template: str, params, seconds: float) -> float:
@@ -151,11 +166,9 @@ def gflops(template: str, params, seconds: float) -> float:
 def measure(template: str, shape: list, config: dict | None, repeat: int = 5, seed: int = 0) -> list[float]:
     """Seconds of `repeat` runs of the config after a warm-up (in a worker process);
     AssertionError when its output differs from the untuned schedule's."""
-    import tilecraft as tc
-
     t = get_template(template)
     s, args = t.schedule(*shape, config=config)
-    f = tc.build(s, args)
+    f = _build(s, args)
     rng = np.random.default_rng(seed)
     inputs = t.inputs(args, rng)
     out = np.zeros([int(d) for d in args[-1].shape], args[-1].dtype)
@@ -163,7 +176,7 @@ def measure(template: str, shape: list, config: dict | None, repeat: int = 5, se
     if config is not None:
         s0, a0 = t.schedule(*shape, config=None)
         expected = np.zeros_like(out)
-        tc.build(s0, a0)(*inputs, expected)
+        _build(s0, a0)(*inputs, expected)
         if not np.allclose(out, expected, rtol=1e-4, atol=1e-4):
             raise AssertionError(f"wrong answer: max error {np.abs(out - expected).max():.3g}")
     costs = []

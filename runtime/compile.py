@@ -12,6 +12,7 @@ caller's weight store is never written: the passes get a child of it.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from pathlib import Path
 
@@ -93,6 +94,21 @@ def kernel_calls(main: func.FuncOp) -> list[str]:
     return [op.callee.root_reference.data for op in main.walk() if isinstance(op, func.CallOp)]
 
 
+class _Answered:
+    """A tuning context that remembers the configs it gave (workload key -> config)."""
+
+    def __init__(self, lookup):
+        self.lookup, self.answered = lookup, {}
+
+    def __call__(self, template: str, params: tuple):
+        from tilecraft.topi.tuning import workload_key
+
+        config = self.lookup(template, params)
+        if config is not None:
+            self.answered[workload_key(template, params)] = config
+        return config
+
+
 def _int_attr(op, key: str) -> int:
     a = op.attributes.get(key)
     return int(a.value.data) if isinstance(a, IntegerAttr) else 0
@@ -107,6 +123,7 @@ def compile(  # noqa: A001 - TVM's and the issue's name
     store: WeightStore | None = None,
     num_threads: int | None = None,
     extra_passes: ExtraPasses | None = None,
+    schedule_configs=None,
 ) -> CompiledModel:
     """Compile an ONNX model (a ModelProto or a path), a `.mlir` graph file, or a
     graph-level `ModuleOp` (with its `WeightStore` as `store`, unless one is
@@ -115,9 +132,12 @@ def compile(  # noqa: A001 - TVM's and the issue's name
     is how many threads parallel loops use (default: `OMP_NUM_THREADS`, else the
     CPUs this process may run on); `extra_passes={"after:fuse-ops": [MyPass()]}`
     runs passes of one's own at named points of compile-model
-    (`runtime/extension.py`)."""
+    (`runtime/extension.py`); `schedule_configs(template, params) -> config | None`
+    is the tuning context the schedules ask (topi/tuning.py; tc.compile's
+    `tuning_log` makes one of a log); what it answered for is `model.tuned`."""
     from tilecraft.compiler import make_context
     from tilecraft.pipelines.compile_model import CompileModelPass
+    from tilecraft.topi.tuning import use_configs
     from tilecraft.utils.diagnostics import verify_module
     from tilecraft.utils.threads import resolve_threads
 
@@ -134,9 +154,11 @@ def compile(  # noqa: A001 - TVM's and the issue's name
     verify_module(module)
     stages = insert_passes(CompileModelPass(fuse=fuse).stages(), extra_passes)
     ctx = make_context()
-    for stage in stages:
-        stage.apply(ctx, module)
-        verify_module(module)
+    lookup = _Answered(schedule_configs) if schedule_configs is not None else None
+    with use_configs(lookup) if lookup is not None else contextlib.nullcontext():
+        for stage in stages:
+            stage.apply(ctx, module)
+            verify_module(module)
     main = next(f for f in module.ops if isinstance(f, func.FuncOp) and f.sym_name.data == name)
 
     from tilecraft.compiler import compile_loop_module
@@ -160,5 +182,6 @@ def compile(  # noqa: A001 - TVM's and the issue's name
         compile_seconds=time.perf_counter() - start,
         passes=[p.name for p in stages],
         owner=jit,
+        tuned=lookup.answered if lookup is not None else {},
     )
 

@@ -67,8 +67,11 @@ class CompiledModel:
         compile_seconds: float = 0.0,
         passes: Sequence[str] = (),
         owner: object = None,
+        tuned: Mapping[str, dict] | None = None,
     ):
         self._entry = entry
+        # workload key -> the tuned config its schedule used (tc.compile(tuning_log=))
+        self.tuned = dict(tuned or {})
         self.entry_name = entry_name
         self.ports = list(ports)
         self._owner = owner  # keeps the machine code alive

@@ -66,6 +66,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tilecraft.frontends import te
+from tilecraft.topi.tuning import check_config, config_for, workload_key
 
 BLOCK = 16  # fp32 lanes of an AVX-512 register: the channel block alter-layout picks
 L1_BYTES = 32 * 1024  # what the register tile may stream from L1 (48 KiB L1d here)
@@ -176,6 +177,9 @@ class Conv2dInfo:
     kernel: tuple[int, ...]
     strides: tuple[int, ...]
     pad: te.Tensor | None
+    # The workload's parameters (JSON-able): the tuning template "conv2d" rebuilds the
+    # computation from them (`conv2d_workload`) and tuning logs are keyed by them.
+    params: tuple = ()
 
 
 # The info of each conv2d reduction made here, keyed by its te ComputeOp.
@@ -339,8 +343,13 @@ def conv2d_compute(
             _indexed(("n", "o", *_OUT_AXES[3 - rank :]), lambda n, o, *position: body(n, _Channel(o, 0, 0, O), position)),
             name=name,
         )
+    params = (
+        list(data.shape), list(weight.shape), list(strides), list(pads), list(dilations), groups,
+        data_layout, kernel_layout, out_layout if out_layout is not None else data_layout,
+        str(data.dtype), str(weight.dtype),
+    )
     _INFO[conv.op] = Conv2dInfo(
-        db, (kib, kob), ob, groups, C, O, kernel, strides, padded if padded is not data else None
+        db, (kib, kob), ob, groups, C, O, kernel, strides, padded if padded is not data else None, params
     )
     if bias is None:
         return conv
@@ -445,13 +454,20 @@ def inline_between(s: te.Schedule, out: te.Tensor, red: te.Tensor, inlined) -> N
         s[t].compute_inline()
 
 
-def schedule_conv2d(s: te.Schedule, out: te.Tensor, conv: te.Tensor, inlined=()) -> None:
+def schedule_conv2d(s: te.Schedule, out: te.Tensor, conv: te.Tensor, inlined=(), config: dict | None = None) -> None:
     """Schedule a conv2d (`conv`, as conv2d_compute returned it) whose fused group ends
-    in `out`; `inlined` are the elementwise stages between them."""
+    in `out`; `inlined` are the elementwise stages between them. The knobs come from
+    `config`, else from the tuning context (topi/tuning.py: a tuning log's best
+    record of this workload), else the defaults (`default_config`)."""
     red = find_reduction(conv)
     info = conv2d_info(red)
     if info is None:
         raise ValueError(f"{red.name} was not made by conv2d_compute")
+    where = red.name
+    if config is None:
+        config = config_for("conv2d", info.params)
+        where = f"{red.name} (the tuning log's config of {workload_key('conv2d', info.params)})"
+    config = check_config(config, conv2d_space(red, info), where) if config is not None else default_config(red, info)
     inline_between(s, out, red, inlined)
     if info.pad is not None:
         phased = not info.data_block and not info.out_block and info.strides[-1] > 1
@@ -459,10 +475,87 @@ def schedule_conv2d(s: te.Schedule, out: te.Tensor, conv: te.Tensor, inlined=())
     if out.shape != red.shape:
         # The group reshapes after the conv: the conv gets its own tile loops at the
         # root, `out` a plain elementwise schedule.
-        _schedule_tiles(s, red, red, info)
+        _schedule_tiles(s, red, red, info, config)
         _schedule_elementwise(s, out)
         return
-    _schedule_tiles(s, out, red, info)
+    _schedule_tiles(s, out, red, info, config)
+
+
+# ---------------------------------------------------------------------------------
+# Knobs (the tuning template "conv2d": autotune/topi_templates.py)
+
+
+def conv2d_space(red: te.Tensor, info: Conv2dInfo) -> dict[str, tuple]:
+    """The knobs of a conv2d schedule and their allowed values.
+
+    Blocked output: `tile` = [ocn, regn], the register tile (ocn output-channel blocks
+    x regn output columns, at most 28 of the 32 zmm registers); `row` = accumulate a
+    whole output row per channel block (weights reused from L1 by every tile of the
+    row); `order` = channel blocks outside (0) or inside (1) the window loops;
+    `unroll_rx` = unroll the window's column loop; `parallel`. Unblocked output:
+    `tile` = [ocn, owv] (output channels unrolled x vectorized columns), `parallel`."""
+    if info.out_block:
+        ocb, ow, ob = red.shape[1], red.shape[3], info.out_block
+        vectors = max(1, ob // BLOCK)
+        tiles = [
+            [ocn, regn]
+            for ocn in range(1, min(ocb, 4) + 1) if ocb % ocn == 0 and ocn * ob <= 4 * BLOCK
+            for regn in sorted({*(d for d in range(1, min(ow, 28) + 1) if ow % d == 0), min(ow, 28)})
+            if ocn * vectors * regn <= 28
+        ]
+        window = len(red.op.reduce_axis) - (2 if _blocked_channels(red) else 1 if _flat_channels(red) else 0)
+        knobs = {
+            "tile": tuple(tiles),
+            "row": (0, 1) if _blocked_channels(red) and window == 2 else (0,),
+            "order": (0, 1) if _blocked_channels(red) else (0,),
+            "unroll_rx": (0, 1) if info.kernel[-1] > 1 else (0,),
+            "parallel": (0, 1),
+        }
+    else:
+        o, ow = red.shape[1], red.shape[-1]
+        knobs = {
+            "tile": tuple(
+                [ocn, owv]
+                for ocn in (1, 2, 3, 4, 6, 8) if o % ocn == 0
+                for owv in sorted({*(d for d in range(4, BLOCK + 1) if ow % d == 0), min(ow, BLOCK)})
+            ),
+            "parallel": (0, 1),
+        }
+    return knobs
+
+
+def _blocked_channels(red: te.Tensor) -> bool:
+    return any(r.var.name == "rcb" for r in red.op.reduce_axis)
+
+
+def _flat_channels(red: te.Tensor) -> bool:
+    return any(r.var.name == "rc" for r in red.op.reduce_axis)
+
+
+def default_config(red: te.Tensor, info: Conv2dInfo) -> dict:
+    """The knobs the heuristics choose (what runs untuned)."""
+    if info.out_block:
+        OCB, OW, ob = red.shape[1], red.shape[3], info.out_block
+        # Accumulators: ocn blocks x regn columns, 14 of the 32 zmm registers for
+        # 16-lane blocks (2 x 7 beat 1 x 14 and 2 x 8 here; 2 x 8, 2 x 10, 2 x 12
+        # and 4 x 7 were within this machine's noise of 2 x 7 on ResNet's 3x3 layers).
+        ocn = next(d for d in (4, 3, 2, 1) if OCB % d == 0 and d * ob <= TILE_CHANNELS)
+        regn = _register_tile_width(OW, max(1, (TILE_ACCUMULATORS * BLOCK) // (ocn * ob)))
+        # The weights one output-channel tile reads: Cg * KH * KW * ocn * ob floats.
+        # Where they overflow L1 (48 KiB here) and a row has several register tiles,
+        # accumulate a whole output row (ocn x OW x ob floats, a few KiB of stack)
+        # one channel block at a time, so each block's weights are reused from L1 by
+        # every tile of the row: 1.2-1.3x on the 56x56x64 layer, neutral elsewhere.
+        weight_bytes = (info.in_channels // info.groups) * math.prod(info.kernel) * ocn * ob * 4
+        window = len(red.op.reduce_axis) - 2 if _blocked_channels(red) else -1
+        row = int(weight_bytes > L1_BYTES and OW > regn and window == 2)
+        return {"tile": [ocn, regn], "row": row, "order": 0, "unroll_rx": 0, "parallel": 1}
+    O, OW = red.shape[1], red.shape[-1]
+    ocn = next(d for d in (8, 6, 4, 3, 2, 1) if O % d == 0)
+    # A divisor of OW: a guarded tail would mask the accumulators' loads and
+    # stores, and masked memory keeps them out of registers (20x slower).
+    owv = next((d for d in range(BLOCK, 3, -1) if OW % d == 0), min(OW, BLOCK))
+    return {"tile": [ocn, owv], "parallel": 1}
 
 
 def _schedule_pad(s: te.Schedule, pad: te.Tensor, block: int, phased: bool) -> None:
@@ -493,54 +586,46 @@ def _schedule_elementwise(s: te.Schedule, t: te.Tensor) -> None:
         s[t].parallel(axes[0])
 
 
-def _schedule_tiles(s: te.Schedule, out: te.Tensor, red: te.Tensor, info: Conv2dInfo) -> None:
+def _schedule_tiles(s: te.Schedule, out: te.Tensor, red: te.Tensor, info: Conv2dInfo, config: dict) -> None:
     """The register-tiled loop nest; `out` is `red` or an elementwise stage of its shape."""
     local = s.cache_write(red, "local")
+    ocn, width = config["tile"]
     if info.out_block:
-        OCB, OW, ob = red.shape[1], red.shape[3], info.out_block
-        # Accumulators: ocn blocks x regn columns, 14 of the 32 zmm registers for
-        # 16-lane blocks (2 x 7 beat 1 x 14 and 2 x 8 here; 2 x 8, 2 x 10, 2 x 12
-        # and 4 x 7 were within this machine's noise of 2 x 7 on ResNet's 3x3 layers).
-        ocn = next(d for d in (4, 3, 2, 1) if OCB % d == 0 and d * ob <= TILE_CHANNELS)
-        regn = _register_tile_width(OW, max(1, (TILE_ACCUMULATORS * BLOCK) // (ocn * ob)))
+        regn = width
         n, ocb, oh, ow, oc = s[out].op.axis
         ocbo, ocbi = s[out].split(ocb, factor=ocn)
         owo, owi = s[out].split(ow, factor=regn)
         s[out].reorder(n, ocbo, oh, owo, ocbi, owi, oc)
         s[out].vectorize(oc)
         row = s[out].fuse(n, ocbo, oh)
-        s[out].parallel(row)
+        if config["parallel"]:
+            s[out].parallel(row)
         ln, locb, loh, low, loc = s[local].op.axis
         lowo, lowi = s[local].split(low, factor=regn)
         unrolled, vector = [locb, lowi], loc
         reduce_axes = list(s[local].op.reduce_axis)
-        # The weights one output-channel tile reads: Cg * KH * KW * ocn * ob floats.
-        # Where they overflow L1 (48 KiB here) and a row has several register tiles,
-        # accumulate a whole output row (ocn x OW x ob floats, a few KiB of stack)
-        # one channel block at a time, so each block's weights are reused from L1 by
-        # every tile of the row: 1.2-1.3x on the 56x56x64 layer, neutral elsewhere.
-        weight_bytes = (info.in_channels // info.groups) * math.prod(info.kernel) * ocn * ob * 4
-        row_accumulators = weight_bytes > L1_BYTES and OW > regn and len(reduce_axes) == 4
-        if row_accumulators:
-            rcb, *window = reduce_axes
-            order = [ln, loh, rcb, lowo, *window, *unrolled, vector]
+        if config["unroll_rx"]:
+            unrolled = [next(r for r in reduce_axes if r.var.name == "rx"), *unrolled]
+        if _blocked_channels(red):
+            rcb, *window, rci = reduce_axes
+            reduction = [*window, rcb, rci] if config["order"] else [rcb, *window, rci]
+        else:
+            reduction = reduce_axes
+        if config["row"]:  # (offered with blocked channels only)
+            order = [ln, loh, rcb, lowo, *window, rci, locb, lowi, vector]
             attach = row
         else:
-            order = [ln, loh, lowo, *reduce_axes, *unrolled, vector]
+            order = [ln, loh, lowo, *reduction, locb, lowi, vector]
             attach = owo
     else:
-        # (1 to 3 spatial axes: the last is vectorized, the others are rows)
-        O, OW = red.shape[1], red.shape[-1]
-        ocn = next(d for d in (8, 6, 4, 3, 2, 1) if O % d == 0)
-        # A divisor of OW: a guarded tail would mask the accumulators' loads and
-        # stores, and masked memory keeps them out of registers (20x slower).
-        owv = next((d for d in range(BLOCK, 3, -1) if OW % d == 0), min(OW, BLOCK))
+        owv = width
         n, o, *rows, ow = s[out].op.axis
         oo, oi = s[out].split(o, factor=ocn)
         owo, owi = s[out].split(ow, factor=owv)
         s[out].reorder(n, oo, *rows, owo, oi, owi)
         s[out].vectorize(owi)
-        s[out].parallel(s[out].fuse(n, oo, *rows))
+        if config["parallel"]:
+            s[out].parallel(s[out].fuse(n, oo, *rows))
         attach = owo
         ln, lo, *local_rows, low = s[local].op.axis
         order = [ln, *local_rows, *s[local].op.reduce_axis, lo, low]

@@ -46,6 +46,7 @@ import numpy as np
 
 from tilecraft.frontends import te
 from tilecraft.topi.conv2d import BLOCK, find_reduction, inline_between
+from tilecraft.topi.tuning import check_config, config_for, workload_key
 
 TILE_ROWS = 6  # mr: output rows per register tile
 TILE_COLS = 64  # nr: output columns per register tile (4 zmm)
@@ -58,6 +59,8 @@ DOT_ROWS, DOT_COLS = 4, 6  # NK register tile: 4 x 6 outputs of 16 partial sums 
 _PARTIAL_SUMS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _TRANSPOSED_WEIGHT: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _KN_WEIGHT: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# The tuning workload (template name, params) of each dense/matmul reduction.
+_WORKLOAD: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def pack_dense_weight(w: np.ndarray) -> np.ndarray:
@@ -119,6 +122,7 @@ def dense_compute(
             _TRANSPOSED_WEIGHT[red.op] = weight_t
         else:
             _KN_WEIGHT[red.op] = w
+    _WORKLOAD[red.op] = ("dense", (list(x.shape), list(w.shape), weight_layout, str(x.dtype)))
     if bias is None:
         return red
     return te.compute(shape, lambda *i: red[i] + bias[i[-1]], name=f"{name}_bias")
@@ -152,19 +156,66 @@ def matmul_compute(a: te.Tensor, b: te.Tensor, name: str = "matmul") -> te.Tenso
         rhs = b[(*operand_batch(bidx, batch_b), k, j)]
         return te.sum(lhs * rhs, axis=k)
 
-    return te.compute((*batch, M, N), body, name=name)
+    mm = te.compute((*batch, M, N), body, name=name)
+    _WORKLOAD[mm.op] = ("batch_matmul", (list(a.shape), list(b.shape), str(a.dtype)))
+    return mm
 
 
 # ---------------------------------------------------------------------------------
 # Schedule
 
 
-def _schedule_gemm(s: te.Schedule, out: te.Tensor, red: te.Tensor) -> None:
+def gemm_space(red: te.Tensor) -> dict[str, tuple]:
+    """The knobs of a dense/matmul schedule (tuning templates "dense", "batch_matmul").
+
+    GEMM (KN weight, matmul, transposed NK): `tile` = [mr, nr], the register tile
+    (mr rows x nr columns, at most 28 zmm accumulators); `pack` = copy each KN
+    column panel once per call (a KN weight wider than the tile); `parallel`.
+    Dot products (an NK weight whose K splits into lanes): `tile` = [rows, cols] of
+    16-lane partial sums; `parallel`. A rank-1 x has nothing to tile."""
+    red = find_reduction(red)
+    if red.ndim < 2:
+        return {"parallel": (1,)}
+    *_, M, N = red.shape
+    if red.op in _PARTIAL_SUMS:
+        tiles = [[r, c] for r in range(1, min(M, 6) + 1) for c in range(1, min(N, 8) + 1) if r * c <= 28]
+        return {"tile": tuple(tiles), "parallel": (0, 1)}
+    widths = sorted({min(N, w) for w in (16, 32, 48, 64)})
+    tiles = [[mr, nr] for mr in range(1, min(M, 8) + 1) for nr in widths if mr * -(-nr // BLOCK) <= 28]
+    packable = red.op in _KN_WEIGHT and red.op not in _TRANSPOSED_WEIGHT and N > min(widths)
+    return {"tile": tuple(tiles), "pack": (0, 1) if packable else (0,), "parallel": (0, 1)}
+
+
+def default_gemm_config(red: te.Tensor) -> dict:
+    """The knobs the heuristics choose (what runs untuned)."""
+    red = find_reduction(red)
+    if red.ndim < 2:
+        return {"parallel": 1}
+    *_, M, N = red.shape
+    if red.op in _PARTIAL_SUMS:
+        return {"tile": [min(M, DOT_ROWS), min(N, DOT_COLS)], "parallel": 1}
+    mr, nr = _tile_rows(M), min(N, TILE_COLS)
+    pack = int(red.op in _KN_WEIGHT and red.op not in _TRANSPOSED_WEIGHT and N > nr)
+    return {"tile": [mr, nr], "pack": pack, "parallel": 1}
+
+
+def _config(red: te.Tensor, config: dict | None) -> dict:
+    """`config`, else the tuning context's, else the default (checked against the space)."""
+    where = red.name
+    if config is None and red.op in _WORKLOAD:
+        config = config_for(*_WORKLOAD[red.op])
+        where = f"{red.name} (the tuning log's config of {workload_key(*_WORKLOAD[red.op])})"
+    if config is None:
+        return default_gemm_config(red)
+    return check_config(config, gemm_space(red), where)
+
+
+def _schedule_gemm(s: te.Schedule, out: te.Tensor, red: te.Tensor, config: dict) -> None:
     """Register-tiled GEMM over the last two axes of `red` ([..., M, N]); `out` is
     `red` or an elementwise stage of its shape."""
     transposed = _TRANSPOSED_WEIGHT.get(red.op)
     if red.op in _PARTIAL_SUMS and red.ndim >= 2:
-        _schedule_dot_products(s, out, red, _PARTIAL_SUMS[red.op])
+        _schedule_dot_products(s, out, red, _PARTIAL_SUMS[red.op], config)
         return
     if red.ndim < 2:  # x of rank 1: a dot product per output, nothing to tile
         _schedule_rows(s, red)
@@ -176,9 +227,9 @@ def _schedule_gemm(s: te.Schedule, out: te.Tensor, red: te.Tensor) -> None:
             _schedule_rows(s, out)
         return
     *batch_extents, M, N = red.shape
-    mr, nr = _tile_rows(M), min(N, TILE_COLS)
+    mr, nr = config["tile"]
     local = s.cache_write(red, "local")
-    if transposed is None and red.op in _KN_WEIGHT and N > nr:
+    if transposed is None and config["pack"] and N > nr:
         # Pack each KN column panel (K x nr, contiguous) once per call, as
         # bench/matmul packs B: the rows of a wide weight are N floats apart, so
         # reading a panel in place streams K rows of separate pages per tile.
@@ -191,14 +242,16 @@ def _schedule_gemm(s: te.Schedule, out: te.Tensor, red: te.Tensor) -> None:
         # One transposed panel per jo, its row tiles serially inside: parallel over
         # (batch, jo) only, so each panel is made once per call.
         panel = s[out].fuse(*batch, jo) if batch else jo
-        s[out].parallel(panel)
+        if config["parallel"]:
+            s[out].parallel(panel)
         attach = io
         s[transposed].compute_at(s[out], panel)
         wk, wj = s[transposed].op.axis
         s[transposed].vectorize(wj)
     else:
         fused = s[out].fuse(*batch, jo, io)
-        s[out].parallel(fused)
+        if config["parallel"]:
+            s[out].parallel(fused)
         attach = fused
 
     if out is not red:
@@ -223,19 +276,19 @@ def _tile_rows(m: int) -> int:
     return min(m, TILE_ROWS)
 
 
-def _schedule_dot_products(s: te.Schedule, out: te.Tensor, red: te.Tensor, partial: te.Tensor):
+def _schedule_dot_products(s: te.Schedule, out: te.Tensor, red: te.Tensor, partial: te.Tensor, config: dict):
     """An NK dense as register-tiled dot products: per panel of `nr` columns, the
     partial sums of all its rows (mr x nr outputs x 16 lanes in zmm registers at a
     time, K/16 steps each loading mr x rows and nr w rows), then the lane sums and
     the epilogue. Stages are computed per panel, not per tile, so their buffers are
     allocated N/nr times per call, not once per register tile."""
-    *batch_extents, M, N = red.shape
-    mr, nr = min(M, DOT_ROWS), min(N, DOT_COLS)
+    mr, nr = config["tile"]
     *batch, i, j = s[out].op.axis
     jo, ji = s[out].split(j, factor=nr)
     s[out].reorder(*batch, jo, i, ji)
     panel = s[out].fuse(*batch, jo) if batch else jo
-    s[out].parallel(panel)
+    if config["parallel"]:
+        s[out].parallel(panel)
     if out is not red:
         s[red].compute_at(s[out], panel)
     local = s.cache_write(partial, "local")
@@ -252,24 +305,26 @@ def _schedule_dot_products(s: te.Schedule, out: te.Tensor, red: te.Tensor, parti
     s[local].vectorize(lv)
 
 
-def schedule_dense(s: te.Schedule, out: te.Tensor, dense: te.Tensor, inlined=()) -> None:
-    """Schedule a dense (as dense_compute returned it) whose fused group ends in `out`."""
-    _schedule_group(s, out, dense, inlined)
+def schedule_dense(s: te.Schedule, out: te.Tensor, dense: te.Tensor, inlined=(), config: dict | None = None) -> None:
+    """Schedule a dense (as dense_compute returned it) whose fused group ends in `out`;
+    the knobs from `config`, else the tuning context, else the defaults."""
+    _schedule_group(s, out, dense, inlined, config)
 
 
-def schedule_matmul(s: te.Schedule, out: te.Tensor, mm: te.Tensor, inlined=()) -> None:
+def schedule_matmul(s: te.Schedule, out: te.Tensor, mm: te.Tensor, inlined=(), config: dict | None = None) -> None:
     """Schedule a matmul (as matmul_compute returned it) whose fused group ends in `out`."""
-    _schedule_group(s, out, mm, inlined)
+    _schedule_group(s, out, mm, inlined, config)
 
 
-def _schedule_group(s: te.Schedule, out: te.Tensor, anchor: te.Tensor, inlined) -> None:
+def _schedule_group(s: te.Schedule, out: te.Tensor, anchor: te.Tensor, inlined, config) -> None:
     red = find_reduction(anchor)
+    config = _config(red, config)
     inline_between(s, out, red, inlined)
     if out.shape != red.shape:
-        _schedule_gemm(s, red, red)
+        _schedule_gemm(s, red, red, config)
         _schedule_rows(s, out)
         return
-    _schedule_gemm(s, out, red)
+    _schedule_gemm(s, out, red, config)
 
 
 def _schedule_rows(s: te.Schedule, t: te.Tensor) -> None:

@@ -40,3 +40,19 @@ def use_configs(lookup: Lookup | None) -> Iterator[None]:
         yield
     finally:
         _LOOKUP.reset(token)
+
+
+def check_config(config: dict, knobs: dict[str, tuple], where: str) -> dict:
+    """`config` if it sets every knob to an allowed value, else a ValueError naming
+    the knob (a tuning log of another version, a hand-written config)."""
+    for name, values in knobs.items():
+        if name not in config:
+            raise ValueError(f"{where}: the config has no knob '{name}'")
+        value = config[name]
+        allowed = [list(v) if isinstance(v, (list, tuple)) else v for v in values]
+        if (list(value) if isinstance(value, (list, tuple)) else value) not in allowed:
+            raise ValueError(f"{where}: knob '{name}' = {value!r} is not one of {allowed}")
+    unknown = sorted(set(config) - set(knobs))
+    if unknown:
+        raise ValueError(f"{where}: unknown knob(s) {', '.join(unknown)}")
+    return config

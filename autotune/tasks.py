@@ -1,0 +1,120 @@
+"""A model's tuning tasks, tuning them all, and applying a log when compiling.
+
+A task is one workload of a tunable topi schedule (autotune/topi_templates.py) that
+a model runs: `extract_tasks(model)` runs compile-model up to convert-graph-to-te
+with a recorder installed as the tuning context (topi/tuning.py), so every
+conv2d/dense/matmul group that schedules itself reports its workload — the very
+key its schedule will ask for when the model is compiled with a log (TVM's task
+extraction by tracing the compile). Identical workloads are one task (`count` says
+how many groups share it).
+
+`tune_tasks(tasks, log, trials, executor)` tunes each in turn (autotune/tuner.py,
+resumable from the log), and `log_lookup(log)` is what `tc.compile(model,
+tuning_log=...)` installs: a workload's best error-free record, else None (the
+default schedule).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from tilecraft.autotune.records import Record, TuningLog
+from tilecraft.autotune.templates import get_template, workload_key
+
+
+@dataclass
+class Task:
+    template: str
+    params: tuple
+    count: int = 1
+
+    @property
+    def key(self) -> str:
+        return workload_key(self.template, self.params)
+
+    @property
+    def target(self) -> str:
+        return get_template(self.template).target
+
+    @property
+    def flops(self) -> float:
+        return get_template(self.template).flops(*self.params)
+
+
+class _Recorder:
+    def __init__(self):
+        self.tasks: dict[str, Task] = {}
+
+    def __call__(self, template: str, params: tuple):
+        key = workload_key(template, params)
+        if key in self.tasks:
+            self.tasks[key].count += 1
+        else:
+            self.tasks[key] = Task(template, tuple(params))
+        return None
+
+
+def extract_tasks(model, input_shapes: dict | None = None, *, store=None) -> list[Task]:
+    """The tunable workloads of a model (ONNX model or path, .mlir graph file, or
+    graph module), in the order the model first schedules them."""
+    from tilecraft.compiler import make_context
+    from tilecraft.lowering.convert_graph_to_te import ConvertGraphToTePass
+    from tilecraft.pipelines.compile_model import CompileModelPass
+    from tilecraft.runtime.compile import load_model
+    from tilecraft.topi.tuning import use_configs
+    from tilecraft.utils.diagnostics import verify_module
+    from tilecraft.utils.weights import attach, store_of
+
+    module = load_model(model, input_shapes, store)
+    source = store_of(module)
+    if source is not None:
+        attach(module, source.child())
+    verify_module(module)
+    recorder = _Recorder()
+    ctx = make_context()
+    with use_configs(recorder):
+        for stage in CompileModelPass().stages():
+            stage.apply(ctx, module)
+            if isinstance(stage, ConvertGraphToTePass):
+                break
+    return list(recorder.tasks.values())
+
+
+class LogLookup:
+    """The tuning context of a log: each workload's best record (read once)."""
+
+    def __init__(self, log: TuningLog | str, target: str = "llvm"):
+        self.log = log if isinstance(log, TuningLog) else TuningLog(log)
+        self.best: dict[str, Record] = {}
+        for record in self.log.records():
+            if record.kind != "measure" or record.target != target or record.error is not None or not record.costs:
+                continue
+            held = self.best.get(record.workload)
+            if held is None or record.cost < held.cost:
+                self.best[record.workload] = record
+
+    def __call__(self, template: str, params: tuple) -> dict | None:
+        record = self.best.get(workload_key(template, params))
+        return None if record is None else dict(record.config)
+
+
+def tune_tasks(tasks: Sequence[Task], log: TuningLog, trials: int, executor, *, guided: bool = True,
+               callback: Callable[[Task, Record], None] | None = None, **options) -> dict[str, dict]:  # fmt: skip
+    """Tune every task (resuming from the log); per task key: its best record and
+    the wall time it took in this call ({"best": Record | None, "seconds": float})."""
+    out = {}
+    for task in tasks:
+        start = time.perf_counter()
+        best = get_tuner()(task.template, task.params, log, trials, executor, guided=guided,
+                           callback=(lambda r, task=task: callback(task, r)) if callback else None,
+                           **options)  # fmt: skip
+        out[task.key] = {"best": best, "seconds": time.perf_counter() - start}
+    return out
+
+
+def get_tuner():
+    from tilecraft.autotune.tuner import tune
+
+    return tune

@@ -1,0 +1,134 @@
+"""A model's tuning tasks (autotune/tasks.py, topi_templates.py) and compiling with a
+tuning log: the workloads extracted are those the compile schedules, each task's
+knobs schedule it correctly, and `tc.compile(model, tuning_log=...)` uses the log's
+best config (and only a valid one)."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import tilecraft as tc
+from tilecraft.autotune.explore import Space
+from tilecraft.autotune.measure import LocalExecutor
+from tilecraft.autotune.records import TuningLog
+from tilecraft.autotune.tasks import LogLookup, extract_tasks, tune_tasks
+from tilecraft.autotune.templates import get_template, measure, sched_ir, workload_key
+from tilecraft.topi.tuning import use_configs
+
+RNG = np.random.default_rng(3)
+
+
+def small_cnn():
+    """conv 3x3 (16 -> 32) + relu, a 1x1 conv, a depthwise conv, global pool, a dense."""
+    def w(*shape):
+        return (RNG.standard_normal(shape) * 0.2).astype(np.float32)
+
+    inits = {"w1": w(32, 16, 3, 3), "b1": w(32), "w2": w(32, 32, 1, 1), "w3": w(32, 1, 3, 3), "wf": w(10, 32),
+             "bf": w(10)}  # fmt: skip
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c1"], ["r1"]),
+        helper.make_node("Conv", ["r1", "w2"], ["c2"]),
+        helper.make_node("Conv", ["c2", "w3"], ["c3"], pads=[1, 1, 1, 1], group=32),
+        helper.make_node("GlobalAveragePool", ["c3"], ["p"]),
+        helper.make_node("Flatten", ["p"], ["f"]),
+        helper.make_node("Gemm", ["f", "wf", "bf"], ["y"], transB=1),
+    ]
+    graph = helper.make_graph(
+        nodes, "cnn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 14, 14])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])],
+        [numpy_helper.from_array(v, k) for k, v in inits.items()],
+    )  # fmt: skip
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+@pytest.fixture(scope="module")
+def cnn():
+    return small_cnn()
+
+
+def test_extracted_tasks_are_the_workloads_the_compile_schedules(cnn):
+    tasks = extract_tasks(cnn)
+    templates = [t.template for t in tasks]
+    assert templates.count("conv2d") == 3 and templates.count("dense") == 1, [t.key for t in tasks]
+    first = tasks[0]
+    # alter-layout's blocked layouts are part of the workload
+    assert first.params[6:9] == ("NCHW16c", "OIHW16i16o", "NCHW16c") and first.params[0] == [1, 1, 14, 14, 16]
+    assert first.flops == 2 * 32 * 14 * 14 * 16 * 9
+    # every key a compile asks for is a task, and nothing else
+    asked = []
+    with use_configs(lambda template, params: asked.append((template, params))):
+        tc.compile(cnn)
+    assert {t.key for t in tasks} == {workload_key(template, params) for template, params in asked}
+
+
+def test_every_task_default_is_in_its_space_and_random_configs_compute_right(cnn):
+    rng = np.random.default_rng(0)
+    for task in extract_tasks(cnn):
+        template = get_template(task.template)
+        space = template.space(*task.params)
+        assert isinstance(space, Space) and space.size >= 1
+        for config in [space.random(rng) for _ in range(2)]:
+            # measure() checks the output against the default schedule's: a wrong
+            # answer raises
+            costs = measure(task.template, list(task.params), config, repeat=1)
+            assert len(costs) == 1 and costs[0] > 0
+            text = sched_ir(task.template, task.params, config)
+            assert "sched.schedule" in text
+
+
+def test_a_bad_config_is_refused_naming_the_knob(cnn):
+    task = extract_tasks(cnn)[0]
+    with pytest.raises(ValueError, match="knob 'tile'"):
+        get_template("conv2d").schedule(*task.params, config={"tile": [5, 99], "row": 0, "order": 0,
+                                                               "unroll_rx": 0, "parallel": 1})  # fmt: skip
+    with pytest.raises(ValueError, match="unknown knob"):
+        get_template("conv2d").schedule(*task.params, config={**_default(task), "bogus": 1})
+
+
+def _default(task):
+    from tilecraft.topi.conv2d import conv2d_info, default_config
+
+    _, _, conv = get_template("conv2d")._compute(*task.params)
+    return default_config(conv, conv2d_info(conv))
+
+
+def test_compile_with_a_tuning_log_uses_its_best_config(cnn, tmp_path):
+    x = RNG.standard_normal((1, 16, 14, 14)).astype(np.float32)
+    expected = ort.InferenceSession(cnn.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    task = extract_tasks(cnn)[0]
+    default = _default(task)
+    chosen = {**default, "tile": [1, 2], "parallel": 0}
+    log = TuningLog(tmp_path / "tune.jsonl")
+    log.measure(task.key, "llvm", default, [2e-3])
+    log.measure(task.key, "llvm", chosen, [1e-3])  # the best: used
+    log.measure(task.key, "llvm", {**default, "tile": [1, 1]}, [], "timeout after 1 s")  # an error: never used
+    untuned = tc.compile(cnn)
+    tuned = tc.compile(cnn, tuning_log=tmp_path / "tune.jsonl")
+    assert tuned.tuned == {task.key: chosen} and untuned.tuned == {}
+    assert tuned.ir != untuned.ir  # the schedule differs where the text shows it
+    np.testing.assert_allclose(tuned(x), expected, rtol=1e-4, atol=1e-4)
+
+
+def test_compile_with_a_log_of_an_invalid_config_is_a_diagnostic(cnn, tmp_path):
+    task = extract_tasks(cnn)[0]
+    log = TuningLog(tmp_path / "tune.jsonl")
+    log.measure(task.key, "llvm", {"tile": [7, 7]}, [1e-3])
+    with pytest.raises(Exception, match=r"tuning log's config of conv2d\[.*knob 'tile' = \[7, 7\] is not one of"):
+        tc.compile(cnn, tuning_log=log)
+
+
+def test_tune_tasks_tunes_each_task_and_the_compile_applies_it(cnn, tmp_path):
+    tasks = [t for t in extract_tasks(cnn) if t.template == "dense"]
+    log = TuningLog(tmp_path / "tune.jsonl")
+    seen = []
+    with LocalExecutor(1) as executor:
+        results = tune_tasks(tasks, log, 3, executor, batch=3, repeat=3, callback=lambda t, r: seen.append(t.key))
+    (key,) = results
+    size = get_template("dense").space(*tasks[0].params).size  # [1, 32] x [32, 10]: 2 configs
+    assert results[key]["best"] is not None and results[key]["seconds"] > 0 and len(seen) == min(3, size)
+    assert key in LogLookup(log).best
+    assert tc.compile(cnn, tuning_log=log).tuned == {key: results[key]["best"].config}
