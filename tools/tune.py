@@ -139,7 +139,7 @@ def make_executor(scheduler: str | None, workers: int, connect_timeout: float = 
 
     if scheduler is None:
         return LocalExecutor(workers)
-    from distributed import Client
+    import dask
     from distributed.comm.addressing import parse_address, parse_host_port
 
     try:
@@ -151,11 +151,11 @@ def make_executor(scheduler: str | None, workers: int, connect_timeout: float = 
         raise UserError(f"bad --scheduler address '{scheduler}': {e}") from None
     try:  # fail fast where nothing listens (a dask Client would retry until its timeout)
         socket.create_connection((host, port), timeout=connect_timeout).close()
-        client = Client(scheduler, timeout=connect_timeout)
+        with dask.config.set({"distributed.comm.timeouts.connect": f"{connect_timeout}s"}):
+            return DaskExecutor(scheduler)  # its client, closed with it
     except (OSError, TimeoutError) as e:
         reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
         raise UserError(f"no dask scheduler answers at '{scheduler}': {reason}") from None
-    return DaskExecutor(client)
 
 
 # -- tuning one task ----------------------------------------------------------

@@ -1,16 +1,19 @@
-"""`tilecraft-tune` (tools/tune.py) and its curves (autotune/plot.py): a small model's
-task tuned into a log, a second run resuming from it, the guided/random/default PNG,
+"""`tilecraft-tune` (tools/tune.py) and its curves (autotune/plot.py): a tiny ONNX
+model's task tuned into a log, a second run resuming from it, the log applied by
+tc.compile, the same command on a dask LocalCluster, the guided/random/default PNG,
 and bad inputs as one-line errors with exit status 1 (more in
 tests/filecheck/tools/tune-errors.mlir)."""
 
 from __future__ import annotations
 
 import json
-import sys
-import types
-from dataclasses import dataclass
 
+import numpy as np
+import onnx
 import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import tilecraft as tc
 from tilecraft.autotune.plot import Panel, best_so_far, curve, plot_curves
 from tilecraft.autotune.records import Record, TuningLog
 from tilecraft.autotune.templates import get_template, workload_key
@@ -18,42 +21,27 @@ from tilecraft.tools.tune import main, parse_input_shape, random_log_path
 
 SHAPE = (32, 32, 32)
 KEY = workload_key("matmul", SHAPE)
+# The one task of `model`: alter-layout gives the dense weight the KN layout.
+DENSE = ([8, 64], [64, 32], "KN", "float32")
+DENSE_KEY = workload_key("dense", DENSE)
 
 
-@dataclass
-class FakeTask:
-    template: str
-    params: tuple
-    count: int = 1
-
-    @property
-    def key(self) -> str:
-        return workload_key(self.template, self.params)
-
-    @property
-    def target(self) -> str:
-        return get_template(self.template).target
-
-    @property
-    def flops(self) -> float:
-        return get_template(self.template).flops(*self.params)
-
-
-@pytest.fixture
-def found():
-    """The tasks extraction finds in `model` (a test may change them)."""
-    return [FakeTask("matmul", SHAPE, count=2)]
-
-
-@pytest.fixture
-def model(tmp_path, monkeypatch, found):
-    """A model file whose one task is a small matmul (extraction stands in)."""
-    fake = types.ModuleType("tilecraft.autotune.tasks")
-    fake.extract_tasks = lambda model, input_shapes=None: list(found)
-    monkeypatch.setitem(sys.modules, "tilecraft.autotune.tasks", fake)
-    path = tmp_path / "model.mlir"
-    path.write_text("builtin.module {}\n")
+def _save(tmp_path, name: str, nodes, x_shape, y_shape, inits=()):
+    graph = helper.make_graph(
+        nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, y_shape)], list(inits),
+    )  # fmt: skip
+    path = tmp_path / f"{name}.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), path)
     return path
+
+
+@pytest.fixture
+def model(tmp_path):
+    """A tiny ONNX model whose one tunable task is a dense 8x64 @ [32x64]^T."""
+    w = np.random.default_rng(0).standard_normal((32, 64)).astype(np.float32)
+    nodes = [helper.make_node("Gemm", ["x", "w"], ["g"], transB=1), helper.make_node("Relu", ["g"], ["y"])]
+    return _save(tmp_path, "dense", nodes, [8, 64], [8, 32], [numpy_helper.from_array(w, "w")])
 
 
 def measures(path) -> list[Record]:
@@ -66,9 +54,9 @@ def test_tune_writes_the_log_and_a_second_run_resumes(model, tmp_path, capsys):
     assert main([str(model), "--trials", "4", "--log", str(log), "--random"]) == 0
     out = capsys.readouterr()
     records = measures(log)
-    assert len(records) == 4 and {r.workload for r in records} == {KEY}
-    assert TuningLog(log).finished(KEY, "llvm")
-    assert f"[1/1] {KEY} (x2): 4 trials (0 errors) in " in out.out
+    assert len(records) == 4 and {r.workload for r in records} == {DENSE_KEY}
+    assert TuningLog(log).finished(DENSE_KEY, "llvm")
+    assert f"[1/1] {DENSE_KEY}: 4 trials (0 errors) in " in out.out
     assert "GFLOP/s vs default" in out.out and "tuned 1 task(s): 4 new measurements" in out.out
     assert "best" in out.err and "GFLOP/s" in out.err  # the progress bar
     # more trials: the four are not measured again
@@ -80,6 +68,19 @@ def test_tune_writes_the_log_and_a_second_run_resumes(model, tmp_path, capsys):
     # nothing left to do: no measurement at all
     assert main([str(model), "--trials", "6", "--log", str(log), "--random"]) == 0
     assert len(measures(log)) == 6 and "0 new measurements" in capsys.readouterr().out
+    # the log is what tc.compile applies: the best record of the workload
+    compiled = tc.compile(str(model), tuning_log=str(log))
+    assert compiled.tuned == {DENSE_KEY: TuningLog(log).best(DENSE_KEY, "llvm").config}
+
+
+def test_tune_on_a_dask_scheduler(model, tmp_path, capsys):
+    from distributed import LocalCluster
+
+    log = tmp_path / "tune.jsonl"
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        argv = [str(model), "--trials", "3", "--log", str(log), "--random", "--scheduler", cluster.scheduler_address]
+        assert main(argv) == 0
+    assert len(measures(log)) == 3 and "3 new measurements" in capsys.readouterr().out
 
 
 def test_plot_writes_the_png_and_tunes_random_search_beside_the_log(model, tmp_path, capsys):
@@ -92,8 +93,8 @@ def test_plot_writes_the_png_and_tunes_random_search_beside_the_log(model, tmp_p
     assert len(measures(log)) == 4 and len(measures(random)) == 4
 
 
-def test_nothing_to_tune_is_an_error(model, found, tmp_path, capsys):
-    found.clear()
+def test_nothing_to_tune_is_an_error(tmp_path, capsys):
+    model = _save(tmp_path, "relu", [helper.make_node("Relu", ["x"], ["y"])], [8, 64], [8, 64])
     assert main([str(model), "--trials", "4", "--log", str(tmp_path / "t.jsonl")]) == 1
     err = capsys.readouterr().err
     assert err.startswith(f"tilecraft-tune: error: nothing to tune in '{model}'") and err.count("\n") == 1
@@ -101,7 +102,7 @@ def test_nothing_to_tune_is_an_error(model, found, tmp_path, capsys):
 
 def test_a_damaged_log_is_an_error_naming_its_line(model, tmp_path, capsys):
     log = tmp_path / "tune.jsonl"
-    TuningLog(log).measure(KEY, "llvm", {"tile_i": 1}, [1.0])
+    TuningLog(log).measure(DENSE_KEY, "llvm", {"tile": 1}, [1.0])
     with open(log, "a") as f:
         f.write('{"kind": "measure"}\n')
     assert main([str(model), "--trials", "4", "--log", str(log)]) == 1
@@ -113,13 +114,17 @@ def test_a_damaged_log_is_an_error_naming_its_line(model, tmp_path, capsys):
     [
         (["{dir}/missing.onnx"], "cannot read '{dir}/missing.onnx': no such file"),
         (["{dir}/model.txt"], "'{dir}/model.txt' is neither an ONNX model (.onnx) nor an IR file (.mlir)"),
-        (["{dir}/model.mlir", "--scheduler", "tcp://127.0.0.1:1"],
+        (["{dir}/garbage.onnx"], "cannot read '{dir}/garbage.onnx' as an ONNX model: Error parsing message"),
+        (["{dir}/dense.onnx", "--scheduler", "tcp://127.0.0.1:1"],
          "no dask scheduler answers at 'tcp://127.0.0.1:1': Connection refused"),
-        (["{dir}/model.mlir", "--scheduler", "nowhere"], "bad --scheduler address 'nowhere': missing port number"),
+        (["{dir}/dense.onnx", "--scheduler", "nowhere"], "bad --scheduler address 'nowhere': missing port number"),
+        (["{dir}/dense.onnx", "--input-shape", "x=1x3"],
+         "the shape (1, 3) given for input 'x' does not fit its declared shape (8, 64)"),
     ],
 )  # fmt: skip
 def test_bad_inputs_exit_1_with_one_line(model, tmp_path, capsys, argv, message):
     (tmp_path / "model.txt").write_text("hello")
+    (tmp_path / "garbage.onnx").write_bytes(b"\x0f\xffnot a protobuf")
     argv = [a.format(dir=tmp_path) for a in argv] + ["--trials", "4", "--log", str(tmp_path / "t.jsonl")]
     assert main(argv) == 1
     err = capsys.readouterr().err
