@@ -119,10 +119,10 @@ def run_kernels(names: list[str], args, executor) -> dict:
         except Exception as e:  # noqa: BLE001 - a kernel that cannot be had is reported, not fatal
             print(f"{name}: unavailable: {_unavailable(e)}", flush=True)
             continue
-        _, _, _, guided_s = tune_task(task, guided_log, args.trials, executor, guided=True, timeout=args.timeout,
-                                      label=f"{name} guided")  # fmt: skip
-        _, _, _, random_s = tune_task(task, random_log, args.random_trials, executor, guided=False,
-                                      timeout=args.timeout, label=f"{name} random")  # fmt: skip
+        guided_s = tune_task(task, guided_log, args.trials, executor, guided=True, timeout=args.timeout,
+                             label=f"{name} guided").seconds  # fmt: skip
+        random_s = tune_task(task, random_log, args.random_trials, executor, guided=False, timeout=args.timeout,
+                             label=f"{name} random").seconds  # fmt: skip
         guided = curve(guided_log, task.template, task.params)[: args.trials]
         random = curve(random_log, task.template, task.params)[: args.random_trials]
         default_s = measure_default(task, executor, args.timeout)
@@ -219,7 +219,7 @@ def measure_network(name: str, builder, args, executor, directory: str) -> dict:
         seconds = 0.0
         for i, task in enumerate(tasks, start=1):
             seconds += tune_task(task, log, args.model_trials, executor, guided=True, timeout=args.timeout,
-                                 label=f"{name} [{i}/{len(tasks)}] {task.template}")[3]  # fmt: skip
+                                 label=f"{name} [{i}/{len(tasks)}] {task.template}").seconds  # fmt: skip
         row["tuning_s"] = seconds
         tuned = tc.compile(path, tuning_log=log.path)
         if check("tuned", tuned):

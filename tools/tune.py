@@ -162,12 +162,19 @@ def make_executor(scheduler: str | None, workers: int, connect_timeout: float = 
 
 
 @dataclass
-class TaskResult:
-    task: object
-    trials: int  # measured configs in the log after this run (all runs)
-    errors: int
+class TaskRun:
+    """What tuning one task into a log did."""
+
+    trials: int  # measured configs of the task in the log after this run (earlier runs' too)
+    errors: int  # of those, the failed ones
     new: int  # measured by this run
     seconds: float  # this run's tuning wall time
+
+
+@dataclass
+class TaskResult:
+    task: object  # autotune.tasks.Task
+    run: TaskRun
     best_seconds: float  # of the best config (inf: none worked)
     default_seconds: float  # of the untuned default schedule (inf: it failed)
 
@@ -185,8 +192,8 @@ def _gflops(flops: float, seconds: float) -> float:
 
 
 def tune_task(task, log, trials: int, executor, *, guided: bool, timeout: float, label: str,
-              show_progress: bool = True) -> tuple[int, int, int, float]:  # fmt: skip
-    """Tune one task into `log` with a progress bar; (trials in log, errors, new, wall seconds)."""
+              show_progress: bool = True) -> TaskRun:  # fmt: skip
+    """Tune one task into `log` (resuming) with a progress bar on stderr."""
     from tilecraft.autotune.templates import get_template
     from tilecraft.autotune.tuner import tune
     from tqdm import tqdm
@@ -218,8 +225,7 @@ def tune_task(task, log, trials: int, executor, *, guided: bool, timeout: float,
              callback=progress)  # fmt: skip
     finally:
         bar.close()
-    seconds = time.perf_counter() - start
-    return len(log.measured(task.key, task.target)), errors, new, seconds
+    return TaskRun(len(log.measured(task.key, task.target)), errors, new, time.perf_counter() - start)
 
 
 def measure_default(task, executor, timeout: float, repeat: int = 5) -> float:
@@ -261,15 +267,13 @@ def run(args: argparse.Namespace) -> None:
               f"{'random' if args.random else 'model-guided'} search, log {args.log}", flush=True)  # fmt: skip
         for i, task in enumerate(tasks, start=1):
             label = f"[{i}/{len(tasks)}] {task.template}"
-            trials, errors, new, seconds = tune_task(
-                task, log, args.trials, executor, guided=not args.random, timeout=args.timeout, label=label
-            )
+            run = tune_task(task, log, args.trials, executor, guided=not args.random, timeout=args.timeout, label=label)
             if random_log is not None:
                 tune_task(task, random_log, args.trials, executor, guided=False, timeout=args.timeout,
                           label=f"{label} (random)")  # fmt: skip
             best = log.best(task.key, task.target)
-            result = TaskResult(task, trials, errors, new, seconds, best.cost if best else math.inf,
-                                measure_default(task, executor, args.timeout))  # fmt: skip
+            default = measure_default(task, executor, args.timeout)
+            result = TaskResult(task, run, best.cost if best else math.inf, default)
             results.append(result)
             print(describe(i, len(tasks), result), flush=True)
     print(summary(results), flush=True)
@@ -281,8 +285,9 @@ def run(args: argparse.Namespace) -> None:
 def describe(i: int, n: int, r: TaskResult) -> str:
     task = r.task
     uses = f" (x{task.count})" if getattr(task, "count", 1) > 1 else ""
-    resumed = f", {r.trials - r.new} from the log" if r.trials > r.new else ""
-    head = f"[{i}/{n}] {task.key}{uses}: {r.trials} trials ({r.errors} errors{resumed}) in {_seconds(r.seconds)}"
+    run = r.run
+    resumed = f", {run.trials - run.new} from the log" if run.trials > run.new else ""
+    head = f"[{i}/{n}] {task.key}{uses}: {run.trials} trials ({run.errors} errors{resumed}) in {_seconds(run.seconds)}"
     if not math.isfinite(r.best_seconds):
         return f"{head}; no config ran (see the errors in the log)"
     default = f"{r.default_gflops:.2f}" if math.isfinite(r.default_seconds) else "failed"
@@ -291,8 +296,8 @@ def describe(i: int, n: int, r: TaskResult) -> str:
 
 
 def summary(results: Sequence[TaskResult]) -> str:
-    wall = sum(r.seconds for r in results)
-    new = sum(r.new for r in results)
+    wall = sum(r.run.seconds for r in results)
+    new = sum(r.run.new for r in results)
     text = f"tuned {len(results)} task(s): {new} new measurements in {_seconds(wall)}"
     ok = [r for r in results if math.isfinite(r.best_seconds) and math.isfinite(r.default_seconds)]
     if ok:
