@@ -114,6 +114,21 @@ def tune_tasks(tasks: Sequence[Task], log: TuningLog, trials: int, executor, *, 
     return out
 
 
+def tune_model(model, log: TuningLog | str, trials: int, executor=None, *, input_shapes: dict | None = None,
+               **options) -> dict[str, dict]:  # fmt: skip
+    """Extract a model's tasks and tune them all (`tune_tasks`) in one call; then
+    `tc.compile(model, tuning_log=log)` runs the tuned schedules. Without an
+    executor, measures in one local worker process."""
+    from tilecraft.autotune.measure import LocalExecutor
+
+    log = log if isinstance(log, TuningLog) else TuningLog(log)
+    tasks = extract_tasks(model, input_shapes)
+    if executor is not None:
+        return tune_tasks(tasks, log, trials, executor, **options)
+    with LocalExecutor(1) as local:
+        return tune_tasks(tasks, log, trials, local, **options)
+
+
 def get_tuner():
     from tilecraft.autotune.tuner import tune
 

@@ -42,6 +42,12 @@ class Conv2d(Template):
         _, _, conv = self._compute(*params)
         return Space(conv2d_space(conv, conv2d_info(conv)))
 
+    def default_config(self, *params) -> dict:
+        from tilecraft.topi.conv2d import conv2d_info, default_config
+
+        _, _, conv = self._compute(*params)
+        return default_config(conv, conv2d_info(conv))
+
     def schedule(self, *params, config):
         from tilecraft.frontends import te
         from tilecraft.topi.conv2d import schedule_conv2d
@@ -79,6 +85,11 @@ class Dense(Template):
         _, _, d = self._compute(*params)
         return Space(gemm_space(d))
 
+    def default_config(self, *params) -> dict:
+        from tilecraft.topi.dense import default_gemm_config
+
+        return default_gemm_config(self._compute(*params)[2])
+
     def schedule(self, *params, config):
         from tilecraft.frontends import te
         from tilecraft.topi.dense import schedule_dense
@@ -111,6 +122,11 @@ class BatchMatmul(Template):
 
         _, _, mm = self._compute(*params)
         return Space(gemm_space(mm))
+
+    def default_config(self, *params) -> dict:
+        from tilecraft.topi.dense import default_gemm_config
+
+        return default_gemm_config(self._compute(*params)[2])
 
     def schedule(self, *params, config):
         from tilecraft.frontends import te

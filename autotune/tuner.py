@@ -1,12 +1,20 @@
 """The tuning loop: propose, measure, record, learn — resumable from its log.
 
-`tune(template, params, log, trials, executor)`: until `trials` configs of the workload
-are in the log (counting those an earlier, interrupted run measured), propose a batch
-(`explore.next_batch` on the rank model's scores of the configs' loop features; random
-before the model has anything to learn from), measure it on the executor
-(autotune/measure.py: errors are records too), append every result to the log, and
-refit the model on everything measured. A task that reaches its trials gets a "done"
-record. Returns the best record. `guided=False` is random search (the ablation).
+`tune(template, params, log, trials, executor)`: until `trials` configs of the
+workload are in the log (counting those an earlier, interrupted run measured),
+propose a batch (`explore.next_batch` on the rank model's scores of the configs'
+loop features; random before the model has anything to learn from), measure it on
+the executor (autotune/measure.py: errors are records too), append every result to
+the log, and refit the model on everything measured. A task that reaches its
+trials gets a "done" record. Returns the best record. The template's default
+config (the untuned schedule, when it is a point of the space) is measured in the
+first batch, so the best is never worse than the default as measured (in random
+search too). `guided=False` is random search (the ablation).
+
+Transfer: with `transfer=True` (the default) the model also trains on the log's
+records of other workloads of the same template (up to `transfer_limit` of them),
+each its own query group, so a model's second conv starts from what its first one
+taught — and guides the first batch, which would otherwise be random.
 """
 
 from __future__ import annotations
@@ -21,9 +29,32 @@ from tilecraft.autotune.records import Record, TuningLog, config_key
 from tilecraft.autotune.templates import get_template, lower, workload_key
 
 
-def tune(template: str, shape: tuple[int, ...], log: TuningLog, trials: int, executor, *, batch: int = 8,
+def _transfer_groups(log: TuningLog, template: str, key: str, target: str, limit: int):
+    """(features, costs) per other workload of `template` in the log."""
+    import json
+
+    groups: dict[str, list[Record]] = {}
+    for r in log.records():
+        if r.kind == "measure" and r.target == target and r.workload != key and r.workload.startswith(template + "["):
+            groups.setdefault(r.workload, []).append(r)
+    out, used = [], 0
+    for workload, records in groups.items():
+        records = records[: max(0, limit - used)]
+        if len(records) < 2:
+            continue
+        params = json.loads(workload[len(template):])
+        try:
+            x = np.stack([features(lower(template, params, r.config)) for r in records])
+        except Exception:  # noqa: BLE001 - a record of another version of the template: skip it
+            continue
+        out.append((x, [r.cost for r in records]))
+        used += len(records)
+    return out
+
+
+def tune(template: str, shape: tuple, log: TuningLog, trials: int, executor, *, batch: int = 8,
          guided: bool = True, seed: int = 0, timeout: float = 60.0, repeat: int = 5,
-         callback=None) -> Record | None:  # fmt: skip
+         callback=None, transfer: bool = True, transfer_limit: int = 512) -> Record | None:  # fmt: skip
     """`callback(record)` is called after each measurement is recorded (progress bars)."""
     t = get_template(template)
     space, target = t.space(*shape), t.target
@@ -31,6 +62,8 @@ def tune(template: str, shape: tuple[int, ...], log: TuningLog, trials: int, exe
     rng = np.random.default_rng(seed)
     model = RankModel(seed=seed)
     cache: dict[str, np.ndarray] = {}
+    default = t.default_config(*shape)
+    prior = _transfer_groups(log, template, key, target, transfer_limit) if guided and transfer else []
 
     def vector(config: dict) -> np.ndarray:
         k = config_key(config)
@@ -45,18 +78,21 @@ def tune(template: str, shape: tuple[int, ...], log: TuningLog, trials: int, exe
         done = log.measured(key, target)
         if len(done) >= min(trials, space.size):
             break
-        if guided and len(done) >= 2:
+        want = min(batch, trials - len(done))
+        if guided and (len(done) >= 2 or prior):
             records = list(done.values())
-            model.fit([(np.stack([vector(r.config) for r in records]), [r.cost for r in records])])
-            proposals = next_batch(space, score, min(batch, trials - len(done)), set(done), rng)
+            own = [(np.stack([vector(r.config) for r in records]), [r.cost for r in records])] if records else []
+            model.fit(prior + own)
+            proposals = next_batch(space, score, want, set(done), rng)
         else:
-            proposals = next_batch(space, lambda cs: rng.random(len(cs)), min(batch, trials - len(done)), set(done),
-                                   rng, steps=1, epsilon=1.0)  # fmt: skip
+            proposals = next_batch(space, lambda cs: rng.random(len(cs)), want, set(done), rng, steps=1, epsilon=1.0)
+        if default is not None and config_key(default) not in done and all(config_key(c) != config_key(default)
+                                                                            for c in proposals):  # fmt: skip
+            proposals = [default, *proposals[: want - 1]]  # the default first: tuned is never worse
         if not proposals:
             break
-        jobs = [Job(t.measure_job,
-                    {"template": template, "shape": list(shape), "config": c, "repeat": repeat}, timeout)
-                for c in proposals]  # fmt: skip
+        jobs = [Job(t.measure_job, {"template": template, "shape": list(shape), "config": c, "repeat": repeat},
+                    timeout) for c in proposals]  # fmt: skip
         for config, result in zip(proposals, executor.run(jobs)):
             record = log.measure(key, target, config, result.costs, result.error)
             if callback is not None:

@@ -14,6 +14,7 @@ import argparse
 import sys
 import traceback
 from collections.abc import Sequence
+from pathlib import Path
 from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp
@@ -72,6 +73,12 @@ class TilecraftOptMain(xDSLOptMain):
             metavar="PATH",
             help="where to save the weight store (.npz) when a pass changed it; "
             "the printed IR then names that file",
+        )
+        arg_parser.add_argument(
+            "--tuning-log",
+            metavar="PATH",
+            help="a tilecraft-tune log: convert-graph-to-te schedules each conv2d/dense/"
+            "matmul workload it tuned with its best record (as tc.compile(tuning_log=))",
         )
         arg_parser.add_argument(
             "--traceback",
@@ -139,7 +146,16 @@ class TilecraftOptMain(xDSLOptMain):
     def apply_passes(self, prog: ModuleOp):
         if not self.args.disable_verify:
             verify_module(prog)
-        super().apply_passes(prog)
+        if self.args.tuning_log is None:
+            super().apply_passes(prog)
+        else:
+            from tilecraft.autotune.tasks import LogLookup
+            from tilecraft.topi.tuning import use_configs
+
+            if not Path(self.args.tuning_log).is_file():
+                raise UsageError(f"no tuning log '{self.args.tuning_log}'")
+            with use_configs(LogLookup(self.args.tuning_log)):
+                super().apply_passes(prog)
         self._save_changed_weights(prog)
 
     def _save_changed_weights(self, prog: ModuleOp):

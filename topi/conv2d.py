@@ -500,7 +500,8 @@ def conv2d_space(red: te.Tensor, info: Conv2dInfo) -> dict[str, tuple]:
         tiles = [
             [ocn, regn]
             for ocn in range(1, min(ocb, 4) + 1) if ocb % ocn == 0 and ocn * ob <= 4 * BLOCK
-            for regn in sorted({*(d for d in range(1, min(ow, 28) + 1) if ow % d == 0), min(ow, 28)})
+            for regn in sorted({*(d for d in range(1, min(ow, 28) + 1) if ow % d == 0), min(ow, 28),
+                                _register_tile_width(ow, max(1, (TILE_ACCUMULATORS * BLOCK) // (ocn * ob)))})
             if ocn * vectors * regn <= 28
         ]
         window = len(red.op.reduce_axis) - (2 if _blocked_channels(red) else 1 if _flat_channels(red) else 0)

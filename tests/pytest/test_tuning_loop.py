@@ -29,3 +29,21 @@ def test_a_small_tuning_run_beats_the_default_and_resumes(tmp_path):
         assert len(records) == 12 and len({str(sorted(r.config.items())) for r in records}) == 12
     text = sched_ir("matmul", SHAPE, best.config)
     assert "sched.schedule" in text and "sched.split" in text
+
+
+def test_transfer_learns_from_other_workloads_of_the_template_in_the_log(tmp_path):
+    import numpy as np
+
+    from tilecraft.autotune.features import LENGTH
+    from tilecraft.autotune.tuner import _transfer_groups
+
+    log = TuningLog(tmp_path / "tune.jsonl")
+    with LocalExecutor(1) as executor:
+        tune("matmul", (64, 64, 64), log, trials=4, executor=executor, batch=4, repeat=1)
+    other = workload_key("matmul", (32, 64, 64))
+    (group,) = _transfer_groups(log, "matmul", other, "llvm", 512)
+    x, costs = group
+    assert x.shape == (4, LENGTH) and len(costs) == 4 and np.isfinite(x).all()
+    # its own workload is not a prior of itself; the limit bounds the records
+    assert _transfer_groups(log, "matmul", workload_key("matmul", (64, 64, 64)), "llvm", 512) == []
+    assert _transfer_groups(log, "matmul", other, "llvm", 1) == []

@@ -132,3 +132,45 @@ def test_tune_tasks_tunes_each_task_and_the_compile_applies_it(cnn, tmp_path):
     assert results[key]["best"] is not None and results[key]["seconds"] > 0 and len(seen) == min(3, size)
     assert key in LogLookup(log).best
     assert tc.compile(cnn, tuning_log=log).tuned == {key: results[key]["best"].config}
+
+
+def test_tune_model_extracts_and_tunes_in_one_call(tmp_path):
+    from tilecraft.autotune import tune_model
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])
+    w = numpy_helper.from_array(RNG.standard_normal((8, 4)).astype(np.float32), "w")
+    m = helper.make_model(helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "mm", [x], [y], [w]),
+                          opset_imports=[helper.make_opsetid("", 17)], ir_version=8)  # fmt: skip
+    results = tune_model(m, tmp_path / "tune.jsonl", 2, batch=2, repeat=1)
+    (key,) = results
+    assert key.startswith("dense[") and results[key]["best"] is not None
+    assert tc.compile(m, tuning_log=tmp_path / "tune.jsonl").tuned == {key: results[key]["best"].config}
+
+
+@pytest.mark.parametrize("params", [
+    # a 3x3 conv over blocked channels (every knob has a choice), and a strided 1x1 one
+    ([1, 2, 9, 9, 16], [2, 2, 3, 3, 16, 16], [1, 1], [1, 1, 1, 1], [1, 1], 1, "NCHW16c", "OIHW16i16o", "NCHW16c"),
+    ([1, 2, 8, 8, 16], [4, 2, 1, 1, 16, 16], [2, 2], [0, 0, 0, 0], [1, 1], 1, "NCHW16c", "OIHW16i16o", "NCHW16c"),
+])
+def test_each_conv2d_knob_value_alone_computes_the_same(params):
+    from tilecraft.topi.conv2d import conv2d_info, default_config
+
+    template = get_template("conv2d")
+    _, _, conv = template._compute(*params)
+    default = default_config(conv, conv2d_info(conv))
+    space = template.space(*params)
+    for name, values in space.knobs.items():
+        for value in values:
+            config = {**default, name: list(value) if isinstance(value, tuple) else value}
+            if config != default:
+                measure("conv2d", list(params), config, repeat=1)  # AssertionError if wrong
+
+
+def test_the_tuner_measures_the_default_config_first(cnn, tmp_path):
+    task = next(t for t in extract_tasks(cnn) if t.template == "conv2d")
+    log = TuningLog(tmp_path / "tune.jsonl")
+    with LocalExecutor(1) as executor:
+        tune_tasks([task], log, 2, executor, batch=2, repeat=1)
+    first = log.records()[0]
+    assert first.config == get_template("conv2d").default_config(*task.params) == _default(task)
