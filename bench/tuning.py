@@ -128,7 +128,7 @@ def run_kernels(names: list[str], args, executor) -> dict:
                              label=f"{name} random").seconds  # fmt: skip
         guided = curve(guided_log, task.template, task.params)[: args.trials]
         random = curve(random_log, task.template, task.params)[: args.random_trials]
-        default_s = measure_default(task, executor, args.timeout)
+        default_s = measure_default(task, executor, args.timeout, guided_log)
         default = task.flops / default_s / 1e9 if math.isfinite(default_s) else None
         best = max(random, default=0.0)
         row = {

@@ -228,12 +228,20 @@ def tune_task(task, log, trials: int, executor, *, guided: bool, timeout: float,
     return TaskRun(len(log.measured(task.key, task.target)), errors, new, time.perf_counter() - start)
 
 
-def measure_default(task, executor, timeout: float, repeat: int = 5) -> float:
-    """Median seconds of the untuned default schedule (inf when it fails)."""
+def measure_default(task, executor, timeout: float, log=None, repeat: int = 5) -> float:
+    """Median seconds of the untuned default schedule (inf when it fails): its record in
+    `log` when the tuner measured the default config there (the same measurement the
+    best is compared with), else a measurement now."""
     from tilecraft.autotune.measure import Job
+    from tilecraft.autotune.records import config_key
     from tilecraft.autotune.templates import get_template
 
     template = get_template(task.template)
+    default = template.default_config(*task.params)
+    if log is not None and default is not None:
+        record = log.measured(task.key, task.target).get(config_key(default))
+        if record is not None and math.isfinite(record.cost):
+            return record.cost
     job = Job(template.measure_job,
               {"template": task.template, "shape": list(task.params), "config": None, "repeat": repeat}, timeout)  # fmt: skip
     (result,) = executor.run([job])
@@ -272,7 +280,7 @@ def run(args: argparse.Namespace) -> None:
                 tune_task(task, random_log, args.trials, executor, guided=False, timeout=args.timeout,
                           label=f"{label} (random)")  # fmt: skip
             best = log.best(task.key, task.target)
-            default = measure_default(task, executor, args.timeout)
+            default = measure_default(task, executor, args.timeout, log)
             result = TaskResult(task, run, best.cost if best else math.inf, default)
             results.append(result)
             print(describe(i, len(tasks), result), flush=True)

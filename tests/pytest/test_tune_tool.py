@@ -15,7 +15,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 import tilecraft as tc
 from tilecraft.autotune.plot import Panel, best_so_far, curve, plot_curves
-from tilecraft.autotune.records import Record, TuningLog
+from tilecraft.autotune.records import Record, TuningLog, config_key
 from tilecraft.autotune.templates import get_template, workload_key
 from tilecraft.tools.tune import main, parse_input_shape, random_log_path
 
@@ -59,6 +59,10 @@ def test_tune_writes_the_log_and_a_second_run_resumes(model, tmp_path, capsys):
     assert f"[1/1] {DENSE_KEY}: 4 trials (0 errors) in " in out.out
     assert "GFLOP/s vs default" in out.out and "tuned 1 task(s): 4 new measurements" in out.out
     assert "best" in out.err and "GFLOP/s" in out.err  # the progress bar
+    # the default is the tuner's measurement of the default config, in the log
+    dense = get_template("dense")
+    default = TuningLog(log).measured(DENSE_KEY, "llvm")[config_key(dense.default_config(*DENSE))]
+    assert f"vs default {dense.flops(*DENSE) / default.cost / 1e9:.2f} " in out.out
     # more trials: the four are not measured again
     assert main([str(model), "--trials", "6", "--log", str(log), "--random"]) == 0
     out = capsys.readouterr().out
