@@ -20,6 +20,7 @@ split sits outside the tile (loop order).
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 
@@ -148,12 +149,30 @@ def sched_ir(template: str, params, config: dict | None) -> str:
     return str(build_module(s, args))
 
 
-def lower(template: str, params, config: dict | None):
-    """The loop IR of a config (what the cost model's features read)."""
-    from tilecraft.te_pieces import lower_module
-
+def lower(template: str, params, config: dict | None, *, verify: bool = True):
+    """The loop IR of a config (what the cost model's features read). The tuner
+    lowers hundreds of candidates it only scores: `verify=False` skips verifying
+    after each pass (about 40% of the time) and reuses one context."""
     s, args = get_template(template).schedule(*params, config=config)
-    return lower_module(s, args, "main")
+    if verify:
+        from tilecraft.te_pieces import lower_module
+
+        return lower_module(s, args, "main")
+    from tilecraft.frontends.te.emit import build_module
+    from tilecraft.pipelines.compile_model import lower_te_stages
+
+    module = build_module(s, args, "main")
+    ctx = _context()
+    for stage in lower_te_stages():
+        stage().apply(ctx, module)
+    return module
+
+
+@functools.cache
+def _context():
+    from tilecraft.compiler import make_context
+
+    return make_context()
 
 
 # The default schedule's output per (template, params, seed): a worker measures many
