@@ -142,11 +142,24 @@ class TuningLog:
         self.append(Record(workload, target, time=time.time(), kind="done"))
 
     def measured(self, workload: str, target: str) -> dict[str, Record]:
-        return {
-            config_key(r.config): r
-            for r in self.records()
-            if r.kind == "measure" and r.workload == workload and r.target == target
-        }
+        """Per config (canonical key), its fastest record: a config measured again
+        (the tuner confirms its best few) keeps the better of its measurements, since
+        noise (another process taking a core) only ever makes a run slower."""
+        out: dict[str, Record] = {}
+        for r in self.records():
+            if r.kind == "measure" and r.workload == workload and r.target == target:
+                key = config_key(r.config)
+                if key not in out or r.cost < out[key].cost:
+                    out[key] = r
+        return out
+
+    def measurements(self, workload: str, target: str) -> dict[str, int]:
+        """How many records each config of the workload has."""
+        counts: dict[str, int] = {}
+        for r in self.records():
+            if r.kind == "measure" and r.workload == workload and r.target == target:
+                counts[config_key(r.config)] = counts.get(config_key(r.config), 0) + 1
+        return counts
 
     def finished(self, workload: str, target: str) -> bool:
         return any(r.kind == "done" and r.workload == workload and r.target == target for r in self.records())

@@ -216,7 +216,8 @@ def tune_task(task, log, trials: int, executor, *, guided: bool, timeout: float,
         errors += record.error is not None
         best = min(best, record.cost)
         postfix()
-        bar.update(1)
+        if bar.n < bar.total:  # (the confirming measurements after the last trial add none)
+            bar.update(1)
 
     postfix()
     start = time.perf_counter()

@@ -26,7 +26,11 @@ def test_a_small_tuning_run_beats_the_default_and_resumes(tmp_path):
         # more trials: the 8 measured are not measured again
         tune("matmul", SHAPE, log, trials=12, executor=executor, batch=4)
         records = [r for r in log.records() if r.kind == "measure"]
-        assert len(records) == 12 and len({str(sorted(r.config.items())) for r in records}) == 12
+        assert len(log.measured(key, "llvm")) == 12 and len({str(sorted(r.config.items())) for r in records}) == 12
+        # the first run confirmed its fastest 3 and the default: each measured at most twice
+        counts = log.measurements(key, "llvm")
+        assert 3 <= sum(n == 2 for n in counts.values()) <= 4 and max(counts.values()) == 2
+        assert len(records) == 12 + sum(n == 2 for n in counts.values())
     text = sched_ir("matmul", SHAPE, best.config)
     assert "sched.schedule" in text and "sched.split" in text
 

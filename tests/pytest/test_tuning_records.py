@@ -109,3 +109,14 @@ def test_a_tuner_killed_with_sigkill_resumes_without_losing_or_repeating(tmp_pat
 def test_record_costs_median():
     assert Record("w", "llvm", {}, (3.0, 1.0, 2.0)).cost == 2.0
     assert Record("w", "llvm", {}, (4.0, 1.0)).cost == 2.5
+
+
+def test_a_config_measured_twice_keeps_its_faster_record(tmp_path):
+    log = TuningLog(tmp_path / "tune.jsonl")
+    log.measure("w", "llvm", {"a": 1}, [3.0, 3.0, 3.0])
+    log.measure("w", "llvm", {"a": 2}, [2.0])
+    log.measure("w", "llvm", {"a": 1}, [1.0, 1.0, 1.0])  # confirmed: the first run was slowed
+    log.measure("w", "llvm", {"a": 2}, [], "timeout after 1 s")  # an error never hides a time
+    assert {k: r.cost for k, r in log.measured("w", "llvm").items()} == {'{"a":1}': 1.0, '{"a":2}': 2.0}
+    assert log.measurements("w", "llvm") == {'{"a":1}': 2, '{"a":2}': 2}
+    assert log.best("w", "llvm").config == {"a": 1}

@@ -129,7 +129,8 @@ def test_tune_tasks_tunes_each_task_and_the_compile_applies_it(cnn, tmp_path):
         results = tune_tasks(tasks, log, 3, executor, batch=3, repeat=3, callback=lambda t, r: seen.append(t.key))
     (key,) = results
     size = get_template("dense").space(*tasks[0].params).size  # [1, 32] x [32, 10]: 2 configs
-    assert results[key]["best"] is not None and results[key]["seconds"] > 0 and len(seen) == min(3, size)
+    # every measurement reported: the trials, then the best few confirmed (here all of them)
+    assert results[key]["best"] is not None and results[key]["seconds"] > 0 and len(seen) == 2 * min(3, size)
     assert key in LogLookup(log).best
     assert tc.compile(cnn, tuning_log=log).tuned == {key: results[key]["best"].config}
 
