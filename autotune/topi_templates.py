@@ -68,22 +68,17 @@ class Conv2d(Template):
         return 2.0 * outputs * (info.in_channels // info.groups) * math.prod(info.kernel)
 
 
-class Dense(Template):
-    name = "dense"
+class _Gemm(Template):
+    """dense and batch_matmul share topi's GEMM schedule and its knobs; a subclass
+    gives the compute ((input, input, reduction) from the params)."""
 
-    def _compute(self, x_shape, w_shape, weight_layout, dtype="float32"):
-        from tilecraft.frontends import te
-        from tilecraft.topi.dense import dense_compute
-
-        x = te.placeholder(tuple(x_shape), dtype, name="x")
-        w = te.placeholder(tuple(w_shape), dtype, name="w")
-        return x, w, dense_compute(x, w, None, weight_layout=weight_layout)
+    def _compute(self, *params):
+        raise NotImplementedError
 
     def space(self, *params) -> Space:
         from tilecraft.topi.dense import gemm_space
 
-        _, _, d = self._compute(*params)
-        return Space(gemm_space(d))
+        return Space(gemm_space(self._compute(*params)[2]))
 
     def default_config(self, *params) -> dict:
         from tilecraft.topi.dense import default_gemm_config
@@ -95,18 +90,30 @@ class Dense(Template):
         from tilecraft.topi.dense import schedule_dense
         from tilecraft.topi.tuning import use_configs
 
-        x, w, d = self._compute(*params)
-        s = te.create_schedule(d)
-        with use_configs(None):
-            schedule_dense(s, d, d, (), config=config)
-        return s, [x, w, d]
+        a, b, red = self._compute(*params)
+        s = te.create_schedule(red)
+        with use_configs(None):  # config None means the default, not a log's pick
+            schedule_dense(s, red, red, (), config=config)
+        return s, [a, b, red]
 
-    def flops(self, x_shape, w_shape, weight_layout, dtype="float32") -> float:
-        n = w_shape[0] if weight_layout == "NK" else w_shape[1]
-        return 2.0 * math.prod(x_shape) * n
+    def flops(self, *params) -> float:
+        a, _, red = self._compute(*params)
+        return 2.0 * math.prod(red.shape) * a.shape[-1]
 
 
-class BatchMatmul(Template):
+class Dense(_Gemm):
+    name = "dense"
+
+    def _compute(self, x_shape, w_shape, weight_layout, dtype="float32"):
+        from tilecraft.frontends import te
+        from tilecraft.topi.dense import dense_compute
+
+        x = te.placeholder(tuple(x_shape), dtype, name="x")
+        w = te.placeholder(tuple(w_shape), dtype, name="w")
+        return x, w, dense_compute(x, w, None, weight_layout=weight_layout)
+
+
+class BatchMatmul(_Gemm):
     name = "batch_matmul"
 
     def _compute(self, a_shape, b_shape, dtype="float32"):
@@ -116,32 +123,6 @@ class BatchMatmul(Template):
         a = te.placeholder(tuple(a_shape), dtype, name="a")
         b = te.placeholder(tuple(b_shape), dtype, name="b")
         return a, b, matmul_compute(a, b)
-
-    def space(self, *params) -> Space:
-        from tilecraft.topi.dense import gemm_space
-
-        _, _, mm = self._compute(*params)
-        return Space(gemm_space(mm))
-
-    def default_config(self, *params) -> dict:
-        from tilecraft.topi.dense import default_gemm_config
-
-        return default_gemm_config(self._compute(*params)[2])
-
-    def schedule(self, *params, config):
-        from tilecraft.frontends import te
-        from tilecraft.topi.dense import schedule_matmul
-        from tilecraft.topi.tuning import use_configs
-
-        a, b, mm = self._compute(*params)
-        s = te.create_schedule(mm)
-        with use_configs(None):
-            schedule_matmul(s, mm, mm, (), config=config)
-        return s, [a, b, mm]
-
-    def flops(self, *params) -> float:
-        _, _, mm = self._compute(*params)
-        return 2.0 * math.prod(mm.shape) * params[0][-1]
 
 
 for _template in (Conv2d(), Dense(), BatchMatmul()):
