@@ -84,13 +84,16 @@ def extract_tasks(model, input_shapes: dict | None = None, *, store=None) -> lis
 
 class LogLookup:
     """The tuning context of a log: each workload's best error-free record (the log
-    is read once). With `skip_invalid`, a record whose config is not a point of its
+    is read once) — unless the template's default config was measured and the best
+    is not faster than it by more than `margin` (3%: below what one timing on a
+    shared machine can tell), when the default schedule stays. With `skip_invalid`, a record whose config is not a point of its
     template's space (a log of another version) is passed over for the next best;
     without, it is answered, and the schedule refuses it with a diagnostic."""
 
-    def __init__(self, log: TuningLog | str, target: str = "llvm", *, skip_invalid: bool = False):
+    def __init__(self, log: TuningLog | str, target: str = "llvm", *, skip_invalid: bool = False,
+                 margin: float = 0.03):  # fmt: skip
         self.log = log if isinstance(log, TuningLog) else TuningLog(log)
-        self.skip_invalid = skip_invalid
+        self.skip_invalid, self.margin = skip_invalid, margin
         self.ranked: dict[str, list[Record]] = {}
         for record in self.log.records():
             if record.kind != "measure" or record.target != target or record.error is not None or not record.costs:
@@ -108,7 +111,13 @@ class LogLookup:
         if self.skip_invalid and records:
             space = get_template(template).space(*params)
             records = [r for r in records if space.contains(r.config)]
-        return dict(records[0].config) if records else None
+        if not records:
+            return None
+        default = get_template(template).default_config(*params)
+        timed = [r.cost for r in records if default is not None and r.config == default]
+        if timed and records[0].cost * (1 + self.margin) >= timed[0]:
+            return None  # not faster than the default by more than timing noise
+        return dict(records[0].config)
 
 
 def tune_tasks(tasks: Sequence[Task], log: TuningLog, trials: int, executor, *, guided: bool = True,
