@@ -49,12 +49,38 @@ so it and the chunk count are constants.
 default 300,000 rounds (about 3 ms by libgomp's own estimate), taking a core
 from the serial code that follows or from another process, and a thread that
 has spun through its share of the CPU loses the next contest for a core
-against a busy process. `load_libgomp` therefore loads libgomp with
-`OMP_WAIT_POLICY=passive` (threads sleep at once; a launch wakes them) unless
-the user set `OMP_WAIT_POLICY` or `GOMP_SPINCOUNT`. libgomp reads them once,
-when it is loaded; the variable is removed again afterwards, so child
-processes do not inherit it.
+against a busy process. Sleeping at once (`OMP_WAIT_POLICY=passive`) has the
+opposite cost: every launch then wakes a sleeping thread (a futex wake-up,
+tens of microseconds on a VM), and a model makes one or more launches per
+kernel. `load_libgomp` therefore loads libgomp with a short spin,
+`GOMP_SPINCOUNT=SPIN_COUNT`: it bridges most gaps between the kernels of one
+model call, and threads sleep soon after the call returns. A longer spin gains
+nothing measurable on an idle machine and costs several times the latency on a
+busy one: a spinning worker holds the core the caller needs. It does so unless
+the user set `OMP_WAIT_POLICY` or `GOMP_SPINCOUNT` (`OMP_WAIT_POLICY=passive`
+is a little better on a machine shared with busy processes). libgomp reads
+them once, when it is loaded; the variable is removed again afterwards, so
+child processes do not inherit it.
 
+MobileNet-v2 (bench/networks.py), untuned, one process per setting, median ms
+of `timed` (3 rounds of 20 calls; the range of 2-3 processes), on the idle
+2-vCPU VM and with one `while True: pass` process beside it (load);
+onnxruntime (2 threads, it spins too) for scale:
+
+| libgomp waiting       | idle      | load      |
+|-----------------------|----------:|----------:|
+| passive               | 6.3 - 9.5 | 8.4 - 8.7 |
+| spin 300              |       5.3 | 9.5 - 11.5|
+| spin 1000 (chosen)    | 4.7 - 5.2 | 12.3 - 13.0 |
+| spin 10000            | 4.4 - 5.5 | 32 - 39   |
+| onnxruntime           |       4.6 | 10.9 - 14.6 |
+
+A spinning thread runs libgomp's code, so libgomp must stay mapped until the
+process ends: LLVM unloads the libraries it loaded when the process exits, and
+a thread still spinning then jumped into unmapped code (a segfault at exit with
+`OMP_WAIT_POLICY=active`). `load_libgomp` pins it with `RTLD_NODELETE`.
+
+When the runtime was written, single kernels compared its chunking and waiting:
 Measured on the 2-vCPU development VM, which other jobs shared throughout (load
 average 2-4, so "quiet" is not idle); median microseconds per call, the median
 of 3-7 runs of each setting (one process per setting, since libgomp reads the
@@ -105,9 +131,9 @@ PARALLEL_LAUNCH = "tilecraft_parallel_launch"
 # contended line, ~50 ns) stays small next to even a tiny kernel.
 CHUNKS_PER_THREAD = 8
 
-# How libgomp's threads wait between regions unless the user says otherwise
-# (see the module docstring): sleep at once.
-WAIT_POLICY = "passive"
+# How long libgomp's threads spin after a region before they sleep, unless the
+# user says otherwise (see the module docstring).
+SPIN_COUNT = "1000"
 
 _I32 = ir.IntType(32)
 _I64 = ir.IntType(64)
@@ -136,23 +162,25 @@ def libgomp_candidates() -> list[str]:
 def load_libgomp() -> str | None:
     """Load libgomp into this process for the JIT; its path, or None if none loads.
 
-    Unless the user chose a waiting policy, libgomp is loaded with WAIT_POLICY
+    Unless the user chose a waiting policy, libgomp is loaded with SPIN_COUNT
     (it reads it only then; see the module docstring). If libgomp is already in
-    the process, loading it again changes nothing."""
+    the process, loading it again changes nothing. It is pinned in memory
+    (RTLD_NODELETE) so that no thread of its pool runs unmapped code at exit."""
     user_chose = "GOMP_SPINCOUNT" in os.environ or "OMP_WAIT_POLICY" in os.environ
     if not user_chose:
-        os.environ["OMP_WAIT_POLICY"] = WAIT_POLICY
+        os.environ["GOMP_SPINCOUNT"] = SPIN_COUNT
     try:
         for candidate in libgomp_candidates():
             try:
+                ctypes.CDLL(candidate, mode=os.RTLD_GLOBAL | os.RTLD_NODELETE)
                 llvm_binding.load_library_permanently(candidate)
-            except RuntimeError:
+            except (OSError, RuntimeError):
                 continue
             return candidate
         return None
     finally:
         if not user_chose:
-            del os.environ["OMP_WAIT_POLICY"]
+            del os.environ["GOMP_SPINCOUNT"]
 
 
 def default_flavour() -> str:

@@ -170,3 +170,27 @@ def test_libgomp_waiting_policy_is_set_only_while_loading():
         text=True,
     )
     assert done.stdout.split()[1:] == ["None", "active"]
+
+
+def test_spinning_threads_do_not_crash_the_exit():
+    """With OMP_WAIT_POLICY=active libgomp's threads never sleep; the process must
+    still exit cleanly after running parallel kernels (libgomp stays mapped while
+    they spin; it used to be unloaded under them: a segfault at exit)."""
+    program = (
+        "import numpy as np\n"
+        "from tilecraft.compiler import compile_loop_module, parse_text\n"
+        f"source = {counting_function('count', 0, 67)!r}\n"
+        "native = compile_loop_module(parse_text(source))\n"
+        f"counts = np.zeros({SIZE}, np.int32)\n"
+        "for _ in range(50):\n"
+        "    native['count'](counts)\n"
+        "print(int(counts.sum()))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program],
+        env={**os.environ, "OMP_WAIT_POLICY": "active"},
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [str(50 * 67)]
