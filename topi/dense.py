@@ -198,7 +198,9 @@ def default_gemm_config(red: te.Tensor) -> dict:
     if red.op in _PARTIAL_SUMS:
         return {"tile": [min(M, DOT_ROWS), min(N, DOT_COLS)], "parallel": parallel}
     mr, nr = _tile_rows(M), min(N, TILE_COLS)
-    pack = int(red.op in _KN_WEIGHT and red.op not in _TRANSPOSED_WEIGHT and N > nr)
+    # A packed panel pays when several row tiles read it; one row tile (a GEMV,
+    # M = 1) would copy the whole weight on every call to read it once.
+    pack = int(red.op in _KN_WEIGHT and red.op not in _TRANSPOSED_WEIGHT and N > nr and M > mr)
     return {"tile": [mr, nr], "pack": pack, "parallel": parallel}
 
 

@@ -33,9 +33,10 @@ no active lane fails (the failing lanes' mask bits, as one integer, are 0).
 
 Conditions that vary across lanes (`loop.guard`, `scf.if`) do not branch: they
 narrow the *mask* of active lanes (`arith.andi` of `vector<W x i1>`), memory
-access under a mask is masked (a uniform address under a mask is a gather or
-scatter with the same offset in every lane: a scatter writes lanes in order, so
-the last active lane wins, as in the serial loop), `scf.if` results are
+access under a mask is masked (a load from a uniform address is one scalar load
+under `scf.if` any lane is active; a store to one is a scatter with the same
+offset in every lane: a scatter writes lanes in order, so the last active lane
+wins, as in the serial loop), `scf.if` results are
 `arith.select`ed, and an integer division under a mask divides inactive lanes by
 one so they cannot trap. Uniform conditions stay `loop.guard`/`scf.if`. Loops
 inside the vectorized one run serially (their variable is uniform).
@@ -499,6 +500,9 @@ class VectorWriter:
         if not varying and lane_stride == 0 and self.mask is None:
             self.values[op.res] = self.add(memref.LoadOp.get(ref, uniform))
             return
+        if not varying and lane_stride == 0:
+            self.values[op.res] = self._load_if_any_lane(ref, uniform, element)
+            return
         result = self.vtype(element)
         if not varying and lane_stride == 1 and self.mask is None:
             value = self.add(vector.LoadOp(ref, uniform, result))
@@ -510,6 +514,24 @@ class VectorWriter:
             offsets = self._offsets(mtype, uniform, lane_stride, varying)
             value = self.add(GatherOp(ref, offsets, self._all_lanes(), result))
         self.values[op.res] = Vec(value)
+
+    def _load_if_any_lane(self, ref: SSAValue, indices: list[SSAValue], element: Attribute) -> SSAValue:
+        """A uniform address under a mask: one scalar load if any lane is active (the
+        serial loop loads it then; the guard may be what keeps the address in bounds),
+        a uniform value, not a gather of the same element into every lane."""
+        assert self.mask is not None and self.width is not None
+        bits_type = IntegerType(self.width)
+        bits = self.add(llvm.BitcastOp(self.mask, bits_type))
+        active = self.add(arith.CmpiOp(bits, self.const(0, bits_type), "ne"))
+        taken, skipped = Block(), Block()
+        with self.into(taken):
+            loaded = self.add(memref.LoadOp.get(ref, indices))
+            self.add(scf.YieldOp(loaded))
+        with self.into(skipped):
+            self.add(scf.YieldOp(self.const(0, element)))
+        new = scf.IfOp(active, [element], Region(taken), Region(skipped))
+        self.add(new)
+        return new.results[0]
 
     def write_store(self, op: memref.StoreOp) -> None:
         mtype = op.memref.type

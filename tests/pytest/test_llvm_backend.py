@@ -222,6 +222,38 @@ func.func @f(%A: memref<100xf32>, %B: memref<100xf32>) {
     np.testing.assert_array_equal(b, a * a)
 
 
+def test_vectorized_uniform_load_under_a_mask_loads_only_when_a_lane_is_active():
+    """y[i] = w[i] * x[i // 16] for i < 20, in 16-lane vectors of a loop over 2 tiles:
+    x[io] is one element per tile (a uniform address under the tail mask), loaded
+    once when a lane is active (tests/filecheck/transforms/loop-vectorize.mlir
+    shows the scf.if); the third tile has no active lane, and x[2] is past x's
+    end."""
+    f = single(
+        """
+func.func @f(%X: memref<2xf32>, %W: memref<20xf32>, %Y: memref<20xf32>) {
+  loop.for %io = 0 to 3 {
+    loop.for %ii = 0 to 16 vectorized {
+      %c16 = arith.constant 16 : index
+      %t = arith.muli %io, %c16 : index
+      %i = arith.addi %t, %ii : index
+      %c20 = arith.constant 20 : index
+      %in = arith.cmpi slt, %i, %c20 : index
+      loop.guard %in {
+        %x = memref.load %X[%io] : memref<2xf32>
+        %w = memref.load %W[%i] : memref<20xf32>
+        %y = arith.mulf %x, %w : f32
+        memref.store %y, %Y[%i] : memref<20xf32>
+      }
+    }
+  }
+  func.return
+}"""
+    )
+    x, w, y = rand(2), rand(20), np.zeros(20, np.float32)
+    f(x, w, y)
+    np.testing.assert_array_equal(y, w * np.repeat(x, 16)[:20])
+
+
 def test_vectorized_gather_scatter_and_strides():
     """Transposed (stride 8), strided (stride 2) and computed (i*i % 13) accesses."""
     f = single(

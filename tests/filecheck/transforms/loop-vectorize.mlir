@@ -154,6 +154,46 @@ func.func @masked(%A: memref<100xf32>, %B: memref<100x2xf32>) {
 
 // -----
 
+// A uniform address under a mask (x[k] of a GEMV whose last column tile is
+// guarded) is one scalar load when any lane is active, broadcast where it meets
+// the lanes: not a gather of one element into every lane.
+func.func @uniform_under_mask(%X: memref<8xf32>, %W: memref<8x100xf32>, %Y: memref<100xf32>) {
+  loop.for %k = 0 to 8 {
+    loop.for %j = 96 to 112 vectorized {
+      %c100 = arith.constant 100 : index
+      %in = arith.cmpi slt, %j, %c100 : index
+      loop.guard %in {
+        %x = memref.load %X[%k] : memref<8xf32>
+        %w = memref.load %W[%k, %j] : memref<8x100xf32>
+        %p = arith.mulf %x, %w : f32
+        memref.store %p, %Y[%j] : memref<100xf32>
+      }
+    }
+  }
+  func.return
+}
+
+// CHECK-LABEL: func.func @uniform_under_mask(
+// CHECK-SAME:      %[[X:.*]]: memref<8xf32>, %[[W:.*]]: memref<8x100xf32>, %[[Y:.*]]: memref<100xf32>) {
+// CHECK-NEXT:    loop.for %[[K:.*]] = 0 to 8 {
+// CHECK-DAG:       %[[NONE:.*]] = arith.constant 0 : i16
+// CHECK-DAG:       %[[FZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK:           %[[MASK:.*]] = llvm.icmp "slt"
+// CHECK-NEXT:      %[[BITS:.*]] = llvm.bitcast %[[MASK]] : vector<16xi1> to i16
+// CHECK-NEXT:      %[[ANY:.*]] = arith.cmpi ne, %[[BITS]], %[[NONE]] : i16
+// CHECK-NEXT:      %[[XK:.*]] = scf.if %[[ANY]] -> (f32) {
+// CHECK-NEXT:        %[[L:.*]] = memref.load %[[X]][%[[K]]] : memref<8xf32>
+// CHECK-NEXT:        scf.yield %[[L]] : f32
+// CHECK-NEXT:      } else {
+// CHECK-NEXT:        scf.yield %[[FZERO]] : f32
+// CHECK-NEXT:      }
+// CHECK:           vector.maskedload %[[W]]
+// CHECK:           vector.broadcast %[[XK]] : f32 to vector<16xf32>
+// CHECK-NOT:       loop.gather
+// CHECK:           vector.maskedstore %[[Y]]
+
+// -----
+
 // A uniform guard stays a guard around vector code; scf.if on a lane-varying
 // condition computes both sides and selects; a gather reads A[j, i] (stride 8).
 // An integer division under a mask divides the inactive lanes by one.
