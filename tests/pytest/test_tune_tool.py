@@ -17,7 +17,7 @@ import tilecraft as tc
 from tilecraft.autotune.plot import Panel, best_so_far, curve, plot_curves
 from tilecraft.autotune.records import Record, TuningLog, config_key
 from tilecraft.autotune.templates import get_template, workload_key
-from tilecraft.tools.tune import main, parse_input_shape, random_log_path
+from tilecraft.tools.tune import TaskResult, TaskRun, describe, main, parse_input_shape, random_log_path, summary
 
 SHAPE = (32, 32, 32)
 KEY = workload_key("matmul", SHAPE)
@@ -78,10 +78,22 @@ def test_tune_writes_the_log_and_a_second_run_resumes(model, tmp_path, capsys):
     assert "6 trials (0 errors, 4 from the log)" in out and "2 new measurements" in out
     # nothing left to do: no measurement at all
     assert main([str(model), "--trials", "6", "--log", str(log), "--random"]) == 0
-    assert len(measures(log)) == 6 and "0 new measurements" in capsys.readouterr().out
-    # the log is what tc.compile applies: the best record of the workload
+    out = capsys.readouterr().out
+    assert len(measures(log)) == 6 and "0 new measurements" in out
+    # the log is what tc.compile applies: the best record of the workload unless it is
+    # within noise of the default, and the tool says which
     compiled = tc.compile(str(model), tuning_log=str(log))
     assert compiled.tuned == expected_tuned(TuningLog(log), DENSE_KEY, get_template("dense").default_config(*DENSE))
+    assert ("the default stays" in out) == (compiled.tuned == {})
+
+
+def test_the_summary_counts_what_tc_compile_applies():
+    task = type("T", (), {"key": "k", "count": 2, "flops": 1e6})()
+    run = TaskRun(trials=4, errors=0, new=4, seconds=1.0)
+    kept = TaskResult(task, run, best_seconds=0.99e-3, default_seconds=1e-3, applied=False)
+    tuned = TaskResult(task, run, best_seconds=0.5e-3, default_seconds=1e-3)
+    assert "the default stays" in describe(1, 2, kept) and "the default stays" not in describe(2, 2, tuned)
+    assert "tuned kernels 4.000 ms -> 3.000 ms per run (1.33x)" in summary([kept, tuned])
 
 
 def test_tune_on_a_dask_scheduler(model, tmp_path, capsys):
