@@ -39,7 +39,6 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
     VectorType,
-    i1,
     i32,
     i64,
 )

@@ -25,7 +25,6 @@ from tilecraft.dialects import graph
 from tilecraft.utils.diagnostics import LocatedParser
 from tilecraft.utils.weights import WeightStore
 
-import onnx  # noqa: E402 - onnx and onnxruntime are test extras: missing is a failure
 import onnxruntime as ort  # noqa: E402
 from onnx import TensorProto, helper  # noqa: E402
 

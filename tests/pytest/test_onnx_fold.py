@@ -4,7 +4,6 @@ MatMul/Softmax, which sum in float32 as numpy and onnxruntime do."""
 from __future__ import annotations
 
 import numpy as np
-import onnx
 import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper

@@ -5,7 +5,6 @@ compared with onnxruntime; the graph ops against their numpy meaning."""
 from __future__ import annotations
 
 import numpy as np
-import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
