@@ -7,12 +7,20 @@ channels a multiple of the block b = 16) becomes the fast blocked kernel of
 topi/conv2d.py: `data_layout = "NCHW16c"` when the input channels are a multiple
 of 16, else (fewer than 16 input channels, such as an image's 3) the input stays
 NCHW and the kernel's in-block is all of them; `kernel_layout = "OIHW<i>i16o"`,
-`out_layout = "NCHW16c"`. Channel counts that a block does not divide take the largest
-of b/2 = 8 and b/4 = 4 that does (MobileNet-v2's 24, ShuffleNet-v2's 116 and 232,
-a 1000-class 1x1 conv), for the output (`NCHW8c`, `OIHW<i>i8o`) and the input
-(`NCHW8c`, in-block 8) alike: 4- and 8-lane vectors in the blocked kernel run
-several times faster than the unblocked NCHW one (ShuffleNet-v2 at 224: 12.5 ms
-of kernels with blocks of 16 and 8, 9.3 ms with 4 too). A depthwise conv (groups = input = output channels, a
+`out_layout = "NCHW16c"`. Channel counts that a block does not divide by a little
+(padding them up to whole blocks adds at most `max-padding` percent: ShuffleNet-v2's
+58, 116 and 232, a 1000-class conv's 1000) are padded, as onnxruntime's NCHWc
+kernels do: the conv computes ceil(C/16) blocks with zero weights and bias on the
+padded channels, so those hold zeros; NCHW values go in through `graph.pad` (zero
+channels) and a transform, and come back through a transform and a `graph.slice`
+of the first C channels (the crop), which cancel like the plain transforms. Ops
+that map 0 to 0 (relu, add, mul, a clip holding 0, pooling, ...) keep the padded
+value; others (sigmoid, div) and concats read the crop. Other channel counts take
+the largest of b/2 = 8 and b/4 = 4 that divides them (MobileNet-v2's 24), for the
+output (`NCHW8c`, `OIHW<i>i8o`) and the input (`NCHW8c`, in-block 8) alike: 4- and
+8-lane vectors in the blocked kernel run several times faster than the unblocked
+NCHW one (ShuffleNet-v2 at 224: 12.5 ms of kernels with blocks of 16 and 8, 9.3 ms
+with 4 too). A depthwise conv (groups = input = output channels, a
 multiple of 16: MobileNet's) is blocked too, with `kernel_layout = "OIHW1i16o"`:
 each channel stays in its lane, so no transforms are needed around it; so is a
 grouped conv whose groups are whole blocks of 16 input and 16 output channels
@@ -109,16 +117,58 @@ def _ranked(values) -> bool:
     return all(isinstance(v.type, TensorType) for v in values)
 
 
+def padded(channels: int, block: int) -> int:
+    """`channels` rounded up to whole blocks of `block`."""
+    return -(-channels // block) * block
+
+
+def channel_crop(op: Operation) -> bool:
+    """`op` is a `graph.slice` keeping channels [0, C) of an NCHW value, all else whole."""
+    if not isinstance(op, graph.SliceOp) or not _ranked([*op.inputs, *op.outputs]):
+        return False
+    shape = graph.shape_of(op.inputs[0].type)
+    if len(shape) != 4:
+        return False
+    ranges = op.ranges(shape)
+    return ranges[1][0] == 0 and ranges[1][2] == 1 and all(r == (0, n, 1) for d, (r, n) in enumerate(zip(ranges, shape)) if d != 1)
+
+
 def unblocked_source(value: SSAValue) -> tuple[SSAValue, int] | None:
-    """(x, b) when `value` is `graph.layout_transform x` from NCHW<b>c to NCHW."""
+    """(x, b) when `value` is `graph.layout_transform x` from NCHW<b>c to NCHW, or
+    the channels [0, C) of one where x holds C padded up to whole blocks."""
     op = value.owner
+    crop = channel_crop(op)
+    if crop:
+        op = op.inputs[0].owner
     if not isinstance(op, graph.LayoutTransformOp) or op.dst != "NCHW":
         return None
     try:
         block = graph.layout_block(op.src)
     except graph.ShapeError:
         return None
-    return (op.inputs[0], block) if block else None
+    if not block:
+        return None
+    if crop and graph.shape_of(op.outputs[0].type)[1] != padded(graph.shape_of(value.type)[1], block):
+        return None  # cropped by more than the padding of the last block
+    return op.inputs[0], block
+
+
+def is_padded(value: SSAValue, source: tuple[SSAValue, int] | None) -> bool:
+    """`value` is the crop of a blocked value with padded channels (`source`)."""
+    return source is not None and graph.shape_of(value.type)[1] % source[1] != 0
+
+
+# Ops that map zeros to zeros: the padded channels of a blocked value stay zero
+# through them (clip where its range holds 0), so a conv reading the value (zero
+# weights on those channels) or a crop never sees anything but zeros there.
+ZERO_UNARY = (graph.ReluOp, graph.TanhOp, graph.ErfOp, graph.GeluOp, graph.NegOp, graph.AbsOp, graph.SqrtOp)
+ZERO_BINARY = (graph.AddOp, graph.SubOp, graph.MulOp, graph.MaximumOp, graph.MinimumOp)
+
+
+def keeps_zeros(op: Operation) -> bool:
+    if isinstance(op, graph.ClipOp):
+        return (op.min is None or op.min <= 0) and (op.max is None or op.max >= 0)
+    return isinstance(op, (*ZERO_UNARY, *ZERO_BINARY, *POOLS))
 
 
 def _hint(value: SSAValue, suffix: str) -> str:
@@ -135,6 +185,7 @@ class LayoutRewriter:
     store: WeightStore | None
     block: int
     kn_dense: bool = True
+    max_padding: int = 0
     transforms: dict[tuple[SSAValue, int], SSAValue] = field(default_factory=dict)
     made: list[graph.LayoutTransformOp] = field(default_factory=list)
 
@@ -147,7 +198,13 @@ class LayoutRewriter:
         if source is not None and source[1] == block:
             return source[0]
         if (value, block) not in self.transforms:
-            src, layout = (source[0], blocked(source[1])) if source else (value, "NCHW")
+            channels = graph.shape_of(value.type)[1]
+            src, layout = (source[0], blocked(source[1])) if source and not is_padded(value, source) else (value, "NCHW")
+            if channels % block:  # zeros up to whole blocks
+                extra = padded(channels, block) - channels
+                pad = graph.PadOp([value], {"pads": [0, 0, 0, 0, 0, extra, 0, 0]})
+                Rewriter.insert_op(pad, InsertPoint.before(before))
+                src, layout = pad.outputs[0], "NCHW"
             op = graph.LayoutTransformOp([src], {"src": layout, "dst": blocked(block)})
             Rewriter.insert_op(op, InsertPoint.before(before))
             self.transforms[(value, block)] = op.outputs[0]
@@ -155,12 +212,19 @@ class LayoutRewriter:
 
     def replace_blocked(self, old: Operation, new_ops: list[Operation], result: SSAValue, block: int) -> None:
         """Replace `old` (NCHW result) by `new_ops` computing `result` in NCHW<block>c;
-        its users read it through a transform back to NCHW, which cancels against
+        its users read it through a transform back to NCHW (and a crop of the
+        channels where `result` pads them to whole blocks), which cancels against
         the transforms of users that are rewritten later."""
         back = graph.LayoutTransformOp([result], {"src": blocked(block), "dst": "NCHW"})
         self.made.append(back)
+        ends = [*new_ops, back]
+        channels = graph.shape_of(old.results[0].type)[1]
+        if graph.shape_of(back.outputs[0].type)[1] != channels:
+            crop = graph.SliceOp([back.outputs[0]], {"starts": [0], "ends": [channels], "axes": [1]})
+            self.made.append(crop)
+            ends.append(crop)
         operands = list(old.operands)
-        Rewriter.replace_op(old, [*new_ops, back], [back.outputs[0]])
+        Rewriter.replace_op(old, ends, [ends[-1].outputs[0]])
         erase_if_dead(operands)
 
     def new_value(self, array: np.ndarray, like: SSAValue, suffix: str) -> Operation:
@@ -188,8 +252,9 @@ class LayoutRewriter:
             return None
         if full.shape[1] == 1:
             moved = full[..., None]  # [n, 1, h, w] -> [n, 1, h, w, 1]
-        else:
-            moved = to_layout(full, "NCHW", blocked(block))
+        else:  # zeros in the channels that pad the last block
+            extra = padded(full.shape[1], block) - full.shape[1]
+            moved = to_layout(np.pad(full, [(0, 0), (0, extra), (0, 0), (0, 0)]), "NCHW", blocked(block))
         moved = moved.reshape(moved.shape[4 - array.ndim :])  # the leading 1s it had not
         op = self.new_value(moved, value, "blocked")
         Rewriter.insert_op(op, InsertPoint.before(before))
@@ -208,29 +273,43 @@ class LayoutRewriter:
             return False  # (blocked layouts are 2-D)
         _, channels, _, _ = graph.shape_of(x.type)
         out_channels = graph.shape_of(w.type)[0]
-        # Output channels in blocks of b, or of b/2 or b/4 where b does not divide
-        # them (a 1000-class 1x1 conv, MobileNet-v2's 24, ShuffleNet's 116 channels):
-        # narrower vectors in the blocked kernel beat the unblocked one several times.
+        # Output channels in blocks of b; where b does not divide them, padded with
+        # zero channels up to whole blocks when that adds few (ShuffleNet's 58, 116
+        # and 232, a 1000-class 1x1 conv: see `pads`), else in blocks of b/2 or b/4
+        # (MobileNet-v2's 24): narrower vectors in the blocked kernel still beat the
+        # unblocked one several times.
         # Depthwise (one input and one output channel per group) keeps each channel
         # in its lane: the blocked kernel reads input block and lane = output's.
         depthwise = groups == channels == out_channels
         # Other groups run blocked where each is whole blocks of input and output
         # channels (ResNeXt's), so no block straddles two groups: groups that cut
-        # blocks of 16 take blocks of 8 or 4 where those do not.
+        # blocks of 16 take blocks of 8 or 4 where those do not (never padded).
         grouped = groups != 1 and not depthwise
         if grouped and (groups <= 0 or channels % groups or out_channels % groups):
             return False
-        b = self.channel_block(math.gcd(channels // groups, out_channels // groups) if grouped else out_channels)
+        if grouped:
+            b = self.channel_block(math.gcd(channels // groups, out_channels // groups))
+        else:
+            b = self.block if self.pads(out_channels) else self.channel_block(out_channels)
         if b is None:
             return False
-        # Input channels: in blocks as the output's are, or (fewer than a block, an
-        # image's 3) all in the kernel's in-block with the data left NCHW.
-        data_block = b if depthwise or grouped else self.channel_block(channels)
+        # Input channels: in blocks as the output's are (padded likewise), or (fewer
+        # than a block, an image's 3) all in the kernel's in-block with the data left NCHW.
+        if depthwise or grouped:
+            data_block = b
+        else:
+            data_block = self.block if self.pads(channels) else self.channel_block(channels)
         if data_block is None and channels >= self.block:
             return False
         weight = known_value(w, self.store, NAME)
         if weight is None:
             return False
+        out_padded = padded(out_channels, b)
+        in_padded = padded(channels, data_block) if data_block else channels
+        if depthwise:
+            weight = np.pad(weight, [(0, out_padded - out_channels), (0, 0), (0, 0), (0, 0)])
+        else:  # zero weights from and to the padded channels
+            weight = np.pad(weight, [(0, out_padded - out_channels), (0, in_padded - channels), (0, 0), (0, 0)])
         in_block = 1 if depthwise else data_block or channels
         kernel_layout = f"OIHW{in_block}i{b}o"
         packed = pack_conv2d_weight(weight, in_block, b)
@@ -238,17 +317,22 @@ class LayoutRewriter:
         data, data_layout = (
             (self.to_blocked(x, data_block, conv), blocked(data_block)) if data_block else (x, "NCHW")
         )
+        changes = {"groups": out_padded} if depthwise and out_padded != out_channels else {}
         new = conv.with_properties(
-            [data, w_op.results[0]], data_layout=data_layout, kernel_layout=kernel_layout, out_layout=blocked(b)
+            [data, w_op.results[0]], data_layout=data_layout, kernel_layout=kernel_layout, out_layout=blocked(b), **changes
         )
         new_ops: list[Operation] = [w_op, new]
         result = new.outputs[0]
         if len(conv.inputs) == 3:
             bias = conv.inputs[2]
-            shape = [out_channels // b, 1, 1, b]
+            shape = [out_padded // b, 1, 1, b]
             known = known_value(bias, self.store, NAME)
             if known is not None:
-                b_op = self.new_value(known.reshape(shape), bias, "blocked")
+                b_op = self.new_value(np.pad(known, (0, out_padded - out_channels)).reshape(shape), bias, "blocked")
+            elif out_padded != out_channels:
+                pad = graph.PadOp([bias], {"pads": [0, out_padded - out_channels]})
+                new_ops.append(pad)
+                b_op = graph.ReshapeOp([pad.outputs[0]], {"shape": shape})
             else:
                 b_op = graph.ReshapeOp([bias], {"shape": shape})
             add = graph.AddOp([result, b_op.results[0]])
@@ -256,6 +340,14 @@ class LayoutRewriter:
             result = add.outputs[0]
         self.replace_blocked(conv, new_ops, result, b)
         return True
+
+    def pads(self, channels: int) -> bool:
+        """Whether `channels` that the block does not divide are padded up to whole
+        blocks: when that adds at most `max_padding` percent (58 -> 64, 1000 ->
+        1008; not 24 -> 32), and never for fewer channels than a block."""
+        if channels % self.block == 0 or channels < self.block:
+            return False
+        return (padded(channels, self.block) - channels) * 100 <= self.max_padding * channels
 
     def channel_block(self, channels: int) -> int | None:
         """The block for `channels`: the pass's block where it divides them, else the
@@ -277,8 +369,8 @@ class LayoutRewriter:
         if len(blocks) != 1:
             return False  # no blocked operand, or two different blocks
         (b,) = blocks
-        if out_shape[1] % b:
-            return False
+        if out_shape[1] % b and not keeps_zeros(op):
+            return False  # (the padded channels of the operands must stay zero)
         if isinstance(op, POOLS):
             if op.layout != "NCHW":
                 return False
@@ -384,10 +476,17 @@ class AlterLayoutPass(ModulePass):
     kn_dense: bool = True
     """Also give dense ops with known weights the KN weight layout (module docstring)."""
 
+    max_padding: int = 13
+    """Channels that the block does not divide are padded with zero channels up to
+    whole blocks where that adds at most this percent of them, else take narrower
+    blocks (module docstring); 0 never pads."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.max_padding < 0:
+            raise PassFailedException(f"{NAME}: max-padding must not be negative, not {self.max_padding}")
         if self.block < 1:
             raise PassFailedException(f"{NAME}: block must be a positive number of channels, not {self.block}")
         store = pass_store(op, NAME)
         for f in op.ops:
             if isinstance(f, func.FuncOp) and not f.is_declaration:
-                LayoutRewriter(store, self.block, self.kn_dense).run(f.body.block)
+                LayoutRewriter(store, self.block, self.kn_dense, self.max_padding).run(f.body.block)

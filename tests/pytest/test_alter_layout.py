@@ -382,3 +382,119 @@ def test_narrow_blocks_match_onnxruntime(fuse):
         if c.name == "func.call" and len(c.arguments[-1].type.get_shape()) == 5
     }
     assert {8, 4} <= lanes
+
+
+def _shuffle_net_onnx():
+    """A ShuffleNet-v2-like model whose channel counts blocks of 16 do not divide:
+    a 3-channel stem to 29 channels (padded to 32), a stride-2 unit of 29 -> 58
+    (depthwise 3x3/2 and 1x1 convs on both branches, padded to 64), a stride-1 unit
+    (split in halves of 29, 1x1, depthwise 3x3, 1x1 with a residual add), each
+    ending in a concat and a channel shuffle; a max pool and a clip (0 in its range)
+    on padded values, a sigmoid and a clip to [0.5, 6] (neither keeps zeros), a mul
+    by a per-channel constant, global average pooling and a 1x1 conv to 1000
+    classes (padded to 1008)."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    nodes, inits = [], {}
+    counter = iter(range(1000))
+
+    def conv(x, cin, cout, k, stride=1, group=1, act="Relu"):
+        n = next(counter)
+        inits[f"w{n}"] = randn(cout, cin // group, k, k, scale=(2 / (cin // group * k * k)) ** 0.5)
+        inits[f"b{n}"] = randn(cout, scale=0.1)
+        nodes.append(helper.make_node("Conv", [x, f"w{n}", f"b{n}"], [f"c{n}"], group=group,
+                                      pads=[k // 2] * 4, strides=[stride] * 2))  # fmt: skip
+        if act is None:
+            return f"c{n}"
+        nodes.append(helper.make_node(act, [f"c{n}"], [f"a{n}"]))
+        return f"a{n}"
+
+    def shuffle(x, c, h):
+        n = next(counter)
+        inits[f"s{n}"] = np.array([1, 2, c // 2, h, h], np.int64)
+        inits[f"t{n}"] = np.array([1, c, h, h], np.int64)
+        nodes.append(helper.make_node("Reshape", [x, f"s{n}"], [f"r{n}"]))
+        nodes.append(helper.make_node("Transpose", [f"r{n}"], [f"p{n}"], perm=[0, 2, 1, 3, 4]))
+        nodes.append(helper.make_node("Reshape", [f"p{n}", f"t{n}"], [f"sh{n}"]))
+        return f"sh{n}"
+
+    x = conv("x", 3, 29, 3, 2)  # 16 x 16
+    nodes.append(helper.make_node("MaxPool", [x], ["mp"], kernel_shape=[3, 3], strides=[1, 1], pads=[1] * 4))
+    keep = conv(conv("mp", 29, 29, 3, 2, group=29, act=None), 29, 29, 1)  # 8 x 8
+    y = conv(conv(conv("mp", 29, 29, 1), 29, 29, 3, 2, group=29, act=None), 29, 29, 1)
+    nodes.append(helper.make_node("Concat", [keep, y], ["cat1"], axis=1))
+    u1 = shuffle("cat1", 58, 8)
+    inits["halves"] = np.array([29, 29], np.int64)
+    nodes.append(helper.make_node("Split", [u1, "halves"], ["half_a", "half_b"], axis=1))
+    y = conv(conv(conv("half_b", 29, 29, 1), 29, 29, 3, group=29, act=None), 29, 29, 1, act=None)
+    nodes.append(helper.make_node("Add", [y, "half_b"], ["res"]))
+    nodes.append(helper.make_node("Concat", ["half_a", "res"], ["cat2"], axis=1))
+    u2 = shuffle("cat2", 58, 8)
+    inits["lo"], inits["hi"], inits["lo2"] = np.float32(-1.0), np.float32(6.0), np.float32(0.5)
+    nodes.append(helper.make_node("Clip", [conv(u2, 58, 58, 1, act=None), "lo", "hi"], ["clipped"]))
+    z = conv("clipped", 58, 58, 1, act="Sigmoid")
+    nodes.append(helper.make_node("Clip", [z, "lo2", "hi"], ["clipped2"]))
+    inits["scale"] = randn(1, 58, 1, 1)
+    nodes.append(helper.make_node("Mul", ["clipped2", "scale"], ["scaled"]))
+    z = conv("scaled", 58, 58, 3)
+    nodes.append(helper.make_node("GlobalAveragePool", [z], ["gap"]))
+    logits = conv("gap", 58, 1000, 1, act=None)
+    nodes.append(helper.make_node("Flatten", [logits], ["y"]))
+    g = helper.make_graph(
+        nodes, "shuffle", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 32, 32])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1000]),
+         helper.make_tensor_value_info(u2, TensorProto.FLOAT, [1, 58, 8, 8])],
+        [numpy_helper.from_array(v, k) for k, v in inits.items()],
+    )  # fmt: skip
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+@pytest.mark.parametrize("fuse", [True, False])
+def test_padded_channels_match_onnxruntime(fuse):
+    """Channel counts that blocks of 16 do not divide by a little (29, 58, 1000) run
+    blocked with zero channels padding the last block: convs (1x1, 3x3, depthwise,
+    strided), relu, max pool, a clip holding 0, a residual add and global pooling
+    on padded values; concat, split and shuffle read them cropped. The result
+    matches onnxruntime, and the convs run in 16-lane blocks only."""
+    import onnxruntime as ort
+
+    import tilecraft as tc
+
+    m = _shuffle_net_onnx()
+    x = randn(1, 3, 32, 32)
+    session = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    expected = session.run(None, {"x": x})
+    compiled = tc.compile(m, fuse=fuse)
+    for got, want in zip(compiled(x), expected, strict=True):
+        np.testing.assert_allclose(got, want, rtol=2e-4, atol=2e-4)
+    main = next(f for f in compiled.module.ops if f.name == "func.func" and f.sym_name.data == "main")
+    convs = [c for c in main.body.block.ops if c.name == "func.call" and "conv2d" in c.callee.string_value()]
+    blocked = [c.arguments[-1].type.get_shape() for c in convs]
+    assert len(blocked) == 13 and {s[-1] for s in blocked} == {16}
+    assert {s[1] * s[-1] for s in blocked} >= {32, 64, 1008}
+
+
+def test_padded_channels_in_the_evaluator():
+    """The graph before and after alter-layout (and fold-constants) gives the same
+    numbers with padded blocks; without padding (max_padding=0) 58 channels take no
+    blocks (neither 16, 8 nor 4 divides them) and 29 none either."""
+    from tilecraft.frontends.onnx import from_onnx
+    from tilecraft.transforms.infer_shapes import InferShapesPass
+    from xdsl.transforms.canonicalize import CanonicalizePass
+
+    module, _ = from_onnx(_shuffle_net_onnx())
+    check_pass(module, InferShapesPass(), CanonicalizePass(), AlterLayoutPass(), FoldConstantsPass())
+    convs = ops_named(module, "graph.conv2d")
+    assert all(c.out_layout == "NCHW16c" for c in convs)
+    depthwise = [c for c in convs if c.groups != 1]
+    assert [c.groups for c in depthwise] == [32, 32, 32]
+    assert ops_named(module, "graph.max_pool2d")[0].layout == "NCHW16c"
+    # Sigmoid maps the zero channels to 0.5 and clip [0.5, 6] to 0.5: both read the
+    # cropped NCHW value; the clip to [-1, 6] of a conv's result stays blocked.
+    assert ops_named(module, "graph.sigmoid")[0].outputs[0].type.get_shape() == (1, 58, 8, 8)
+    clips = ops_named(module, "graph.clip")
+    assert [len(c.outputs[0].type.get_shape()) for c in clips] == [5, 4]
+
+    module, _ = from_onnx(_shuffle_net_onnx())
+    check_pass(module, InferShapesPass(), CanonicalizePass(), AlterLayoutPass(max_padding=0), FoldConstantsPass())
+    assert {c.out_layout for c in ops_named(module, "graph.conv2d")} <= {"NCHW", "NCHW8c"}

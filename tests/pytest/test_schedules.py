@@ -462,3 +462,38 @@ def test_random_pipelines_under_random_schedules(seed):
     except Exception as e:
         raise AssertionError(f"seed {seed}:\n{program}") from e
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5, err_msg=f"seed {seed}:\n{program}")
+
+
+@pytest.mark.parametrize(
+    "shape, leaves",
+    [
+        ((1, 8, 14, 14), [112, 14]),  # 14 x 14 = 196 is no multiple of 16: W alone
+        ((1, 8, 7, 7), [56, 7]),
+        ((1, 8, 4, 4), [8, 16]),  # 4 x 4 fills a vector
+        ((1, 8, 1, 1), [8]),  # unit axes fuse on
+    ],
+)
+def test_injective_schedule_vectorizes_w_alone_when_fusing_leaves_a_tail(shape, leaves):
+    """schedule_injective fuses trailing axes up to a vector only where the fused
+    extent is a multiple of one (or at most one): a fused 14 x 14 would pay a
+    div/mod per lane and a guarded tail. The compiled transpose matches numpy."""
+    import tilecraft as tc
+    from onnx import TensorProto, helper
+
+    from tilecraft.frontends import te
+    from tilecraft.topi import transform
+    from tilecraft.topi.schedule import default_schedule
+
+    x = te.placeholder(shape, name="x")
+    t = transform.transpose(x, [0, 1, 3, 2])
+    s = default_schedule([t])
+    assert [a.dom[1] - a.dom[0] for a in s[t].leaf_iter_vars] == leaves
+
+    g = helper.make_graph(
+        [helper.make_node("Transpose", ["x"], ["y"], perm=[0, 1, 3, 2]), helper.make_node("Relu", ["y"], ["z"])],
+        "t", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, [shape[0], shape[1], shape[3], shape[2]])],
+    )  # fmt: skip
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    data = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    np.testing.assert_array_equal(tc.compile(m)(data), np.maximum(data.transpose(0, 1, 3, 2), 0))

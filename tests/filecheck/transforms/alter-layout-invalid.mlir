@@ -2,6 +2,7 @@
 // RUN: python -c "import numpy as np; np.savez('%t.npz', other=np.zeros(2, np.float32))"
 // RUN: sed -e 's|@STORE@|%t.npz|' %s | tilecraft-opt --split-input-file -p alter-layout --verify-diagnostics 2>&1 | filecheck %s --check-prefix=MISSING
 // RUN: not tilecraft-opt %s --split-input-file -p 'alter-layout{block=0}' 2>&1 | filecheck %s --check-prefix=BLOCK
+// RUN: not tilecraft-opt %s --split-input-file -p 'alter-layout{max-padding=-1}' 2>&1 | filecheck %s --check-prefix=PADDING
 
 // The store the module names cannot be read: reported at the module.
 // CHECK: alter-layout-invalid.mlir:[[# @LINE + 1]]:1: error: alter-layout: cannot read weight store '{{.*}}no-such-store.npz'
@@ -27,3 +28,6 @@ builtin.module attributes {graph.weights = "@STORE@"} {
 
 // A block of no channels is not a layout.
 // BLOCK: alter-layout: block must be a positive number of channels, not 0
+
+// A negative share of padding channels is not a limit.
+// PADDING: alter-layout: max-padding must not be negative, not -1

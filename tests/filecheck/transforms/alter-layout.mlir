@@ -1,6 +1,7 @@
 // RUN: tilecraft-opt %s --split-input-file -p alter-layout | filecheck %s
 // RUN: tilecraft-opt %s --split-input-file -p 'alter-layout{kn-dense=false}' | filecheck %s --check-prefix=NK
 // RUN: tilecraft-opt %s --split-input-file -p 'alter-layout{block=8}' | filecheck %s --check-prefix=BLOCK8
+// RUN: tilecraft-opt %s --split-input-file -p 'alter-layout{max-padding=0}' | filecheck %s --check-prefix=NOPAD
 // With a weight store: packed weights are new arrays of the store, named after the old.
 // RUN: python -c "import numpy as np; r = np.random.default_rng(0); np.savez('%t.npz', **{'conv.weight': r.standard_normal((32, 16, 3, 3)).astype(np.float32), 'conv.bias': np.arange(32, dtype=np.float32), 'fc.weight': np.arange(20, dtype=np.float32).reshape(4, 5)})"
 // RUN: sed -e 's|@STORE@|%t.npz|' %S/Inputs/alter-layout-store.mlir | tilecraft-opt -p 'alter-layout{kn-dense=true}' --weights-out %t.out.npz | filecheck %s --check-prefix=STORE
@@ -333,3 +334,43 @@ func.func @compose(%x: tensor<1x32x4x4xf32>) -> (tensor<1x32x4x4xf32>, tensor<1x
 // CHECK-LABEL: func.func @compose
 // CHECK-NEXT:    %[[C:.*]] = graph.layout_transform %x {src = "NCHW", dst = "NCHW8c"} : (tensor<1x32x4x4xf32>) -> tensor<1x4x4x4x8xf32>
 // CHECK-NEXT:    func.return %x, %[[C]]
+
+// -----
+
+// 30 channels (no block of 16, 8 or 4 divides them) padded with 2 zero channels
+// to 2 blocks of 16: the input padded and transformed in, the weights and the bias
+// zero on the padded channels (the last 2 of block 1), the depthwise conv on 32
+// groups; relu keeps the zeros and stays blocked. Users of NCHW values read the
+// first 30 channels of the transform back; sigmoid (0 -> 0.5) is one.
+func.func @padded(%x: tensor<1x30x4x4xf32>) -> (tensor<1x30x4x4xf32>, tensor<1x30x2x2xf32>) {
+  %w = graph.constant dense<1.0> : tensor<30x30x1x1xf32>
+  %b = graph.constant dense<0.5> : tensor<30xf32>
+  %y = graph.conv2d %x, %w, %b : (tensor<1x30x4x4xf32>, tensor<30x30x1x1xf32>, tensor<30xf32>) -> tensor<1x30x4x4xf32>
+  %r = graph.relu %y : (tensor<1x30x4x4xf32>) -> tensor<1x30x4x4xf32>
+  %dw = graph.constant dense<2.0> : tensor<30x1x3x3xf32>
+  %d = graph.conv2d %r, %dw {groups = 30 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x30x4x4xf32>, tensor<30x1x3x3xf32>) -> tensor<1x30x2x2xf32>
+  %s = graph.sigmoid %d : (tensor<1x30x2x2xf32>) -> tensor<1x30x2x2xf32>
+  func.return %r, %s : tensor<1x30x4x4xf32>, tensor<1x30x2x2xf32>
+}
+
+// CHECK-LABEL: func.func @padded
+// CHECK-NEXT:    %[[P:.*]] = graph.pad %x {pads = array<i64: 0, 0, 0, 0, 0, 2, 0, 0>} : (tensor<1x30x4x4xf32>) -> tensor<1x32x4x4xf32>
+// CHECK-NEXT:    %[[T:.*]] = graph.layout_transform %[[P]] {src = "NCHW", dst = "NCHW16c"} : (tensor<1x32x4x4xf32>) -> tensor<1x2x4x4x16xf32>
+// CHECK-NEXT:    %[[W:.*]] = graph.constant dense<"0x{{(0000803F)+}}{{[0-9A-F]*}}00000000"> : tensor<2x2x1x1x16x16xf32>
+// CHECK-NEXT:    %[[C:.*]] = graph.conv2d %[[T]], %[[W]] {data_layout = "NCHW16c", kernel_layout = "OIHW16i16o", out_layout = "NCHW16c"} : (tensor<1x2x4x4x16xf32>, tensor<2x2x1x1x16x16xf32>) -> tensor<1x2x4x4x16xf32>
+// CHECK-NEXT:    %[[B:.*]] = graph.constant dense<{{.*}}5.000000e-01, 0.000000e+00, 0.000000e+00]]]]> : tensor<2x1x1x16xf32>
+// CHECK-NEXT:    %[[A:.*]] = graph.add %[[C]], %[[B]]
+// CHECK-NEXT:    %[[R:.*]] = graph.relu %[[A]] : (tensor<1x2x4x4x16xf32>) -> tensor<1x2x4x4x16xf32>
+// CHECK-NEXT:    %[[RB:.*]] = graph.layout_transform %[[R]] {src = "NCHW16c", dst = "NCHW"} : (tensor<1x2x4x4x16xf32>) -> tensor<1x32x4x4xf32>
+// CHECK-NEXT:    %[[RC:.*]] = graph.slice %[[RB]] {starts = array<i64: 0>, ends = array<i64: 30>, axes = array<i64: 1>} : (tensor<1x32x4x4xf32>) -> tensor<1x30x4x4xf32>
+// CHECK-NEXT:    %[[DW:.*]] = graph.constant dense<"0x{{.*}}00000000"> : tensor<2x1x3x3x1x16xf32>
+// CHECK-NEXT:    %[[D:.*]] = graph.conv2d %[[R]], %[[DW]] {groups = 32 : i64, {{.*}}kernel_layout = "OIHW1i16o"{{.*}} -> tensor<1x2x2x2x16xf32>
+// CHECK-NEXT:    %[[DB:.*]] = graph.layout_transform %[[D]] {src = "NCHW16c", dst = "NCHW"}
+// CHECK-NEXT:    %[[DC:.*]] = graph.slice %[[DB]] {starts = array<i64: 0>, ends = array<i64: 30>, axes = array<i64: 1>} : (tensor<1x32x2x2xf32>) -> tensor<1x30x2x2xf32>
+// CHECK-NEXT:    %[[S:.*]] = graph.sigmoid %[[DC]] : (tensor<1x30x2x2xf32>) -> tensor<1x30x2x2xf32>
+// CHECK-NEXT:    func.return %[[RC]], %[[S]]
+
+// Without padding, no block fits 30 channels: the convs stay NCHW.
+// NOPAD-LABEL: func.func @padded
+// NOPAD-NOT:     graph.layout_transform
+// NOPAD:         func.return
