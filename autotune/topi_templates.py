@@ -156,7 +156,14 @@ class _Reduction(Template):
     def space(self, *params) -> Space:
         from tilecraft.topi.reduce import reduction_space
 
-        return Space(reduction_space(self._tuned(*params)[2]))
+        red = self._tuned(*params)[2]
+        knobs = reduction_space(red)
+        if len(knobs["order"]) == 1:
+            return Space(knobs)
+        # A vector as wide as the innermost axis leaves no window inside it to move:
+        # `order` 1 would schedule what 0 does (the schedule takes either).
+        extent = red.shape[-1]
+        return Space(knobs, valid=lambda config: not config["order"] or config["vector"] < extent)
 
     def default_config(self, *params) -> dict:
         from tilecraft.topi.schedule import default_knobs

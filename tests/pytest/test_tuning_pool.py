@@ -31,6 +31,15 @@ AVG_POOL_BLOCKED = ["avg", [1, 1, 6, 6, 16], [2, 2], [2, 2], [0, 0, 0, 0], [1, 1
 SOFTMAX = ["softmax", [3, 40], [1], 1, "float32"]
 SUM_COLUMNS = ["sum", [6, 20], [0], 0, "float32"]
 LAYER_NORM = ["layer_norm", [4, 24], [1], 1, "float32"]
+# a global average pool in the plain layout (its sum computed per row of the mean),
+# a pool of a 1x1 output (the window innermost) and a padded average counting the pads
+GLOBAL_AVG_POOL = ["mean", [1, 4, 5, 5], [2, 3], 1, "float32"]
+MAX_POOL_TO_1X1 = ["max", [1, 2, 4, 4], [4, 4], [1, 1], [0, 0, 0, 0], [1, 1], 0, 0, "NCHW", "float32"]
+AVG_POOL_PADS = ["avg", [2, 3, 7, 6], [3, 2], [2, 1], [1, 0, 1, 1], [1, 1], 0, 1, "NCHW", "float32"]
+CASES = [
+    ("pool2d", MAX_POOL), ("pool2d", AVG_POOL_BLOCKED), ("pool2d", MAX_POOL_TO_1X1), ("pool2d", AVG_POOL_PADS),
+    ("reduce", SOFTMAX), ("reduce", SUM_COLUMNS), ("reduce", LAYER_NORM), ("reduce", GLOBAL_AVG_POOL),
+]
 
 
 def small_cnn():
@@ -80,10 +89,7 @@ def test_a_cnn_has_pool_and_reduce_tasks_which_are_what_the_compile_asks_for(cnn
     assert {t.key for t in tasks} == {workload_key(template, params) for template, params in asked}
 
 
-@pytest.mark.parametrize("template, params", [
-    ("pool2d", MAX_POOL), ("pool2d", AVG_POOL_BLOCKED), ("reduce", SOFTMAX), ("reduce", SUM_COLUMNS),
-    ("reduce", LAYER_NORM),
-])  # fmt: skip
+@pytest.mark.parametrize("template, params", CASES)
 def test_the_untuned_schedule_is_the_default_config_of_the_space(template, params):
     t = get_template(template)
     default = t.default_config(*params)
@@ -92,6 +98,19 @@ def test_the_untuned_schedule_is_the_default_config_of_the_space(template, param
     # and it is exactly what compiling the op alone schedules (no tuning context)
     *inputs, out = t._compute(*params)
     assert str(build_module(default_schedule([out]), [*inputs, out])) == sched_ir(template, params, None)
+
+
+@pytest.mark.parametrize("template, params", CASES)
+def test_every_knob_value_of_the_space_schedules_something_else(template, params):
+    """No dead knob: a value other than the default, alone, changes the sched IR."""
+    t = get_template(template)
+    space, default = t.space(*params), t.default_config(*params)
+    plain = sched_ir(template, params, default)
+    for name, values in space.knobs.items():
+        for value in values:
+            config = {**default, name: value}
+            if value != default[name] and space.contains(config):
+                assert sched_ir(template, params, config) != plain, config
 
 
 def test_a_config_prints_as_the_sched_ir_it_makes_and_round_trips_through_a_record(tmp_path):
@@ -116,12 +135,12 @@ def test_a_config_prints_as_the_sched_ir_it_makes_and_round_trips_through_a_reco
 def _numpy(template: str, params, inputs) -> np.ndarray:
     x = inputs[0].astype(np.float64)
     if template == "pool2d":
-        kind, _, kernel, strides, pads, *_ = params
+        kind, _, kernel, strides, pads, _, _, count_pads, *_ = params
         blocked = x.ndim == 5
         if blocked:  # NCHW16c -> NCHW
             n, cb, h, w, b = x.shape
             x = x.transpose(0, 1, 4, 2, 3).reshape(n, cb * b, h, w)
-        fill = -np.inf if kind == "max" else np.nan
+        fill = -np.inf if kind == "max" else 0.0 if count_pads else np.nan
         xp = np.pad(x, [(0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])], constant_values=fill)
         oh = (xp.shape[2] - kernel[0]) // strides[0] + 1
         ow = (xp.shape[3] - kernel[1]) // strides[1] + 1
@@ -143,15 +162,14 @@ def _numpy(template: str, params, inputs) -> np.ndarray:
     return getattr(np, kind)(x, axis=tuple(axes), keepdims=bool(keepdims))
 
 
-@pytest.mark.parametrize("template, params", [
-    ("pool2d", MAX_POOL), ("pool2d", AVG_POOL_BLOCKED), ("reduce", SOFTMAX), ("reduce", SUM_COLUMNS),
-    ("reduce", LAYER_NORM),
-])  # fmt: skip
+@pytest.mark.parametrize("template, params", CASES)
 def test_every_config_of_a_small_space_computes_the_numpy_answer(template, params):
     t = get_template(template)
     space = t.space(*params)
     assert space.size > 1
     names = list(space.knobs)
+    # every config the schedule takes: also those the space leaves out as
+    # equivalent to another (order 1 with a vector as wide as the axis)
     for values in itertools.product(*space.knobs.values()):
         config = dict(zip(names, values))
         s, args = t.schedule(*params, config=config)
@@ -160,6 +178,14 @@ def test_every_config_of_a_small_space_computes_the_numpy_answer(template, param
         out = np.zeros([int(d) for d in args[-1].shape], args[-1].dtype)
         f(*inputs, out)
         np.testing.assert_allclose(out, _numpy(template, params, inputs), rtol=1e-4, atol=1e-5, err_msg=str(config))
+
+
+def test_the_space_leaves_out_configs_equivalent_to_others():
+    space = get_template("pool2d").space(*AVG_POOL_BLOCKED)  # the innermost axis: 16 channel lanes
+    assert space.knobs["vector"] == (1, 4, 8, 16) and space.knobs["order"] == (0, 1)
+    assert space.contains({"order": 1, "vector": 8, "parallel": 0, "unroll": 1})
+    assert not space.contains({"order": 1, "vector": 16, "parallel": 0, "unroll": 1})
+    assert space.size == 2 * 4 * 2 * 2 - 2 * 2 == 28  # (order 1, vector 16) x parallel x unroll out
 
 
 def test_an_invalid_config_is_a_value_error_naming_the_knob():
