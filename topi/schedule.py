@@ -228,15 +228,16 @@ def schedule_rows(
     row_ext = math.prod(out.shape[len(axes) - row :])
     n_rows = math.prod(out.shape[: len(axes) - row])
     if not head:  # a single row: nothing to attach to
-        knobs = None
+        used = []
         for t in attached:
-            if is_reduce(t):
-                used = schedule_reduce(s, t, config if id(t) in tuned_ids else None)
-                knobs = used if id(t) in tuned_ids and knobs is None else knobs
-            else:
+            if not is_reduce(t):
                 schedule_injective(s, t)
+            elif id(t) in tuned_ids:
+                used.append(schedule_reduce(s, t, config))
+            else:
+                schedule_reduce(s, t)
         schedule_injective(s, out)
-        return knobs if knobs is not None else _knobs(out, config, False)
+        return used[0] if used else _knobs(out, config, False)
     knobs = _knobs(out, config, n_rows > 1 and math.prod(out.shape) * 2 >= PARALLEL_MIN_ELEMENTS)
     rows = s[out].fuse(*head) if len(head) > 1 else head[0]
     inner = s[out].fuse(*tail) if len(tail) > 1 else tail[0]
@@ -307,8 +308,9 @@ def _schedule(outputs: Sequence[te.Tensor], config: dict | None, ask: bool = Tru
     if row is not None:
         knobs = schedule_rows(s, main, row, inner, config, tuned)
         return s, (knobs if tuned else None)
-    for t in inner:
-        reduce_at_root(t) if is_reduce(t) else schedule_injective(s, t)
-    for t in outputs:
-        reduce_at_root(t) if is_reduce(t) else schedule_injective(s, t)
+    for t in [*inner, *outputs]:
+        if is_reduce(t):
+            reduce_at_root(t)
+        else:
+            schedule_injective(s, t)
     return s, used
