@@ -12,6 +12,14 @@ function, given the config. The knob spaces are topi's (`conv2d_space`,
   dtype) — plain, blocked, 1x1, grouped and depthwise convs alike.
 - `dense` (topi/dense.py): params (x shape, weight shape, weight layout, dtype).
 - `batch_matmul` (graph.matmul): params (a shape, b shape, dtype).
+- `pool2d` (topi/pool.py): params (kind "max"/"avg", input shape, kernel, strides,
+  pads, dilations, ceil_mode, count_include_pad, layout, dtype).
+- `reduce` (topi/reduce.py): params (kind, input shape, axes, keepdims, dtype):
+  sum/mean/max/min/prod, global average pooling (a mean), softmax, layer_norm.
+
+Pooling and reductions have no kernel schedule of their own: the default
+schedule of their group (topi/schedule.py) takes their knobs (`reduction_space`:
+window order, vector width, parallel, unroll).
 """
 
 from __future__ import annotations
@@ -126,4 +134,106 @@ class BatchMatmul(_Gemm):
 
 
 for _template in (Conv2d(), Dense(), BatchMatmul()):
+    register_template(_template)
+
+
+class _Reduction(Template):
+    """Pooling and reductions share the reduction knobs (`reduction_space`,
+    topi/reduce.py) and topi's default schedule of their group (topi/schedule.py);
+    a subclass rebuilds the op from its params (`_compute`: inputs and output)."""
+
+    def _compute(self, *params):
+        raise NotImplementedError
+
+    def _tuned(self, *params):
+        """The inputs, the output, and the tagged reduction stage the knobs are of."""
+        from tilecraft.topi.schedule import tunable_stages, stages
+
+        *inputs, out = self._compute(*params)
+        _, tuned = tunable_stages(stages([out]))
+        return inputs, out, tuned[0]
+
+    def space(self, *params) -> Space:
+        from tilecraft.topi.reduce import reduction_space
+
+        red = self._tuned(*params)[2]
+        knobs = reduction_space(red)
+        if len(knobs["order"]) == 1:
+            return Space(knobs)
+        # A vector as wide as the innermost axis leaves no window inside it to move:
+        # `order` 1 would schedule what 0 does (the schedule takes either).
+        extent = red.shape[-1]
+        return Space(knobs, valid=lambda config: not config["order"] or config["vector"] < extent)
+
+    def default_config(self, *params) -> dict:
+        from tilecraft.topi.schedule import default_knobs
+
+        _, out, red = self._tuned(*params)
+        knobs = default_knobs([out])
+        return {name: knobs[name] for name in self.space(*params).knobs}
+
+    def schedule(self, *params, config):
+        from tilecraft.topi.schedule import default_schedule
+        from tilecraft.topi.tuning import use_configs
+
+        inputs, out, _ = self._tuned(*params)
+        with use_configs(None):  # config None means the default, not a log's pick
+            s = default_schedule([out], config=config)
+        return s, [*inputs, out]
+
+
+class Pool2d(_Reduction):
+    """Max and average pooling (topi/pool.py): params (kind "max" or "avg", input
+    shape, kernel, strides, pads, dilations, ceil_mode, count_include_pad, layout,
+    dtype). The figure is window positions visited per second."""
+
+    name = "pool2d"
+
+    def _compute(self, kind, shape, kernel, strides, pads, dilations, ceil_mode, count_include_pad, layout,
+                 dtype="float32"):  # fmt: skip
+        from tilecraft.frontends import te
+        from tilecraft.topi.pool import avg_pool, max_pool
+
+        x = te.placeholder(tuple(shape), dtype, name="x")
+        if kind == "max":
+            return x, max_pool(x, kernel, strides, pads, bool(ceil_mode), layout, dilations)
+        return x, avg_pool(x, kernel, strides, pads, bool(ceil_mode), bool(count_include_pad), layout, dilations)
+
+    def flops(self, kind, shape, kernel, *params) -> float:
+        _, out = self._compute(kind, shape, kernel, *params)
+        return float(math.prod(out.shape) * math.prod(kernel))
+
+
+class Reduce(_Reduction):
+    """Reductions (topi/reduce.py): params (kind, input shape, axes, keepdims,
+    dtype), kind sum, mean, max, min, prod (global average pooling is a mean over
+    H and W), softmax (axes: its one axis) or layer_norm (axes: from its axis on;
+    rebuilt with scale and bias, which do not change its schedule). The figure is
+    input elements reduced per second, per reduction stage."""
+
+    name = "reduce"
+
+    def _compute(self, kind, shape, axes, keepdims, dtype="float32"):
+        from tilecraft.frontends import te
+        from tilecraft.topi import reduce
+
+        x = te.placeholder(tuple(shape), dtype, name="x")
+        if kind == "softmax":
+            (axis,) = axes
+            return x, reduce.softmax(x, axis)
+        if kind == "layer_norm":
+            row = tuple(shape[axes[0] :])
+            scale = te.placeholder(row, dtype, name="scale")
+            bias = te.placeholder(row, dtype, name="bias")
+            return x, scale, bias, reduce.layer_norm(x, scale, bias, axes[0])
+        op = {"sum": reduce.reduce_sum, "mean": reduce.reduce_mean, "max": reduce.reduce_max,
+              "min": reduce.reduce_min, "prod": reduce.reduce_prod}[kind]  # fmt: skip
+        return x, op(x, axes, bool(keepdims))
+
+    def flops(self, kind, shape, *params) -> float:
+        stages = 2 if kind in ("softmax", "layer_norm") else 1
+        return float(math.prod(shape) * stages)
+
+
+for _template in (Pool2d(), Reduce()):
     register_template(_template)

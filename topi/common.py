@@ -18,7 +18,9 @@ from tilecraft.frontends import te
 # Tags a compute may carry (read by topi/schedule.py):
 # - "keep": do not compute_inline this injective stage (it is expensive and read
 #   by several stages, like softmax's exp);
-# - "row": a reduction over the trailing `row` axes of its input.
+# - "row": a reduction over the trailing `row` axes of its input;
+# - "workload": (template, params) of a tunable pooling or reduction stage, whose
+#   knobs the default schedule asks the tuning context for.
 _TAGS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 

@@ -12,6 +12,14 @@ In a blocked layout ([N, C/b, H, W, b], what alter-layout gives pooling between
 blocked convs) the window runs over H and W as in NCHW and the channel lane is the
 innermost output axis, so the default schedule vectorizes it: each window step is
 one contiguous vector load of b channels.
+
+Pooling is tunable: the window reduction is tagged with its workload, ("pool2d",
+[kind, input shape, kernel, strides, pads, dilations, ceil_mode,
+count_include_pad, layout, dtype]) with kind "max" or "avg", which the tuning
+template "pool2d" (autotune/topi_templates.py) rebuilds; the default schedule
+asks the tuning context for its knobs (topi/schedule.py, `reduction_space` in
+topi/reduce.py): the window inside each vector of outputs or outside the whole
+row, the vector width, parallel, unrolling the window's last axis.
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ from dataclasses import dataclass
 
 from tilecraft.frontends import te
 from tilecraft.dialects.graph import layout_block, pool_out
+from tilecraft.topi.common import tag
 
 
 @dataclass(frozen=True)
@@ -107,6 +116,20 @@ def _window_reduction(x: te.Tensor, windows: list[_Window], combine, empty):
     return body, padded
 
 
+def pool_workload(kind: str, x: te.Tensor, kernel, strides, pads, dilations, ceil_mode, count_include_pad,
+                  layout: str) -> tuple[str, list]:  # fmt: skip
+    """The tuning workload of a pooling op: template "pool2d" and its params
+    (defaults spelled out, so equal pools share one key)."""
+    rank = len(kernel)
+    return "pool2d", [
+        kind, [int(n) for n in x.shape], [int(k) for k in kernel],
+        [int(s) for s in strides] if strides is not None else [1] * rank,
+        [int(p) for p in pads] if pads is not None else [0] * 2 * rank,
+        [int(d) for d in dilations] if dilations is not None else [1] * rank,
+        int(bool(ceil_mode)), int(bool(count_include_pad)), layout, str(x.dtype),
+    ]  # fmt: skip
+
+
 def _lowest(dtype: str):
     """What a padded position is to max: -inf, or an integer type's lowest value."""
     return te.const(float("-inf"), dtype) if dtype.startswith(("float", "bfloat")) else te.min_value(dtype)
@@ -127,7 +150,8 @@ def max_pool(
     body, _ = _window_reduction(x, windows, te.max, _lowest(x.dtype))
     n, c, *rest = x.shape
     shape = (n, c, *(w.out for w in windows), *rest[len(windows) :])
-    return te.compute(shape, body, name="max_pool2d")
+    workload = pool_workload("max", x, kernel, strides, pads, dilations, ceil_mode, False, layout)
+    return tag(te.compute(shape, body, name="max_pool2d"), workload=workload)
 
 
 def avg_pool(
@@ -148,7 +172,8 @@ def avg_pool(
     body, padded = _window_reduction(x, windows, te.sum, te.const(0.0, x.dtype))
     n, c, *rest = x.shape
     shape = (n, c, *(w.out for w in windows), *rest[rank:])
-    s = te.compute(shape, body, name="avg_pool_sum")
+    workload = pool_workload("avg", x, kernel, strides, pads, dilations, ceil_mode, count_include_pad, layout)
+    s = tag(te.compute(shape, body, name="avg_pool_sum"), workload=workload)
     if not padded:
         size = 1
         for w in windows:

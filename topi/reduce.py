@@ -5,6 +5,13 @@ Each is a few stages (TVM's recipes): a `te.sum`/`te.max` stage, then an
 elementwise stage that uses it. A reduction over the *trailing* axes of its input
 is tagged `row=<number of axes>`, which lets the default schedule compute it once
 per row, inside the parallel loop over rows of the output (topi/schedule.py).
+
+The reductions are tunable: each reduction stage is tagged with its workload,
+("reduce", [kind, input shape, axes, keepdims, dtype]) with kind sum, mean, max,
+min, prod, softmax or layer_norm (global average pooling is a mean over H and
+W), which the tuning template "reduce" (autotune/topi_templates.py) rebuilds.
+`reduction_space` gives the knobs of a tagged stage (topi/schedule.py applies
+them); pooling's stages (topi/pool.py) share it.
 """
 
 from __future__ import annotations
@@ -14,7 +21,13 @@ from collections.abc import Sequence
 
 from tilecraft.frontends import te
 from tilecraft.frontends.te.expr import Reduce
-from tilecraft.topi.common import is_float, tag
+from tilecraft.topi.common import is_float, tag, tags_of
+from tilecraft.topi.schedule import vector_lanes
+
+# Row reductions whose op has an elementwise stage over the whole row (softmax's
+# exp and output, layer_norm's output): the row's vector width is a knob.
+_ROW_STAGES = ("softmax", "layer_norm")
+UNROLL_MAX = 16  # the longest innermost reduce axis the `unroll` knob may unroll
 
 
 def _product(expr: te.Expr, axis) -> te.Expr:
@@ -29,7 +42,53 @@ def _row_tag(rank: int, axes: Sequence[int]) -> int:
     return len(axes) if sorted(axes) == list(range(rank - len(axes), rank)) else 0
 
 
-def _reduce(x: te.Tensor, axes: Sequence[int], keepdims: bool, kind: str, name: str) -> te.Tensor:
+def reduce_workload(kind: str, x: te.Tensor, axes: Sequence[int], keepdims: bool) -> tuple[str, list]:
+    """The tuning workload of a reduction op: template "reduce" and its params."""
+    rank = len(x.shape)
+    axes = sorted({a % rank for a in axes})
+    return "reduce", [kind, [int(n) for n in x.shape], axes, int(bool(keepdims)), str(x.dtype)]
+
+
+def _widths(extent: int, lanes: int) -> tuple[int, ...]:
+    """Vector widths of an axis: scalar, a register's lanes (the default; the
+    whole axis when it is shorter), and the powers of two shorter than the axis."""
+    if extent <= 1:
+        return (lanes,)
+    return tuple(sorted({1, lanes, *(w for w in (4, 8, 16, 32, 64) if w < extent)}))
+
+
+def reduction_space(t: te.Tensor) -> dict[str, tuple]:
+    """The knobs of a tagged reduction stage `t` (pooling or reduction) and their
+    values (topi/schedule.py applies them): `order` 1 puts the reduce axes inside
+    each vector of the innermost output axis (0: outside the whole axis); `vector`
+    the width of that axis, or of the row of a softmax/layer_norm; `parallel`;
+    `unroll` the innermost reduce axis. A knob without a choice for this stage has
+    one value, its default."""
+    red = t.op.reduce_axis
+    lanes = vector_lanes(t.dtype)
+    window = red[-1].extent if red else 1
+    unroll = (0, 1) if 1 < window <= UNROLL_MAX else (0,)
+    kind = tags_of(t).get("workload", ("", [""]))[1][0]
+    if tags_of(t).get("row") or t.shape[-1] == 1:  # the reduce loop innermost
+        row = math.prod(r.extent for r in red)
+        return {
+            "order": (0,),
+            "vector": _widths(row, lanes) if kind in _ROW_STAGES else (lanes,),
+            "parallel": (0, 1) if math.prod(t.shape) > 1 else (0,),
+            "unroll": unroll,
+        }
+    return {
+        "order": (0, 1),
+        "vector": _widths(t.shape[-1], lanes),
+        "parallel": (0, 1) if len(t.shape) > 1 and math.prod(t.shape[:-1]) > 1 else (0,),
+        "unroll": unroll,
+    }
+
+
+def _reduce(
+    x: te.Tensor, axes: Sequence[int], keepdims: bool, kind: str, name: str, workload: tuple | None = None
+) -> te.Tensor:
+    """A reduction stage; `workload` tags it as tunable (the op's workload)."""
     rank = len(x.shape)
     axes = sorted({a % rank for a in axes})
     kept = [d for d in range(rank) if d not in axes]
@@ -53,23 +112,23 @@ def _reduce(x: te.Tensor, axes: Sequence[int], keepdims: bool, kind: str, name: 
                 idx.append(next(outer))
         return reducer(x[tuple(idx)], axis=ks)
 
-    return tag(te.compute(shape, f, name=name), row=_row_tag(rank, axes))
+    out = tag(te.compute(shape, f, name=name), row=_row_tag(rank, axes))
+    return tag(out, workload=workload) if workload is not None else out
 
 
-def reduce_sum(x: te.Tensor, axes: Sequence[int], keepdims: bool = True) -> te.Tensor:
-    return _reduce(x, axes, keepdims, "sum", "sum")
+def _plain(kind: str):
+    def reduce(x: te.Tensor, axes: Sequence[int], keepdims: bool = True) -> te.Tensor:
+        return _reduce(x, axes, keepdims, kind, kind, reduce_workload(kind, x, axes, keepdims))
+
+    reduce.__name__ = f"reduce_{kind}"
+    reduce.__doc__ = f"The {kind} over `axes` (kept as extents of 1 with `keepdims`)."
+    return reduce
 
 
-def reduce_max(x: te.Tensor, axes: Sequence[int], keepdims: bool = True) -> te.Tensor:
-    return _reduce(x, axes, keepdims, "max", "max")
-
-
-def reduce_min(x: te.Tensor, axes: Sequence[int], keepdims: bool = True) -> te.Tensor:
-    return _reduce(x, axes, keepdims, "min", "min")
-
-
-def reduce_prod(x: te.Tensor, axes: Sequence[int], keepdims: bool = True) -> te.Tensor:
-    return _reduce(x, axes, keepdims, "prod", "prod")
+reduce_sum = _plain("sum")
+reduce_max = _plain("max")
+reduce_min = _plain("min")
+reduce_prod = _plain("prod")
 
 
 def cumulative(x: te.Tensor, axis: int, kind: str, exclusive: bool = False, reverse: bool = False) -> te.Tensor:
@@ -94,7 +153,7 @@ def cumulative(x: te.Tensor, axis: int, kind: str, exclusive: bool = False, reve
 
 
 def reduce_mean(x: te.Tensor, axes: Sequence[int], keepdims: bool = True) -> te.Tensor:
-    total = _reduce(x, axes, keepdims, "sum", "sum")
+    total = _reduce(x, axes, keepdims, "sum", "sum", reduce_workload("mean", x, axes, keepdims))
     count = math.prod(x.shape[a % len(x.shape)] for a in set(a % len(x.shape) for a in axes))
     if not is_float(x.dtype):
         return te.compute(total.shape, lambda *i: total[i] // count, name="mean")
@@ -111,13 +170,14 @@ def softmax(x: te.Tensor, axis: int = -1) -> te.Tensor:
     The exp stage is kept (not inlined) so each exp is computed once."""
     rank = len(x.shape)
     axis %= rank
-    mx = _reduce(x, [axis], True, "max", "softmax_max")
+    workload = reduce_workload("softmax", x, [axis], True)
+    mx = _reduce(x, [axis], True, "max", "softmax_max", workload)
 
     def at_row(t, i):  # `t` (extent 1 on `axis`) at the row of index `i`
         return t[tuple(0 if d == axis else i[d] for d in range(rank))]
 
     e = tag(te.compute(x.shape, lambda *i: te.exp(x[i] - at_row(mx, i)), name="softmax_exp"), keep=True)
-    total = _reduce(e, [axis], True, "sum", "softmax_sum")
+    total = _reduce(e, [axis], True, "sum", "softmax_sum", workload)
     # One reciprocal per row, then a multiply per element (cheaper than dividing).
     inv = tag(te.compute(total.shape, lambda *i: 1.0 / total[i], name="softmax_inv"), keep=True)
     return te.compute(x.shape, lambda *i: e[i] * at_row(inv, i), name="softmax")
@@ -146,7 +206,8 @@ def layer_norm(
     s1 = te.compute(
         outer, lambda *o: te.sum(x[tuple(o[:axis]) + tuple(ks)], axis=ks), name="ln_sum"
     )
-    tag(s1, row=len(norm))
+    workload = reduce_workload("layer_norm", x, norm, True)
+    tag(s1, row=len(norm), workload=workload)
     mean = te.compute(outer, lambda *o: s1[o] * (1.0 / n), name="ln_mean")
     ks2 = [te.reduce_axis((0, x.shape[d]), name=f"k{d}") for d in norm]
 
@@ -154,7 +215,7 @@ def layer_norm(
         d = x[tuple(o[:axis]) + tuple(ks2)] - mean[o]
         return te.sum(d * d, axis=ks2)
 
-    s2 = tag(te.compute(outer, sq, name="ln_var"), row=len(norm))
+    s2 = tag(te.compute(outer, sq, name="ln_var"), row=len(norm), workload=workload)
     rstd = te.compute(outer, lambda *o: 1.0 / te.sqrt(s2[o] * (1.0 / n) + epsilon), name="ln_rstd")
     tag(rstd, keep=True)
 

@@ -19,6 +19,18 @@
 
 `inline_injective` computes every injective intermediate inline unless it is
 tagged `keep` or inlining would copy a large expression many times.
+
+Pooling and reductions are tunable (tuning templates "pool2d" and "reduce",
+autotune/topi_templates.py): their topi computes tag the reduction stages with
+their workload (`workload` tag, topi/pool.py, topi/reduce.py), and the group's
+schedule asks the tuning context for a config of it (`config_for`). The knobs
+(`reduction_space`, topi/reduce.py) are the decisions the strategies above make:
+`parallel` (the outer loop parallel or not), `vector` (the vector width of the
+innermost output axis, or of the row), `unroll` (unroll the innermost reduce
+axis), `order` (reduce axes outside the whole innermost axis, or inside each
+vector of it: the accumulators then stay in a register across the window). A
+knob a strategy does not use keeps its default; no config means the defaults,
+which are the heuristics' decisions above.
 """
 
 from __future__ import annotations
@@ -28,6 +40,7 @@ from collections.abc import Sequence
 
 from tilecraft.frontends import te
 from tilecraft.topi.common import tags_of
+from tilecraft.topi.tuning import check_config, config_for, workload_key
 
 # Below this much work (output elements, times the reduce extent for reductions) a
 # parallel loop costs more than it saves: a memory-bound copy of 100K floats takes
@@ -109,10 +122,13 @@ def _nodes(expr: te.Expr):
     return _walk(expr)
 
 
-def _vectorize_tail(s: te.Schedule, t: te.Tensor, axis, extent: int):
-    """Split `axis` by the vector width and vectorize the inner part; returns the outer
-    part (or None when the axis is shorter than a vector and is vectorized whole)."""
-    lanes = vector_lanes(t.dtype)
+def _vectorize_tail(s: te.Schedule, t: te.Tensor, axis, extent: int, width: int | None = None):
+    """Split `axis` by the vector width (`width`, else a register's lanes) and
+    vectorize the inner part; returns the outer part (or None when the axis is no
+    longer than a vector and is vectorized whole). Width 1 leaves the axis scalar."""
+    lanes = width or vector_lanes(t.dtype)
+    if lanes <= 1:
+        return axis
     if extent <= lanes:
         s[t].vectorize(axis)
         return None
@@ -146,26 +162,52 @@ def schedule_injective(s: te.Schedule, t: te.Tensor) -> None:
         s[t].parallel(inner_outer)
 
 
-def schedule_reduce(s: te.Schedule, t: te.Tensor) -> None:
+def _knobs(t: te.Tensor, config: dict | None, parallel: bool) -> dict:
+    """Every knob of a reduction's schedule: `config`'s where it sets one, else the
+    heuristics' (`parallel` is theirs for this strategy)."""
+    knobs = {"order": 0, "vector": vector_lanes(t.dtype), "parallel": int(parallel), "unroll": 0}
+    knobs.update(config or {})
+    return knobs
+
+
+def schedule_reduce(s: te.Schedule, t: te.Tensor, config: dict | None = None) -> dict:
     """A reduction computed at the root: spatial head in parallel; the reduce axes
     outside the innermost spatial axis, which is vectorized, unless the reduction
     runs over trailing axes (then the reduce loop stays innermost, reading memory
-    contiguously, and LLVM vectorizes it with reassociation)."""
+    contiguously, and LLVM vectorizes it with reassociation). `config` overrides
+    the knobs (module docstring); returns the knobs in effect."""
     axes = list(s[t].op.axis)
     red = list(s[t].op.reduce_axis)
     shape = t.shape
     work = math.prod(shape) * math.prod(r.extent for r in red)
     if tags_of(t).get("row") or shape[-1] == 1:
+        knobs = _knobs(t, config, work >= PARALLEL_MIN_ELEMENTS)
         fused = s[t].fuse(*axes) if len(axes) > 1 else axes[0]
-        if work >= PARALLEL_MIN_ELEMENTS and math.prod(shape) > 1:
+        if knobs["unroll"]:
+            s[t].unroll(red[-1])
+        if knobs["parallel"] and math.prod(shape) > 1:
             s[t].parallel(fused)
-        return
-    last = axes[-1]
-    s[t].reorder(*axes[:-1], *red, last)
-    _vectorize_tail(s, t, last, shape[-1])
-    if len(axes) > 1 and math.prod(shape[:-1]) > 1 and work >= PARALLEL_MIN_ELEMENTS:
-        head = s[t].fuse(*axes[:-1]) if len(axes) > 2 else axes[0]
-        s[t].parallel(head)
+        return knobs
+    knobs = _knobs(t, config, work >= PARALLEL_MIN_ELEMENTS)
+    head, last = axes[:-1], axes[-1]
+    s[t].reorder(*head, *red, last)
+    width = knobs["vector"]
+    if width <= 1:  # scalar: the reduce axes innermost with `order`
+        if knobs["order"]:
+            s[t].reorder(*head, last, *red)
+    elif shape[-1] <= width:
+        s[t].vectorize(last)
+    else:
+        outer, inner = s[t].split(last, factor=width)
+        if knobs["order"]:  # the window inside each vector of outputs
+            s[t].reorder(*head, outer, *red, inner)
+        s[t].vectorize(inner)
+    if knobs["unroll"]:
+        s[t].unroll(red[-1])
+    if knobs["parallel"] and len(axes) > 1 and math.prod(shape[:-1]) > 1:
+        fused = s[t].fuse(*head) if len(axes) > 2 else axes[0]
+        s[t].parallel(fused)
+    return knobs
 
 
 def row_rank(kept: Sequence[te.Tensor], out: te.Tensor) -> int | None:
@@ -180,34 +222,90 @@ def row_rank(kept: Sequence[te.Tensor], out: te.Tensor) -> int | None:
     return row
 
 
-def schedule_rows(s: te.Schedule, out: te.Tensor, row: int, attached: Sequence[te.Tensor]) -> None:
-    """One parallel iteration per row of `out`; `attached` computed inside it."""
+def schedule_rows(
+    s: te.Schedule, out: te.Tensor, row: int, attached: Sequence[te.Tensor], config: dict | None = None,
+    tuned: Sequence[te.Tensor] = (),
+) -> dict:
+    """One parallel iteration per row of `out`; `attached` computed inside it.
+    `config` sets the knobs (module docstring) of the row and of the `tuned`
+    reductions; returns the knobs in effect."""
+    tuned_ids = {id(t) for t in tuned}
     axes = list(s[out].op.axis)
     head, tail = axes[: len(axes) - row], axes[len(axes) - row :]
     row_ext = math.prod(out.shape[len(axes) - row :])
+    n_rows = math.prod(out.shape[: len(axes) - row])
     if not head:  # a single row: nothing to attach to
+        used = []
         for t in attached:
-            (schedule_reduce if is_reduce(t) else schedule_injective)(s, t)
+            if not is_reduce(t):
+                schedule_injective(s, t)
+            elif id(t) in tuned_ids:
+                used.append(schedule_reduce(s, t, config))
+            else:
+                schedule_reduce(s, t)
         schedule_injective(s, out)
-        return
+        return used[0] if used else _knobs(out, config, False)
+    knobs = _knobs(out, config, n_rows > 1 and math.prod(out.shape) * 2 >= PARALLEL_MIN_ELEMENTS)
     rows = s[out].fuse(*head) if len(head) > 1 else head[0]
     inner = s[out].fuse(*tail) if len(tail) > 1 else tail[0]
     if row_ext > 1:
-        _vectorize_tail(s, out, inner, row_ext)
-    n_rows = math.prod(out.shape[: len(axes) - row])
+        _vectorize_tail(s, out, inner, row_ext, knobs["vector"])
     for t in attached:
         s[t].compute_at(s[out], rows)
         if not is_reduce(t) and t.shape[-1] > 1:
-            _vectorize_tail(s, t, s[t].op.axis[-1], t.shape[-1])
-    if n_rows > 1 and math.prod(out.shape) * 2 >= PARALLEL_MIN_ELEMENTS:
+            _vectorize_tail(s, t, s[t].op.axis[-1], t.shape[-1], knobs["vector"])
+        elif is_reduce(t) and id(t) in tuned_ids and knobs["unroll"]:
+            s[t].unroll(s[t].op.reduce_axis[-1])
+    if n_rows > 1 and knobs["parallel"]:
         s[out].parallel(rows)
+    return knobs
 
 
-def default_schedule(outputs: Sequence[te.Tensor]) -> te.Schedule:
-    """The schedule of a group without a complex anchor (module docstring)."""
+def tunable_stages(kept: Sequence[te.Tensor]) -> tuple[tuple | None, list[te.Tensor]]:
+    """The group's tunable workload (that of its first reduction a pooling or
+    reduction compute tagged) and the stages it tags."""
+    workload = next((tags_of(t)["workload"] for t in kept if is_reduce(t) and "workload" in tags_of(t)), None)
+    if workload is None:
+        return None, []
+    return workload, [t for t in kept if is_reduce(t) and tags_of(t).get("workload") == workload]
+
+
+def default_schedule(outputs: Sequence[te.Tensor], config: dict | None = None) -> te.Schedule:
+    """The schedule of a group without a complex anchor (module docstring); the
+    knobs of its tunable reduction from `config`, else the tuning context, else
+    the heuristics."""
+    return _schedule(outputs, config)[0]
+
+
+def default_knobs(outputs: Sequence[te.Tensor]) -> dict | None:
+    """The knobs the untuned schedule of a group uses for its tunable reduction
+    (None: the group has none): the default config of the tuning templates."""
+    return _schedule(outputs, None, ask=False)[1]
+
+
+def _schedule(outputs: Sequence[te.Tensor], config: dict | None, ask: bool = True):
+    from tilecraft.topi.reduce import reduction_space
+
     s = te.create_schedule(list(outputs))
     tensors = stages(outputs)
     kept = inline_injective(s, tensors, outputs)
+    workload, tuned = tunable_stages(kept)
+    if workload is not None:
+        where = tuned[0].name
+        if config is None and ask:
+            config = config_for(*workload)
+            where = f"{tuned[0].name} (the tuning log's config of {workload_key(*workload)})"
+        if config is not None:
+            check_config(config, reduction_space(tuned[0]), where)
+    tuned_ids = {id(t) for t in tuned}
+    used = None
+
+    def reduce_at_root(t: te.Tensor) -> None:
+        nonlocal used
+        knobs = schedule_reduce(s, t, config if id(t) in tuned_ids else None)
+        if id(t) in tuned_ids and used is None:
+            used = knobs
+
     out_ids = {id(t) for t in outputs}
     inner = [t for t in kept if id(t) not in out_ids]
     main = outputs[0]
@@ -215,10 +313,11 @@ def default_schedule(outputs: Sequence[te.Tensor]) -> te.Schedule:
     if len(outputs) == 1 and inner and not is_reduce(main):
         row = row_rank(inner, main)
     if row is not None:
-        schedule_rows(s, main, row, inner)
-        return s
-    for t in inner:
-        (schedule_reduce if is_reduce(t) else schedule_injective)(s, t)
-    for t in outputs:
-        (schedule_reduce if is_reduce(t) else schedule_injective)(s, t)
-    return s
+        knobs = schedule_rows(s, main, row, inner, config, tuned)
+        return s, (knobs if tuned else None)
+    for t in [*inner, *outputs]:
+        if is_reduce(t):
+            reduce_at_root(t)
+        else:
+            schedule_injective(s, t)
+    return s, used
