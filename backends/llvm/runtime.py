@@ -25,8 +25,8 @@ starts late finds the counter past the end and returns at once. Chunks stay
 contiguous ranges, so the vectorized and unrolled code inside is unchanged; a
 loop with fewer iterations than chunks gets some empty chunks, which cost one
 atomic add and an empty call each. The completion of every chunk is published
-by what ends the launch (libgomp's barrier, the pool's `pending` count,
-`pthread_join`), so the counter
+by what ends the launch (libgomp's barrier, the pool's count of workers
+inside the launch, `pthread_join`), so the counter
 needs no ordering of its own (`monotonic`).
 
 Three flavours start the threads:
@@ -46,25 +46,34 @@ Three flavours start the threads:
   `pthread_join`. If a thread cannot be created, the others take its chunks.
 
 **The pool.** Internal globals of the module hold a lock, a generation counter
-(the futex word), the number of workers still busy with the current launch
-(`pending`), the number asleep, and a pointer to the launch record. The first
-launch starts threads 1..N-1 (`tilecraft_pool_start`); each waits for the
-generation to change: it looks `SPIN_COUNT` times with `pause` between looks
-(libgomp's `GOMP_SPINCOUNT` below, the same count), then counts itself asleep
-and sleeps in `futex(FUTEX_WAIT)`. A launch takes the lock, stores the record
-(on its stack) and `pending = workers`, adds one to the generation, wakes all
-sleepers with `FUTEX_WAKE` only if any are counted, runs the worker loop
-itself, and waits (spinning, then `sched_yield`) until every worker has run
-the loop once and decremented `pending`; then it unlocks. Ordering: the
-generation's increment is a release (seq_cst) after the record, a worker's
-look at it an acquire, so the worker sees the record; a worker's decrement is a
-release and the caller's look at `pending` an acquire, so the caller sees all
-that the chunks wrote. A lost wake-up is impossible: the sleeper increments
-the sleeper count and then looks at the generation, the launch increments the
-generation and then looks at the sleeper count, all sequentially consistent,
-so at least one of them sees the other; and the kernel compares the word again
-before sleeping. Since the caller waits for every worker, a worker takes part
-in every generation exactly once and the record may live on the stack. What is
+(the futex word), the launch's `state` (a closed bit and the number of workers
+inside the launch), the number of workers asleep, and a pointer to the launch
+record. The first launch starts threads 1..N-1 (`tilecraft_pool_start`); each
+waits for the generation to change: it looks `SPIN_COUNT` times with `pause`
+between looks (libgomp's `GOMP_SPINCOUNT` below, the same count), then counts
+itself asleep and sleeps in `futex(FUTEX_WAIT)`. A launch takes the lock,
+stores the record (on its stack), opens the state (closed bit clear, nobody
+inside), adds one to the generation, wakes the sleepers with `FUTEX_WAKE` only
+if any are counted, and runs the worker loop itself. A worker that sees the new
+generation joins with a compare-and-swap that adds one to the count if the
+launch is still open, runs the worker loop, and leaves (subtracts one). When
+the caller's worker loop finds no chunk left, it closes the launch (sets the
+bit) and waits (spinning, then `sched_yield`) only for the workers inside,
+which hold the last chunks; then it unlocks. A worker that comes after the
+close (asleep, or descheduled, at the launch) finds the bit set and goes back
+to waiting: unlike libgomp's barrier, the caller never waits for a thread that
+has not started, and a kernel shorter than a wake-up runs on the caller alone
+instead of paying for one. Ordering: opening is a release store after the
+record, and a worker's successful compare-and-swap an acquire, so the worker
+sees the record of the launch it joined (whichever launch is open then: a
+worker never reads the record of one it did not join); leaving is a release,
+the caller's look at the state an acquire, so the caller sees all that the
+chunks wrote; every change of the state is an atomic operation on one word,
+so a join either precedes the close (and is waited for) or fails. A lost
+wake-up is impossible: the sleeper increments the sleeper count and then looks
+at the generation, the launch increments the generation and then looks at the
+sleeper count, all sequentially consistent, so at least one of them sees the
+other; and the kernel compares the word again before sleeping. What is
 defined and tested (tests/pytest/test_parallel_runtime.py):
 
 - two caller threads (or a task that launches): the lock is taken with a
@@ -79,8 +88,8 @@ defined and tested (tests/pytest/test_parallel_runtime.py):
   so `emit_shared_library` links with `-z nodelete` and dlclose leaves the
   library mapped; at exit the process ends with its workers spinning or asleep.
   An object linked into a library of the user's needs the same flag;
-- a thread that cannot be created is not counted; with none, launches run
-  serially.
+- a thread that cannot be created is missing from the pool, nothing waits
+  for it; with none, launches run on the caller alone.
 
 The JIT keeps gomp: its machine code is freed with its module, and a pool in
 it would leave threads in freed code. Why a pool of our own rather than
@@ -91,27 +100,29 @@ find at load time.
 
 MobileNet-v2 (bench/saved.py: the JIT against the same model saved and loaded
 back, also saved with the other runtimes), median ms of 5 rounds of 20 calls, on
-the 2-vCPU VM, which three other jobs shared (load average 2-4: the JIT's
-idle figure is ~4.5 ms):
+the 2-vCPU VM while other jobs shared it (the load average in parentheses; the
+JIT's idle figure is ~4.5 ms, and the lead measured 7.3 ms saved with pthread,
+idle); "pool, caller waits" is the first version of the pool, whose caller
+waited for every worker to check in, as libgomp's barrier does:
 
-| run (load average) | JIT (gomp) | saved: pool | saved: pthread | saved: gomp |
-|--------------------|-----------:|------------:|---------------:|------------:|
-| 1 (4.4)            |      21.65 |       20.68 |          23.34 |       19.45 |
-| 2 (4.6)            |      13.86 |       12.41 |          15.12 |       13.57 |
-| 3 (3.7)            |      13.37 |       12.90 |          11.92 |       13.12 |
-| 4 (2-3)            |      16.74 |       15.49 |          12.71 |       15.47 |
-| 5 (2-3)            |      27.00 |       12.25 |          14.28 |       28.94 |
-| 6 (2-3)            |      13.45 |       11.48 |          14.43 |       13.39 |
+| run (load average)      | JIT (gomp) | saved: pool | saved: pthread | saved: gomp |
+|-------------------------|-----------:|------------:|---------------:|------------:|
+| pool (5.8)              |      21.17 |       13.95 |          24.15 |       21.64 |
+| pool (5.9)              |      17.56 |       13.98 |          24.49 |       18.91 |
+| pool (5.5)              |      17.90 |       13.03 |          21.57 |       17.29 |
+| pool, caller waits (4.4)|      21.65 |       20.68 |          23.34 |       19.45 |
+| pool, caller waits (4.6)|      13.86 |       12.41 |          15.12 |       13.57 |
+| pool, caller waits (3.7)|      13.37 |       12.90 |          11.92 |       13.12 |
 
-The saved model runs as fast as the JIT's within noise (the lead measured 4.52 ms
-JIT against 7.3 ms saved with pthread on the idle VM; it was not idle for this
-table). A tiny kernel (a 4096-float add, 16 chunks, 2 threads) called 3000 times
-back to back shows the launch itself, median microseconds per call: pool 55,
-gomp 56, pthread 20-21; the pool with a spin of 100,000 rounds, 1. Both pools
-spin the same 1000 rounds (~25 us of `pause` on this AMD EPYC) and their
-workers are asleep by the next call on this loaded VM, which then pays a
-futex wake-up of a halted vCPU; the per-launch thread of pthread is cheaper
-than that wake-up for a tiny kernel, not for a model (the table).
+Under load the pool is faster than libgomp's (a launch does not wait for a
+worker that has no core); the idle comparison could not be made in this
+session (the VM was never idle). A tiny kernel (a 4096-float add, 16 chunks, 2
+threads) called 3000 times back to back shows the launch itself, median
+microseconds per call: pool 1, gomp 1-2, pthread 20; in a phase when workers
+were asleep at every call (load 3, workers spin ~25 us: 1000 `pause` of
+~25 ns on this AMD EPYC), the caller-waits pool and gomp both took 55 us per
+call (the futex wake-up of a halted vCPU), the pool now 1 (the caller runs the
+chunks alone).
 
 The thread count is fixed when the module is built (default: `OMP_NUM_THREADS`,
 else the CPUs this process may run on; see `utils/threads.py`),
@@ -423,6 +434,11 @@ _FUTEX_WAIT_PRIVATE, _FUTEX_WAKE_PRIVATE = 128, 129
 _RELAX = {"x86_64": ("llvm.x86.sse2.pause", []), "aarch64": ("llvm.aarch64.hint", [1])}
 
 
+# The pool's `state`: this bit while no launch is open for workers to join,
+# the bits below it count the workers inside the open launch.
+_CLOSED = 1 << 31
+
+
 def pool_supported(triple: str) -> bool:
     return triple.split("-")[0] in _SYS_FUTEX
 
@@ -447,15 +463,15 @@ class _Pool:
         self.relax_intrinsic = _declare(
             module, name, ir.FunctionType(ir.VoidType(), [_I32] * len(arguments))
         )
-        # The generation and the pending count change at every launch, and the
+        # The generation and the state change at every launch, and the
         # workers poll them: each on its own cache line.
         self.generation = _pool_global(module, "generation", _I32, 64)
-        self.pending = _pool_global(module, "pending", _I32, 64)
+        self.state = _pool_global(module, "state", _I32, 64)
+        self.state.initializer = _I32(_CLOSED)
         self.lock = _pool_global(module, "lock", _I32, 64)
         self.sleepers = _pool_global(module, "sleepers", _I32, 4)
         self.job = _pool_global(module, "job", _PTR, 8)
         self.started = _pool_global(module, "started", _I32, 4)
-        self.workers = _pool_global(module, "workers", _I32, 4)
         self.atfork = _pool_global(module, "atfork", _I32, 4)
         self.syscall = _declare(module, "syscall", ir.FunctionType(_I64, [_I64], var_arg=True))
         self.sched_yield = _declare(module, "sched_yield", ir.FunctionType(_I32, []))
@@ -523,31 +539,50 @@ def _define_pool_thread(module: ir.Module, pool: _Pool, worker: ir.Function) -> 
     builder.atomic_rmw("sub", pool.sleepers, _I32(1), "seq_cst")
     builder.branch(spin)
 
-    # A launch: run its chunks, then report done (release: the caller reads
-    # what the chunks wrote once every worker has).
+    # A new generation: join the launch if it is still open (compare-and-swap
+    # of the count, acquire: then the record is the open launch's), run chunks,
+    # leave (release: the caller reads what the chunks wrote). A launch that
+    # closed before this worker came needs nothing from it.
+    join, joined, leave = (thread.append_basic_block(n) for n in ("join", "joined", "leave"))
     builder.position_at_end(run)
     builder.store(generation, seen)
     builder.store(_I32(0), spins)
+    state = builder.load_atomic(pool.state, "monotonic", 4, typ=_I32)
+    builder.branch(join)
+    builder.position_at_end(join)
+    current = builder.phi(_I32)
+    current.add_incoming(state, run)
+    closed = builder.icmp_unsigned("!=", builder.and_(current, _I32(_CLOSED)), _I32(0))
+    try_join = thread.append_basic_block("try_join")
+    builder.cbranch(closed, spin, try_join)
+    builder.position_at_end(try_join)
+    swapped = builder.cmpxchg(pool.state, current, builder.add(current, _I32(1)), "acquire", "monotonic")
+    current.add_incoming(builder.extract_value(swapped, 0), try_join)
+    builder.cbranch(builder.extract_value(swapped, 1), joined, join)
+    builder.position_at_end(joined)
     record = builder.load(pool.job, typ=_PTR)
     task = builder.load(_field(builder, record, 0), typ=_PTR)
     context = builder.load(_field(builder, record, 1), typ=_PTR)
     builder.call(worker, [task, context, _field(builder, record, 2)])
-    builder.atomic_rmw("sub", pool.pending, _I32(1), "release")
+    builder.branch(leave)
+    builder.position_at_end(leave)
+    builder.atomic_rmw("sub", pool.state, _I32(1), "release")
     builder.branch(spin)
     return thread
 
 
 def _define_pool_start(module: ir.Module, pool: _Pool, thread: ir.Function) -> ir.Function:
     """`void tilecraft_pool_start()`, under the pool's lock: create threads 1..N-1
-    (those that fail to start are not counted: the others take their chunks) and,
+    (one that fails to start is missing: the others take its chunks) and,
     once per process image, register `tilecraft_pool_after_fork`."""
     after_fork = ir.Function(module, ir.FunctionType(ir.VoidType(), []), "tilecraft_pool_after_fork")
     after_fork.linkage = "internal"
     builder = ir.IRBuilder(after_fork.append_basic_block())
     # The child of a fork has none of the threads: the next launch starts the
     # pool again. The child runs this before any other code, on its only thread.
-    for variable in (pool.started, pool.workers, pool.pending, pool.sleepers, pool.lock):
+    for variable in (pool.started, pool.sleepers, pool.lock):
         builder.store(_I32(0), variable)
+    builder.store(_I32(_CLOSED), pool.state)
     builder.ret_void()
 
     start = ir.Function(module, ir.FunctionType(ir.VoidType(), []), "tilecraft_pool_start")
@@ -558,14 +593,10 @@ def _define_pool_start(module: ir.Module, pool: _Pool, thread: ir.Function) -> i
     handle = _alloca(builder, _I64)
     generation = builder.load(pool.generation, typ=_I32)
     seen = builder.inttoptr(builder.zext(generation, _I64), _PTR)
-    workers = _I32(0)
     for _ in range(1, pool.threads):
         status = builder.call(pool.pthread_create, [handle, ir.Constant(_PTR, None), thread, seen])
-        ok = builder.icmp_signed("==", status, _I32(0))
-        with builder.if_then(ok):
+        with builder.if_then(builder.icmp_signed("==", status, _I32(0))):
             builder.call(pool.pthread_detach, [builder.load(handle, typ=_I64)])
-        workers = builder.add(workers, builder.zext(ok, _I32))
-    builder.store(workers, pool.workers)
     builder.store(_I32(1), pool.started)
     registered = builder.icmp_unsigned("!=", builder.load(pool.atfork, typ=_I32), _I32(0))
     with builder.if_then(builder.not_(registered)):
@@ -607,11 +638,11 @@ def _define_pool_launch(
     builder.call(start, [])
     builder.branch(publish)
 
-    # Publish the record, then the new generation (its release orders the
-    # record and the pending count before any worker's look at it).
+    # Publish the record, open the launch (release: a worker that joins sees
+    # the record), then the new generation.
     builder.position_at_end(publish)
     builder.store(record, pool.job)
-    builder.store_atomic(builder.load(pool.workers, typ=_I32), pool.pending, "monotonic", 4)
+    builder.store_atomic(_I32(0), pool.state, "release", 4)  # open, nobody inside
     builder.atomic_rmw("add", pool.generation, _I32(1), "seq_cst")
     sleepers = builder.load_atomic(pool.sleepers, "seq_cst", 4, typ=_I32)
     builder.cbranch(builder.icmp_unsigned("!=", sleepers, _I32(0)), wake, run)
@@ -621,13 +652,15 @@ def _define_pool_launch(
 
     builder.position_at_end(run)
     builder.call(worker, [task, context, _field(builder, record, 2)])
+    builder.atomic_rmw("or", pool.state, _I32(_CLOSED), "monotonic")
     builder.branch(join)
 
-    # Every worker must be done with the record (on this stack) before the
-    # launch returns: spin, then yield the core to a worker that has none.
+    # Closed: no worker joins any more. Every worker inside must be done with
+    # the record (on this stack) and its chunk before the launch returns:
+    # spin, then yield the core to a worker that has none.
     builder.position_at_end(join)
-    pending = builder.load_atomic(pool.pending, "acquire", 4, typ=_I32)
-    builder.cbranch(builder.icmp_unsigned("==", pending, _I32(0)), done, relax)
+    state = builder.load_atomic(pool.state, "acquire", 4, typ=_I32)
+    builder.cbranch(builder.icmp_unsigned("==", state, _I32(_CLOSED)), done, relax)
     builder.position_at_end(relax)
     count = builder.load(spins, typ=_I32)
     builder.store(builder.add(count, _I32(1)), spins)

@@ -171,14 +171,18 @@ def test_pool_many_launches_count_exactly(tmp_path):
 
 
 def test_pool_counts_across_sleeps(tmp_path):
-    """Launches far enough apart that the workers have gone to sleep on the futex:
-    each launch must wake them (or run without them), never hang or skip."""
+    """Launches at gaps from none to past the spin, so that workers join, come
+    after the launch closed (they must not touch it), or sleep on the futex and
+    are woken: every iteration still runs exactly once per call."""
     call = native_call(shared_library(tmp_path, counting_function("f", 0, 67), 3))
     counts = np.zeros(SIZE, np.int32)
-    for _ in range(20):
+    gaps = [0.0, 1e-5, 3e-5, 1e-4, 1e-3, 5e-3]
+    for n in range(60):
         call("f", counts)
-        time.sleep(0.005)
-    np.testing.assert_array_equal(counts, expected(0, 67, 20))
+        end = time.perf_counter() + gaps[n % len(gaps)]
+        while time.perf_counter() < end:
+            pass
+    np.testing.assert_array_equal(counts, expected(0, 67, 60))
 
 
 def test_pool_launches_from_two_caller_threads(tmp_path):
