@@ -94,9 +94,10 @@ defined and tested (tests/pytest/test_parallel_runtime.py):
 The JIT keeps gomp: its machine code is freed with its module, and a pool in
 it would leave threads in freed code. Why a pool of our own rather than
 GOMP_parallel left undefined in the library and resolved against a libgomp the
-loader pins first: the numbers were the same within noise (below), and the pool
-keeps a library self-contained, safe to fork, and free of a second runtime to
-find at load time.
+loader pins first (the "saved: gomp" column below, measured with that build):
+it ran as the JIT does, the pool as fast or faster, and the pool keeps a
+library self-contained (libc only), safe to fork, and free of a second runtime
+to find at load time.
 
 MobileNet-v2 (bench/saved.py: the JIT against the same model saved and loaded
 back, also saved with the other runtimes), median ms of 5 rounds of 20 calls, on
