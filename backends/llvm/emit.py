@@ -1,8 +1,11 @@
 """Ahead-of-time output: LLVM IR text, assembly, an object file, a shared library.
 
 All four go through the same lowering and O3 as the JIT (`compile.py`), for the
-host CPU. Parallel loops use the *pthread* runtime here, so an object or shared
-library needs nothing but libc (and links with `cc -shared` or plain `ld`).
+host CPU. Parallel loops use the *pool* runtime here (threads of the module's
+own, started by the first launch; see runtime.py), so an object or shared
+library needs nothing but libc (and links with `cc -shared` or plain `ld`). The
+pool's threads run the library's code while they wait for the next launch, so
+the shared library is linked `-z nodelete`: dlclose leaves it mapped.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from tilecraft.backends.llvm.compile import build_llvm_module
 from tilecraft.backends.llvm.target import host_target_machine
 from xdsl.dialects.builtin import ModuleOp
 
-AOT_RUNTIME = "pthread"
+AOT_RUNTIME = "pool"
 
 
 class LinkError(Exception):
@@ -43,9 +46,9 @@ def emit_shared_library(module: ModuleOp, path: str | Path, num_threads: int | N
         obj = Path(tmp) / "module.o"
         obj.write_bytes(data)
         if cc := shutil.which("cc") or shutil.which("gcc") or shutil.which("clang"):
-            command = [cc, "-shared", "-o", str(path), str(obj), "-lpthread"]
+            command = [cc, "-shared", "-Wl,-z,nodelete", "-o", str(path), str(obj), "-lpthread"]
         elif ld := shutil.which("ld") or shutil.which("ld.lld"):
-            command = [ld, "-shared", "-o", str(path), str(obj)]
+            command = [ld, "-shared", "-z", "nodelete", "-o", str(path), str(obj)]
         else:
             raise LinkError(
                 "linking a shared library needs a C compiler (cc) or a linker (ld) on PATH"

@@ -15,6 +15,8 @@ import ctypes
 import os
 import subprocess
 import sys
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -133,15 +135,137 @@ def test_launch_hands_out_chunks_from_an_atomic_counter():
     assert f"i32 {3 * runtime.CHUNKS_PER_THREAD})" in ir
 
 
-def test_shared_library_counts_exactly(tmp_path):
-    library = tmp_path / "libcount.so"
-    emit_shared_library(parse_text(counting_module()), library, num_threads=3)
-    native = ctypes.CDLL(str(library))
+def shared_library(tmp_path, source: str, threads: int) -> ctypes.CDLL:
+    library = tmp_path / f"lib{threads}.so"
+    emit_shared_library(parse_text(source), library, num_threads=threads)
+    return ctypes.CDLL(str(library))
 
+
+def native_call(native: ctypes.CDLL):
     def call(name, counts):
         getattr(native, name)(counts.ctypes.data_as(ctypes.c_void_p))
 
-    check_counts(call)
+    return call
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3, 7])
+def test_shared_library_counts_exactly(tmp_path, threads):
+    """Shared libraries use the pool: threads started by the first launch."""
+    check_counts(native_call(shared_library(tmp_path, counting_module(), threads)), calls=5)
+
+
+@pytest.mark.parametrize("chunks_per_thread", [1, 5])
+def test_pool_with_awkward_chunk_counts(monkeypatch, tmp_path, chunks_per_thread):
+    monkeypatch.setattr(runtime, "CHUNKS_PER_THREAD", chunks_per_thread)
+    check_counts(native_call(shared_library(tmp_path, counting_module(), 3)))
+
+
+def test_pool_many_launches_count_exactly(tmp_path):
+    """Back-to-back launches of the pool: a worker still finishing one launch must
+    not take a chunk of the next, nor miss a launch while it falls asleep."""
+    call = native_call(shared_library(tmp_path, counting_function("f", 0, 67), 3))
+    counts = np.zeros(SIZE, np.int32)
+    for _ in range(3000):
+        call("f", counts)
+    np.testing.assert_array_equal(counts, expected(0, 67, 3000))
+
+
+def test_pool_counts_across_sleeps(tmp_path):
+    """Launches at gaps from none to past the spin, so that workers join, come
+    after the launch closed (they must not touch it), or sleep on the futex and
+    are woken: every iteration still runs exactly once per call."""
+    call = native_call(shared_library(tmp_path, counting_function("f", 0, 67), 3))
+    counts = np.zeros(SIZE, np.int32)
+    gaps = [0.0, 1e-5, 3e-5, 1e-4, 1e-3, 5e-3]
+    for n in range(60):
+        call("f", counts)
+        end = time.perf_counter() + gaps[n % len(gaps)]
+        while time.perf_counter() < end:
+            pass
+    np.testing.assert_array_equal(counts, expected(0, 67, 60))
+
+
+def test_pool_launches_from_two_caller_threads(tmp_path):
+    """Two threads launching at once: one owns the pool, the other runs its chunks
+    on its own thread; both count exactly (ctypes releases the GIL)."""
+    call = native_call(shared_library(tmp_path, counting_module(), 3))
+    results = {}
+
+    def caller(name):
+        counts = np.zeros(SIZE, np.int32)
+        for _ in range(1500):
+            call(name, counts)
+        results[name] = counts
+
+    threads = [threading.Thread(target=caller, args=(n,)) for n in ("count67", "count31")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    np.testing.assert_array_equal(results["count67"], expected(0, 67, 1500))
+    np.testing.assert_array_equal(results["count31"], expected(0, 31, 1500))
+
+
+POOL_PROGRAM = """
+import ctypes, os, sys, time
+import numpy as np
+native = ctypes.CDLL(sys.argv[1])
+counts = np.zeros({size}, np.int32)
+def call(n):
+    for _ in range(n):
+        native.f(counts.ctypes.data_as(ctypes.c_void_p))
+"""
+
+
+def run_pool_program(tmp_path, body: str) -> subprocess.CompletedProcess:
+    library = tmp_path / "libpool.so"
+    emit_shared_library(parse_text(counting_function("f", 0, 67)), library, num_threads=3)
+    program = POOL_PROGRAM.format(size=SIZE) + body
+    return subprocess.run(
+        [sys.executable, "-c", program, str(library)], capture_output=True, text=True, timeout=120
+    )
+
+
+def test_pool_in_a_forked_child(tmp_path):
+    """The child of a fork has none of the pool's threads: its first launch starts
+    them again (libgomp's pool hangs there). The parent's pool is unaffected."""
+    done = run_pool_program(
+        tmp_path,
+        "call(10)\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    call(10)\n"
+        "    print('child', int(counts.sum()), flush=True)\n"
+        "    os._exit(0)\n"
+        "_, status = os.waitpid(pid, 0)\n"
+        "call(5)\n"
+        "print('parent', int(counts.sum()), status)\n",
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["child", str(20 * 67), "parent", str(15 * 67), "0"]
+
+
+def test_pool_survives_dlclose_and_exit(tmp_path):
+    """The library is linked nodelete: dlclose leaves it mapped, so workers that
+    are still spinning in it do not run unmapped code; the process exits with
+    the workers spinning or asleep, cleanly."""
+    done = run_pool_program(
+        tmp_path,
+        "call(50)\n"
+        "libdl = ctypes.CDLL(None)\n"
+        "libdl.dlclose.argtypes = [ctypes.c_void_p]\n"
+        "print(libdl.dlclose(native._handle))\n"
+        "time.sleep(0.05)\n"
+        "call(1)\n"
+        "print(int(counts.sum()))\n",
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["0", str(51 * 67)]
+
+
+def test_shared_library_uses_the_pool():
+    ir = emit_llvm_ir(parse_text(counting_function("f", 0, 67)), num_threads=3)
+    assert "@tilecraft_pool_thread" in ir and "@pthread_join" not in ir
 
 
 def test_libgomp_waiting_policy_is_set_only_while_loading():

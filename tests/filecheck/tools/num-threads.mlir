@@ -1,6 +1,6 @@
 // The thread count of parallel loops: --num-threads, else OMP_NUM_THREADS, else
-// the CPUs this process may run on. A shared library starts its threads with
-// pthread_create, one handle per thread (the caller is thread 0).
+// the CPUs this process may run on. Ahead-of-time code hands out 8 chunks per
+// thread, and its pool starts threads 1..N-1 (the caller is thread 0).
 // RUN: tilecraft-translate %s --no-opt --num-threads 3 | filecheck %s --check-prefix=THREE
 // RUN: env OMP_NUM_THREADS=5 tilecraft-translate %s --no-opt | filecheck %s --check-prefix=FIVE
 // RUN: env OMP_NUM_THREADS=5 tilecraft-translate %s --no-opt --num-threads 2 | filecheck %s --check-prefix=TWO
@@ -9,9 +9,21 @@
 // RUN: tilecraft-run %s --entry scale --num-threads 1 | filecheck %s --check-prefix=OUT
 // RUN: not tilecraft-run %s --entry scale --num-threads 0 2>&1 | filecheck %s --check-prefix=OUTBAD
 
-// THREE: alloca [3 x i64]
-// FIVE: alloca [5 x i64]
-// TWO: alloca [2 x i64]
+// THREE: call void %{{.*}}(ptr %{{.*}}, i32 %{{.*}}, i32 24)
+// THREE-LABEL: define internal void @tilecraft_pool_start()
+// THREE-COUNT-2: call i32 @pthread_create(
+// THREE-NOT: @pthread_create(
+// THREE: ret void
+// FIVE: call void %{{.*}}(ptr %{{.*}}, i32 %{{.*}}, i32 40)
+// FIVE-LABEL: define internal void @tilecraft_pool_start()
+// FIVE-COUNT-4: call i32 @pthread_create(
+// FIVE-NOT: @pthread_create(
+// FIVE: ret void
+// TWO: call void %{{.*}}(ptr %{{.*}}, i32 %{{.*}}, i32 16)
+// TWO-LABEL: define internal void @tilecraft_pool_start()
+// TWO-COUNT-1: call i32 @pthread_create(
+// TWO-NOT: @pthread_create(
+// TWO: ret void
 // BAD: tilecraft-translate: error: argument --num-threads: expected a positive integer, got '-3'
 // BADENV: tilecraft-translate: error: OMP_NUM_THREADS='many' is not a positive integer
 // OUT: B: (1024,) float32

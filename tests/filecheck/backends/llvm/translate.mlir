@@ -60,12 +60,14 @@ func.func @matmul(%A: memref<64x256xf32> {tc.name = "A"}, %B: memref<256x64xf32>
 // ASM:       j{{ne|b|l}} .LBB
 
 // The kernel is exported with its promises to LLVM; the outlined task and the
-// runtime are internal; ahead-of-time code uses the pthread runtime.
+// runtime are internal; ahead-of-time code uses the pool runtime (threads of
+// its own, started by the first launch).
 // IR:        define void @matmul(ptr noalias nonnull align 4 dereferenceable(65536) %{{.*}}, ptr noalias nonnull align 4 dereferenceable(65536) %{{.*}}, ptr noalias nonnull align 4 dereferenceable(16384) %{{.*}})
-// IR:        call i32 @pthread_create(ptr nonnull %{{.*}}, ptr null, ptr nonnull @tilecraft_thread_main, ptr nonnull %{{.*}})
+// IR:        atomicrmw add ptr @tilecraft_pool_generation, i32 1 seq_cst
 // IR:        fmul reassoc contract <32 x float>
 // IR:        define internal void @matmul_parallel0_task(
-// IR:        define internal {{.*}}ptr @tilecraft_thread_main(
+// IR:        define internal {{.*}}ptr @tilecraft_pool_thread(
+// IR:        call i32 @pthread_create(ptr nonnull %{{.*}}, ptr null, ptr nonnull @tilecraft_pool_thread, ptr %{{.*}})
 
 // Before O3: the body is its own function (loop-outline-parallel) with noalias
 // buffers again, the tile is a 64-byte aligned alloca, A is loaded and broadcast.
