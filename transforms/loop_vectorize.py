@@ -385,10 +385,15 @@ class VectorWriter:
         failed = self.add(arith.XOrIOp(ok, self.const(1, self.vtype(i1))))
         if self.mask is not None:
             failed = self.add(arith.AndIOp(failed, self.mask))
+        self.add(AssertOp(self._any_lane(failed, "eq"), op.message))
+
+    def _any_lane(self, lanes: SSAValue, predicate: str = "ne") -> SSAValue:
+        """Whether any lane of the i1 vector `lanes` is set ("ne"), or none is ("eq"):
+        its bits, as one integer, compared with 0."""
+        assert self.width is not None
         bits_type = IntegerType(self.width)
-        bits = self.add(llvm.BitcastOp(failed, bits_type))
-        none = self.add(arith.CmpiOp(bits, self.const(0, bits_type), "eq"))
-        self.add(AssertOp(none, op.message))
+        bits = self.add(llvm.BitcastOp(lanes, bits_type))
+        return self.add(arith.CmpiOp(bits, self.const(0, bits_type), predicate))
 
     def write_compute(self, op: Operation) -> None:
         args = [self.get(v) for v in op.operands]
@@ -519,10 +524,8 @@ class VectorWriter:
         """A uniform address under a mask: one scalar load if any lane is active (the
         serial loop loads it then; the guard may be what keeps the address in bounds),
         a uniform value, not a gather of the same element into every lane."""
-        assert self.mask is not None and self.width is not None
-        bits_type = IntegerType(self.width)
-        bits = self.add(llvm.BitcastOp(self.mask, bits_type))
-        active = self.add(arith.CmpiOp(bits, self.const(0, bits_type), "ne"))
+        assert self.mask is not None
+        active = self._any_lane(self.mask)
         taken, skipped = Block(), Block()
         with self.into(taken):
             loaded = self.add(memref.LoadOp.get(ref, indices))

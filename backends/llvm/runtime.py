@@ -487,6 +487,14 @@ class _Pool:
     def relax(self, builder: ir.IRBuilder) -> None:
         builder.call(self.relax_intrinsic, self.relax_arguments)
 
+    def spin_or(self, builder: ir.IRBuilder, spins: ir.Value, again, after) -> None:
+        """One round of a bounded spin: count it in `spins`, relax, then look again
+        (`again`) until SPIN_COUNT rounds have passed, else go on to `after`."""
+        count = builder.load(spins, typ=_I32)
+        builder.store(builder.add(count, _I32(1)), spins)
+        self.relax(builder)
+        builder.cbranch(builder.icmp_unsigned("<", count, _I32(int(SPIN_COUNT))), again, after)
+
     def futex(self, builder: ir.IRBuilder, operation: int, value: ir.Value) -> None:
         builder.call(
             self.syscall,
@@ -516,10 +524,7 @@ def _define_pool_thread(module: ir.Module, pool: _Pool, worker: ir.Function) -> 
     builder.cbranch(new, run, relax)
 
     builder.position_at_end(relax)
-    count = builder.load(spins, typ=_I32)
-    builder.store(builder.add(count, _I32(1)), spins)
-    pool.relax(builder)
-    builder.cbranch(builder.icmp_unsigned("<", count, _I32(int(SPIN_COUNT))), spin, sleep)
+    pool.spin_or(builder, spins, spin, sleep)
 
     # Announce the sleep before the last look (both sequentially consistent):
     # either the launch sees a sleeper and wakes it, or this look sees the
@@ -663,10 +668,7 @@ def _define_pool_launch(
     state = builder.load_atomic(pool.state, "acquire", 4, typ=_I32)
     builder.cbranch(builder.icmp_unsigned("==", state, _I32(_CLOSED)), done, relax)
     builder.position_at_end(relax)
-    count = builder.load(spins, typ=_I32)
-    builder.store(builder.add(count, _I32(1)), spins)
-    pool.relax(builder)
-    builder.cbranch(builder.icmp_unsigned("<", count, _I32(int(SPIN_COUNT))), join, yield_)
+    pool.spin_or(builder, spins, join, yield_)
     builder.position_at_end(yield_)
     builder.call(pool.sched_yield, [])
     builder.branch(join)

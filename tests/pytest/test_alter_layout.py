@@ -293,6 +293,24 @@ def resnet_onnx():
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), onnx
 
 
+def kernel_calls_matching_onnxruntime(m, x, fuse: bool) -> list:
+    """Compile the ONNX model `m`, check every output on input `x` against
+    onnxruntime, and return the kernel calls of the compiled @main (at the loop
+    level a call's result is its last argument)."""
+    import onnxruntime as ort
+
+    import tilecraft as tc
+
+    session = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    expected = session.run(None, {"x": x})
+    compiled = tc.compile(m, fuse=fuse)
+    got = compiled(x)
+    for value, want in zip(got if isinstance(got, tuple) else (got,), expected, strict=True):
+        np.testing.assert_allclose(value, want, rtol=2e-4, atol=2e-4)
+    main = next(f for f in compiled.module.ops if f.name == "func.func" and f.sym_name.data == "main")
+    return [op for op in main.body.block.ops if op.name == "func.call"]
+
+
 @pytest.mark.parametrize("fuse", [True, False])
 def test_small_resnet_matches_onnxruntime(fuse):
     import onnxruntime as ort
@@ -335,10 +353,7 @@ def test_narrow_blocks_match_onnxruntime(fuse):
     out: blocks of 8), 48 -> 20 (4), 20 -> 20 with a residual add, a 3x3 conv of 20
     channels (4); channel concats of blocked values. The compiled convs run
     blocked, with 8- and 4-lane blocks, and match onnxruntime."""
-    import onnxruntime as ort
     from onnx import TensorProto, helper, numpy_helper
-
-    import tilecraft as tc
 
     layers = [  # (name, input, cin, cout, kernel, groups)
         ("a", "x", 16, 24, 1, 1), ("b", "a", 24, 24, 3, 24), ("c", "b", 24, 48, 3, 3),
@@ -369,17 +384,9 @@ def test_narrow_blocks_match_onnxruntime(fuse):
         [numpy_helper.from_array(v, k) for k, v in inits.items()],
     )  # fmt: skip
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
-    x = randn(1, 16, 14, 14)
-    session = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
-    expected = session.run(None, {"x": x})
-    compiled = tc.compile(m, fuse=fuse)
-    for got, want in zip(compiled(x), expected, strict=True):
-        np.testing.assert_allclose(got, want, rtol=2e-4, atol=2e-4)
-    main = next(f for f in compiled.module.ops if f.name == "func.func" and f.sym_name.data == "main")
+    calls = kernel_calls_matching_onnxruntime(m, randn(1, 16, 14, 14), fuse)
     lanes = {
-        c.arguments[-1].type.get_shape()[-1]
-        for c in main.body.block.ops
-        if c.name == "func.call" and len(c.arguments[-1].type.get_shape()) == 5
+        c.arguments[-1].type.get_shape()[-1] for c in calls if len(c.arguments[-1].type.get_shape()) == 5
     }
     assert {8, 4} <= lanes
 
@@ -456,19 +463,8 @@ def test_padded_channels_match_onnxruntime(fuse):
     strided), relu, max pool, a clip holding 0, a residual add and global pooling
     on padded values; concat, split and shuffle read them cropped. The result
     matches onnxruntime, and the convs run in 16-lane blocks only."""
-    import onnxruntime as ort
-
-    import tilecraft as tc
-
-    m = _shuffle_net_onnx()
-    x = randn(1, 3, 32, 32)
-    session = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
-    expected = session.run(None, {"x": x})
-    compiled = tc.compile(m, fuse=fuse)
-    for got, want in zip(compiled(x), expected, strict=True):
-        np.testing.assert_allclose(got, want, rtol=2e-4, atol=2e-4)
-    main = next(f for f in compiled.module.ops if f.name == "func.func" and f.sym_name.data == "main")
-    convs = [c for c in main.body.block.ops if c.name == "func.call" and "conv2d" in c.callee.string_value()]
+    calls = kernel_calls_matching_onnxruntime(_shuffle_net_onnx(), randn(1, 3, 32, 32), fuse)
+    convs = [c for c in calls if "conv2d" in c.callee.string_value()]
     blocked = [c.arguments[-1].type.get_shape() for c in convs]
     assert len(blocked) == 13 and {s[-1] for s in blocked} == {16}
     assert {s[1] * s[-1] for s in blocked} >= {32, 64, 1008}
