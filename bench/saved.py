@@ -5,13 +5,11 @@ many short parallel launches, so the parallel runtime's launch cost shows): comp
 it once with `tilecraft.compile`, save it (`CompiledModel.save`), load it back
 (`tilecraft.runtime.load`), check that both give the same output bit for bit, and
 time both with `timed` of bench/timing.py (interleaved rounds, medians, a pause
-before each block). The JIT runs parallel loops on libgomp's pool, the saved
-library on its own pool (see backends/llvm/runtime.py).
+before each block). The JIT runs parallel loops on the process's pool, the saved
+library on a pool of its own, the same code (see backends/llvm/runtime.py).
 
-`--runtimes` adds saved copies built with other ahead-of-time runtimes, to compare
-them: `pthread` (threads created and joined per launch, the runtime before the
-pool), `gomp` (libgomp's pool; the library then needs libgomp in the process,
-which the JIT has loaded here).
+`--runtimes pthread` adds a saved copy built with threads created and joined per
+launch (the runtime before the pool), to compare.
 
 The last line is JSON: {"network": {"jit_ms": .., "saved_ms": .., "saved_over_jit": ..,
 "<runtime>_ms": ..}, ...}.
@@ -62,7 +60,7 @@ def measure(name: str, runtimes: list[str], repeat: int, rounds: int) -> dict[st
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--networks", default="mobilenet_v2", help="comma-separated, of bench/networks.py")
-    parser.add_argument("--runtimes", default="", help="also save with these: pthread, gomp")
+    parser.add_argument("--runtimes", default="", help="also save with these: pthread")
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()

@@ -53,7 +53,7 @@ def build_llvm_module(
 ) -> llvm_binding.ModuleRef:
     """Translate and optimize `module`, in xDSL's llvm dialect (loop IR goes through
     `lowering.loop_to_llvm.lower_to_llvm_dialect` first, as `tilecraft.compiler`
-    does); `runtime` is "gomp" or "pthread"."""
+    does); `runtime` is one of `runtime.add_parallel_runtime`'s."""
     if any(isinstance(op, func.FuncOp) for op in module.ops):
         raise ValueError(
             "the LLVM backend takes the llvm dialect; lower loop IR with -p loop-to-llvm "

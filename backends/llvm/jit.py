@@ -30,7 +30,7 @@ from math import prod
 import llvmlite.binding as llvm_binding
 import numpy as np
 from tilecraft.backends.llvm.compile import CompileTimes, build_llvm_module
-from tilecraft.backends.llvm.runtime import default_flavour
+from tilecraft.backends.llvm.runtime import default_flavour, pool_supported
 from tilecraft.backends.llvm.target import create_host_target_machine
 from tilecraft.utils.dtypes import numpy_dtype
 from tilecraft.utils.threads import resolve_threads
@@ -343,16 +343,29 @@ def jit_module(
     loop-level functions' (`signatures_of`), which it was lowered from.
 
     `num_threads` (default: `OMP_NUM_THREADS`, else the CPUs this process may run
-    on) is how many threads a parallel loop uses; `runtime` is "gomp" (the default
-    when libgomp is found) or "pthread".
+    on) is how many threads a parallel loop uses; `runtime` is "pool" (the
+    default: the process's pool of threads, shared by all JIT modules) or
+    "pthread" (threads created per launch); see runtime.py.
     """
     times = times if times is not None else CompileTimes()
     llvm_module = build_llvm_module(
-        module, runtime or default_flavour(), resolve_threads(num_threads), times=times
+        module, jit_flavour(runtime or default_flavour()), resolve_threads(num_threads), times=times
     )
     engine = llvm_binding.create_mcjit_compiler(llvm_module, create_host_target_machine(jit=True))
     engine.finalize_object()
     return JitModule(engine, llvm_module, signatures, times)
+
+
+def jit_flavour(runtime: str) -> str:
+    """What `add_parallel_runtime` builds for a JIT runtime choice: its pool is the
+    process's (JIT code is freed with its module, the pool's threads outlive it)."""
+    if runtime == "pool":
+        if not pool_supported(llvm_binding.get_process_triple()):
+            raise ValueError("the pool runtime does not support this CPU; use pthread")
+        return "shared-pool"
+    if runtime != "pthread":
+        raise ValueError(f"unknown parallel runtime '{runtime}' (expected pool or pthread)")
+    return runtime
 
 
 def nbytes(spec: ArgSpec) -> int:

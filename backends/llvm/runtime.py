@@ -25,32 +25,28 @@ starts late finds the counter past the end and returns at once. Chunks stay
 contiguous ranges, so the vectorized and unrolled code inside is unchanged; a
 loop with fewer iterations than chunks gets some empty chunks, which cost one
 atomic add and an empty call each. The completion of every chunk is published
-by what ends the launch (libgomp's barrier, the pool's count of workers
-inside the launch, `pthread_join`), so the counter
-needs no ordering of its own (`monotonic`).
+by what ends the launch (the pool's count of workers inside the launch,
+`pthread_join`), so the counter needs no ordering of its own (`monotonic`).
 
-Three flavours start the threads:
+Two flavours start the threads:
 
-- **gomp** (the JIT's default when libgomp can be found):
-  `GOMP_parallel(worker, &record, threads, 0)` runs the worker loop on every
-  thread of libgomp's pool. The pool outlives the call, so a launch costs a few
-  microseconds, not a thread creation per call. libgomp is the OpenMP runtime
-  GCC uses; it is found on the system or in the wheel of our dependency
-  xgboost-cpu, and loaded into the process with `load_library_permanently`.
-- **pool** (ahead-of-time code: LLVM IR, objects, shared libraries, saved
-  models): a pool of threads of our own, in the module itself (below). It needs
-  nothing beyond libc, like pthread, and launches as cheaply as gomp.
-- **pthread** (the JIT's fallback when there is no libgomp, and ahead-of-time
-  code for an architecture the pool does not know): `pthread_create` for threads
-  1..N-1, each running the worker loop, which the caller runs too, then
-  `pthread_join`. If a thread cannot be created, the others take its chunks.
+- **pool** (the default, on x86-64 and AArch64): a pool of threads of our own
+  (below), started by the first launch; a launch costs about a microsecond. The
+  JIT's modules share one pool per process (`shared_pool_launch`: JIT code is
+  freed with its module, while the pool's threads wait in its code between
+  launches), so their `tilecraft_parallel_launch` is a call into it.
+  Ahead-of-time code (LLVM IR, objects, shared libraries, saved models) carries
+  a pool of its own in the module, so it needs nothing beyond libc.
+- **pthread** (other architectures): `pthread_create` for threads 1..N-1, each
+  running the worker loop, which the caller runs too, then `pthread_join`. If a
+  thread cannot be created, the others take its chunks.
 
 **The pool.** Internal globals of the module hold a lock, a generation counter
 (the futex word), the launch's `state` (a closed bit and the number of workers
 inside the launch), the number of workers asleep, and a pointer to the launch
 record. The first launch starts threads 1..N-1 (`tilecraft_pool_start`); each
 waits for the generation to change: it looks `SPIN_COUNT` times with `pause`
-between looks (libgomp's `GOMP_SPINCOUNT` below, the same count), then counts
+between looks (the waiting policy below), then counts
 itself asleep and sleeps in `futex(FUTEX_WAIT)`. A launch takes the lock,
 stores the record (on its stack), opens the state (closed bit clear, nobody
 inside), adds one to the generation, wakes the sleepers with `FUTEX_WAKE` only
@@ -81,131 +77,82 @@ defined and tested (tests/pytest/test_parallel_runtime.py):
   all its chunks on its own thread (correct, serial);
 - fork: the first launch registers `pthread_atfork(child=...)`, which in the
   child (one thread, none of the pool's) resets the pool, so the child's next
-  launch starts threads again. libgomp's pool hangs there: a child that runs a
-  parallel kernel after the parent ran one never returns (JIT models share
-  that);
+  launch starts threads again (the JIT's shared pool registers the same reset
+  with Python's `os.register_at_fork`). libgomp's pool hangs there: a child
+  that runs a parallel kernel after the parent ran one never returns;
 - dlclose and exit: workers run the library's code while they spin or sleep,
   so `emit_shared_library` links with `-z nodelete` and dlclose leaves the
-  library mapped; at exit the process ends with its workers spinning or asleep.
-  An object linked into a library of the user's needs the same flag;
+  library mapped, and the JIT's shared pool is never freed; at exit the process
+  ends with its workers spinning or asleep. An object linked into a library of
+  the user's needs the same flag;
 - a thread that cannot be created is missing from the pool, nothing waits
   for it; with none, launches run on the caller alone.
 
-The JIT keeps gomp: its machine code is freed with its module, and a pool in
-it would leave threads in freed code. Why a pool of our own rather than
-GOMP_parallel left undefined in the library and resolved against a libgomp the
-loader pins first (the "saved: gomp" column below, measured with that build):
-it ran as the JIT does, the pool as fast or faster, and the pool keeps a
-library self-contained (libc only), safe to fork, and free of a second runtime
-to find at load time.
+Why a pool of our own rather than libgomp's (`GOMP_parallel`, which the JIT
+used until the pool ran there too): libgomp's barrier at the end of a region
+waits for every thread of the team, even one that has no core yet. After an
+idle gap (a pause in the caller's program, other work in between) its woken
+worker competed for the caller's core, and small kernels ran 2-5x slower for
+dozens of calls; under load, a launch waited for a worker queued behind a busy
+process. A child of `fork` that ran a parallel kernel after its parent had
+hung in libgomp. MobileNet-v2, ShuffleNet-v2 and SqueezeNet-1.1 (bench/
+networks.py), untuned, JIT on each runtime in one process, interleaved with
+onnxruntime (2 threads) by `bench/timing.py timed` (5 rounds of 10 calls,
+median ms; measured 2026-11-24 on the 2-vCPU VM, idle and beside one
+`while True: pass` process):
 
-MobileNet-v2 (bench/saved.py: the JIT against the same model saved and loaded
-back, also saved with the other runtimes), median ms of 5 rounds of 20 calls, on
-the 2-vCPU VM while other jobs shared it (the load average in parentheses; the
-JIT's idle figure is ~4.5 ms, and the lead measured 7.3 ms saved with pthread,
-idle); "pool, caller waits" is the first version of the pool, whose caller
-waited for every worker to check in, as libgomp's barrier does:
+| model          | idle: pool | libgomp | onnxruntime | load: pool | libgomp | onnxruntime |
+|----------------|-----------:|--------:|------------:|-----------:|--------:|------------:|
+| ShuffleNet-v2  |       3.91 |    5.70 |        2.86 |       5.76 |    8.04 |        8.89 |
+| MobileNet-v2   |       4.40 |    4.45 |        3.94 |       8.19 |   11.20 |       12.14 |
+| SqueezeNet-1.1 |       3.99 |    4.04 |        3.65 |       7.83 |    9.33 |       11.12 |
 
-| run (load average)      | JIT (gomp) | saved: pool | saved: pthread | saved: gomp |
-|-------------------------|-----------:|------------:|---------------:|------------:|
-| pool (5.8)              |      21.17 |       13.95 |          24.15 |       21.64 |
-| pool (5.9)              |      17.56 |       13.98 |          24.49 |       18.91 |
-| pool (5.5)              |      17.90 |       13.03 |          21.57 |       17.29 |
-| pool, caller waits (4.4)|      21.65 |       20.68 |          23.34 |       19.45 |
-| pool, caller waits (4.6)|      13.86 |       12.41 |          15.12 |       13.57 |
-| pool, caller waits (3.7)|      13.37 |       12.90 |          11.92 |       13.12 |
-
-Under load the pool is faster than libgomp's (a launch does not wait for a
-worker that has no core); the idle comparison could not be made in this
-session (the VM was never idle). A tiny kernel (a 4096-float add, 16 chunks, 2
-threads) called 3000 times back to back shows the launch itself, median
-microseconds per call: pool 1, gomp 1-2, pthread 20; in a phase when workers
-were asleep at every call (load 3, workers spin ~25 us: 1000 `pause` of
-~25 ns on this AMD EPYC), the caller-waits pool and gomp both took 55 us per
-call (the futex wake-up of a halted vCPU), the pool now 1 (the caller runs the
-chunks alone).
+A saved model on its own pool ran as the JIT on the shared one (ShuffleNet-v2
+3.63 vs 3.72 ms, MobileNet-v2 4.28 vs 4.21), and for ahead-of-time code the
+pool replaced `pthread_create` per launch (saved MobileNet-v2 7.3 ms, idle).
+A tiny kernel (a 4096-float add, 16 chunks, 2 threads) called 3000 times back
+to back shows the launch itself, median microseconds per call: pool 1,
+libgomp 1-2, pthread 20.
 
 The thread count is fixed when the module is built (default: `OMP_NUM_THREADS`,
 else the CPUs this process may run on; see `utils/threads.py`),
 so it and the chunk count are constants.
 
-**Waiting policy.** After a region libgomp's threads spin before they sleep: by
-default 300,000 rounds (about 3 ms by libgomp's own estimate), taking a core
-from the serial code that follows or from another process, and a thread that
-has spun through its share of the CPU loses the next contest for a core
-against a busy process. Sleeping at once (`OMP_WAIT_POLICY=passive`) has the
-opposite cost: every launch then wakes a sleeping thread (a futex wake-up,
-tens of microseconds on a VM), and a model makes one or more launches per
-kernel. `load_libgomp` therefore loads libgomp with a short spin,
-`GOMP_SPINCOUNT=SPIN_COUNT`: it bridges most gaps between the kernels of one
-model call, and threads sleep soon after the call returns. A longer spin gains
-nothing measurable on an idle machine and costs several times the latency on a
-busy one: a spinning worker holds the core the caller needs. It does so unless
-the user set `OMP_WAIT_POLICY` or `GOMP_SPINCOUNT` (`OMP_WAIT_POLICY=passive`
-is a little better on a machine shared with busy processes). libgomp reads
-them once, when it is loaded; the variable is removed again afterwards, so
-child processes do not inherit it.
+**Waiting policy.** A worker spins `SPIN_COUNT` rounds of `pause` (tens of
+microseconds) before it sleeps: that bridges the gaps between the kernels of
+one model call, and the worker sleeps soon after the call returns. Longer
+spins gained nothing measurable on an idle machine and cost latency on a busy
+one, where the spinning worker holds the core the caller needs (ShuffleNet-v2
+and MobileNet-v2 as above, one process per count, median ms):
 
-MobileNet-v2 (bench/networks.py), untuned, one process per setting, median ms
-of `timed` (3 rounds of 20 calls; the range of 2-3 processes), on the idle
-2-vCPU VM and with one `while True: pass` process beside it (load);
-onnxruntime (2 threads, it spins too) for scale:
+| pool spin count | idle: ShuffleNet-v2 | MobileNet-v2 | load: ShuffleNet-v2 | MobileNet-v2 |
+|-----------------|--------------------:|-------------:|--------------------:|-------------:|
+| 1000 (chosen)   |                3.55 |         4.26 |                5.40 |         8.15 |
+| 10000           |                3.21 |         4.73 |                6.22 |        10.60 |
+| 100000          |                3.30 |         4.13 |                7.68 |         8.18 |
 
-| libgomp waiting       | idle      | load      |
-|-----------------------|----------:|----------:|
-| passive               | 6.3 - 9.5 | 8.4 - 8.7 |
-| spin 300              |       5.3 | 9.5 - 11.5|
-| spin 1000 (chosen)    | 4.7 - 5.2 | 12.3 - 13.0 |
-| spin 10000            | 4.4 - 5.5 | 32 - 39   |
-| onnxruntime           |       4.6 | 10.9 - 14.6 |
-
-A spinning thread runs libgomp's code, so libgomp must stay mapped until the
-process ends: LLVM unloads the libraries it loaded when the process exits, and
-a thread still spinning then jumped into unmapped code (a segfault at exit with
-`OMP_WAIT_POLICY=active`). `load_libgomp` pins it with `RTLD_NODELETE`.
-
-When the runtime was written, single kernels compared its chunking and waiting:
-Measured on the 2-vCPU development VM, which other jobs shared throughout (load
-average 2-4, so "quiet" is not idle); median microseconds per call, the median
-of 3-7 runs of each setting (one process per setting, since libgomp reads the
-policy once); "load" adds one `while True: pass` process. Kernels: a 4096-float
-add in 16 parallel chunks of 256 (launch overhead), a 2M-float multiply-add
-(~0.6 ms), the hand-scheduled matmul of bench/matmul.py at 256 and 1024.
-
-| runtime (chunks; libgomp waiting)  | tiny | 2M elem |  mm 256 | mm 1024 |
-|------------------------------------|-----:|--------:|--------:|--------:|
-| quiet: static halves, spin 300k    |    9 |    2340 |    4090 |   20500 |
-| quiet: dynamic, spin 300k          |   11 |     640 |     210 |   25900 |
-| quiet: dynamic, spin 10k           |   11 |    1250 |     620 |   21100 |
-| quiet: dynamic, spin 1k            |   43 |    1090 |     230 |   18100 |
-| quiet: dynamic, passive (chosen)   |   16 |    1050 |     350 |   20000 |
-| load: static halves, spin 300k     | 12000|   12000 |   12000 |   38300 |
-| load: dynamic, spin 300k           | 6000 |    6440 |    2110 |   42600 |
-| load: dynamic, spin 10k            |  384 |    1690 |     790 |   27800 |
-| load: dynamic, spin 1k             |   59 |    1240 |     450 |   31300 |
-| load: dynamic, passive (chosen)    |   14 |    1230 |     400 |   27400 |
-
-Spinning is what put whole time slices (8 and 12 ms on this kernel) into the
-medians; passive waiting removes them and costs the quiet case a few
-microseconds per launch (the wake-up). The chunking itself measured neutral
-here: in one process, 1, 2, 4 and 8 chunks per thread gave the same medians
-within noise, quiet and under load (libgomp's barrier at the end of a region
-still waits for a thread that starts late, even one that finds no chunk left;
-only a pool of our own could let the caller return without it).
+When the runtime was written (on libgomp), single kernels compared static
+halves with dynamic chunks: on the shared 2-vCPU VM (load average 2-4), median
+microseconds per call of a 2M-float multiply-add and the matmul of
+bench/matmul.py at 256, static halves took 2340 and 4090 quiet, 12000 and 12000
+beside a busy process (a thread queued behind it finished its half a time slice
+late); dynamic chunks 640-1250 and 210-620 quiet, 1240-6440 and 400-2110 under
+load. The number of chunks per thread (1 to 8) measured neutral.
 """
 
 from __future__ import annotations
 
-import ctypes.util
-import functools
-import glob
+import ctypes
 import os
-import sysconfig
-from pathlib import Path
 
 import llvmlite.binding as llvm_binding
 from llvmlite import ir
 
+from tilecraft.backends.llvm.target import (
+    create_host_target_machine,
+    parse_and_optimize,
+    triple_and_layout,
+)
 from tilecraft.utils.threads import resolve_threads
 
 PARALLEL_LAUNCH = "tilecraft_parallel_launch"
@@ -215,64 +162,77 @@ PARALLEL_LAUNCH = "tilecraft_parallel_launch"
 # contended line, ~50 ns) stays small next to even a tiny kernel.
 CHUNKS_PER_THREAD = 8
 
-# How long libgomp's threads spin after a region before they sleep, unless the
-# user says otherwise (see the module docstring).
-SPIN_COUNT = "1000"
+# How many times a pool worker looks for a launch before it sleeps, and the
+# caller for the workers inside a launch before it yields (the waiting policy
+# in the module docstring).
+SPIN_COUNT = 1000
 
 _I32 = ir.IntType(32)
 _I64 = ir.IntType(64)
 _PTR = ir.PointerType()
 _TASK = ir.FunctionType(ir.VoidType(), [_PTR, _I32, _I32])
+_LAUNCH = ir.FunctionType(ir.VoidType(), [_PTR, _PTR])
 # What the threads of one launch share: {task, ctx, next chunk}.
 _RECORD = ir.LiteralStructType([_PTR, _PTR, _I64])
 
 
-def libgomp_candidates() -> list[str]:
-    """Where libgomp may be: the system's, then the copy in xgboost-cpu's wheel."""
-    found = []
-    name = ctypes.util.find_library("gomp")
-    if name:
-        found.append(name)
-    found += sorted(glob.glob("/usr/lib/*/libgomp.so.1")) + sorted(
-        glob.glob("/usr/lib64/libgomp.so.1")
-    )
-    site = Path(sysconfig.get_paths()["purelib"])
-    found += sorted(str(p) for p in site.glob("xgboost_cpu.libs/libgomp*.so*"))
-    found += sorted(str(p) for p in site.glob("xgboost.libs/libgomp*.so*"))
-    return found
-
-
-@functools.cache
-def load_libgomp() -> str | None:
-    """Load libgomp into this process for the JIT; its path, or None if none loads.
-
-    Unless the user chose a waiting policy, libgomp is loaded with SPIN_COUNT
-    (it reads it only then; see the module docstring). If libgomp is already in
-    the process, loading it again changes nothing. It is pinned in memory
-    (RTLD_NODELETE) so that no thread of its pool runs unmapped code at exit."""
-    user_chose = "GOMP_SPINCOUNT" in os.environ or "OMP_WAIT_POLICY" in os.environ
-    if not user_chose:
-        os.environ["GOMP_SPINCOUNT"] = SPIN_COUNT
-    try:
-        for candidate in libgomp_candidates():
-            try:
-                ctypes.CDLL(candidate, mode=os.RTLD_GLOBAL | os.RTLD_NODELETE)
-                llvm_binding.load_library_permanently(candidate)
-            except (OSError, RuntimeError):
-                continue
-            return candidate
-        return None
-    finally:
-        if not user_chose:
-            del os.environ["GOMP_SPINCOUNT"]
-
-
 def default_flavour() -> str:
-    return "gomp" if load_libgomp() is not None else "pthread"
+    """The runtime for this CPU: the pool where it knows the architecture."""
+    return "pool" if pool_supported(llvm_binding.get_process_triple()) else "pthread"
+
+
+# The process-wide pools compiled so far, by thread count and chunk count.
+_SHARED_POOLS: set[tuple[int, int]] = set()
+
+
+def shared_pool_launch(threads: int) -> str:
+    """The symbol of the process's pool of `threads` threads, compiled on first
+    use: `void name(ptr task, ptr context)` launches as `tilecraft_parallel_launch`.
+
+    JIT modules call it (their `tilecraft_parallel_launch` is one call), so the
+    pool's code and threads outlive every module. `llvm.add_symbol` makes the
+    name resolvable when a module is finalized; a child of `os.fork` resets the
+    pool (Python's at-fork hook: libc's `pthread_atfork` is not in its dynamic
+    symbol table for the JIT to resolve). A child of a fork outside Python still
+    computes correctly: the pool's `started` flag is set but no worker runs, so
+    every launch runs on the child's thread."""
+    chunks = threads * CHUNKS_PER_THREAD
+    name = f"tilecraft_pool_launch_{threads}x{chunks}"
+    if (threads, chunks) in _SHARED_POOLS:
+        return name
+    module = ir.Module("tilecraft_shared_pool")
+    module.triple, module.data_layout = triple_and_layout()
+    launch = ir.Function(module, _LAUNCH, name)
+    launch.attributes.add("nounwind")
+    after_fork = _define_pool_launch(
+        module, launch, _define_worker(module, chunks), threads, register_atfork=False
+    )
+    after_fork.name = f"{name}_after_fork"
+    engine = llvm_binding.create_mcjit_compiler(
+        parse_and_optimize(str(module)), create_host_target_machine(jit=True)
+    )
+    engine.finalize_object()
+    llvm_binding.add_symbol(name, engine.get_function_address(name))
+    reset = ctypes.CFUNCTYPE(None)(engine.get_function_address(after_fork.name))
+    os.register_at_fork(after_in_child=reset)
+    # The engine owns the machine code; detached, it is never freed (the
+    # pool's threads run that code until the process ends).
+    engine.detach()
+    _SHARED_POOLS.add((threads, chunks))
+    return name
+
+
+def _define_shared_pool_call(module: ir.Module, launch: ir.Function, threads: int) -> None:
+    pool_launch = _declare(module, shared_pool_launch(threads), _LAUNCH)
+    builder = ir.IRBuilder(launch.append_basic_block())
+    builder.call(pool_launch, launch.args)
+    builder.ret_void()
 
 
 def add_parallel_runtime(module: ir.Module, flavour: str, threads: int | None = None) -> None:
-    """Define `tilecraft_parallel_launch` in `module` if the module calls it."""
+    """Define `tilecraft_parallel_launch` in `module` if the module calls it:
+    "pool" puts a pool in the module (pthread where the pool does not know the
+    architecture), "shared-pool" calls the process's (JIT modules only)."""
     try:
         launch = module.get_global(PARALLEL_LAUNCH)
     except KeyError:
@@ -281,16 +241,15 @@ def add_parallel_runtime(module: ir.Module, flavour: str, threads: int | None = 
     threads = resolve_threads(threads)
     launch.linkage = "internal"
     launch.attributes.add("nounwind")
-    worker = _define_worker(module, threads * CHUNKS_PER_THREAD)
-    if flavour == "gomp":
-        _define_gomp_launch(module, launch, worker, threads)
+    if flavour == "shared-pool":
+        _define_shared_pool_call(module, launch, threads)
     elif flavour == "pool" and pool_supported(module.triple):
-        _define_pool_launch(module, launch, worker, threads)
+        _define_pool_launch(module, launch, _define_worker(module, threads * CHUNKS_PER_THREAD), threads)
     elif flavour in ("pthread", "pool"):
-        _define_pthread_launch(module, launch, worker, threads)
+        _define_pthread_launch(module, launch, _define_worker(module, threads * CHUNKS_PER_THREAD), threads)
     else:
         raise ValueError(
-            f"unknown parallel runtime '{flavour}' (expected gomp, pool or pthread)"
+            f"unknown parallel runtime '{flavour}' (expected pool, shared-pool or pthread)"
         )
 
 
@@ -380,19 +339,6 @@ def _fill_record(builder: ir.IRBuilder, task: ir.Value, context: ir.Value) -> ir
     return record
 
 
-def _define_gomp_launch(
-    module: ir.Module, launch: ir.Function, worker: ir.Function, threads: int
-) -> None:
-    gomp_parallel = _declare(
-        module, "GOMP_parallel", ir.FunctionType(ir.VoidType(), [_PTR, _PTR, _I32, _I32])
-    )
-    trampoline = _define_thread_entry(module, worker, "tilecraft_gomp_trampoline", ir.VoidType())
-    builder = ir.IRBuilder(launch.append_basic_block())
-    record = _fill_record(builder, *launch.args)
-    builder.call(gomp_parallel, [trampoline, record, _I32(threads), _I32(0)])
-    builder.ret_void()
-
-
 def _define_pthread_launch(
     module: ir.Module, launch: ir.Function, worker: ir.Function, threads: int
 ) -> None:
@@ -455,8 +401,9 @@ def _pool_global(module: ir.Module, name: str, typ: ir.Type, align: int) -> ir.G
 class _Pool:
     """The pool's state, one set per module (internal globals), and what it calls."""
 
-    def __init__(self, module: ir.Module, threads: int):
+    def __init__(self, module: ir.Module, threads: int, register_atfork: bool):
         arch = module.triple.split("-")[0]
+        self.register_atfork = register_atfork
         self.threads = threads
         self.sys_futex = _SYS_FUTEX[arch]
         name, arguments = _RELAX[arch]
@@ -480,9 +427,10 @@ class _Pool:
             module, "pthread_create", ir.FunctionType(_I32, [_PTR, _PTR, _PTR, _PTR])
         )
         self.pthread_detach = _declare(module, "pthread_detach", ir.FunctionType(_I32, [_I64]))
-        self.pthread_atfork = _declare(
-            module, "pthread_atfork", ir.FunctionType(_I32, [_PTR, _PTR, _PTR])
-        )
+        if register_atfork:
+            self.pthread_atfork = _declare(
+                module, "pthread_atfork", ir.FunctionType(_I32, [_PTR, _PTR, _PTR])
+            )
 
     def relax(self, builder: ir.IRBuilder) -> None:
         builder.call(self.relax_intrinsic, self.relax_arguments)
@@ -493,7 +441,7 @@ class _Pool:
         count = builder.load(spins, typ=_I32)
         builder.store(builder.add(count, _I32(1)), spins)
         self.relax(builder)
-        builder.cbranch(builder.icmp_unsigned("<", count, _I32(int(SPIN_COUNT))), again, after)
+        builder.cbranch(builder.icmp_unsigned("<", count, _I32(SPIN_COUNT)), again, after)
 
     def futex(self, builder: ir.IRBuilder, operation: int, value: ir.Value) -> None:
         builder.call(
@@ -577,12 +525,15 @@ def _define_pool_thread(module: ir.Module, pool: _Pool, worker: ir.Function) -> 
     return thread
 
 
-def _define_pool_start(module: ir.Module, pool: _Pool, thread: ir.Function) -> ir.Function:
+def _define_pool_start(
+    module: ir.Module, pool: _Pool, thread: ir.Function
+) -> tuple[ir.Function, ir.Function]:
     """`void tilecraft_pool_start()`, under the pool's lock: create threads 1..N-1
     (one that fails to start is missing: the others take its chunks) and,
-    once per process image, register `tilecraft_pool_after_fork`."""
+    once per process image, register `tilecraft_pool_after_fork` (unless the
+    pool's owner registers it: the shared pool's is exported). Both functions."""
     after_fork = ir.Function(module, ir.FunctionType(ir.VoidType(), []), "tilecraft_pool_after_fork")
-    after_fork.linkage = "internal"
+    after_fork.linkage = "internal" if pool.register_atfork else "external"
     builder = ir.IRBuilder(after_fork.append_basic_block())
     # The child of a fork has none of the threads: the next launch starts the
     # pool again. The child runs this before any other code, on its only thread.
@@ -604,20 +555,26 @@ def _define_pool_start(module: ir.Module, pool: _Pool, thread: ir.Function) -> i
         with builder.if_then(builder.icmp_signed("==", status, _I32(0))):
             builder.call(pool.pthread_detach, [builder.load(handle, typ=_I64)])
     builder.store(_I32(1), pool.started)
-    registered = builder.icmp_unsigned("!=", builder.load(pool.atfork, typ=_I32), _I32(0))
-    with builder.if_then(builder.not_(registered)):
-        null = ir.Constant(_PTR, None)
-        builder.call(pool.pthread_atfork, [null, null, after_fork])
-        builder.store(_I32(1), pool.atfork)
+    if pool.register_atfork:
+        registered = builder.icmp_unsigned("!=", builder.load(pool.atfork, typ=_I32), _I32(0))
+        with builder.if_then(builder.not_(registered)):
+            null = ir.Constant(_PTR, None)
+            builder.call(pool.pthread_atfork, [null, null, after_fork])
+            builder.store(_I32(1), pool.atfork)
     builder.ret_void()
-    return start
+    return start, after_fork
 
 
 def _define_pool_launch(
-    module: ir.Module, launch: ir.Function, worker: ir.Function, threads: int
-) -> None:
-    pool = _Pool(module, threads)
-    start = _define_pool_start(module, pool, _define_pool_thread(module, pool, worker))
+    module: ir.Module,
+    launch: ir.Function,
+    worker: ir.Function,
+    threads: int,
+    register_atfork: bool = True,
+) -> ir.Function:
+    """The pool's launch as `launch`; returns the pool's after-fork reset."""
+    pool = _Pool(module, threads, register_atfork)
+    start, after_fork = _define_pool_start(module, pool, _define_pool_thread(module, pool, worker))
     blocks = ("entry", "alone", "owned", "start", "publish", "wake", "run", "join", "relax",
               "yield", "done")
     entry, alone, owned, start_block, publish, wake, run, join, relax, yield_, done = (
@@ -676,3 +633,4 @@ def _define_pool_launch(
     builder.position_at_end(done)
     builder.store_atomic(_I32(0), pool.lock, "release", 4)
     builder.ret_void()
+    return after_fork

@@ -179,7 +179,7 @@ func.func @f(%A: memref<3x8x16xf32>, %B: memref<3x8x16xf32>) {
     )
 
 
-@pytest.mark.parametrize("runtime", ["gomp", "pthread"])
+@pytest.mark.parametrize("runtime", ["pool", "pthread"])
 @pytest.mark.parametrize("threads", [1, 2, 3, 7])
 def test_parallel_runtimes_cover_every_iteration(runtime, threads):
     f = single(

@@ -1,4 +1,5 @@
-"""The parallel runtime: dynamic chunks, both flavours, the shared-library path.
+"""The parallel runtime: dynamic chunks, both flavours, the JIT's shared pool and
+the pool of ahead-of-time code (shared libraries).
 
 Every kernel here counts: iteration i adds one to its own element, so after a
 call an element holds how many times its iteration ran. A chunk run twice, a
@@ -12,6 +13,7 @@ are asserted (see the module docstring of backends/llvm/runtime.py).
 from __future__ import annotations
 
 import ctypes
+import gc
 import os
 import subprocess
 import sys
@@ -69,14 +71,12 @@ def check_counts(call, calls: int = 3) -> None:
         np.testing.assert_array_equal(counts, expected(lb, n, calls), err_msg=name)
 
 
-FLAVOURS_AND_THREADS = [("gomp", 1), ("gomp", 2), ("gomp", 3), ("gomp", 7)]
+FLAVOURS_AND_THREADS = [("pool", 1), ("pool", 2), ("pool", 3), ("pool", 7)]
 FLAVOURS_AND_THREADS += [("pthread", 2), ("pthread", 7)]
 
 
 @pytest.mark.parametrize("flavour, threads", FLAVOURS_AND_THREADS)
 def test_every_iteration_runs_exactly_once(flavour, threads):
-    if flavour == "gomp" and runtime.load_libgomp() is None:
-        pytest.skip("no libgomp on this machine")
     jit = compile_loop_module(parse_text(counting_module()), num_threads=threads, runtime=flavour)
     check_counts(lambda name, counts: jit[name](counts))
 
@@ -93,8 +93,8 @@ def test_awkward_chunk_counts(monkeypatch, chunks_per_thread):
 
 
 def test_many_calls_count_exactly():
-    """Back-to-back launches reuse libgomp's pool: a thread still finishing one
-    launch must not take a chunk of the next."""
+    """Back-to-back launches reuse the process's pool: a thread still finishing
+    one launch must not take a chunk of the next."""
     jit = compile_loop_module(parse_text(counting_function("f", 0, 67)), num_threads=2)
     counts = np.zeros(SIZE, np.int32)
     for _ in range(2000):
@@ -102,11 +102,9 @@ def test_many_calls_count_exactly():
     np.testing.assert_array_equal(counts, expected(0, 67, 2000))
 
 
-@pytest.mark.parametrize("flavour", ["gomp", "pthread"])
+@pytest.mark.parametrize("flavour", ["pool", "pthread"])
 def test_nested_parallel_loops_count_exactly(flavour):
     """Only the outer loop is parallel; the inner one runs serially inside each chunk."""
-    if flavour == "gomp" and runtime.load_libgomp() is None:
-        pytest.skip("no libgomp on this machine")
     text = """
 func.func @f(%B: memref<13x11xi32>) {
   %one = arith.constant 1 : i32
@@ -268,38 +266,11 @@ def test_shared_library_uses_the_pool():
     assert "@tilecraft_pool_thread" in ir and "@pthread_join" not in ir
 
 
-def test_libgomp_waiting_policy_is_set_only_while_loading():
-    """libgomp is loaded with a short spin count unless the user chose a policy;
-    the environment is left as it was (children do not inherit the setting)."""
-    probe = (
-        "import os\n"
-        "from tilecraft.backends.llvm.runtime import load_libgomp\n"
-        "found = load_libgomp()\n"
-        "print(found is not None, os.environ.get('GOMP_SPINCOUNT'),"
-        " os.environ.get('OMP_WAIT_POLICY'))\n"
-    )
-    environment = {
-        k: v for k, v in os.environ.items() if k not in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")
-    }
-    done = subprocess.run(
-        [sys.executable, "-c", probe], env=environment, capture_output=True, text=True
-    )
-    assert done.returncode == 0, done.stderr
-    found, spincount, policy = done.stdout.split()
-    assert (spincount, policy) == ("None", "None")
-    done = subprocess.run(
-        [sys.executable, "-c", probe],
-        env={**environment, "OMP_WAIT_POLICY": "active"},
-        capture_output=True,
-        text=True,
-    )
-    assert done.stdout.split()[1:] == ["None", "active"]
-
-
 def test_spinning_threads_do_not_crash_the_exit():
-    """With OMP_WAIT_POLICY=active libgomp's threads never sleep; the process must
-    still exit cleanly after running parallel kernels (libgomp stays mapped while
-    they spin; it used to be unloaded under them: a segfault at exit)."""
+    """The process exits right after its last launch, while the shared pool's
+    workers still spin in its code: cleanly (the pool is never freed; libgomp,
+    the JIT's runtime before, was unloaded under its spinning threads: a
+    segfault at exit)."""
     program = (
         "import numpy as np\n"
         "from tilecraft.compiler import compile_loop_module, parse_text\n"
@@ -310,11 +281,94 @@ def test_spinning_threads_do_not_crash_the_exit():
         "    native['count'](counts)\n"
         "print(int(counts.sum()))\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", program],
-        env={**os.environ, "OMP_WAIT_POLICY": "active"},
-        capture_output=True,
-        text=True,
-    )
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == [str(50 * 67)]
+
+
+# -- the JIT's shared pool -------------------------------------------------------
+
+
+def test_jit_modules_call_the_process_pool():
+    """A JIT module's launch is a call into the process's pool, one pool per thread
+    count: the module has no pool (threads) of its own."""
+    jit = compile_loop_module(parse_text(counting_function("f", 0, 67)), num_threads=3)
+    assert f"@tilecraft_pool_launch_3x{3 * runtime.CHUNKS_PER_THREAD}" in jit.llvm_ir
+    assert "tilecraft_pool_thread" not in jit.llvm_ir
+
+
+def test_shared_pool_outlives_the_modules_that_used_it():
+    """The pool's workers wait in the pool's code, not the module's: a module that
+    ran launches can be freed while they spin, and later modules use the pool."""
+    for round_ in range(4):
+        jit = compile_loop_module(parse_text(counting_function("f", 0, 67)), num_threads=3)
+        counts = np.zeros(SIZE, np.int32)
+        for _ in range(20):
+            jit["f"](counts)
+        np.testing.assert_array_equal(counts, expected(0, 67, 20), err_msg=f"round {round_}")
+        del jit
+        gc.collect()
+
+
+def test_shared_pool_launches_from_two_caller_threads():
+    """Two threads launching at once on the JIT's pool (two modules): both count
+    exactly (the one that finds the pool busy runs its chunks alone)."""
+    first = compile_loop_module(parse_text(counting_function("f", 0, 67)), num_threads=3)
+    second = compile_loop_module(parse_text(counting_function("f", 0, 31)), num_threads=3)
+    results = {}
+
+    def caller(name, jit):
+        counts = np.zeros(SIZE, np.int32)
+        for _ in range(1500):
+            jit["f"](counts)
+        results[name] = counts
+
+    threads = [
+        threading.Thread(target=caller, args=a) for a in (("first", first), ("second", second))
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    np.testing.assert_array_equal(results["first"], expected(0, 67, 1500))
+    np.testing.assert_array_equal(results["second"], expected(0, 31, 1500))
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="counts threads in /proc")
+def test_shared_pool_in_a_forked_child():
+    """A child of os.fork that runs a parallel kernel after its parent ran one
+    (libgomp, the JIT's runtime before, hung there): the pool is reset in the
+    child and starts its threads again; the parent's pool is unaffected."""
+    program = (
+        "import os\n"
+        "import numpy as np\n"
+        "from tilecraft.compiler import compile_loop_module, parse_text\n"
+        f"source = {counting_function('count', 0, 67)!r}\n"
+        "jit = compile_loop_module(parse_text(source), num_threads=3)\n"
+        f"counts = np.zeros({SIZE}, np.int32)\n"
+        "def call(n):\n"
+        "    for _ in range(n):\n"
+        "        jit['count'](counts)\n"
+        "call(10)\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    call(10)\n"
+        "    threads = len(os.listdir('/proc/self/task'))\n"
+        "    print('child', int(counts.sum()), threads, flush=True)\n"
+        "    os._exit(0)\n"
+        "_, status = os.waitpid(pid, 0)\n"
+        "call(5)\n"
+        "print('parent', int(counts.sum()), status)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    # The child's only thread plus the pool's two, started again in the child.
+    expected_output = ["child", str(20 * 67), "3", "parent", str(15 * 67), "0"]
+    assert done.stdout.split() == expected_output
+
+
+def test_unknown_runtime_is_refused():
+    with pytest.raises(ValueError, match="unknown parallel runtime 'gomp'"):
+        compile_loop_module(parse_text(counting_function("f", 0, 67)), runtime="gomp")
