@@ -51,3 +51,38 @@ def test_transfer_learns_from_other_workloads_of_the_template_in_the_log(tmp_pat
     # its own workload is not a prior of itself; the limit bounds the records
     assert _transfer_groups(log, "matmul", workload_key("matmul", (64, 64, 64)), "llvm", 512) == []
     assert _transfer_groups(log, "matmul", other, "llvm", 1) == []
+
+
+def test_a_finished_task_returns_its_best_without_lowering_or_measuring(tmp_path, monkeypatch):
+    """A resumed model tunes its finished tasks again: each must return at once
+    (it used to lower every record of the log for the transfer prior, ~5 s a task)."""
+    from tilecraft.autotune import tuner
+
+    log = TuningLog(tmp_path / "tune.jsonl")
+    with LocalExecutor(1) as executor:
+        tune("matmul", (32, 64, 64), log, trials=4, executor=executor, batch=4, repeat=1)
+        best = tune("matmul", SHAPE, log, trials=4, executor=executor, batch=4, repeat=1)
+
+        lowered = []
+        monkeypatch.setattr(tuner, "lower", lambda *a, **k: lowered.append(a))
+        monkeypatch.setattr(tuner, "_FEATURES", {})
+        before = len(log.records())
+        assert tune("matmul", SHAPE, log, trials=4, executor=executor, batch=4) == best
+        assert len(log.records()) == before and lowered == []
+
+
+def test_loop_features_of_a_config_are_computed_once(tmp_path, monkeypatch):
+    from tilecraft.autotune import tuner
+
+    calls = []
+    lower = tuner.lower
+    monkeypatch.setattr(tuner, "lower", lambda *a, **k: calls.append(a) or lower(*a, **k))
+    monkeypatch.setattr(tuner, "_FEATURES", {})
+    import numpy as np
+
+    from tilecraft.autotune.templates import get_template
+
+    config = get_template("matmul").space(*SHAPE).random(np.random.default_rng(0))
+    first = tuner.config_features("matmul", SHAPE, config)
+    again = tuner.config_features("matmul", list(SHAPE), dict(config))
+    assert len(calls) == 1 and (first == again).all()
