@@ -199,6 +199,12 @@ def _gflops(flops: float, seconds: float) -> float:
     return flops / seconds / 1e9 if seconds > 0 and math.isfinite(seconds) else 0.0
 
 
+def _rate(gflops: float) -> str:
+    """GFLOP/s with two decimals, or three significant digits below 1 (a small
+    reduction does a few thousand operations: 0.00 would hide its speed-up)."""
+    return f"{gflops:.2f}" if gflops >= 0.995 or gflops == 0 else f"{gflops:.3g}"
+
+
 def tune_task(task, log, trials: int, executor, *, guided: bool, timeout: float, label: str,
               show_progress: bool = True) -> TaskRun:  # fmt: skip
     """Tune one task into `log` (resuming) with a progress bar on stderr."""
@@ -216,7 +222,7 @@ def tune_task(task, log, trials: int, executor, *, guided: bool, timeout: float,
                leave=True, dynamic_ncols=True, disable=not show_progress)  # fmt: skip
 
     def postfix() -> None:
-        bar.set_postfix_str(f"best {_gflops(task.flops, best):.2f} GFLOP/s, {errors} errors", refresh=False)
+        bar.set_postfix_str(f"best {_rate(_gflops(task.flops, best))} GFLOP/s, {errors} errors", refresh=False)
 
     def progress(record) -> None:
         nonlocal best, errors, new
@@ -309,10 +315,10 @@ def describe(i: int, n: int, r: TaskResult) -> str:
     head = f"[{i}/{n}] {task.key}{uses}: {run.trials} trials ({run.errors} errors{resumed}) in {_seconds(run.seconds)}"
     if not math.isfinite(r.best_seconds):
         return f"{head}; no config ran (see the errors in the log)"
-    default = f"{r.default_gflops:.2f}" if math.isfinite(r.default_seconds) else "failed"
+    default = _rate(r.default_gflops) if math.isfinite(r.default_seconds) else "failed"
     speedup = f" ({r.default_seconds / r.best_seconds:.2f}x)" if math.isfinite(r.default_seconds) else ""
     kept = "" if r.applied else "; the default stays (not faster by more than timing noise)"
-    return f"{head}; best {r.best_gflops:.2f} GFLOP/s vs default {default}{speedup}{kept}"
+    return f"{head}; best {_rate(r.best_gflops)} GFLOP/s vs default {default}{speedup}{kept}"
 
 
 def summary(results: Sequence[TaskResult]) -> str:

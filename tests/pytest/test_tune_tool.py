@@ -96,6 +96,15 @@ def test_the_summary_counts_what_tc_compile_applies():
     assert "tuned kernels 4.000 ms -> 3.000 ms per run (1.33x)" in summary([kept, tuned])
 
 
+def test_small_tasks_show_their_rate_in_significant_digits():
+    """A reduction of a few thousand operations runs at a fraction of a GFLOP/s:
+    the line must still tell the best from the default."""
+    task = type("T", (), {"key": "reduce", "count": 1, "flops": 4096})()
+    run = TaskRun(trials=4, errors=0, new=4, seconds=1.0)
+    line = describe(1, 1, TaskResult(task, run, best_seconds=2e-3, default_seconds=4e-3))
+    assert "best 0.00205 GFLOP/s vs default 0.00102 (2.00x)" in line
+
+
 def test_tune_on_a_dask_scheduler(model, tmp_path, capsys):
     from distributed import LocalCluster
 
