@@ -212,6 +212,8 @@ def lanes_gather(s: te.Schedule, t: te.Tensor) -> bool:
     shuffle or an NCHW -> NCHW16c transform, whose lanes read channels)."""
     op = t.op
     *head, last = op.axis
+    if not all(isinstance(a.extent, int) for a in op.axis):
+        return False  # symbolic sizes: nothing to probe
     points = [[0] * len(head), [a.extent - 1 for a in head], [a.extent // 2 for a in head]]
     try:
         for point in points:
@@ -229,8 +231,8 @@ def lanes_gather(s: te.Schedule, t: te.Tensor) -> bool:
                 for (_, index), (_, base) in zip(reads, first):
                     if index[:-1] != base[:-1] or index[-1] not in (base[-1], base[-1] + lane):
                         return True
-    except (_Opaque, KeyError):
-        return False
+    except (_Opaque, KeyError, ZeroDivisionError):
+        return False  # an index the probe cannot evaluate: assume no gather
     return False
 
 
