@@ -476,7 +476,37 @@ def test_random_pipelines_under_random_schedules(seed):
 def test_injective_schedule_vectorizes_w_alone_when_fusing_leaves_a_tail(shape, leaves):
     """schedule_injective fuses trailing axes up to a vector only where the fused
     extent is a multiple of one (or at most one): a fused 14 x 14 would pay a
-    div/mod per lane and a guarded tail. The compiled transpose matches numpy."""
+    div/mod per lane and a guarded tail. The compiled result matches numpy."""
+    import tilecraft as tc
+
+    from tilecraft.frontends import te
+    from tilecraft.topi.schedule import default_schedule
+
+    x = te.placeholder(shape, name="x")
+    t = te.compute(shape, lambda n, c, h, w: x[n, c, h, w] * 2.0 + 1.0, name="t")
+    s = default_schedule([t])
+    assert [a.dom[1] - a.dom[0] for a in s[t].leaf_iter_vars] == leaves
+    assert "vectorized" in str(tc.lower(s, [x, t]))
+
+    data = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    out = np.zeros(shape, np.float32)
+    tc.build(s, [x, t])(data, out)
+    np.testing.assert_array_equal(out, data * 2 + 1)
+
+
+@pytest.mark.parametrize(
+    "shape, leaves",
+    [
+        ((1, 8, 14, 14), [8, 14, 14]),  # W, whose lanes read along H, unrolled
+        ((1, 8, 7, 7), [8, 7, 7]),
+        ((1, 8, 4, 4), [8, 16]),  # H and W fused into one vector: gathers stay
+    ],
+)
+def test_injective_schedule_unrolls_lanes_that_would_gather(shape, leaves):
+    """A last axis that one vector holds whole but whose lanes read elements that
+    are not consecutive (a transpose of the last two axes) is unrolled inside the
+    loop over the axis before it instead of vectorized with gathers. The compiled
+    model (transpose and relu fused) matches numpy."""
     import tilecraft as tc
     from onnx import TensorProto, helper
 
@@ -488,6 +518,8 @@ def test_injective_schedule_vectorizes_w_alone_when_fusing_leaves_a_tail(shape, 
     t = transform.transpose(x, [0, 1, 3, 2])
     s = default_schedule([t])
     assert [a.dom[1] - a.dom[0] for a in s[t].leaf_iter_vars] == leaves
+    lowered = str(tc.lower(s, [x, t]))
+    assert ("unrolled" in lowered) == (len(leaves) == 3)
 
     g = helper.make_graph(
         [helper.make_node("Transpose", ["x"], ["y"], perm=[0, 1, 3, 2]), helper.make_node("Relu", ["y"], ["z"])],
@@ -497,3 +529,61 @@ def test_injective_schedule_vectorizes_w_alone_when_fusing_leaves_a_tail(shape, 
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
     data = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
     np.testing.assert_array_equal(tc.compile(m)(data), np.maximum(data.transpose(0, 1, 3, 2), 0))
+
+
+def _blocked_shuffle(half: int, blocks: int, hw: int, groups: int = 2):
+    """What ShuffleNet-v2's fused shuffle kernel computes: a blocked branch cropped
+    to `half` channels, concatenated after an NCHW one, shuffled in `groups` and
+    padded back to whole blocks of 16 (topi's computes, inlined by the schedule)."""
+    from tilecraft.frontends import te
+    from tilecraft.topi import transform
+
+    blocked = te.placeholder((1, blocks, hw, hw, 16), name="blocked")
+    plain = te.placeholder((1, half, hw, hw), name="plain")
+    cropped = transform.strided_slice(
+        transform.layout_transform(blocked, "NCHW16c", "NCHW"), [(0, 1, 1), (0, half, 1), (0, hw, 1), (0, hw, 1)]
+    )
+    channels = 2 * half
+    cat = transform.concat([plain, cropped], 1)
+    grouped = transform.reshape(cat, (1, groups, channels // groups, hw, hw))
+    shuffled = transform.reshape(transform.transpose(grouped, (0, 2, 1, 3, 4)), (1, channels, hw, hw))
+    padded = transform.pad(shuffled, [0, 0, 0, 0, 0, -channels % 16, 0, 0])
+    return blocked, plain, transform.layout_transform(padded, "NCHW", "NCHW16c")
+
+
+@pytest.mark.parametrize("half, groups", [(58, 2), (24, 3), (64, 4)])
+def test_blocked_channel_shuffle_unrolls_its_lanes(half, groups):
+    """The lanes of a channel shuffle into a blocked layout read channels of other
+    blocks (gathers): `lanes_gather` says so, and the default schedule unrolls
+    them. A copy between blocked layouts does not gather. Both match numpy."""
+    import tilecraft as tc
+
+    from tilecraft.frontends import te
+    from tilecraft.topi import transform
+    from tilecraft.topi.schedule import default_schedule, inline_injective, lanes_gather, stages
+
+    hw, blocks = 5, -(-half // 16)
+    blocked, plain, out = _blocked_shuffle(half, blocks, hw, groups)
+    s = te.create_schedule(out)
+    inline_injective(s, stages([out]), [out])
+    assert lanes_gather(s, out)
+    s = default_schedule([out])
+    lowered = str(tc.lower(s, [blocked, plain, out]))
+    assert "unrolled" in lowered and "vectorized" not in lowered
+
+    rng = np.random.default_rng(groups)
+    b = rng.standard_normal((1, blocks, hw, hw, 16)).astype(np.float32)
+    p = rng.standard_normal((1, half, hw, hw)).astype(np.float32)
+    got = np.zeros(out.shape, np.float32)
+    tc.build(s, [blocked, plain, out])(b, p, got)
+    nchw = np.concatenate([p, b.transpose(0, 1, 4, 2, 3).reshape(1, blocks * 16, hw, hw)[:, :half]], 1)
+    c = 2 * half
+    shuffled = nchw.reshape(1, groups, c // groups, hw, hw).transpose(0, 2, 1, 3, 4).reshape(1, c, hw, hw)
+    padded = np.concatenate([shuffled, np.zeros((1, -c % 16, hw, hw), np.float32)], 1)
+    expected = padded.reshape(1, -(-c // 16), 16, hw, hw).transpose(0, 1, 3, 4, 2)
+    np.testing.assert_array_equal(got, expected)
+
+    copy = te.compute(blocked.shape, lambda *i: blocked[i] + 1.0, name="copy")
+    s = te.create_schedule(copy)
+    assert not lanes_gather(s, copy)
+    assert "vectorized" in str(tc.lower(default_schedule([copy]), [blocked, copy]))
