@@ -48,6 +48,9 @@ a column stride reads a phase-split padded input ([N, C, Hp, sw, Wp/sw]) rather
 than stride-sw gathers. It is 1.5-3x slower than the blocked path on stride-2 and
 3-channel layers; alter-layout should block every conv it can.
 
+A depthwise conv with a blocked output (MobileNet's) has a schedule and knobs of its
+own, at the end of this file: no output-channel tile, the pad inlined into its loads.
+
 When elementwise stages are fused after the conv (`out` is not the conv), the conv
 stage is the copy out of the register tile (after `cache_write`) computed at the
 tile loop of `out`, and the fused stages are inlined into `out`, so the epilogue reads
