@@ -27,7 +27,7 @@ from tilecraft.topi.conv2d import (
     unpack_data,
 )
 
-# name: (channels, block, H, W, kernel, strides, pads [t, l, b, r], dilations)
+# name: (channels, block, H, W, kernel, strides, pads [t, l, b, r], dilations[, batch])
 CASES = {
     "mobilenet-s1": (32, 16, 14, 14, 3, (1, 1), (1, 1, 1, 1), (1, 1)),
     "mobilenet-s2": (48, 16, 14, 14, 3, (2, 2), (1, 1, 1, 1), (1, 1)),
@@ -40,18 +40,20 @@ CASES = {
     "no-pad": (16, 16, 9, 9, 3, (1, 1), (0, 0, 0, 0), (1, 1)),
     "dilated": (16, 16, 12, 10, 3, (1, 1), (2, 2, 2, 2), (2, 2)),
     "wide-tail": (16, 16, 4, 61, 3, (1, 1), (1, 1, 1, 1), (1, 1)),  # 61 columns: a guarded tile tail
+    "batch3-s2": (32, 16, 9, 10, 3, (2, 2), (1, 1, 1, 1), (1, 1), 3),
 }
 
 
 def _depthwise(name, residual=False):
     """(out, conv, args, inputs, expected): relu6(conv + bias [+ residual]) blocked."""
-    C, b, H, W, K, strides, pads, dilations = CASES[name]
+    C, b, H, W, K, strides, pads, dilations, *batch = CASES[name]
+    N = batch[0] if batch else 1
     rng = np.random.default_rng(7)
-    x = rng.standard_normal((1, C, H, W)).astype(np.float32)
+    x = rng.standard_normal((N, C, H, W)).astype(np.float32)
     w = rng.standard_normal((C, 1, K, K)).astype(np.float32)
     bias = rng.standard_normal(C).astype(np.float32)
     expected = numpy_conv2d(x, w, strides, pads, dilations, C) + bias[None, :, None, None]
-    X = te.placeholder((1, C // b, H, W, b), "float32", name="x")
+    X = te.placeholder((N, C // b, H, W, b), "float32", name="x")
     Wt = te.placeholder((C // b, 1, K, K, 1, b), "float32", name="w")
     B = te.placeholder((C,), "float32", name="b")
     conv = conv2d_compute(X, Wt, B, strides=strides, pads=pads, dilations=dilations, groups=C,
