@@ -175,6 +175,8 @@ def test_tune_model_extracts_and_tunes_in_one_call(tmp_path):
     # a 3x3 conv over blocked channels (every knob has a choice), and a strided 1x1 one
     ([1, 2, 9, 9, 16], [2, 2, 3, 3, 16, 16], [1, 1], [1, 1, 1, 1], [1, 1], 1, "NCHW16c", "OIHW16i16o", "NCHW16c"),
     ([1, 2, 8, 8, 16], [4, 2, 1, 1, 16, 16], [2, 2], [0, 0, 0, 0], [1, 1], 1, "NCHW16c", "OIHW16i16o", "NCHW16c"),
+    # a depthwise stride-2 conv (knobs of its own: regn, pad, unroll_rx, parallel)
+    ([1, 2, 15, 15, 16], [2, 1, 3, 3, 1, 16], [2, 2], [1, 1, 1, 1], [1, 1], 32, "NCHW16c", "OIHW1i16o", "NCHW16c"),
 ])
 def test_each_conv2d_knob_value_alone_computes_the_same(params):
     from tilecraft.topi.conv2d import conv2d_info, default_config
