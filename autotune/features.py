@@ -18,7 +18,11 @@ Each access gives `LEVELS x PER_LEVEL` numbers; the `ACCESSES` accesses executed
 most often (by iteration count; stores before loads on ties) are kept in that
 order and the rest dropped, missing ones are zeros, and a few whole-function numbers
 come first (`log2(1 + total iterations of innermost bodies)`, loop count, accesses
-count, the largest parallel extent). The vector has a fixed length, `LENGTH`, so
+count, the largest parallel extent, the share of the accesses' executions that run
+inside a parallel loop, and `log2(1 + copies)` of the most executed access's body
+that unrolling makes: the product of its unrolled loops' extents at any depth).
+The last two see what the innermost `LEVELS` miss: a conv's parallel row loop when
+a padding stage's parallel loop is the largest, an unrolled loop outside them. The vector has a fixed length, `LENGTH`, so
 every workload's configs feed one XGBoost model (transfer between workloads).
 Indices that are not affine (`analysis.expr`) count as moving with every loop.
 """
@@ -41,7 +45,7 @@ LEVELS = 5
 KINDS = (LoopKind.SERIAL, LoopKind.PARALLEL, LoopKind.VECTORIZED, LoopKind.UNROLLED)
 PER_LEVEL = 4 + len(KINDS)
 ACCESSES = 6
-GLOBAL = 4
+GLOBAL = 6
 LENGTH = GLOBAL + ACCESSES * LEVELS * PER_LEVEL
 
 
@@ -136,8 +140,11 @@ def features(module: ModuleOp | func.FuncOp) -> np.ndarray:
     loops = [op for f in functions for op in f.walk() if isinstance(op, ForOp)]
     parallel = max((lp.extent for lp in loops if lp.kind.data == LoopKind.PARALLEL), default=0)
     innermost = sum(a.iterations for a in accesses)
-    head = [_log(innermost), float(len(loops)), float(len(accesses)), _log(parallel)]
+    in_parallel = sum(a.iterations for a in accesses if any(lp.kind.data == LoopKind.PARALLEL for lp in a.loops))
     ranked = sorted(accesses, key=lambda a: (-a.iterations, not a.store))[:ACCESSES]
+    copies = math.prod(lp.extent for lp in ranked[0].loops if lp.kind.data == LoopKind.UNROLLED) if ranked else 0
+    head = [_log(innermost), float(len(loops)), float(len(accesses)), _log(parallel),
+            in_parallel / innermost if innermost else 0.0, _log(copies)]  # fmt: skip
     body: list[float] = []
     for a in ranked:
         body += _access_features(a)

@@ -45,10 +45,13 @@ class Conv2d(Template):
         return data, weight, conv
 
     def space(self, *params) -> Space:
-        from tilecraft.topi.conv2d import conv2d_info, conv2d_space
+        from tilecraft.topi.conv2d import conv2d_config_distinct, conv2d_info, conv2d_space
 
         _, _, conv = self._compute(*params)
-        return Space(conv2d_space(conv, conv2d_info(conv)))
+        knobs = conv2d_space(conv, conv2d_info(conv))
+        if len(knobs.get("row", ())) > 1 and len(knobs.get("order", ())) > 1:
+            return Space(knobs, valid=conv2d_config_distinct)
+        return Space(knobs)
 
     def default_config(self, *params) -> dict:
         from tilecraft.topi.conv2d import conv2d_info, default_config

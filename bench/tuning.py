@@ -11,8 +11,11 @@ random run's first 64 trials are the random-search-at-64 figure (one run, one
 seed: a random search stopped at 64 would have measured exactly those). The
 fraction of a search is its best GFLOP/s at 64 trials over the best of the whole
 random run; the JSON figures are the geometric means over the kernels. (topi's knob
-spaces of these kernels hold 96 to 272 configs: a random run of 1000 measures each
-whole space, and the table says so; its best is then the optimum.) The curves
+spaces of these kernels hold 84 to 216 configs: a random run of 1000 measures each
+whole space, and the table says so; its best is then the optimum.) The `%ceil`
+columns put the default and that best against the machine's FMA ceiling (a loop of
+independent 16-lane fused multiply-adds, one thread, times the cores): what any
+schedule of these kernels could still gain. The curves
 (best GFLOP/s against trials, guided and random, the default as a line) go to
 `--plot` (bench/results/tuning_curves.png).
 
@@ -94,6 +97,50 @@ def kernel_task(spec: tuple):
     return tasks[0]
 
 
+def fma_ceiling(seconds: float = 1.0) -> float:
+    """GFLOP/s of one thread running 12 independent chains of 16-lane fp32 fused
+    multiply-adds (enough to cover the FMA latency): the most a core can compute."""
+    import ctypes
+    import time
+
+    import llvmlite.binding as llvm
+
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    chains, vec = 12, "<16 x float>"
+    lines = [f"declare {vec} @llvm.fma.v16f32({vec}, {vec}, {vec})",
+             "define float @fma_loop(i64 %n, float %v) {", "entry:",
+             f"  %e = insertelement {vec} undef, float %v, i32 0",
+             f"  %x = shufflevector {vec} %e, {vec} undef, <16 x i32> zeroinitializer",
+             "  br label %loop", "loop:", "  %i = phi i64 [0, %entry], [%j, %loop]"]  # fmt: skip
+    lines += [f"  %a{c} = phi {vec} [zeroinitializer, %entry], [%b{c}, %loop]" for c in range(chains)]
+    lines += [f"  %b{c} = call {vec} @llvm.fma.v16f32({vec} %a{c}, {vec} %x, {vec} %x)" for c in range(chains)]
+    lines += ["  %j = add i64 %i, 1", "  %more = icmp slt i64 %j, %n", "  br i1 %more, label %loop, label %done",
+              "done:", f"  %s0 = fadd {vec} %b0, %b0"]  # fmt: skip
+    lines += [f"  %s{c} = fadd {vec} %s{c - 1}, %b{c}" for c in range(1, chains)]
+    lines += [f"  %r = extractelement {vec} %s{chains - 1}, i32 0", "  ret float %r", "}"]
+    target = llvm.Target.from_default_triple().create_target_machine(
+        cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(), opt=3)
+    module = llvm.parse_assembly("\n".join(lines))
+    engine = llvm.create_mcjit_compiler(module, target)
+    engine.finalize_object()
+    run = ctypes.CFUNCTYPE(ctypes.c_float, ctypes.c_int64, ctypes.c_float)(engine.get_function_address("fma_loop"))
+    n, best = 1 << 16, 0.0
+    while True:  # calls of about 20 ms; the fastest of `seconds` of them (a busy machine's other work slows some)
+        begin = time.perf_counter()
+        run(n, 1e-9)
+        elapsed = time.perf_counter() - begin
+        if elapsed > 0.02:
+            break
+        n *= 2
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        begin = time.perf_counter()
+        run(n, 1e-9)
+        best = max(best, n * chains * 16 * 2 / (time.perf_counter() - begin) / 1e9)
+    return best
+
+
 def geomean(values) -> float | None:
     values = [v for v in values if v is not None and v > 0 and math.isfinite(v)]
     return math.exp(statistics.fmean(math.log(v) for v in values)) if values else None
@@ -149,13 +196,23 @@ def run_kernels(names: list[str], args, executor) -> dict:
         panels.append(Panel(f"{name}: {task.key[:50]}", {"model-guided": guided, "random": random}, default))
     if not rows:
         return {}
-    print(f"\n{'kernel':>13} {'default':>8} {'guided@' + str(args.trials):>10} {'random@' + str(args.trials):>10} "
-          f"{'best random':>16} {'guided':>7} {'random':>7} {'guided s':>9} {'random s':>9}")  # fmt: skip
-    print(f"{'':>13} {'GF/s':>8} {'GF/s':>10} {'GF/s':>10} {'GF/s (n/space)':>16} {'frac':>7} {'frac':>7}")
+    from tilecraft.utils.threads import resolve_threads
+
+    threads = resolve_threads(None)
+    core = fma_ceiling()
+    ceiling = core * threads
+    print(f"\nFMA ceiling: {core:.1f} GFLOP/s per core, {ceiling:.1f} on {threads} threads")
+
+    def percent(v):
+        return "-" if v is None else f"{100 * v / ceiling:.0f}"
+
+    print(f"{'kernel':>13} {'default':>8} {'%ceil':>5} {'guided@' + str(args.trials):>10} {'random@' + str(args.trials):>10} "
+          f"{'best random':>16} {'%ceil':>5} {'guided':>7} {'random':>7} {'guided s':>9} {'random s':>9}")  # fmt: skip
+    print(f"{'':>13} {'GF/s':>8} {'':>5} {'GF/s':>10} {'GF/s':>10} {'GF/s (n/space)':>16} {'':>5} {'frac':>7} {'frac':>7}")
     for r in rows:
         best = f"{_num(r['best_random'])} ({r['random_trials']}/{r['space']})"
-        print(f"{r['kernel']:>13} {_num(r['default']):>8} {_num(r['guided']):>10} {_num(r['random_at']):>10} "
-              f"{best:>16} {_num(r['guided_fraction'], 3):>7} "
+        print(f"{r['kernel']:>13} {_num(r['default']):>8} {percent(r['default']):>5} {_num(r['guided']):>10} "
+              f"{_num(r['random_at']):>10} {best:>16} {percent(r['best_random']):>5} {_num(r['guided_fraction'], 3):>7} "
               f"{_num(r['random_fraction'], 3):>7} {r['guided_s']:>9.1f} {r['random_s']:>9.1f}")  # fmt: skip
     if args.random_trials < 1000:
         print(f"(the best of {args.random_trials} random trials, not of 1000: --random-trials)")

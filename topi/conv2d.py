@@ -551,6 +551,14 @@ def conv2d_space(red: te.Tensor, info: Conv2dInfo) -> dict[str, tuple]:
     return knobs
 
 
+def conv2d_config_distinct(config: dict) -> bool:
+    """False for a config that schedules the same loop nest as another config of its
+    space: with `row` = 1 the reduction order is fixed (channel blocks outside the
+    window loops), so `order` = 1 repeats `order` = 0 (a search that measured both
+    would spend a trial on nothing)."""
+    return not (config.get("row") and config.get("order"))
+
+
 def _blocked_channels(red: te.Tensor) -> bool:
     return any(r.var.name == "rcb" for r in red.op.reduce_axis)
 

@@ -66,3 +66,48 @@ def test_fewer_accesses_than_slots_pad_with_zeros():
     assert v.shape == (LENGTH,)
     assert not v[GLOBAL + 2 * LEVELS * PER_LEVEL :].any()  # two accesses: the rest is zeros
     assert ACCESSES >= 2
+
+
+# A small blocked conv2d workload (the `conv2d` template's params): 32 -> 64 channels
+# in 16-lane blocks, 3x3, 8x8, so its space has row, order, unroll_rx and parallel.
+CONV = ([1, 2, 8, 8, 16], [4, 2, 3, 3, 16, 16], [1, 1], [1, 1, 1, 1], [1, 1], 1, "NCHW16c", "OIHW16i16o", "NCHW16c")
+
+
+def _conv_configs_and_ir():
+    import itertools
+
+    from tilecraft.autotune.templates import get_template, lower
+
+    space = get_template("conv2d").space(*CONV)
+    every = [dict(zip(space.knobs, values)) for values in itertools.product(*space.knobs.values())]
+    return space, [(c, lower("conv2d", CONV, c, verify=False)) for c in every]
+
+
+def test_conv2d_configs_with_different_loop_nests_give_different_vectors():
+    # The knobs that act outside the innermost LEVELS loops (the conv's parallel row
+    # loop, while the padding stage's parallel loop is the largest; an unrolled
+    # window loop outside the channel loops) must still show, or the cost model
+    # cannot rank those configs.
+    _, lowered = _conv_configs_and_ir()
+    by_text: dict[str, np.ndarray] = {}
+    for _, module in lowered:
+        by_text.setdefault(str(module), features(module))
+    vectors = {v.tobytes() for v in by_text.values()}
+    assert len(by_text) > 50 and len(vectors) == len(by_text)
+    find = {str(c): v for c, v in ((c, features(m)) for c, m in lowered)}
+    base = {"tile": [2, 8], "row": 0, "order": 1, "unroll_rx": 0, "parallel": 1}
+    assert not np.array_equal(find[str(base)], find[str({**base, "parallel": 0})])
+    assert not np.array_equal(find[str(base)], find[str({**base, "unroll_rx": 1})])
+    assert find[str(base)][4] > find[str({**base, "parallel": 0})][4]  # share of work under parallel loops
+
+
+def test_conv2d_space_holds_no_two_configs_of_one_loop_nest():
+    # row = 1 fixes the reduction order: order = 1 would repeat order = 0
+    from tilecraft.autotune.templates import get_template
+
+    space, lowered = _conv_configs_and_ir()
+    kept = [(c, str(m)) for c, m in lowered if space.contains(c)]
+    assert len({text for _, text in kept}) == len(kept) == space.size
+    dropped = [c for c, _ in lowered if not space.contains(c)]
+    assert dropped and all(c["row"] == 1 and c["order"] == 1 for c in dropped)
+    assert space.contains(get_template("conv2d").default_config(*CONV))
