@@ -326,7 +326,8 @@ def compile(  # noqa: A001
     `m.ir`) and calls the model as one native function.
     `extra_passes={"after:fuse-ops": [MyPass()]}` inserts passes at named points.
     `tuning_log="tune.jsonl"` applies the best tuned config of each workload the
-    log holds (tilecraft-tune, `tilecraft.autotune`).
+    log holds (tilecraft-tune, `tilecraft.autotune`); records that are not configs
+    of the current templates (an older log) are skipped with a warning.
     `target="accel"` runs a quantized model's (`tc.quantize`) int8 convolutions on the
     accelerator's simulator and the rest on the CPU (runtime/offload.py), each with
     the best config a `tuning_log` (autotune/records.py) holds for its workload."""
@@ -345,7 +346,7 @@ def compile(  # noqa: A001
         store=store,
         num_threads=num_threads,
         extra_passes=extra_passes,
-        schedule_configs=None if tuning_log is None else _log_lookup(tuning_log),
+        schedule_configs=None if tuning_log is None else _log_lookup(tuning_log, skip_invalid=True),
     )
 
 

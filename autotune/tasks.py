@@ -17,6 +17,7 @@ default schedule).
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -86,14 +87,18 @@ class LogLookup:
     """The tuning context of a log: each workload's best error-free record (the log
     is read once) — unless the template's default config was measured and the best
     is not faster than it by more than `margin` (3%: below what one timing on a
-    shared machine can tell), when the default schedule stays. With `skip_invalid`, a record whose config is not a point of its
-    template's space (a log of another version) is passed over for the next best;
-    without, it is answered, and the schedule refuses it with a diagnostic."""
+    shared machine can tell), when the default schedule stays. With `skip_invalid`
+    (what `tc.compile` uses), a record whose config is not a point of its template's
+    space (a log of another version: a template's knobs change as it improves) is
+    passed over for the next best, with one warning per workload; without, it is
+    answered, and the schedule refuses it with a diagnostic (`tilecraft-opt
+    --tuning-log`, where the log is the input under test)."""
 
     def __init__(self, log: TuningLog | str, target: str = "llvm", *, skip_invalid: bool = False,
                  margin: float = 0.03):  # fmt: skip
         self.log = log if isinstance(log, TuningLog) else TuningLog(log)
         self.skip_invalid, self.margin = skip_invalid, margin
+        self.warned: set[str] = set()
         self.ranked: dict[str, list[Record]] = {}
         for record in self.log.records():
             if record.kind != "measure" or record.target != target or record.error is not None or not record.costs:
@@ -107,10 +112,19 @@ class LogLookup:
         return {key: records[0] for key, records in self.ranked.items()}
 
     def __call__(self, template: str, params: tuple) -> dict | None:
-        records = self.ranked.get(workload_key(template, params), [])
+        key = workload_key(template, params)
+        records = self.ranked.get(key, [])
         if self.skip_invalid and records:
             space = get_template(template).space(*params)
-            records = [r for r in records if space.contains(r.config)]
+            valid = [r for r in records if space.contains(r.config)]
+            if len(valid) < len(records) and key not in self.warned:
+                self.warned.add(key)
+                warnings.warn(
+                    f"{self.log.path}: {len(records) - len(valid)} record(s) of {key} are not configs "
+                    "of the current template (a log of another version?); they are skipped",
+                    stacklevel=2,
+                )
+            records = valid
         if not records:
             return None
         default = get_template(template).default_config(*params)

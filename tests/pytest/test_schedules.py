@@ -559,7 +559,6 @@ def test_blocked_channel_shuffle_unrolls_its_lanes(half, groups):
     import tilecraft as tc
 
     from tilecraft.frontends import te
-    from tilecraft.topi import transform
     from tilecraft.topi.schedule import default_schedule, inline_injective, lanes_gather, stages
 
     hw, blocks = 5, -(-half // 16)
