@@ -243,14 +243,16 @@ def add_parallel_runtime(module: ir.Module, flavour: str, threads: int | None = 
     launch.attributes.add("nounwind")
     if flavour == "shared-pool":
         _define_shared_pool_call(module, launch, threads)
-    elif flavour == "pool" and pool_supported(module.triple):
-        _define_pool_launch(module, launch, _define_worker(module, threads * CHUNKS_PER_THREAD), threads)
-    elif flavour in ("pthread", "pool"):
-        _define_pthread_launch(module, launch, _define_worker(module, threads * CHUNKS_PER_THREAD), threads)
-    else:
+        return
+    if flavour not in ("pool", "pthread"):
         raise ValueError(
             f"unknown parallel runtime '{flavour}' (expected pool, shared-pool or pthread)"
         )
+    worker = _define_worker(module, threads * CHUNKS_PER_THREAD)
+    if flavour == "pool" and pool_supported(module.triple):
+        _define_pool_launch(module, launch, worker, threads)
+    else:
+        _define_pthread_launch(module, launch, worker, threads)
 
 
 def _declare(module: ir.Module, name: str, ftype: ir.FunctionType) -> ir.Function:

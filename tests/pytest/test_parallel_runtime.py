@@ -183,23 +183,30 @@ def test_pool_counts_across_sleeps(tmp_path):
     np.testing.assert_array_equal(counts, expected(0, 67, 60))
 
 
-def test_pool_launches_from_two_caller_threads(tmp_path):
-    """Two threads launching at once: one owns the pool, the other runs its chunks
-    on its own thread; both count exactly (ctypes releases the GIL)."""
-    call = native_call(shared_library(tmp_path, counting_module(), 3))
+def count_in_threads(calls: dict, times: int = 1500) -> dict[str, np.ndarray]:
+    """Run each `call(counts)` `times` times on a thread of its own, all at once;
+    each one's counts by name."""
     results = {}
 
     def caller(name):
         counts = np.zeros(SIZE, np.int32)
-        for _ in range(1500):
-            call(name, counts)
+        for _ in range(times):
+            calls[name](counts)
         results[name] = counts
 
-    threads = [threading.Thread(target=caller, args=(n,)) for n in ("count67", "count31")]
+    threads = [threading.Thread(target=caller, args=(name,)) for name in calls]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
+    return results
+
+
+def test_pool_launches_from_two_caller_threads(tmp_path):
+    """Two threads launching at once: one owns the pool, the other runs its chunks
+    on its own thread; both count exactly (ctypes releases the GIL)."""
+    call = native_call(shared_library(tmp_path, counting_module(), 3))
+    results = count_in_threads({n: (lambda counts, n=n: call(n, counts)) for n in ("count67", "count31")})
     np.testing.assert_array_equal(results["count67"], expected(0, 67, 1500))
     np.testing.assert_array_equal(results["count31"], expected(0, 31, 1500))
 
@@ -315,21 +322,7 @@ def test_shared_pool_launches_from_two_caller_threads():
     exactly (the one that finds the pool busy runs its chunks alone)."""
     first = compile_loop_module(parse_text(counting_function("f", 0, 67)), num_threads=3)
     second = compile_loop_module(parse_text(counting_function("f", 0, 31)), num_threads=3)
-    results = {}
-
-    def caller(name, jit):
-        counts = np.zeros(SIZE, np.int32)
-        for _ in range(1500):
-            jit["f"](counts)
-        results[name] = counts
-
-    threads = [
-        threading.Thread(target=caller, args=a) for a in (("first", first), ("second", second))
-    ]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    results = count_in_threads({"first": first["f"], "second": second["f"]})
     np.testing.assert_array_equal(results["first"], expected(0, 67, 1500))
     np.testing.assert_array_equal(results["second"], expected(0, 31, 1500))
 
