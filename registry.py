@@ -105,6 +105,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     }
 
     loop_passes = {
+        "loop-partition": transforms_pass("loop_partition", "LoopPartitionPass"),
         "loop-unroll": transforms_pass("loop_unroll", "LoopUnrollPass"),
         "loop-outline-parallel": transforms_pass("loop_outline_parallel", "LoopOutlineParallelPass"),
         "loop-vectorize": transforms_pass("loop_vectorize", "LoopVectorizePass"),

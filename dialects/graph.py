@@ -437,10 +437,25 @@ class ApproximateAttr(EnumAttribute[Approximate], SpacedOpaqueSyntaxAttribute):
 
 
 class WeightLayout(StrEnum):
-    """How graph.dense stores its weight: [N, K] (ONNX Gemm with transB) or [K, N]."""
+    """How graph.dense stores its weight: [N, K] (ONNX Gemm with transB), [K, N], or
+    NK64n: [N/64, K, 64], panels of 64 output columns, each K x 64 contiguous."""
 
     NK = "NK"
     KN = "KN"
+    NK64n = "NK64n"
+
+
+PANEL = 64  # the output columns of one NK64n panel
+
+
+def dense_weight_nk(w: Sequence[int], layout: str) -> tuple[int, int] | None:
+    """(N, K) of a dense weight of shape `w` in `layout`, or None if it has the
+    wrong rank or panel width."""
+    if layout == WeightLayout.NK64n:
+        return (w[0] * PANEL, w[1]) if len(w) == 3 and w[2] == PANEL else None
+    if len(w) != 2:
+        return None
+    return (w[0], w[1]) if layout == WeightLayout.NK else (w[1], w[0])
 
 
 @irdl_attr_definition
@@ -965,8 +980,9 @@ class DenseOp(GraphOp):
     """x[..., K] @ w[N, K]^T (+ bias[N]) -> [..., N] (the weight is stored transposed,
     as ONNX Gemm with transB and TVM's dense).
 
-    `weight_layout` "NK" (default) or "KN": a KN weight is [K, N], x @ w, the layout
-    the fast GEMM tile reads (alter-layout transposes constant weights into it)."""
+    `weight_layout` "NK" (default), "KN" (a [K, N] weight, x @ w) or "NK64n" ([N/64,
+    K, 64]: the KN weight cut into panels of 64 columns, what the GEMM's register
+    tile reads; alter-layout packs constant weights into it)."""
 
     name = "graph.dense"
     traits = traits_def(Pure(), ComplexOutFusable())
@@ -976,9 +992,10 @@ class DenseOp(GraphOp):
     def infer(self, types):
         x, w = shape_of(types[0]), shape_of(types[1])
         layout = self.weight_layout
-        n, k = (w if layout == "NK" else w[::-1]) if len(w) == 2 else (0, 0)
-        if len(w) != 2 or not x or x[-1] != k:
-            want = "w[N, K]" if layout == "NK" else "w[K, N]"
+        nk = dense_weight_nk(w, layout)
+        n, k = nk or (0, 0)
+        if nk is None or not x or x[-1] != k:
+            want = {"NK": "w[N, K]", "KN": "w[K, N]"}.get(layout, f"w[N/{PANEL}, K, {PANEL}]")
             raise ShapeError(f"dense needs x[..., K] and {want}, got {x} and {w}")
         if len(types) == 3 and shape_of(types[2]) != (n,):
             raise ShapeError(f"bias must have shape ({n},), got {shape_of(types[2])}")

@@ -132,6 +132,8 @@ def _global_avg_pool(op: graph.GlobalAvgPool2dOp, x: np.ndarray) -> np.ndarray:
 
 
 def _dense(op: graph.DenseOp, x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None) -> np.ndarray:
+    if op.weight_layout == graph.WeightLayout.NK64n:  # panels back to [K, N]
+        w = w.transpose(1, 0, 2).reshape(w.shape[1], -1)
     y = x @ (w.T if op.weight_layout == graph.WeightLayout.NK else w)
     return y if b is None else y + b
 

@@ -9,7 +9,9 @@ per transformation, each printable on its own (`tilecraft-opt -p ...
 0. `lower-tensor-intrin`: each `loop.tensor_intrin` becomes its intrinsic's
    loop nest (its "llvm" `LoopKernel`), which the next passes unroll and vectorize;
    `expand-dma`: `loop.dma` copies (from `inject-dma`) become element loops;
-1. `loop-unroll`: unrolled loops (and loops of one iteration) become copies of
+1. `loop-partition`: iterations of a loop on which its guards (a split's
+   tail) always hold run on a copy without them;
+   `loop-unroll`: unrolled loops (and loops of one iteration) become copies of
    their body with a constant induction variable;
 2. `loop-outline-parallel`: each outermost parallel loop becomes a private
    function of its captured values and a chunk, run by `loop.launch`;
@@ -30,6 +32,7 @@ from tilecraft.lowering.convert_loop_to_llvm import ConvertLoopToLlvmPass
 from tilecraft.transforms.expand_dma import ExpandDmaPass
 from tilecraft.transforms.lower_tensor_intrin import LowerTensorIntrinPass
 from tilecraft.transforms.loop_outline_parallel import LoopOutlineParallelPass
+from tilecraft.transforms.loop_partition import LoopPartitionPass
 from tilecraft.transforms.loop_unroll import LoopUnrollPass
 from tilecraft.transforms.loop_vectorize import LoopVectorizePass
 from xdsl.context import Context
@@ -39,6 +42,7 @@ from xdsl.passes import ModulePass
 LOOP_TO_LLVM = (
     "lower-tensor-intrin",
     "expand-dma",
+    "loop-partition",
     "loop-unroll",
     "loop-outline-parallel",
     "loop-vectorize",
@@ -51,6 +55,7 @@ def loop_to_llvm_passes(reassociate: bool = True) -> tuple[ModulePass, ...]:
     passes = (
         LowerTensorIntrinPass(target="llvm"),
         ExpandDmaPass(),
+        LoopPartitionPass(),
         LoopUnrollPass(),
         LoopOutlineParallelPass(),
         LoopVectorizePass(),

@@ -101,8 +101,59 @@ def test_resnet_keeps_its_values_and_runs_blocked():
     assert ops_named(module, "graph.layout_transform")[0].outputs[0].uses.get_length() == 1
     for name in ("graph.max_pool2d", "graph.avg_pool2d", "graph.global_avg_pool2d"):
         assert ops_named(module, name)[0].layout == "NCHW16c"
+    # The classifier at batch 1 is a GEMV: it keeps its NK weight (dot products
+    # stream each weight row once).
     (dense,) = ops_named(module, "graph.dense")
-    assert dense.weight_layout == "KN"
+    assert dense.weight_layout == "NK"
+
+
+GEMV = """
+func.func @main(%x: tensor<1x{k}xf32>) -> tensor<1x8xf32> {{
+  %w = graph.weight "w" : tensor<8x{k}xf32>
+  %y = graph.dense %x, %w : (tensor<1x{k}xf32>, tensor<8x{k}xf32>) -> tensor<1x8xf32>
+  func.return %y : tensor<1x8xf32>
+}}
+"""
+
+
+@pytest.mark.parametrize("k, layout", [(32, "NK"), (24, "KN")])
+def test_gemv_keeps_nk_where_its_k_splits_into_lanes(k, layout):
+    """One row of x: NK dot products where K is whole 16-lane vectors; otherwise
+    the NK path would transpose the weight per call, so KN."""
+    weights = {"w": randn(8, k)}
+    module = check_pass(parse(GEMV.format(k=k), weights), AlterLayoutPass())
+    (dense,) = ops_named(module, "graph.dense")
+    assert dense.weight_layout == layout
+    x = randn(1, k)
+    compiled, _ = compile_text(GEMV.format(k=k), weights)
+    np.testing.assert_allclose(compiled(x), x @ weights["w"].T, rtol=1e-5, atol=1e-5)
+
+
+PANELS = """
+func.func @main(%x: tensor<{rows}x{k}xf32>) -> tensor<{rows}x{n}xf32> {{
+  %w = graph.weight "w" : tensor<{n}x{k}xf32>
+  %b = graph.weight "b" : tensor<{n}xf32>
+  %y = graph.dense %x, %w, %b : (tensor<{rows}x{k}xf32>, tensor<{n}x{k}xf32>, tensor<{n}xf32>) -> tensor<{rows}x{n}xf32>
+  %r = graph.relu %y : (tensor<{rows}x{n}xf32>) -> tensor<{rows}x{n}xf32>
+  func.return %r : tensor<{rows}x{n}xf32>
+}}
+"""
+
+
+@pytest.mark.parametrize("rows, k, n", [(13, 40, 192), (6, 64, 64), (2, 24, 128)])
+def test_dense_weights_become_panels_where_64_divides_n(rows, k, n):
+    """[N/64, K, 64] panels, computed right with the bias and relu fused, rows that
+    the register tile does not divide (13), one panel, a K that is not whole vectors."""
+    weights = {"w": randn(n, k), "b": randn(n)}
+    text = PANELS.format(rows=rows, k=k, n=n)
+    module = check_pass(parse(text, weights), AlterLayoutPass(), FoldConstantsPass())
+    (dense,) = ops_named(module, "graph.dense")
+    assert dense.weight_layout == "NK64n"
+    assert graph.shape_of(dense.inputs[1].type) == (n // 64, k, 64)
+    x = randn(rows, k)
+    compiled, _ = compile_text(text, weights)
+    expected = np.maximum(x @ weights["w"].T + weights["b"], 0)
+    np.testing.assert_allclose(compiled(x), expected, rtol=1e-4, atol=1e-4)
 
 
 def test_pass_is_idempotent():

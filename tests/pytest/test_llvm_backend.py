@@ -1001,7 +1001,7 @@ func.func @matmul(%A: memref<{m}x{k}xf32> {{tc.name = "A"}}, %B: memref<{k}x{n}x
 
 def test_jit_runs_what_tilecraft_opt_prints(tmp_path):
     """The JIT lowers with the pipeline loop-to-llvm: the same text as
-    `tilecraft-opt -p lower-tensor-intrin,expand-dma,loop-unroll,loop-outline-parallel,loop-vectorize,convert-loop-to-llvm`."""
+    `tilecraft-opt -p lower-tensor-intrin,expand-dma,loop-partition,loop-unroll,loop-outline-parallel,loop-vectorize,convert-loop-to-llvm`."""
     import subprocess
     import sys
     from pathlib import Path
@@ -1012,6 +1012,7 @@ def test_jit_runs_what_tilecraft_opt_prints(tmp_path):
     assert LOOP_TO_LLVM == (
         "lower-tensor-intrin",
         "expand-dma",
+        "loop-partition",
         "loop-unroll",
         "loop-outline-parallel",
         "loop-vectorize",

@@ -1,6 +1,6 @@
-// The pipeline is its five passes in order, nothing else:
+// The pipeline is its passes in order, nothing else:
 // RUN: tilecraft-opt %s -p loop-to-llvm -o %t.pipeline.mlir
-// RUN: tilecraft-opt %s -p expand-dma,loop-unroll,loop-outline-parallel,loop-vectorize,convert-loop-to-llvm -o %t.passes.mlir
+// RUN: tilecraft-opt %s -p expand-dma,loop-partition,loop-unroll,loop-outline-parallel,loop-vectorize,convert-loop-to-llvm -o %t.passes.mlir
 // RUN: diff %t.pipeline.mlir %t.passes.mlir
 // RUN: filecheck %s --input-file %t.pipeline.mlir
 // Each stage is visible on its own:

@@ -176,6 +176,26 @@ func.func @dense(%x: tensor<4x3xf32>, %v: tensor<2x3xf32>) -> (tensor<4x2xf32>, 
 
 // -----
 
+// 64 output columns or a multiple: the weight is packed into panels of 64
+// ([N/64, K, 64], each K x 64 contiguous: a register tile's columns). A GEMV
+// (one row of x) whose K is whole 16-lane vectors keeps its NK weight (its dot products
+// stream each row of the weight once).
+func.func @panels(%x: tensor<2x16xf32>, %g: tensor<1x16xf32>) -> (tensor<2x128xf32>, tensor<1x128xf32>) {
+  %w = graph.constant dense<1.0> : tensor<128x16xf32>
+  %y = graph.dense %x, %w : (tensor<2x16xf32>, tensor<128x16xf32>) -> tensor<2x128xf32>
+  %z = graph.dense %g, %w : (tensor<1x16xf32>, tensor<128x16xf32>) -> tensor<1x128xf32>
+  func.return %y, %z : tensor<2x128xf32>, tensor<1x128xf32>
+}
+
+// CHECK-LABEL: func.func @panels
+// CHECK-NEXT:    %[[W:.*]] = graph.constant dense<1.000000e+00> : tensor<128x16xf32>
+// CHECK-NEXT:    %[[P:.*]] = graph.constant dense<1.000000e+00> : tensor<2x16x64xf32>
+// CHECK-NEXT:    %[[Y:.*]] = graph.dense %x, %[[P]] {weight_layout = #graph<weight_layout NK64n>} : (tensor<2x16xf32>, tensor<2x16x64xf32>) -> tensor<2x128xf32>
+// CHECK-NEXT:    %[[Z:.*]] = graph.dense %g, %[[W]] : (tensor<1x16xf32>, tensor<128x16xf32>) -> tensor<1x128xf32>
+// CHECK-NEXT:    func.return %[[Y]], %[[Z]]
+
+// -----
+
 // Convs left alone: 18 input channels (a multiple of neither 16, 8 nor 4, and not
 // fewer than 16), a weight that is an argument (cannot be packed ahead of time),
 // a grouped conv whose groups (2 input, 4 output

@@ -129,6 +129,15 @@ func.func @dense_k(%x: tensor<3x16xf32>, %w: tensor<10x8xf32>) {
 
 // -----
 
+// A panel weight is [N/64, K, 64]: a panel of 32 columns is not one.
+func.func @dense_panels(%x: tensor<3x16xf32>, %w: tensor<2x16x32xf32>) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.dense' op: dense needs x[..., K] and w[N/64, K, 64], got (3, 16) and (2, 16, 32).
+  %0 = graph.dense %x, %w {weight_layout = #graph<weight_layout NK64n>} : (tensor<3x16xf32>, tensor<2x16x32xf32>) -> tensor<3x64xf32>
+  func.return
+}
+
+// -----
+
 func.func @dense_bias(%x: tensor<3x16xf32>, %w: tensor<10x16xf32>, %b: tensor<16xf32>) {
   // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.dense' op: bias must have shape (10,), got (16,).
   %0 = graph.dense %x, %w, %b : (tensor<3x16xf32>, tensor<10x16xf32>, tensor<16xf32>) -> tensor<3x10xf32>
@@ -521,7 +530,7 @@ func.func @keepdims_kind(%x: tensor<3x16xf32>) {
 // -----
 
 func.func @weight_layout_kind(%x: tensor<3x16xf32>, %w: tensor<16x10xf32>) {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.dense' op: graph.dense attribute 'weight_layout' must be one of NK, KN (#graph<weight_layout ...>), not "KN".
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.dense' op: graph.dense attribute 'weight_layout' must be one of NK, KN, NK64n (#graph<weight_layout ...>), not "KN".
   %0 = graph.dense %x, %w {weight_layout = "KN"} : (tensor<3x16xf32>, tensor<16x10xf32>) -> tensor<3x10xf32>
   func.return
 }

@@ -1,0 +1,115 @@
+// RUN: tilecraft-opt %s --split-input-file -p loop-partition | filecheck %s
+
+// A split's tail: 30 columns in vectors of 8. The guard holds for every lane
+// while jo < 3, so a serial loop becomes jo in [0, 3) without the guard and
+// jo = 3 with it.
+func.func @tail(%A: memref<30xf32>, %x: f32) {
+  %c8 = arith.constant 8 : index
+  %c30 = arith.constant 30 : index
+  loop.for %jo = 0 to 4 {
+    %base = arith.muli %jo, %c8 : index
+    loop.for %ji = 0 to 8 vectorized {
+      %j = arith.addi %base, %ji : index
+      %ok = arith.cmpi slt, %j, %c30 : index
+      loop.guard %ok {
+        memref.store %x, %A[%j] : memref<30xf32>
+      }
+    }
+  }
+  func.return
+}
+
+// CHECK-LABEL: func.func @tail(
+// CHECK:         loop.for %[[JO:.*]] = 0 to 3 {
+// CHECK-NEXT:      %[[BASE:.*]] = arith.muli %[[JO]], %{{.*}} : index
+// CHECK-NEXT:      loop.for %[[JI:.*]] = 0 to 8 vectorized {
+// CHECK-NEXT:        %[[J:.*]] = arith.addi %[[BASE]], %[[JI]] : index
+// CHECK-NEXT:        memref.store %{{.*}}, %{{.*}}[%[[J]]] : memref<30xf32>
+// CHECK-NEXT:      }
+// CHECK-NEXT:    }
+// CHECK-NEXT:    loop.for %{{.*}} = 3 to 4 {
+// CHECK:             %[[OK:.*]] = arith.cmpi slt, %{{.*}}, %{{.*}} : index
+// CHECK-NEXT:        loop.guard %[[OK]] {
+// CHECK-NEXT:          memref.store
+// CHECK:         func.return
+
+// -----
+
+// A parallel loop keeps its one launch: its body branches between a copy
+// without the guards (1 <= i < 6 here: the head guard `i - 1 >= 0` and the tail
+// guard `i + 1 <= 6` of a 3-point stencil) and the original body.
+func.func @stencil(%A: memref<8xf32>, %B: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c6 = arith.constant 6 : index
+  loop.for %i = 0 to 8 parallel {
+    %im = arith.subi %i, %c1 : index
+    %ip = arith.addi %i, %c1 : index
+    %lo = arith.cmpi sge, %im, %c0 : index
+    %hi = arith.cmpi sle, %ip, %c6 : index
+    %ok = arith.andi %lo, %hi : i1
+    loop.guard %ok {
+      %a = memref.load %A[%im] : memref<8xf32>
+      memref.store %a, %B[%i] : memref<8xf32>
+    }
+  }
+  func.return
+}
+
+// CHECK-LABEL: func.func @stencil(
+// CHECK:         loop.for %[[I:.*]] = 0 to 8 parallel {
+// CHECK:           %[[C1:.*]] = arith.constant 1 : index
+// CHECK-NEXT:      %[[GE:.*]] = arith.cmpi sge, %[[I]], %[[C1]] : index
+// CHECK-NEXT:      %[[LT1:.*]] = arith.cmpi slt, %[[I]], %[[C1]] : index
+// CHECK-NEXT:      %[[C6:.*]] = arith.constant 6 : index
+// CHECK-NEXT:      %[[LT6:.*]] = arith.cmpi slt, %[[I]], %[[C6]] : index
+// CHECK-NEXT:      %[[GE6:.*]] = arith.cmpi sge, %[[I]], %[[C6]] : index
+// CHECK-NEXT:      %[[IN:.*]] = arith.andi %[[GE]], %[[LT6]] : i1
+// CHECK-NEXT:      %[[OUT:.*]] = arith.ori %[[LT1]], %[[GE6]] : i1
+// CHECK-NEXT:      loop.guard %[[IN]] {
+// CHECK-NEXT:        %[[IM:.*]] = arith.subi %[[I]], %{{.*}} : index
+// CHECK-NEXT:        %{{.*}} = arith.addi %[[I]], %{{.*}} : index
+// CHECK-NEXT:        %[[A:.*]] = memref.load %{{.*}}[%[[IM]]] : memref<8xf32>
+// CHECK-NEXT:        memref.store %[[A]], %{{.*}}[%[[I]]] : memref<8xf32>
+// CHECK-NEXT:      }
+// CHECK-NEXT:      loop.guard %[[OUT]] {
+// CHECK:             %[[OK:.*]] = arith.andi
+// CHECK-NEXT:        loop.guard %[[OK]] {
+
+// -----
+
+// The guard belongs to the outermost loop it depends on (%o); the inner
+// unrolled %u ranges over its bounds: o * 4 + u < 10 holds for every u while
+// o < 2. A guard that holds on every iteration is inlined in place.
+func.func @owner(%A: memref<12xf32>, %x: f32) {
+  %c4 = arith.constant 4 : index
+  %c10 = arith.constant 10 : index
+  %c100 = arith.constant 100 : index
+  loop.for %o = 0 to 3 {
+    %base = arith.muli %c4, %o : index
+    loop.for %u = 0 to 4 unrolled {
+      %j = arith.addi %base, %u : index
+      %ok = arith.cmpi slt, %j, %c10 : index
+      loop.guard %ok {
+        memref.store %x, %A[%j] : memref<12xf32>
+      }
+      %always = arith.cmpi sgt, %c100, %j : index
+      loop.guard %always {
+        memref.store %x, %A[%u] : memref<12xf32>
+      }
+    }
+  }
+  func.return
+}
+
+// CHECK-LABEL: func.func @owner(
+// CHECK:         loop.for %{{.*}} = 0 to 2 {
+// CHECK-NOT:       loop.guard
+// CHECK:         loop.for %{{.*}} = 2 to 3 {
+// CHECK:             %[[OK:.*]] = arith.cmpi slt
+// CHECK-NEXT:        loop.guard %[[OK]] {
+// CHECK-NEXT:          memref.store
+// CHECK-NEXT:        }
+// CHECK-NEXT:        memref.store
+// CHECK-NOT:     loop.guard
+// CHECK:         func.return
