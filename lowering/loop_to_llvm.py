@@ -67,7 +67,7 @@ def loop_to_llvm_passes(reassociate: bool = True) -> tuple[ModulePass, ...]:
 
 @dataclass(frozen=True)
 class LoopToLlvmPass(ModulePass):
-    """Run `lower-tensor-intrin`, `expand-dma`, `loop-unroll`, `loop-outline-parallel`,
+    """Run `lower-tensor-intrin`, `expand-dma`, `loop-partition`, `loop-unroll`, `loop-outline-parallel`,
     `loop-vectorize` and `convert-loop-to-llvm`, in that order."""
 
     name = "loop-to-llvm"

@@ -12,13 +12,17 @@ runs that range on a copy of the body without those guards:
 - a guard is considered when its condition is a conjunction (`arith.andi`) of
   signed comparisons (`arith.cmpi slt/sle/sgt/sge`) of affine index expressions
   (`arith.addi`, `subi`, `muli` by a constant, constants) of loop variables;
-- the guard belongs to the outermost loop whose variable it depends on; every
-  other variable in it ranges over its loop's bounds, and the guard's *true
-  range* is where it holds for all of them;
-- a loop's range is the intersection of its guards' true ranges. A serial loop
-  becomes up to three loops (the head and tail keep the guards, the middle has
-  them inlined); a parallel loop keeps one launch and branches in its body
-  between a copy without the guards (inside the range) and the original.
+- each conjunct belongs to the outermost loop (of more than one iteration) whose
+  variable it reads; every other variable in it ranges over its loop's bounds,
+  and the conjunct's *true range* is the iterations of its loop on which it
+  holds for all of them;
+- a loop's range is the intersection of its conjuncts' true ranges. A serial
+  loop becomes up to three loops, each without the conjuncts that hold on all of
+  it (a guard left with none becomes its contents); a parallel loop keeps one
+  launch and branches in its body between a copy without them (inside the
+  range) and the original. Loops are taken outermost first, so a guard
+  `i < 13 and j < 37` of a tiled 2-D loop nest leaves whole tiles with no guard
+  and each edge with the one it needs.
 
 Loops that are vectorized or unrolled are left alone: the vectorizer masks lanes
 of a guard that varies across them, unrolling makes a guard's condition constant.
@@ -106,12 +110,17 @@ def affine(value: SSAValue) -> Affine | None:
     return None
 
 
-def negative_forms(cond: SSAValue) -> list[Affine] | None:
-    """Affine E_i with `cond` true exactly where every E_i < 0, or None."""
+def conjuncts(cond: SSAValue) -> list[SSAValue]:
+    """The leaves of `cond`'s tree of `arith.andi`."""
     op = cond.owner
     if isinstance(op, arith.AndIOp):
-        lhs, rhs = negative_forms(op.lhs), negative_forms(op.rhs)
-        return None if lhs is None or rhs is None else lhs + rhs
+        return conjuncts(op.lhs) + conjuncts(op.rhs)
+    return [cond]
+
+
+def negative_form(cond: SSAValue) -> Affine | None:
+    """Affine E with `cond` (a signed index comparison) true exactly where E < 0."""
+    op = cond.owner
     if not isinstance(op, arith.CmpiOp) or not isinstance(op.lhs.type, IndexType):
         return None
     lhs, rhs = affine(op.lhs), affine(op.rhs)
@@ -119,13 +128,13 @@ def negative_forms(cond: SSAValue) -> list[Affine] | None:
         return None
     pred = op.predicate.value.data
     if pred == _SLT:  # l < r  <=>  l - r < 0
-        return [lhs.plus(rhs.scaled(-1))]
+        return lhs.plus(rhs.scaled(-1))
     if pred == _SLE:  # l <= r  <=>  l - r - 1 < 0
-        return [lhs.plus(rhs.scaled(-1)).plus(Affine((), -1))]
+        return lhs.plus(rhs.scaled(-1)).plus(Affine((), -1))
     if pred == _SGT:  # l > r  <=>  r - l < 0
-        return [rhs.plus(lhs.scaled(-1))]
+        return rhs.plus(lhs.scaled(-1))
     if pred == _SGE:
-        return [rhs.plus(lhs.scaled(-1)).plus(Affine((), -1))]
+        return rhs.plus(lhs.scaled(-1)).plus(Affine((), -1))
     return None
 
 
@@ -140,55 +149,74 @@ def _enclosing_loops(op: Operation) -> list[ForOp]:
     return loops[::-1]
 
 
-def true_range(guard: GuardOp) -> tuple[ForOp, int, int] | None:
-    """(loop, lo, hi): the guard's owning loop and the iterations [lo, hi) of it on
-    which the guard holds whatever the loops inside it run; None when unknown."""
-    forms = negative_forms(guard.cond)
-    if not forms:
-        return None
+@dataclass(frozen=True)
+class Fact:
+    """A conjunct of a guard's condition that holds on iterations [lo, hi) of its
+    loop, whatever the loops inside run."""
+
+    guard: GuardOp
+    leaf: SSAValue
+    lo: int
+    hi: int
+
+
+def facts(guard: GuardOp) -> list[tuple[ForOp, Fact]]:
+    """Each conjunct of the guard that bounds a loop: (the loop, its fact). The
+    loop of a conjunct is the outermost one whose variable it reads."""
     loops = _enclosing_loops(guard)
     depth = {loop.var: i for i, loop in enumerate(loops)}
-    variables = {v for form in forms for v, _ in form.coeffs}
-    if not variables or not variables <= depth.keys():
-        return None
-    owner = loops[min(depth[v] for v in variables)]
-    if owner.kind.data not in (LoopKind.SERIAL, LoopKind.PARALLEL) or owner.extent < 2:
-        return None
-    lo, hi = owner.lb.data, owner.ub.data
-    for form in forms:
+    found = []
+    for leaf in conjuncts(guard.cond):
+        form = negative_form(leaf)
+        if form is None or not form.coeffs or not {v for v, _ in form.coeffs} <= depth.keys():
+            continue
+        # A loop of one iteration (a split's last piece) holds its variable fixed.
+        varying = [depth[v] for v, _ in form.coeffs if loops[depth[v]].extent > 1]
+        if not varying:
+            continue
+        owner = loops[min(varying)]
+        if owner.kind.data not in (LoopKind.SERIAL, LoopKind.PARALLEL):
+            continue
         a, rest = 0, form.const  # rest: the largest the other terms can make E
         for v, c in form.coeffs:
             if v is owner.var:
                 a = c
-                continue
-            loop = loops[depth[v]]
-            rest += max(c * loop.lb.data, c * (loop.ub.data - 1))
-        # a * x + rest < 0 for the x kept
-        if a > 0:
+            else:
+                loop = loops[depth[v]]
+                rest += max(c * loop.lb.data, c * (loop.ub.data - 1))
+        lo, hi = owner.lb.data, owner.ub.data
+        if a > 0:  # a * x + rest < 0
             hi = min(hi, (-rest - 1) // a + 1)
-        elif a < 0:
+        else:
             lo = max(lo, rest // -a + 1)
-        elif rest >= 0:
-            return None
-    return (owner, lo, hi) if lo < hi else None
+        if lo < hi:
+            found.append((owner, Fact(guard, leaf, lo, hi)))
+    return found
 
 
-def _inline_guards(body: Block, guards: set[GuardOp]) -> None:
-    """Replace each of `guards` inside `body` by its contents."""
-    for op in list(body.walk()):
-        if isinstance(op, GuardOp) and op in guards:
-            block = op.body.block
-            assert isinstance(block.last_op, YieldOp)
-            Rewriter.erase_op(block.last_op)
-            Rewriter.inline_block(block, InsertPoint.before(op))
-            cond = op.cond.owner
-            Rewriter.erase_op(op)
-            _erase_unused_condition(cond)
+def _drop_conjuncts(guard: GuardOp, dropped: set[SSAValue]) -> None:
+    """Remove conjuncts known to hold from `guard`'s condition: the guard becomes
+    its contents when none is left, else it tests the rest."""
+    kept = [leaf for leaf in conjuncts(guard.cond) if leaf not in dropped]
+    old = guard.cond.owner
+    if kept:
+        cond = kept[0]
+        for leaf in kept[1:]:
+            both = arith.AndIOp(cond, leaf)
+            Rewriter.insert_op(both, InsertPoint.before(guard))
+            cond = both.result
+        guard.operands = [cond]
+    else:
+        block = guard.body.block
+        assert isinstance(block.last_op, YieldOp)
+        Rewriter.erase_op(block.last_op)
+        Rewriter.inline_block(block, InsertPoint.before(guard))
+        Rewriter.erase_op(guard)
+    _erase_unused_condition(old)
 
 
 def _erase_unused_condition(op) -> None:
-    """The comparisons (and their conjunctions) of an inlined guard, if nothing else
-    reads them."""
+    """The comparisons (and their conjunctions) of a guard, once nothing reads them."""
     if isinstance(op, (arith.CmpiOp, arith.AndIOp)) and not op.results[0].uses:
         operands = [v.owner for v in op.operands]
         Rewriter.erase_op(op)
@@ -196,9 +224,9 @@ def _erase_unused_condition(op) -> None:
             _erase_unused_condition(owner)
 
 
-def _clone_body(loop: ForOp, var: SSAValue, guards: list[GuardOp]) -> tuple[Block, set[GuardOp]]:
+def _copy_without(loop: ForOp, var: SSAValue, holding: list[Fact]) -> Block:
     """A copy of `loop`'s body ops (not the yield) with `loop.var` mapped to `var`,
-    and the copies of `guards`."""
+    the conjuncts of `holding` dropped from the copies of their guards."""
     mapping: dict[SSAValue, SSAValue] = {loop.var: var}
     copy = Block()
     by_original: dict[Operation, Operation] = {}
@@ -208,12 +236,18 @@ def _clone_body(loop: ForOp, var: SSAValue, guards: list[GuardOp]) -> tuple[Bloc
         clone = op.clone(mapping)
         by_original.update(zip(op.walk(), clone.walk(), strict=True))
         copy.add_op(clone)
-    return copy, {by_original[g] for g in guards}
+    dropped: dict[GuardOp, set[SSAValue]] = {}
+    for fact in holding:
+        leaf = mapping.get(fact.leaf, fact.leaf)  # a condition made outside stays itself
+        dropped.setdefault(by_original[fact.guard], set()).add(leaf)
+    for guard, leaves in dropped.items():
+        _drop_conjuncts(guard, leaves)
+    return copy
 
 
-def _split_serial(loop: ForOp, lo: int, hi: int, guards: list[tuple[GuardOp, int, int]]) -> None:
-    """`loop` becomes [lb, lo) and [hi, ub), each without the guards that hold on all
-    of it, and [lo, hi) without any of `guards`."""
+def _split_serial(loop: ForOp, lo: int, hi: int, found: list[Fact]) -> None:
+    """`loop` becomes [lb, lo), [lo, hi) and [hi, ub), each without the conjuncts
+    that hold on all of it."""
     pieces: list[ForOp] = []
     for start, stop in ((loop.lb.data, lo), (lo, hi), (hi, loop.ub.data)):
         if start >= stop:
@@ -221,9 +255,7 @@ def _split_serial(loop: ForOp, lo: int, hi: int, guards: list[tuple[GuardOp, int
         piece = ForOp(start, stop, loop.kind)
         piece.var.name_hint = loop.var.name_hint
         piece.attributes |= loop.attributes
-        holding = [g for g, glo, ghi in guards if glo <= start and stop <= ghi]
-        block, copies = _clone_body(loop, piece.var, holding)
-        _inline_guards(block, copies)
+        block = _copy_without(loop, piece.var, [f for f in found if f.lo <= start and stop <= f.hi])
         target = piece.body.block
         for op in list(block.ops):
             op.detach()
@@ -233,8 +265,9 @@ def _split_serial(loop: ForOp, lo: int, hi: int, guards: list[tuple[GuardOp, int
     Rewriter.erase_op(loop)
 
 
-def _version_parallel(loop: ForOp, lo: int, hi: int, guards: list[tuple[GuardOp, int, int]]) -> None:
-    """`loop`'s body becomes `if lo <= x < hi { copy without guards } else { body }`."""
+def _version_parallel(loop: ForOp, lo: int, hi: int, found: list[Fact]) -> None:
+    """`loop`'s body becomes `if lo <= x < hi { copy without the conjuncts } else
+    { body }`: one launch still."""
     body = loop.body.block
     var = loop.var
     made: list[Operation] = []
@@ -251,8 +284,7 @@ def _version_parallel(loop: ForOp, lo: int, hi: int, guards: list[tuple[GuardOp,
         both, either = arith.AndIOp(*inside), arith.OrIOp(*outside)
         made += [both, either]
         inside, outside = [both.result], [either.result]
-    fast_block, copies = _clone_body(loop, var, [g for g, _, _ in guards])
-    _inline_guards(fast_block, copies)
+    fast_block = _copy_without(loop, var, found)
     fast_block.add_op(YieldOp())
     slow_block = Block()
     for op in list(body.ops):
@@ -268,28 +300,29 @@ def _version_parallel(loop: ForOp, lo: int, hi: int, guards: list[tuple[GuardOp,
 
 
 def partition_once(root: Operation, done: set[ForOp]) -> bool:
-    """Partition the outermost loop in `root` with a range, if any; True if one was."""
-    owned: dict[ForOp, list[tuple[GuardOp, int, int]]] = {}
+    """Partition the outermost loop in `root` that guards bound, if any; True if
+    one was."""
+    owned: dict[ForOp, list[Fact]] = {}
     for op in root.walk():
         if isinstance(op, GuardOp):
-            found = true_range(op)
-            if found is not None and found[0] not in done:
-                loop, lo, hi = found
-                owned.setdefault(loop, []).append((op, lo, hi))
-    for loop, guards in owned.items():
+            for loop, fact in facts(op):
+                if loop not in done:
+                    owned.setdefault(loop, []).append(fact)
+    for loop, found in owned.items():
         done.add(loop)
-        lb, ub = loop.lb.data, loop.ub.data
-        always = {g for g, glo, ghi in guards if glo <= lb and ub <= ghi}
-        _inline_guards(loop.body.block, always)
-        guards = [(g, glo, ghi) for g, glo, ghi in guards if g not in always]
-        if not guards:
-            return True
-        lo, hi = max(g[1] for g in guards), min(g[2] for g in guards)
-        if lo < hi:
-            if loop.kind.data == LoopKind.PARALLEL:
-                _version_parallel(loop, lo, hi, guards)
-            else:
-                _split_serial(loop, lo, hi, guards)
+        lo, hi = max(f.lo for f in found), min(f.hi for f in found)
+        if (lo, hi) == (loop.lb.data, loop.ub.data):
+            always: dict[GuardOp, set[SSAValue]] = {}
+            for f in found:
+                always.setdefault(f.guard, set()).add(f.leaf)
+            for guard, leaves in always.items():
+                _drop_conjuncts(guard, leaves)
+        elif lo >= hi:
+            continue
+        elif loop.kind.data == LoopKind.PARALLEL:
+            _version_parallel(loop, lo, hi, found)
+        else:
+            _split_serial(loop, lo, hi, found)
         return True
     return False
 

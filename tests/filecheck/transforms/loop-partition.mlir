@@ -113,3 +113,49 @@ func.func @owner(%A: memref<12xf32>, %x: f32) {
 // CHECK-NEXT:        memref.store
 // CHECK-NOT:     loop.guard
 // CHECK:         func.return
+
+// -----
+
+// A 2-D tiling of 13 x 37 by 4 x 16: the guard `i < 13 and j < 37` splits the
+// row loop (its conjunct i < 13), then each piece's column loop (j < 37): whole
+// tiles run with no guard, the column edge tests only j, the row edge only i.
+func.func @tiles(%A: memref<13x37xf32>, %x: f32) {
+  %c4 = arith.constant 4 : index
+  %c13 = arith.constant 13 : index
+  %c16 = arith.constant 16 : index
+  %c37 = arith.constant 37 : index
+  loop.for %io = 0 to 4 {
+    %ib = arith.muli %io, %c4 : index
+    loop.for %jo = 0 to 3 {
+      %jb = arith.muli %jo, %c16 : index
+      loop.for %ii = 0 to 4 {
+        %i = arith.addi %ib, %ii : index
+        loop.for %ji = 0 to 16 vectorized {
+          %j = arith.addi %jb, %ji : index
+          %ri = arith.cmpi slt, %i, %c13 : index
+          %rj = arith.cmpi slt, %j, %c37 : index
+          %ok = arith.andi %ri, %rj : i1
+          loop.guard %ok {
+            memref.store %x, %A[%i, %j] : memref<13x37xf32>
+          }
+        }
+      }
+    }
+  }
+  func.return
+}
+
+// CHECK-LABEL: func.func @tiles(
+// CHECK:         loop.for %{{.*}} = 0 to 3 {
+// CHECK:           loop.for %{{.*}} = 0 to 2 {
+// CHECK-NOT:         loop.guard
+// CHECK:           loop.for %{{.*}} = 2 to 3 {
+// CHECK:               %[[J:.*]] = arith.cmpi slt, %{{.*}}, %c37 : index
+// CHECK-NEXT:          loop.guard %[[J]] {
+// CHECK:         loop.for %{{.*}} = 3 to 4 {
+// CHECK:           loop.for %{{.*}} = 0 to 2 {
+// CHECK:                 %[[I:.*]] = arith.cmpi slt, %{{.*}}, %c13 : index
+// CHECK-NEXT:            loop.guard %[[I]] {
+// CHECK:           loop.for %{{.*}} = 2 to 3 {
+// CHECK:                 arith.andi
+// CHECK:         func.return
