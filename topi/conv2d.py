@@ -577,7 +577,13 @@ def default_config(red: te.Tensor, info: Conv2dInfo) -> dict:
         # 16-lane blocks (2 x 7 beat 1 x 14 and 2 x 8 here; 2 x 8, 2 x 10, 2 x 12
         # and 4 x 7 were within this machine's noise of 2 x 7 on ResNet's 3x3 layers).
         ocn = next(d for d in (4, 3, 2, 1) if OCB % d == 0 and d * ob <= TILE_CHANNELS)
-        regn = _register_tile_width(OW, max(1, (TILE_ACCUMULATORS * BLOCK) // (ocn * ob)))
+        columns = (TILE_ACCUMULATORS * BLOCK) // (ocn * ob)
+        # A block narrower than 16 lanes still takes a whole register per vector:
+        # at most 28 accumulators, as the space allows (4 x 14 xmm tiles of 4-lane
+        # blocks spilled: ShuffleNet v1's 272-channel 1x1 convs ran 1.5x slower
+        # than with 4 x 7 or 2 x 14).
+        columns = min(columns, (2 * TILE_ACCUMULATORS) // (ocn * max(1, ob // BLOCK)))
+        regn = _register_tile_width(OW, max(1, columns))
         # The weights one output-channel tile reads: Cg * KH * KW * ocn * ob floats.
         # Where they overflow L1 (48 KiB here) and a row has several register tiles,
         # accumulate a whole output row (ocn x OW x ob floats, a few KiB of stack)

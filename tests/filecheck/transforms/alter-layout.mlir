@@ -198,17 +198,17 @@ func.func @panels(%x: tensor<2x16xf32>, %g: tensor<1x16xf32>) -> (tensor<2x128xf
 
 // Convs left alone: 18 input channels (a multiple of neither 16, 8 nor 4, and not
 // fewer than 16), a weight that is an argument (cannot be packed ahead of time),
-// a grouped conv whose groups (2 input, 4 output
-// channels) cut even blocks of 4, a float64 conv, 6 output channels (no
-// block of 16, 8 or 4).
+// a grouped 3x3 conv whose groups (2 input, 4 output
+// channels) cut even blocks of 4 (a 1x1 one runs on a row of pixels: see
+// @grouped_pointwise), a float64 conv, 6 output channels (no block of 16, 8 or 4).
 func.func @left_alone(%x: tensor<1x16x4x4xf32>, %x18: tensor<1x18x4x4xf32>, %v: tensor<16x16x1x1xf32>, %x64: tensor<1x16x4x4xf64>) -> (tensor<1x6x4x4xf32>, tensor<1x16x4x4xf32>, tensor<1x16x4x4xf32>, tensor<1x32x4x4xf32>, tensor<1x16x4x4xf64>) {
   %w6 = graph.constant dense<1.0> : tensor<6x16x1x1xf32>
   %a = graph.conv2d %x, %w6 : (tensor<1x16x4x4xf32>, tensor<6x16x1x1xf32>) -> tensor<1x6x4x4xf32>
   %w18 = graph.constant dense<1.0> : tensor<16x18x1x1xf32>
   %b = graph.conv2d %x18, %w18 : (tensor<1x18x4x4xf32>, tensor<16x18x1x1xf32>) -> tensor<1x16x4x4xf32>
   %c = graph.conv2d %x, %v : (tensor<1x16x4x4xf32>, tensor<16x16x1x1xf32>) -> tensor<1x16x4x4xf32>
-  %wg = graph.constant dense<1.0> : tensor<32x2x1x1xf32>
-  %d = graph.conv2d %x, %wg {groups = 8 : i64} : (tensor<1x16x4x4xf32>, tensor<32x2x1x1xf32>) -> tensor<1x32x4x4xf32>
+  %wg = graph.constant dense<1.0> : tensor<32x2x3x3xf32>
+  %d = graph.conv2d %x, %wg {groups = 8 : i64, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x16x4x4xf32>, tensor<32x2x3x3xf32>) -> tensor<1x32x4x4xf32>
   %w64 = graph.constant dense<1.0> : tensor<16x16x1x1xf64>
   %e = graph.conv2d %x64, %w64 : (tensor<1x16x4x4xf64>, tensor<16x16x1x1xf64>) -> tensor<1x16x4x4xf64>
   func.return %a, %b, %c, %d, %e : tensor<1x6x4x4xf32>, tensor<1x16x4x4xf32>, tensor<1x16x4x4xf32>, tensor<1x32x4x4xf32>, tensor<1x16x4x4xf64>
@@ -300,6 +300,43 @@ func.func @grouped_half_blocks(%x: tensor<1x32x8x8xf32>) -> tensor<1x96x8x8xf32>
 // CHECK-NEXT:    %[[Y:.*]] = graph.conv2d %[[T]], %[[W]] {groups = 4 : i64, pads = array<i64: 1, 1, 1, 1>, data_layout = "NCHW8c", kernel_layout = "OIHW8i8o", out_layout = "NCHW8c"} : (tensor<1x4x8x8x8xf32>, tensor<12x1x3x3x8x8xf32>) -> tensor<1x12x8x8x8xf32>
 // CHECK-NEXT:    %[[O:.*]] = graph.layout_transform %[[Y]] {src = "NCHW8c", dst = "NCHW"}
 // CHECK-NEXT:    func.return %[[O]]
+
+// -----
+
+// A 1x1 conv whose groups cut even blocks of 4 (ShuffleNet v1's 4 groups of 34
+// channels; here 2 input and 6 output channels per group) stays NCHW, on its
+// 14 x 14 pixels as one row of 196: the unblocked kernel vectorizes that row with
+// 4 lanes where 14 columns took 2. The bias stays with the conv.
+func.func @grouped_pointwise(%x: tensor<1x8x14x14xf32>, %b: tensor<24xf32>) -> tensor<1x24x14x14xf32> {
+  %w = graph.constant dense<1.0> : tensor<24x2x1x1xf32>
+  %y = graph.conv2d %x, %w, %b {groups = 4 : i64} : (tensor<1x8x14x14xf32>, tensor<24x2x1x1xf32>, tensor<24xf32>) -> tensor<1x24x14x14xf32>
+  func.return %y : tensor<1x24x14x14xf32>
+}
+
+// CHECK-LABEL: func.func @grouped_pointwise
+// CHECK-NEXT:    %[[W:.*]] = graph.constant dense<1.000000e+00> : tensor<24x2x1x1xf32>
+// CHECK-NEXT:    %[[R:.*]] = graph.reshape %x {shape = array<i64: 1, 8, 1, 196>} : (tensor<1x8x14x14xf32>) -> tensor<1x8x1x196xf32>
+// CHECK-NEXT:    %[[Y:.*]] = graph.conv2d %[[R]], %[[W]], %b {groups = 4 : i64} : (tensor<1x8x1x196xf32>, tensor<24x2x1x1xf32>, tensor<24xf32>) -> tensor<1x24x1x196xf32>
+// CHECK-NEXT:    %[[O:.*]] = graph.reshape %[[Y]] {shape = array<i64: 1, 24, 14, 14>} : (tensor<1x24x1x196xf32>) -> tensor<1x24x14x14xf32>
+// CHECK-NEXT:    func.return %[[O]]
+
+// -----
+
+// Grouped convs that cut blocks and stay as they are: a 1x1 conv with stride 2
+// (the pixels it reads are no row), one with pads, and one whose row gains no
+// wider vector (7 x 9 = 63 pixels: scalar columns either way).
+func.func @grouped_pointwise_left_alone(%x: tensor<1x8x14x14xf32>, %x63: tensor<1x8x7x9xf32>) -> (tensor<1x24x7x7xf32>, tensor<1x24x16x16xf32>, tensor<1x24x7x9xf32>) {
+  %w = graph.constant dense<1.0> : tensor<24x2x1x1xf32>
+  %a = graph.conv2d %x, %w {groups = 4 : i64, strides = array<i64: 2, 2>} : (tensor<1x8x14x14xf32>, tensor<24x2x1x1xf32>) -> tensor<1x24x7x7xf32>
+  %b = graph.conv2d %x, %w {groups = 4 : i64, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x8x14x14xf32>, tensor<24x2x1x1xf32>) -> tensor<1x24x16x16xf32>
+  %c = graph.conv2d %x63, %w {groups = 4 : i64} : (tensor<1x8x7x9xf32>, tensor<24x2x1x1xf32>) -> tensor<1x24x7x9xf32>
+  func.return %a, %b, %c : tensor<1x24x7x7xf32>, tensor<1x24x16x16xf32>, tensor<1x24x7x9xf32>
+}
+
+// CHECK-LABEL: func.func @grouped_pointwise_left_alone
+// CHECK-NOT:     graph.reshape
+// CHECK-NOT:     _layout
+// CHECK:         func.return
 
 // -----
 
