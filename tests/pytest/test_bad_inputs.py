@@ -595,8 +595,9 @@ def test_changed_library_of_the_same_size(copy: Path):
 
 def test_weight_stored_transposed(copy: Path):
     weights = dict(np.load(copy / "weights.npz"))
-    name = next(n for n, a in weights.items() if a.shape == (64, 64))
-    weights[name] = np.ascontiguousarray(weights[name].T)  # same shape, same size
+    # the 64x64 dense weight, stored as one 64-column panel [1, 64, 64]
+    name = next(n for n, a in weights.items() if a.shape[-2:] == (64, 64))
+    weights[name] = np.ascontiguousarray(np.swapaxes(weights[name], -1, -2))  # same shape, same size
     with open(copy / "weights.npz", "wb") as f:
         np.savez(f, **weights)
     with pytest.raises(SavedModelError, match="weights.npz'.*(bytes|sha256)"):
