@@ -48,6 +48,13 @@ from tilecraft.topi.conv2d import (
 from tilecraft.topi.schedule import parallel_pays
 
 
+# Output pixels per image from which the untuned path runs a 3x3 conv as Winograd
+# (winograd-conv2d's `min-outputs`): measured here on ResNet-18's layers, Winograd
+# won 1.3-2x at 56x56, 28x28 and 14x14 and was about even at 7x7 (512 channels:
+# the 16 MB transformed weight makes its GEMMs memory-bound).
+WINOGRAD_MIN_OUTPUTS = 196
+
+
 @dataclass(frozen=True)
 class WinogradInfo:
     """The stages of a Winograd conv (its output transform is the key)."""

@@ -31,7 +31,9 @@ Winograd kernel ran 1.3-2x faster than the direct one at 56x56, 28x28 and 14x14
 outputs and about even at 7x7 with 512 channels, where the 16 MB transformed
 weight makes the GEMMs memory-bound. So the pass converts convs with at least
 `min-outputs` output pixels per image (default 196 = 14x14); `min-outputs=0`
-converts every qualifying conv. Winograd changes the rounding (its transforms add
+converts every qualifying conv. A tuning context (tc.compile's `tuning_log`)
+decides instead where its config of the conv's workload sets the `algorithm`
+knob of topi's conv2d template (topi/conv2d.py `conv2d_space`). Winograd changes the rounding (its transforms add
 and subtract up to 16 terms): relative errors around 1e-6 of the output's scale
 against the direct conv in float32.
 """
@@ -54,6 +56,9 @@ from xdsl.utils.exceptions import PassFailedException
 
 from tilecraft.dialects import graph
 from tilecraft.dialects.graph_values import is_known
+from tilecraft.topi.common import te_dtype
+from tilecraft.topi.tuning import config_for
+from tilecraft.topi.winograd import WINOGRAD_MIN_OUTPUTS
 
 NAME = "winograd-conv2d"
 
@@ -79,6 +84,17 @@ def qualifies(conv: graph.Conv2dOp) -> bool:
     return tuple(conv.strides) == (1, 1) and tuple(conv.dilations) == (1, 1)
 
 
+def conv2d_params(conv: graph.Conv2dOp) -> tuple:
+    """The workload parameters topi's conv2d compute records for this conv (the
+    key of its tuning-log records: template "conv2d")."""
+    x, w = (v.type for v in conv.inputs)
+    assert isinstance(x, TensorType) and isinstance(w, TensorType)
+    return (
+        list(x.get_shape()), list(w.get_shape()), list(conv.strides), list(conv.pads), list(conv.dilations),
+        conv.groups, conv.data_layout, conv.kernel_layout, conv.out_layout, te_dtype(x), te_dtype(w),
+    )  # fmt: skip
+
+
 def output_pixels(conv: graph.Conv2dOp) -> int:
     out = conv.outputs[0].type
     assert isinstance(out, TensorType)
@@ -87,14 +103,25 @@ def output_pixels(conv: graph.Conv2dOp) -> int:
 
 @dataclass
 class WinogradConv2d(RewritePattern):
-    """A qualifying conv2d with at least `min_outputs` output pixels reads
-    `graph.winograd_weight` of its weight and gets `algorithm = "winograd"`."""
+    """A qualifying conv2d reads `graph.winograd_weight` of its weight and gets
+    `algorithm = "winograd"` when the tuning context's config of its workload says
+    so (`algorithm` knob of topi's conv2d template: a tuning log's best record), or,
+    without one, when it has at least `min_outputs` output pixels."""
 
     min_outputs: int
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.Conv2dOp, rewriter: PatternRewriter) -> None:
-        if not qualifies(op) or output_pixels(op) < self.min_outputs:
+        if not qualifies(op):
+            return
+        config = config_for("conv2d", conv2d_params(op))
+        if config is not None:
+            # (a config without the knob is a direct schedule's: its schedule
+            # then checks it, naming what is wrong with it)
+            wanted = config.get("algorithm") == "winograd"
+        else:
+            wanted = output_pixels(op) >= self.min_outputs
+        if not wanted:
             return
         x, w = op.inputs
         weight = graph.WinogradWeightOp([w])
@@ -109,7 +136,7 @@ class WinogradConv2dPass(ModulePass):
 
     name = NAME
 
-    min_outputs: int = 196
+    min_outputs: int = WINOGRAD_MIN_OUTPUTS
     """Convert convs with at least this many output pixels per image (OH x OW); 0
     converts every qualifying conv."""
 

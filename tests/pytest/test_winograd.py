@@ -168,3 +168,67 @@ func.func @main(%x: tensor<1x2x6x6x16xf32>, %w: tensor<2x2x3x3x16x16xf32>) -> te
     x, g = randn(1, 32, 6, 6), randn(32, 32, 3, 3)
     y = tc.compile(parse(text))(pack_data(x, 16), kernel_from_oihw(g, 16, 16))
     assert_close(to_layout(y, "NCHW16c", "NCHW"), conv_nchw(x, g, (1, 1), (1, 1, 1, 1), (1, 1)))
+
+
+# -- the algorithm knob of the conv2d tuning template ------------------------------------------
+
+
+def conv_params(size: int) -> tuple:
+    return ([1, 4, size, size, 16], [4, 4, 3, 3, 16, 16], [1, 1], [1, 1, 1, 1], [1, 1], 1,
+            "NCHW16c", "OIHW16i16o", "NCHW16c", "float32", "float32")  # fmt: skip
+
+
+def test_algorithm_knob_default_is_a_point_of_the_space():
+    from tilecraft.autotune.templates import get_template
+
+    t = get_template("conv2d")
+    for size, algorithm in ((14, "winograd"), (7, "direct")):
+        space, default = t.space(*conv_params(size)), t.default_config(*conv_params(size))
+        assert space.knobs["algorithm"] == ("direct", "winograd")
+        assert default["algorithm"] == algorithm and space.contains(default)
+    # Winograd leaves the direct knobs unused: one point of the space, not one per value.
+    import itertools
+
+    space = t.space(*conv_params(14))
+    names = list(space.knobs)
+    every = [dict(zip(names, values)) for values in itertools.product(*space.knobs.values())]
+    assert sum(c["algorithm"] == "winograd" and space.contains(c) for c in every) == 1
+    # A stride-2 conv has no Winograd.
+    strided = list(conv_params(14))
+    strided[2] = [2, 2]
+    assert t.space(*strided).knobs["algorithm"] == ("direct",)
+
+
+def test_measured_winograd_config_is_checked_against_the_direct_conv():
+    from tilecraft.autotune.templates import get_template, measure
+
+    config = get_template("conv2d").default_config(*conv_params(14))
+    assert config["algorithm"] == "winograd"
+    assert len(measure("conv2d", list(conv_params(14)), config, repeat=1)) == 1  # no "wrong answer"
+
+
+@pytest.mark.parametrize("size, picked", [(14, "direct"), (7, "winograd")])
+def test_tuning_context_picks_the_algorithm(size, picked):
+    """A tuning log's config of the conv's workload overrides the heuristic."""
+    from tilecraft.topi.tuning import use_configs
+
+    from tilecraft.autotune.templates import get_template
+
+    asked = []
+
+    def lookup(template, params):
+        asked.append((template, params))
+        if template != "conv2d":
+            return None
+        knobs = get_template("conv2d").space(*params).knobs
+        return {k: list(v[0]) if isinstance(v[0], tuple) else v[0] for k, v in knobs.items()} | {"algorithm": picked}
+
+    m = resnet_block(1, 64, size, size)
+    x = randn(1, 64, size, size)
+    (ref,) = ort.InferenceSession(m.SerializeToString()).run(None, {"x": x})
+    with use_configs(lookup):
+        compiled = tc.compile(m)
+    assert ("winograd_gemm" in compiled.ir) == (picked == "winograd")
+    # asked under the key topi's conv2d compute records (tuning logs are keyed by it)
+    assert ("conv2d", conv_params(size)) in [(t, tuple(p)) for t, p in asked]
+    assert_close(compiled(x), ref)
