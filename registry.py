@@ -122,6 +122,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "quantize-int8": transforms_pass("quantize_int8", "QuantizeInt8Pass"),
         "partition-accel": transforms_pass("partition_accel", "PartitionAccelPass"),
         "alter-layout": transforms_pass("alter_layout", "AlterLayoutPass"),
+        "winograd-conv2d": transforms_pass("winograd_conv2d", "WinogradConv2dPass"),
         "fuse-ops": transforms_pass("fuse_ops", "FuseOpsPass"),
         "plan-memory": transforms_pass("plan_memory", "PlanMemoryPass"),
         "fold-constant-kernels": transforms_pass("fold_constant_kernels", "FoldConstantKernelsPass"),

@@ -904,7 +904,13 @@ class Conv2dOp(GraphOp):
     - `kernel_layout` "OIHW" (default) or "OIHW<i>i<o>o": weight [O/o, I/i, KH, KW, i, o];
     - `out_layout` (default: `data_layout`) likewise for the output.
 
-    Blocked layouts (what alter-layout produces) take no bias operand."""
+    Blocked layouts (what alter-layout produces) take no bias operand.
+
+    `algorithm` "direct" (default) or "winograd": Winograd F(2x2, 3x3) (what
+    winograd-conv2d chooses), for a 3x3 kernel, strides and dilations 1, groups 1 and
+    blocked data, kernel and output layouts whose channel blocks agree; the weight is
+    then the transformed one, `graph.winograd_weight` of the OIHW<i>i<o>o weight:
+    [4, 4, O/o, I/i, i, o]."""
 
     name = "graph.conv2d"
     traits = traits_def(Pure(), ComplexOutFusable())
@@ -916,6 +922,7 @@ class Conv2dOp(GraphOp):
     data_layout = Str(default="NCHW")
     kernel_layout = Str(default="OIHW")
     out_layout = Str(default=lambda op: op.data_layout)
+    algorithm = Str(default="direct")
 
     def layouts(self) -> tuple[int, tuple[int, int], int]:
         """(input block, (kernel in-block, kernel out-block), output block); 0 = unblocked."""
@@ -942,7 +949,12 @@ class Conv2dOp(GraphOp):
         rank = len(spatial)
         if rank != 2 and (kob or ob):
             raise ShapeError(f"blocked layouts are 2-D, the input {x} has {rank} spatial axes")
-        if kob:
+        if self.algorithm not in ("direct", "winograd"):
+            raise ShapeError(f"unknown algorithm '{self.algorithm}' (direct or winograd)")
+        if self.algorithm == "winograd":
+            check_winograd(self, db, (kib, kob), ob, w)
+            o, ci, kernel = w[2] * kob, w[3] * kib, (3, 3)
+        elif kob:
             if len(w) != 6 or w[4] != kib or w[5] != kob:
                 raise ShapeError(f"weight {w} is not in layout OIHW{kib}i{kob}o")
             o, ci, kernel = w[0] * kob, w[1] * kib, w[2:4]
@@ -973,6 +985,23 @@ class Conv2dOp(GraphOp):
                 raise ShapeError(f"{o} output channels do not split into blocks of {ob}")
             return [tensor((n, o // ob, *out, ob), element)]
         return [tensor((n, o, *out), element)]
+
+
+def check_winograd(op: Conv2dOp, db: int, kb: tuple[int, int], ob: int, w: Sequence[int]) -> None:
+    """What a Winograd F(2x2, 3x3) conv2d needs (see Conv2dOp), as a ShapeError."""
+    kib, kob = kb
+    if not (db and kob and ob) or kib != db or kob != ob:
+        raise ShapeError(
+            "algorithm 'winograd' needs blocked layouts NCHW<b>c, OIHW<b>i<b>o and NCHW<b>c with one block b, "
+            f"got {op.data_layout}, {op.kernel_layout} and {op.out_layout}"
+        )
+    if len(w) != 6 or tuple(w[:2]) != (4, 4) or w[4] != kib or w[5] != kob:
+        raise ShapeError(f"a winograd weight is [4, 4, O/{kob}, I/{kib}, {kib}, {kob}] (graph.winograd_weight), got {tuple(w)}")
+    for name in ("strides", "dilations"):
+        if any(v != 1 for v in window_value(op, name, 2, 1)):
+            raise ShapeError(f"algorithm 'winograd' needs {name} 1, got {window_value(op, name, 2, 1)}")
+    if op.groups != 1:
+        raise ShapeError(f"algorithm 'winograd' needs groups 1, got {op.groups}")
 
 
 @irdl_op_definition
@@ -1534,6 +1563,24 @@ class LayoutTransformOp(_Injective):
         return [tensor(layout_shape(x, self.src, self.dst), ranked(types[0]).get_element_type())]
 
 
+@irdl_op_definition
+class WinogradWeightOp(GraphOp):
+    """The Winograd F(2x2, 3x3) transform G g G^T of a 3x3 conv weight in layout
+    OIHW<i>i<o>o ([O/o, I/i, 3, 3, i, o]) -> [4, 4, O/o, I/i, i, o], the weight of a
+    `graph.conv2d` with `algorithm = "winograd"`. Its operand is a known weight, so
+    fold-constants computes it once, at compile time."""
+
+    name = "graph.winograd_weight"
+    traits = traits_def(Pure(), Opaque())
+    ARITY: ClassVar = (1, 1)
+
+    def infer(self, types):
+        w = shape_of(types[0])
+        if len(w) != 6 or tuple(w[2:4]) != (3, 3):
+            raise ShapeError(f"winograd_weight takes a 3x3 weight [O/o, I/i, 3, 3, i, o], got {w}")
+        return [tensor((4, 4, w[0], w[1], w[4], w[5]), ranked(types[0]).get_element_type())]
+
+
 def layout_block(layout: str) -> int:
     """16 for "NCHW16c", 0 for "NCHW"."""
     if layout == "NCHW":
@@ -1888,7 +1935,7 @@ GRAPH_OPS: list[type[Operation]] = [
     ReluOp, SigmoidOp, TanhOp, ErfOp, GeluOp, ExpOp, LogOp, SqrtOp, NegOp, AbsOp, ClipOp, CastOp,
     AddOp, SubOp, MulOp, DivOp, PowOp, MaximumOp, MinimumOp, WhereOp,
     EqualOp, LessOp, GreaterOp, BroadcastToOp,
-    Conv2dOp, DenseOp, MatmulOp, MaxPool2dOp, AvgPool2dOp, MaxPoolIndicesOp, GlobalAvgPool2dOp,
+    Conv2dOp, WinogradWeightOp, DenseOp, MatmulOp, MaxPool2dOp, AvgPool2dOp, MaxPoolIndicesOp, GlobalAvgPool2dOp,
     ReduceSumOp, ReduceMeanOp, ReduceMaxOp, SoftmaxOp, LayerNormOp, BatchNormOp,
     PadOp, ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp, TransposeOp, ConcatOp, SplitOp, SliceOp, GatherOp,
     LayoutTransformOp, ConstantOp, WeightOp, FusedOp, YieldOp,

@@ -110,8 +110,42 @@ def conv_nchw(
     return np.ascontiguousarray(y.transpose(0, 1, 3, 2).reshape(n, o, *out))
 
 
+# Winograd F(2x2, 3x3) (Lavin and Gray, 2016): a 4x4 input tile d and a 3x3 kernel
+# g give the 2x2 outputs Y = A^T [(G g G^T) * (B^T d B)] A.
+WINOGRAD_G = np.array([[1, 0, 0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0, 0, 1]])
+WINOGRAD_BT = np.array([[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]], dtype=np.float64)
+WINOGRAD_AT = np.array([[1, 1, 1, 0], [0, 1, -1, -1]], dtype=np.float64)
+
+
+def winograd_weight(w: np.ndarray) -> np.ndarray:
+    """G g G^T of a blocked 3x3 weight [O/o, I/i, 3, 3, i, o] -> [4, 4, O/o, I/i, i, o]."""
+    u = np.einsum("ar,bs,kcrsio->abkcio", WINOGRAD_G, WINOGRAD_G, w.astype(np.float64))
+    return np.ascontiguousarray(u.astype(w.dtype))
+
+
+def winograd_conv_nchw(x: np.ndarray, u: np.ndarray, pads: Sequence[int]) -> np.ndarray:
+    """The Winograd F(2x2, 3x3) conv of x [N, C, H, W] by a transformed weight u
+    [4, 4, O/o, C/i, i, o] (stride 1, dilation 1), `pads` [top, left, bottom, right]:
+    the output's 2x2 tiles, the last ones cropped where OH or OW is odd."""
+    n, c, h, w = x.shape
+    oh, ow = h + pads[0] + pads[2] - 2, w + pads[1] + pads[3] - 2
+    th, tw = -(-oh // 2), -(-ow // 2)
+    xp = np.zeros((n, c, 2 * th + 2, 2 * tw + 2), np.float64)
+    rows, cols = min(h, 2 * th + 2 - pads[0]), min(w, 2 * tw + 2 - pads[1])
+    xp[:, :, pads[0] : pads[0] + rows, pads[1] : pads[1] + cols] = x[:, :, :rows, :cols]
+    tiles = sliding_window_view(xp, (4, 4), axis=(2, 3))[:, :, ::2, ::2]  # [N, C, TH, TW, 4, 4]
+    v = np.einsum("ar,nctwrs,bs->nctwab", WINOGRAD_BT, tiles, WINOGRAD_BT)
+    k = u.shape[2] * u.shape[5]
+    um = u.astype(np.float64).transpose(0, 1, 2, 5, 3, 4).reshape(4, 4, k, c)
+    m = np.einsum("nctwab,abkc->nktwab", v, um)
+    y = np.einsum("ia,nktwab,jb->nktiwj", WINOGRAD_AT, m, WINOGRAD_AT).reshape(n, k, 2 * th, 2 * tw)
+    return np.ascontiguousarray(y[:, :, :oh, :ow].astype(x.dtype))
+
+
 def _conv2d(op: graph.Conv2dOp, x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None):
     x = to_layout(x, op.data_layout, "NCHW")
+    if op.algorithm == "winograd":
+        return to_layout(winograd_conv_nchw(x, w, op.pads), "NCHW", op.out_layout)
     if op.kernel_layout != "OIHW":
         w = kernel_to_oihw(w)
     y = conv_nchw(x, w, op.strides, op.pads, op.dilations, op.groups)
@@ -400,6 +434,7 @@ _OPS: dict[type[Operation], Callable[..., np.ndarray | list[np.ndarray]]] = {
     graph.BitcastOp: lambda op, x: np.ascontiguousarray(x).view(numpy_dtype(op.to)),
     graph.WhereOp: lambda op, c, a, b: np.where(c.astype(bool), a, b),
     graph.Conv2dOp: _conv2d,
+    graph.WinogradWeightOp: lambda op, w: winograd_weight(w),
     graph.DenseOp: _dense,
     graph.MatmulOp: lambda op, a, b: np.matmul(a, b),
     graph.MaxPool2dOp: lambda op, x: _pool(op, x, "max"),

@@ -3,7 +3,8 @@ that `tilecraft.compile` runs and `tilecraft-opt -p compile-model` prints.
 
 ```
 graph (imported) ──fold-empty-tensors, check-graph-level, infer-shapes, canonicalize,
-                   alter-layout, fold-constants, cse, dce, fuse-ops, plan-memory──▶ graph (fused groups, offsets)
+                   alter-layout, winograd-conv2d, fold-constants, cse, dce, fuse-ops,
+                   plan-memory──▶ graph (fused groups, offsets)
       ──convert-graph-to-te──▶ te kernels + calls ──fold-constant-kernels──▶
       ──te-inline, convert-te-to-loop──▶ loop kernels
       ──bufferize-graph-function──▶ + a loop-level @main
@@ -57,6 +58,7 @@ def stage_classes() -> tuple[type[ModulePass], ...]:
     from tilecraft.transforms.fuse_ops import FuseOpsPass
     from tilecraft.transforms.infer_shapes import InferShapesPass
     from tilecraft.transforms.plan_memory import PlanMemoryPass
+    from tilecraft.transforms.winograd_conv2d import WinogradConv2dPass
 
     from tilecraft.pipelines.check_graph_level import CheckGraphLevelPass
 
@@ -69,6 +71,9 @@ def stage_classes() -> tuple[type[ModulePass], ...]:
         CanonicalizePass,
         # alter-layout before fold-constants, which then packs the weights once
         AlterLayoutPass,
+        # 3x3 convs as Winograd F(2x2, 3x3) where it pays; fold-constants then
+        # transforms their weights once
+        WinogradConv2dPass,
         FoldConstantsPass,
         CommonSubexpressionElimination,
         DeadCodeElimination,

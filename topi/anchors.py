@@ -5,15 +5,26 @@ tensor, the anchor tensor and the elementwise tensors between them to inline).
 
 from __future__ import annotations
 
-from tilecraft.topi import conv2d, dense
+from tilecraft.topi import conv2d, dense, winograd
 
 
 def conv2d_compute(*args, **kwargs):
     return conv2d.conv2d_compute(*args, **kwargs)
 
 
+def winograd_conv2d_compute(data, weight, pads):
+    return winograd.winograd_conv2d_compute(data, weight, pads)
+
+
+def winograd_weight_compute(weight):
+    return winograd.winograd_weight_compute(weight)
+
+
 def schedule_conv2d(s, out, conv, inlined):
-    conv2d.schedule_conv2d(s, out, conv, inlined)
+    if winograd.winograd_info(conv) is not None:
+        winograd.schedule_winograd(s, out, conv, inlined)
+    else:
+        conv2d.schedule_conv2d(s, out, conv, inlined)
 
 
 def dense_compute(x, w, bias=None, weight_layout="NK"):

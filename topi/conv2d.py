@@ -484,6 +484,10 @@ def schedule_conv2d(s: te.Schedule, out: te.Tensor, conv: te.Tensor, inlined=(),
         config = config_for("conv2d", info.params)
         where = f"{red.name} (the tuning log's config of {workload_key('conv2d', info.params)})"
     config = check_config(config, conv2d_space(red, info), where) if config is not None else default_config(red, info)
+    if config.get("algorithm") == "winograd":
+        # A direct compute (topi/winograd.py has the Winograd one; winograd-conv2d
+        # chooses it at graph level): the direct schedule's own defaults.
+        config = _default_schedule_config(red, info)
     inline_between(s, out, red, inlined)
     if is_depthwise(info):
         _schedule_depthwise(s, out if out.shape == red.shape else red, red, info, config)
@@ -507,6 +511,43 @@ def schedule_conv2d(s: te.Schedule, out: te.Tensor, conv: te.Tensor, inlined=(),
 
 
 def conv2d_space(red: te.Tensor, info: Conv2dInfo) -> dict[str, tuple]:
+    """The knobs of a conv2d schedule and their allowed values: those of its
+    schedule (`_schedule_space`) and `algorithm`, "direct" or, for the convs
+    Winograd F(2x2, 3x3) computes (`winograd_applies`), "winograd". The
+    winograd-conv2d pass reads `algorithm` from the tuning log's best record of the
+    conv's workload (topi/winograd.py schedules it); with "winograd" the other
+    knobs are unused and held at their first values (`conv2d_config_distinct`)."""
+    knobs = _schedule_space(red, info)
+    if not is_depthwise(info):  # (depthwise convs: their own knobs only)
+        knobs["algorithm"] = ("direct", "winograd") if winograd_applies(info) else ("direct",)
+    return knobs
+
+
+def winograd_applies(info: Conv2dInfo) -> bool:
+    """Whether Winograd F(2x2, 3x3) can compute this conv: blocked layouts with one
+    block, a 3x3 float32 kernel, strides and dilations 1, groups 1."""
+    dilations, data_dtype, weight_dtype = info.params[4], info.params[9], info.params[10]
+    block = info.out_block
+    return (
+        bool(block)
+        and info.data_block == block
+        and tuple(info.kernel_blocks) == (block, block)
+        and info.groups == 1
+        and tuple(info.kernel) == (3, 3)
+        and tuple(info.strides) == (1, 1)
+        and tuple(dilations) == (1, 1)
+        and data_dtype == weight_dtype == "float32"
+    )
+
+
+def winograd_by_default(red: te.Tensor, info: Conv2dInfo) -> bool:
+    """The heuristic's algorithm (winograd-conv2d's default `min-outputs`)."""
+    from tilecraft.topi.winograd import WINOGRAD_MIN_OUTPUTS
+
+    return winograd_applies(info) and red.shape[2] * red.shape[3] >= WINOGRAD_MIN_OUTPUTS
+
+
+def _schedule_space(red: te.Tensor, info: Conv2dInfo) -> dict[str, tuple]:
     """The knobs of a conv2d schedule and their allowed values.
 
     Blocked output: `tile` = [ocn, regn], the register tile (ocn output-channel blocks
@@ -551,12 +592,20 @@ def conv2d_space(red: te.Tensor, info: Conv2dInfo) -> dict[str, tuple]:
     return knobs
 
 
-def conv2d_config_distinct(config: dict) -> bool:
+def conv2d_config_distinct(config: dict, knobs: dict[str, tuple] | None = None) -> bool:
     """False for a config that schedules the same loop nest as another config of its
     space: with `row` = 1 the reduction order is fixed (channel blocks outside the
     window loops), so `order` = 1 repeats `order` = 0 (a search that measured both
-    would spend a trial on nothing)."""
+    would spend a trial on nothing); with `algorithm` = "winograd" the direct
+    schedule's knobs are unused, so only their first values (of `knobs`) count."""
+    if config.get("algorithm") == "winograd" and knobs is not None:
+        return all(_same(config[k], values[0]) for k, values in knobs.items() if k != "algorithm")
     return not (config.get("row") and config.get("order"))
+
+
+def _same(a, b) -> bool:
+    norm = lambda v: list(v) if isinstance(v, (list, tuple)) else v  # noqa: E731
+    return norm(a) == norm(b)
 
 
 def _blocked_channels(red: te.Tensor) -> bool:
@@ -569,6 +618,15 @@ def _flat_channels(red: te.Tensor) -> bool:
 
 def default_config(red: te.Tensor, info: Conv2dInfo) -> dict:
     """The knobs the heuristics choose (what runs untuned)."""
+    if winograd_by_default(red, info):
+        knobs = conv2d_space(red, info)
+        return {k: (list(v[0]) if isinstance(v[0], tuple) else v[0]) for k, v in knobs.items()} | {"algorithm": "winograd"}
+    if is_depthwise(info):
+        return depthwise_default_config(red, info)
+    return _default_schedule_config(red, info) | {"algorithm": "direct"}
+
+
+def _default_schedule_config(red: te.Tensor, info: Conv2dInfo) -> dict:
     if is_depthwise(info):
         return depthwise_default_config(red, info)
     if info.out_block:

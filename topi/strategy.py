@@ -80,6 +80,8 @@ def _reduce(f) -> Compute:
 
 
 def _conv2d(op, xs, cs):
+    if op.algorithm == "winograd":
+        return [anchors.winograd_conv2d_compute(xs[0], xs[1], pads=list(op.pads))]
     out = anchors.conv2d_compute(
         xs[0],
         xs[1],
@@ -176,6 +178,7 @@ COMPUTES: dict[str, Compute] = {
     "graph.bitwise_not": _unary(elementwise.bitwise_not),
     "graph.mod": _binary(elementwise.mod),
     "graph.conv2d": _conv2d,
+    "graph.winograd_weight": _unary(anchors.winograd_weight_compute),
     "graph.dense": _dense,
     "graph.matmul": _binary(anchors.matmul_compute),
     "graph.max_pool2d": _pool(pool.max_pool, False),

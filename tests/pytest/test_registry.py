@@ -73,7 +73,7 @@ EXPECTED_PASSES = {
     "expand-dma", "inject-dma", "inject-virtual-threads",
     "fold-constant-kernels", "fold-constants", "fold-empty-tensors", "fuse-ops", "infer-shapes", "insert-dependences",
     "loop-outline-parallel", "loop-partition", "loop-to-llvm", "loop-unroll", "loop-vectorize", "lower-accel-tokens",
-    "lower-tensor-intrin", "partition-accel", "plan-memory", "quantize-int8", "te-inline",
+    "lower-tensor-intrin", "partition-accel", "plan-memory", "quantize-int8", "te-inline", "winograd-conv2d",
 }  # fmt: skip
 EXPECTED_DIALECTS = {"accel", "graph", "llvmx", "loop", "sched", "te"}
 

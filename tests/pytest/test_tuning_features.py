@@ -95,7 +95,7 @@ def test_conv2d_configs_with_different_loop_nests_give_different_vectors():
     vectors = {v.tobytes() for v in by_text.values()}
     assert len(by_text) > 50 and len(vectors) == len(by_text)
     find = {str(c): v for c, v in ((c, features(m)) for c, m in lowered)}
-    base = {"tile": [2, 8], "row": 0, "order": 1, "unroll_rx": 0, "parallel": 1}
+    base = {"tile": [2, 8], "row": 0, "order": 1, "unroll_rx": 0, "parallel": 1, "algorithm": "direct"}
     assert not np.array_equal(find[str(base)], find[str({**base, "parallel": 0})])
     assert not np.array_equal(find[str(base)], find[str({**base, "unroll_rx": 1})])
     assert find[str(base)][4] > find[str({**base, "parallel": 0})][4]  # share of work under parallel loops
@@ -109,5 +109,7 @@ def test_conv2d_space_holds_no_two_configs_of_one_loop_nest():
     kept = [(c, str(m)) for c, m in lowered if space.contains(c)]
     assert len({text for _, text in kept}) == len(kept) == space.size
     dropped = [c for c, _ in lowered if not space.contains(c)]
-    assert dropped and all(c["row"] == 1 and c["order"] == 1 for c in dropped)
+    # (and Winograd leaves the direct knobs unused: only their first values are kept)
+    assert dropped and all((c["row"] == 1 and c["order"] == 1) or c["algorithm"] == "winograd" for c in dropped)
+    assert sum(c["algorithm"] == "winograd" for c, _ in kept) == 1
     assert space.contains(get_template("conv2d").default_config(*CONV))

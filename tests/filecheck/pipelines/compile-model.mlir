@@ -25,6 +25,7 @@
 // STAGES:      // IR after infer-shapes:
 // STAGES:      // IR after canonicalize:
 // STAGES:      // IR after alter-layout:
+// STAGES:      // IR after winograd-conv2d:
 // STAGES:      // IR after fold-constants:
 // STAGES:      // IR after cse:
 // STAGES:      // IR after dce:
