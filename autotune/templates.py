@@ -186,6 +186,20 @@ def _context():
 _REFERENCES: dict[str, np.ndarray] = {}
 
 
+# The default schedule's arguments of each workload (the shapes the workload's inputs
+# have), so a worker does not rebuild that schedule for every config it measures.
+_WORKLOAD_ARGS: dict[str, list] = {}
+
+
+def _workload_args(t: Template, params) -> list:
+    key = workload_key(t.name, params)
+    if key not in _WORKLOAD_ARGS:
+        if len(_WORKLOAD_ARGS) > 8:
+            _WORKLOAD_ARGS.clear()
+        _WORKLOAD_ARGS[key] = t.schedule(*params, config=None)[1]
+    return _WORKLOAD_ARGS[key]
+
+
 def _reference(t: Template, params, inputs, out: np.ndarray, seed: int) -> np.ndarray:
     key = f"{workload_key(t.name, params)}#{seed}"
     if key not in _REFERENCES:
@@ -227,7 +241,7 @@ def measure(template: str, shape: list, config: dict | None, repeat: int = 5, se
     s, args = t.schedule(*shape, config=config)
     f = _build(s, args)
     rng = np.random.default_rng(seed)
-    workload = t.inputs(args if config is None else t.schedule(*shape, config=None)[1], rng)
+    workload = t.inputs(args if config is None else _workload_args(t, shape), rng)
     inputs = t.function_inputs(shape, config, workload)
     out = np.zeros([int(d) for d in args[-1].shape], args[-1].dtype)
     f(*inputs, out)
