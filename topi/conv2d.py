@@ -774,3 +774,117 @@ def _schedule_depthwise(s: te.Schedule, out: te.Tensor, red: te.Tensor, info: Co
         s[local].unroll(rx)
     s[local].unroll(lowi)
     s[local].vectorize(lc)
+
+
+# ---------------------------------------------------------------------------------
+# Grouped convs whose groups cut channel blocks ("straddling" blocks)
+#
+# ShuffleNet v1's grouped 1x1 convs have 68 or 136 channels per group: a 16-lane
+# output block may hold the last lanes of one group and the first of the next. Here
+# each output block reads the input blocks that cover the union of its lanes' groups,
+# from a start block of its own, and the weight holds zeros where a lane's group does
+# not own the input channel:
+#
+#     out[n, ocb, oh, ow, oc] = sum over rcb < RB, ry, rx, rci <
+#         x[n, first(ocb) + rcb, .., rci] * w[ocb, rcb, ry, rx, rci, oc]
+#
+# with first(ocb) = min(group(ocb * ob) * Cg // ib, C / ib - RB) and RB the most
+# input blocks any output block needs. Data and output stay blocked (no layout
+# transform around the conv) and the reduction has no div/mod on a lane, at the
+# price of the zero multiply-adds (RB * ib >= Cg). Like any zero padding of a
+# reduction, a non-finite input channel of another group poisons the lanes that
+# multiply it by zero.
+
+
+def straddle_blocks(in_channels: int, out_channels: int, groups: int, in_block: int, out_block: int) -> tuple[list[int], int]:
+    """(first input block of each output block, input blocks read per output block)."""
+    C, O = in_channels, out_channels
+    if groups <= 0 or C % groups or O % groups or C % in_block or O % out_block:
+        raise ValueError(
+            f"straddling conv: {C} -> {O} channels, groups={groups} do not split into {in_block}/{out_block}-lane blocks"
+        )
+    Cg, Og = C // groups, O // groups
+    spans = []
+    for ocb in range(O // out_block):
+        g0, g1 = ocb * out_block // Og, (ocb * out_block + out_block - 1) // Og
+        lo, hi = g0 * Cg // in_block, -(-(g1 + 1) * Cg // in_block)
+        spans.append((lo, hi))
+    blocks = max(hi - lo for lo, hi in spans)
+    return [min(lo, C // in_block - blocks) for lo, _ in spans], blocks
+
+
+def pack_straddle_weight(w: np.ndarray, in_channels: int, groups: int, in_block: int, out_block: int) -> np.ndarray:
+    """An OIHW grouped weight [O, C/groups, KH, KW] as the straddling kernel reads it:
+    [O/ob, RB, KH, KW, ib, ob], zero where a lane's group does not own the channel."""
+    O, Cg, KH, KW = w.shape
+    first, blocks = straddle_blocks(in_channels, O, groups, in_block, out_block)
+    Og = O // groups
+    packed = np.zeros((O // out_block, blocks, KH, KW, in_block, out_block), w.dtype)
+    for o in range(O):
+        ocb, oc, g = o // out_block, o % out_block, o // Og
+        for rb in range(blocks):
+            for ri in range(in_block):
+                c = (first[ocb] + rb) * in_block + ri
+                if g * Cg <= c < (g + 1) * Cg:
+                    packed[ocb, rb, :, :, ri, oc] = w[o, c - g * Cg]
+    return packed
+
+
+def conv2d_straddle_compute(
+    data: te.Tensor,
+    weight: te.Tensor,
+    bias: te.Tensor | None = None,
+    *,
+    groups: int,
+    strides: Sequence[int] = (1, 1),
+    pads: Sequence[int] = (0, 0, 0, 0),
+    name: str = "conv2d",
+) -> te.Tensor:
+    """A grouped conv on NCHW<ib>c data with a straddling weight [O/ob, RB, KH, KW,
+    ib, ob] (`pack_straddle_weight`), output NCHW<ob>c (+ `bias` [O])."""
+    if data.ndim != 5 or weight.ndim != 6:
+        raise ValueError(f"conv2d straddle: data {data.shape} / weight {weight.shape} are not blocked")
+    N, CB, H, W, ib = data.shape
+    OCB, RB, KH, KW, wib, ob = weight.shape
+    if wib != ib:
+        raise ValueError(f"conv2d straddle: weight in-block {wib} is not the data block {ib}")
+    C, O = CB * ib, OCB * ob
+    first, blocks = straddle_blocks(C, O, groups, ib, ob)
+    if blocks != RB:
+        raise ValueError(f"conv2d straddle: weight {weight.shape} reads {RB} input blocks, {blocks} expected")
+    Cg, Og = C // groups, O // groups
+    strides, pads = tuple(int(v) for v in strides), tuple(int(v) for v in pads)
+    begin, end = pads[:2], pads[2:]
+    OH = (H + begin[0] + end[0] - KH) // strides[0] + 1
+    OW = (W + begin[1] + end[1] - KW) // strides[1] + 1
+    if OH <= 0 or OW <= 0:
+        raise ValueError("conv2d straddle: the kernel does not fit the padded input")
+    if bias is not None and bias.shape != (O,):
+        raise ValueError(f"conv2d straddle: bias must have shape ({O},), got {bias.shape}")
+    padded = _pad(data, ib, begin, end, (H, W)) if any(pads) else data
+    rcb = te.reduce_axis((0, RB), name="rcb")
+    ry = te.reduce_axis((0, KH), name="ry")
+    rx = te.reduce_axis((0, KW), name="rx")
+    rci = te.reduce_axis((0, ib), name="rci")
+    last = CB - RB
+
+    def body(n, ocb, oh, ow, oc):
+        start = ocb * ob // Og * Cg // ib
+        if any(f != (i * ob // Og * Cg // ib) for i, f in enumerate(first)):
+            start = te.minimum(start, last)
+        x = padded[n, start + rcb, oh * strides[0] + ry, ow * strides[1] + rx, rci]
+        return te.sum(x * weight[ocb, rcb, ry, rx, rci, oc], axis=[rcb, ry, rx, rci])
+
+    conv = te.compute((N, OCB, OH, OW, ob), body, name=name)
+    params = (
+        list(data.shape), list(weight.shape), list(strides), list(pads), [1, 1], groups,
+        f"NCHW{ib}c", f"straddle{RB}", f"NCHW{ob}c", str(data.dtype), str(weight.dtype),
+    )
+    _INFO[conv.op] = Conv2dInfo(
+        ib, (ib, ob), ob, groups, RB * ib * groups, O, (KH, KW), strides, padded if padded is not data else None, params
+    )
+    if bias is None:
+        return conv
+    return te.compute(
+        conv.shape, lambda n, ocb, oh, ow, oc: conv[n, ocb, oh, ow, oc] + bias[ocb * ob + oc], name=f"{name}_bias"
+    )

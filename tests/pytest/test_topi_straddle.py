@@ -1,0 +1,136 @@
+"""The straddling grouped conv (topi/conv2d.py `conv2d_straddle_compute`): grouped
+convs whose groups cut 16-lane blocks (ShuffleNet v1's 68 and 136 channels per
+group, and 20, 34, 40) computed on NCHW16c data and output with a zero-packed weight,
+checked against a numpy grouped conv: groups 2, 4 and 8, in != out channels, bias
+and relu fused, stride 2 with pads, odd sizes, batch 2; the packing and the weight
+shape check."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tilecraft as tc
+from tilecraft import te
+from tilecraft.topi.conv2d import (
+    conv2d_info,
+    conv2d_space,
+    conv2d_straddle_compute,
+    default_config,
+    find_reduction,
+    pack_data,
+    pack_straddle_weight,
+    schedule_conv2d,
+    straddle_blocks,
+    unpack_data,
+)
+
+RNG = np.random.default_rng(12)
+
+
+def randn(*shape: int) -> np.ndarray:
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+def grouped_conv(x, w, groups, stride, pad):
+    """numpy reference: NCHW x, OIHW w (I = C / groups), symmetric pad."""
+    n, _, h, wd = x.shape
+    o, cg, kh, kw = w.shape
+    og = o // groups
+    xp = np.pad(x, [(0, 0), (0, 0), (pad, pad), (pad, pad)])
+    oh, ow = (h + 2 * pad - kh) // stride + 1, (wd + 2 * pad - kw) // stride + 1
+    out = np.zeros((n, o, oh, ow), np.float64)
+    for g in range(groups):
+        xs = xp[:, g * cg : (g + 1) * cg].astype(np.float64)
+        ws = w[g * og : (g + 1) * og].astype(np.float64)
+        for ry in range(kh):
+            for rx in range(kw):
+                patch = xs[:, :, ry : ry + stride * oh : stride, rx : rx + stride * ow : stride]
+                out[:, g * og : (g + 1) * og] += np.einsum("nchw,oc->nohw", patch, ws[:, :, ry, rx])
+    return out
+
+
+CASES = [
+    # batch, in channels, out channels, groups, kernel, stride, (h, w)
+    (1, 272, 272, 4, 1, 1, (14, 14)),  # 68 per group: ShuffleNet v1's 272-channel 1x1
+    (1, 544, 544, 4, 1, 1, (7, 7)),  # 136 per group
+    (2, 160, 80, 4, 1, 1, (9, 7)),  # 40 -> 20 per group, batch 2, odd sizes
+    (1, 272, 272, 8, 1, 1, (5, 6)),  # 34 per group
+    (1, 80, 80, 2, 3, 2, (13, 11)),  # 40 per group, 3x3 stride 2 pad 1
+    (2, 272, 544, 4, 3, 1, (6, 5)),  # 68 -> 136 per group, 3x3
+]
+
+
+@pytest.mark.parametrize("bias_relu", [False, True])
+@pytest.mark.parametrize("case", CASES, ids=lambda c: "x".join(map(str, c[:4])) + f"-k{c[4]}s{c[5]}")
+def test_straddle_matches_numpy(case, bias_relu):
+    n, c, o, groups, k, stride, (h, w) = case
+    assert (c // groups) % 16 or (o // groups) % 16  # the groups cut blocks
+    x, wt = randn(n, c, h, w), randn(o, c // groups, k, k)
+    pad = k // 2
+    packed = pack_straddle_weight(wt, c, groups, 16, 16)
+    X = te.placeholder((n, c // 16, h, w, 16), "float32", name="x")
+    W = te.placeholder(packed.shape, "float32", name="w")
+    args = [X, W]
+    B = te.placeholder((o,), "float32", name="b") if bias_relu else None
+    conv = conv2d_straddle_compute(X, W, B, groups=groups, strides=(stride, stride), pads=(pad,) * 4)
+    out, inlined = conv, []
+    if bias_relu:
+        args.append(B)
+        out = te.compute(conv.shape, lambda *i: te.maximum(conv[i], te.const(0, "float32")), name="relu")
+        inlined = [conv]
+    s = te.create_schedule(out)
+    schedule_conv2d(s, out, conv, inlined)
+    f = tc.build(s, [*args, out])
+    result = np.zeros(out.shape, np.float32)
+    inputs = [pack_data(x, 16), packed]
+    bias = randn(o)
+    if bias_relu:
+        inputs.append(bias)
+    f(*inputs, result)
+    expected = grouped_conv(x, wt, groups, stride, pad)
+    if bias_relu:
+        expected = np.maximum(expected + bias[None, :, None, None], 0)
+    np.testing.assert_allclose(unpack_data(result), expected, rtol=1e-4, atol=1e-3)
+
+
+def test_straddle_blocks_and_packing():
+    # 68 channels per group in blocks of 16: a block inside one group reads 5 input
+    # blocks, one across two groups 9 (channels 0..135); the last starts early
+    # enough to stay inside the 17 input blocks.
+    first, blocks = straddle_blocks(272, 272, 4, 16, 16)
+    assert blocks == 9
+    assert first[0] == 0 and first[4] == 0 and first[5] == 4 and first[-1] == 17 - 9
+    w = randn(272, 68, 1, 1)
+    packed = pack_straddle_weight(w, 272, 4, 16, 16)
+    assert packed.shape == (17, 9, 1, 1, 16, 16)
+    # output channel 70 (group 1, block 4 lane 6) takes input channel 68 + 3 = 71
+    # (block 4 lane 7 = packed block 4 - first[4]) and nothing from group 0.
+    assert packed[4, 4, 0, 0, 7, 6] == w[70, 3, 0, 0]
+    assert not packed[4, :4, 0, 0, :, 6].any() and not packed[4, 4, 0, 0, :4, 6].any()
+    # every weight lands exactly once
+    assert np.count_nonzero(packed) == np.count_nonzero(w)
+
+
+def test_straddle_rejects_a_wrong_weight():
+    X = te.placeholder((1, 17, 4, 4, 16), "float32", name="x")
+    W = te.placeholder((17, 5, 1, 1, 16, 16), "float32", name="w")
+    with pytest.raises(ValueError, match="reads 5 input blocks, 9 expected"):
+        conv2d_straddle_compute(X, W, groups=4)
+    W = te.placeholder((17, 9, 1, 1, 8, 16), "float32", name="w")
+    with pytest.raises(ValueError, match="in-block 8"):
+        conv2d_straddle_compute(X, W, groups=4)
+    with pytest.raises(ValueError, match="groups=3"):
+        straddle_blocks(272, 272, 3, 16, 16)
+
+
+def test_straddle_default_config_in_its_space():
+    X = te.placeholder((1, 17, 14, 14, 16), "float32", name="x")
+    W = te.placeholder((17, 9, 1, 1, 16, 16), "float32", name="w")
+    red = find_reduction(conv2d_straddle_compute(X, W, groups=4))
+    info = conv2d_info(red)
+    config = default_config(red, info)
+    space = conv2d_space(red, info)
+    assert all(
+        (list(v) if isinstance(v, (list, tuple)) else v) in [list(a) if isinstance(a, (list, tuple)) else a for a in space[key]]
+        for key, v in config.items()
+    )
