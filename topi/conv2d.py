@@ -781,53 +781,100 @@ def _schedule_depthwise(s: te.Schedule, out: te.Tensor, red: te.Tensor, info: Co
 #
 # ShuffleNet v1's grouped 1x1 convs have 68 or 136 channels per group: a 16-lane
 # output block may hold the last lanes of one group and the first of the next. Here
-# each output block reads the input blocks that cover the union of its lanes' groups,
-# from a start block of its own, and the weight holds zeros where a lane's group does
-# not own the input channel:
+# data and output stay in 16-lane blocks (no layout transform around the conv) and
+# the reduction has no div/mod on a lane. The weight has a row of blocks per (output
+# block, group of its lanes) pair, rows 0 .. OCB-1 for each block's first group and
+# one more row for each further group (a straddling block's second); a row reads the
+# RB input blocks that cover its group from a start block of its own, and holds zeros
+# for the lanes of other groups:
 #
-#     out[n, ocb, oh, ow, oc] = sum over rcb < RB, ry, rx, rci <
-#         x[n, first(ocb) + rcb, .., rci] * w[ocb, rcb, ry, rx, rci, oc]
+#     acc[n, r, oh, ow, oc] = sum over rcb < RB, ry, rx, rci <
+#         x[n, start(r) + rcb, oh * sh + ry, ow * sw + rx, rci] * w[r, rcb, ry, rx, rci, oc]
+#     out[n, ocb, ..] = acc[n, ocb, ..] (+ acc[n, extra(ocb), ..] if ocb straddles)
 #
-# with first(ocb) = min(group(ocb * ob) * Cg // ib, C / ib - RB) and RB the most
-# input blocks any output block needs. Data and output stay blocked (no layout
-# transform around the conv) and the reduction has no div/mod on a lane, at the
-# price of the zero multiply-adds (RB * ib >= Cg). Like any zero padding of a
-# reduction, a non-finite input channel of another group poisons the lanes that
-# multiply it by zero.
+# RB is what one group spans (ceil of Cg / ib, plus one where the group starts
+# inside a block): 5 blocks for 68 channels per group where reading the union of two
+# groups would take 9. The accumulators are a register-tiled conv of their own; the
+# sum of a straddling block's rows is the elementwise stage after it (with the
+# epilogue: bias, relu). Channels a block does not divide are padded up to whole
+# blocks (136 in 9 blocks of 16): the padded lanes compute zeros. Like any zero
+# padding of a reduction, a non-finite input channel of a neighbouring group
+# poisons the lanes that multiply it by zero.
 
 
-def straddle_blocks(in_channels: int, out_channels: int, groups: int, in_block: int, out_block: int) -> tuple[list[int], int]:
-    """(first input block of each output block, input blocks read per output block)."""
+@dataclass(frozen=True)
+class StraddleRows:
+    """The weight rows of a straddling grouped conv: `start[r]` (first input block),
+    `group[r]` and `block[r]` (the output block it adds to) of each row r, and
+    `blocks` (RB, input blocks a row reads)."""
+
+    start: tuple[int, ...]
+    group: tuple[int, ...]
+    block: tuple[int, ...]
+    blocks: int
+
+    def extra(self, ocb: int) -> list[int]:
+        """The rows after the first that add to output block `ocb`."""
+        return [r for r in range(len(self.start)) if self.block[r] == ocb and r != ocb]
+
+
+def straddle_rows(in_channels: int, out_channels: int, groups: int, in_block: int, out_block: int) -> StraddleRows:
     C, O = in_channels, out_channels
-    if groups <= 0 or C % groups or O % groups or C % in_block or O % out_block:
-        raise ValueError(
-            f"straddling conv: {C} -> {O} channels, groups={groups} do not split into {in_block}/{out_block}-lane blocks"
-        )
+    if groups <= 0 or C % groups or O % groups:
+        raise ValueError(f"straddling conv: {C} -> {O} channels do not split into groups={groups}")
     Cg, Og = C // groups, O // groups
-    spans = []
-    for ocb in range(O // out_block):
-        g0, g1 = ocb * out_block // Og, (ocb * out_block + out_block - 1) // Og
-        lo, hi = g0 * Cg // in_block, -(-(g1 + 1) * Cg // in_block)
-        spans.append((lo, hi))
-    blocks = max(hi - lo for lo, hi in spans)
-    return [min(lo, C // in_block - blocks) for lo, _ in spans], blocks
+    CB, OCB = -(-C // in_block), -(-O // out_block)
+    first: list[tuple[int, int]] = []  # (block, group) of rows 0 .. OCB-1
+    more: list[tuple[int, int]] = []
+    for ocb in range(OCB):
+        g0 = ocb * out_block // Og
+        g1 = (min(ocb * out_block + out_block, O) - 1) // Og
+        if g1 > g0 + 1:
+            raise ValueError(f"straddling conv: {Og} output channels per group, a block of {out_block} holds more than two groups")
+        first.append((ocb, g0))
+        more += [(ocb, g) for g in range(g0 + 1, g1 + 1)]
+    pairs = first + more
+    span = max(-(-(g + 1) * Cg // in_block) - g * Cg // in_block for _, g in pairs)
+    return StraddleRows(
+        start=tuple(min(g * Cg // in_block, CB - span) for _, g in pairs),
+        group=tuple(g for _, g in pairs),
+        block=tuple(b for b, _ in pairs),
+        blocks=span,
+    )
 
 
 def pack_straddle_weight(w: np.ndarray, in_channels: int, groups: int, in_block: int, out_block: int) -> np.ndarray:
     """An OIHW grouped weight [O, C/groups, KH, KW] as the straddling kernel reads it:
-    [O/ob, RB, KH, KW, ib, ob], zero where a lane's group does not own the channel."""
+    [rows, RB, KH, KW, ib, ob] (`straddle_rows`), zero where a lane's group is not the
+    row's or does not own the input channel."""
     O, Cg, KH, KW = w.shape
-    first, blocks = straddle_blocks(in_channels, O, groups, in_block, out_block)
+    rows = straddle_rows(in_channels, O, groups, in_block, out_block)
     Og = O // groups
-    packed = np.zeros((O // out_block, blocks, KH, KW, in_block, out_block), w.dtype)
-    for o in range(O):
-        ocb, oc, g = o // out_block, o % out_block, o // Og
-        for rb in range(blocks):
-            for ri in range(in_block):
-                c = (first[ocb] + rb) * in_block + ri
-                if g * Cg <= c < (g + 1) * Cg:
-                    packed[ocb, rb, :, :, ri, oc] = w[o, c - g * Cg]
+    packed = np.zeros((len(rows.start), rows.blocks, KH, KW, in_block, out_block), w.dtype)
+    for r, (start, g, ocb) in enumerate(zip(rows.start, rows.group, rows.block)):
+        for oc in range(out_block):
+            o = ocb * out_block + oc
+            if not g * Og <= o < min((g + 1) * Og, O):
+                continue
+            for rb in range(rows.blocks):
+                for ri in range(in_block):
+                    c = (start + rb) * in_block + ri
+                    if g * Cg <= c < (g + 1) * Cg:
+                        packed[r, rb, :, :, ri, oc] = w[o, c - g * Cg]
     return packed
+
+
+def _table(index: te.Expr, values: Sequence[int]) -> te.Expr | int:
+    """values[index] for an index expression: a chain of selects over the runs of
+    equal values (the output block loop's, hoisted out of the reduction)."""
+    runs: list[tuple[int, int]] = []  # (first index, value)
+    for i, v in enumerate(values):
+        if not runs or runs[-1][1] != v:
+            runs.append((i, v))
+    expr: te.Expr | int = runs[0][1]
+    for i, v in runs[1:]:
+        expr = te.if_then_else(index >= i, v, expr)
+    return expr
 
 
 def conv2d_straddle_compute(
@@ -836,55 +883,71 @@ def conv2d_straddle_compute(
     bias: te.Tensor | None = None,
     *,
     groups: int,
+    channels: tuple[int, int],
     strides: Sequence[int] = (1, 1),
     pads: Sequence[int] = (0, 0, 0, 0),
     name: str = "conv2d",
 ) -> te.Tensor:
-    """A grouped conv on NCHW<ib>c data with a straddling weight [O/ob, RB, KH, KW,
-    ib, ob] (`pack_straddle_weight`), output NCHW<ob>c (+ `bias` [O])."""
+    """A grouped conv of C -> O `channels` on NCHW<ib>c data with a straddling weight
+    [rows, RB, KH, KW, ib, ob] (`pack_straddle_weight`), output NCHW<ob>c (+ `bias`
+    [blocks * ob]). Returns the stage that sums a block's rows (and adds the bias);
+    `find_reduction` finds the accumulators under it."""
     if data.ndim != 5 or weight.ndim != 6:
         raise ValueError(f"conv2d straddle: data {data.shape} / weight {weight.shape} are not blocked")
     N, CB, H, W, ib = data.shape
-    OCB, RB, KH, KW, wib, ob = weight.shape
+    R, RB, KH, KW, wib, ob = weight.shape
     if wib != ib:
         raise ValueError(f"conv2d straddle: weight in-block {wib} is not the data block {ib}")
-    C, O = CB * ib, OCB * ob
-    first, blocks = straddle_blocks(C, O, groups, ib, ob)
-    if blocks != RB:
-        raise ValueError(f"conv2d straddle: weight {weight.shape} reads {RB} input blocks, {blocks} expected")
-    Cg, Og = C // groups, O // groups
+    C, O = channels
+    OCB = -(-O // ob)
+    if -(-C // ib) != CB:
+        raise ValueError(f"conv2d straddle: {C} input channels are not {CB} blocks of {ib}")
+    rows = straddle_rows(C, O, groups, ib, ob)
+    if (R, RB) != (len(rows.start), rows.blocks):
+        raise ValueError(
+            f"conv2d straddle: weight {weight.shape} has {R} rows of {RB} input blocks, "
+            f"{len(rows.start)} of {rows.blocks} expected"
+        )
     strides, pads = tuple(int(v) for v in strides), tuple(int(v) for v in pads)
     begin, end = pads[:2], pads[2:]
     OH = (H + begin[0] + end[0] - KH) // strides[0] + 1
     OW = (W + begin[1] + end[1] - KW) // strides[1] + 1
     if OH <= 0 or OW <= 0:
         raise ValueError("conv2d straddle: the kernel does not fit the padded input")
-    if bias is not None and bias.shape != (O,):
-        raise ValueError(f"conv2d straddle: bias must have shape ({O},), got {bias.shape}")
+    if bias is not None and bias.shape != (OCB * ob,):
+        raise ValueError(f"conv2d straddle: bias must have shape ({OCB * ob},), got {bias.shape}")
     padded = _pad(data, ib, begin, end, (H, W)) if any(pads) else data
     rcb = te.reduce_axis((0, RB), name="rcb")
     ry = te.reduce_axis((0, KH), name="ry")
     rx = te.reduce_axis((0, KW), name="rx")
     rci = te.reduce_axis((0, ib), name="rci")
-    last = CB - RB
 
     def body(n, ocb, oh, ow, oc):
-        start = ocb * ob // Og * Cg // ib
-        if any(f != (i * ob // Og * Cg // ib) for i, f in enumerate(first)):
-            start = te.minimum(start, last)
-        x = padded[n, start + rcb, oh * strides[0] + ry, ow * strides[1] + rx, rci]
+        x = padded[n, _table(ocb, rows.start) + rcb, oh * strides[0] + ry, ow * strides[1] + rx, rci]
         return te.sum(x * weight[ocb, rcb, ry, rx, rci, oc], axis=[rcb, ry, rx, rci])
 
-    conv = te.compute((N, OCB, OH, OW, ob), body, name=name)
+    acc = te.compute((N, R, OH, OW, ob), body, name=name)
     params = (
         list(data.shape), list(weight.shape), list(strides), list(pads), [1, 1], groups,
-        f"NCHW{ib}c", f"straddle{RB}", f"NCHW{ob}c", str(data.dtype), str(weight.dtype),
+        f"NCHW{ib}c", f"straddle{C}:{O}", f"NCHW{ob}c", str(data.dtype), str(weight.dtype),
     )
-    _INFO[conv.op] = Conv2dInfo(
-        ib, (ib, ob), ob, groups, RB * ib * groups, O, (KH, KW), strides, padded if padded is not data else None, params
+    _INFO[acc.op] = Conv2dInfo(
+        ib, (ib, ob), ob, groups, RB * ib * groups, R * ob, (KH, KW), strides,
+        padded if padded is not data else None, params,
     )
-    if bias is None:
-        return conv
-    return te.compute(
-        conv.shape, lambda n, ocb, oh, ow, oc: conv[n, ocb, oh, ow, oc] + bias[ocb * ob + oc], name=f"{name}_bias"
-    )
+    extra = [rows.extra(b) for b in range(OCB)]
+    straddling = [b for b in range(OCB) if extra[b]]
+
+    def value(n, ocb, oh, ow, oc):
+        v = acc[n, ocb, oh, ow, oc]
+        if straddling:
+            other = _table(ocb, [extra[b][0] if extra[b] else b for b in range(OCB)])
+            hit = te.any(*[ocb == b for b in straddling])
+            v = v + te.if_then_else(hit, acc[n, other, oh, ow, oc], te.const(0, acc.dtype))
+        if bias is not None:
+            v = v + bias[ocb * ob + oc]
+        return v
+
+    if not straddling and bias is None:
+        return acc
+    return te.compute((N, OCB, OH, OW, ob), value, name=f"{name}_rows")

@@ -20,7 +20,7 @@ from tilecraft.topi.conv2d import (
     pack_data,
     pack_straddle_weight,
     schedule_conv2d,
-    straddle_blocks,
+    straddle_rows,
     unpack_data,
 )
 
@@ -72,7 +72,7 @@ def test_straddle_matches_numpy(case, bias_relu):
     W = te.placeholder(packed.shape, "float32", name="w")
     args = [X, W]
     B = te.placeholder((o,), "float32", name="b") if bias_relu else None
-    conv = conv2d_straddle_compute(X, W, B, groups=groups, strides=(stride, stride), pads=(pad,) * 4)
+    conv = conv2d_straddle_compute(X, W, B, groups=groups, channels=(c, o), strides=(stride, stride), pads=(pad,) * 4)
     out, inlined = conv, []
     if bias_relu:
         args.append(B)
@@ -93,40 +93,45 @@ def test_straddle_matches_numpy(case, bias_relu):
     np.testing.assert_allclose(unpack_data(result), expected, rtol=1e-4, atol=1e-3)
 
 
-def test_straddle_blocks_and_packing():
-    # 68 channels per group in blocks of 16: a block inside one group reads 5 input
-    # blocks, one across two groups 9 (channels 0..135); the last starts early
-    # enough to stay inside the 17 input blocks.
-    first, blocks = straddle_blocks(272, 272, 4, 16, 16)
-    assert blocks == 9
-    assert first[0] == 0 and first[4] == 0 and first[5] == 4 and first[-1] == 17 - 9
+def test_straddle_rows_and_packing():
+    # 68 channels per group in blocks of 16: each of the 17 output blocks has a row
+    # for its first group, and blocks 4, 8 and 12 (lanes of two groups) one more;
+    # a row reads the 5 input blocks its group touches, not the 9 of two groups.
+    rows = straddle_rows(272, 272, 4, 16, 16)
+    assert rows.blocks == 5 and len(rows.start) == 20
+    assert rows.block[17:] == (4, 8, 12) and rows.group[17:] == (1, 2, 3)
+    assert rows.start[4] == 0 and rows.start[17] == 4 and rows.start[5] == 4
+    assert rows.extra(4) == [17] and rows.extra(5) == []
     w = randn(272, 68, 1, 1)
     packed = pack_straddle_weight(w, 272, 4, 16, 16)
-    assert packed.shape == (17, 9, 1, 1, 16, 16)
-    # output channel 70 (group 1, block 4 lane 6) takes input channel 68 + 3 = 71
-    # (block 4 lane 7 = packed block 4 - first[4]) and nothing from group 0.
-    assert packed[4, 4, 0, 0, 7, 6] == w[70, 3, 0, 0]
-    assert not packed[4, :4, 0, 0, :, 6].any() and not packed[4, 4, 0, 0, :4, 6].any()
+    assert packed.shape == (20, 5, 1, 1, 16, 16)
+    # output channel 70 (group 1, block 4 lane 6) is in block 4's second row (17),
+    # taking input channel 68 + 3 = 71 (block 4 lane 7 = row block 0); its first row
+    # (group 0) has nothing for that lane.
+    assert packed[17, 0, 0, 0, 7, 6] == w[70, 3, 0, 0]
+    assert not packed[4, :, 0, 0, :, 6].any()
     # every weight lands exactly once
     assert np.count_nonzero(packed) == np.count_nonzero(w)
 
 
 def test_straddle_rejects_a_wrong_weight():
     X = te.placeholder((1, 17, 4, 4, 16), "float32", name="x")
-    W = te.placeholder((17, 5, 1, 1, 16, 16), "float32", name="w")
-    with pytest.raises(ValueError, match="reads 5 input blocks, 9 expected"):
-        conv2d_straddle_compute(X, W, groups=4)
-    W = te.placeholder((17, 9, 1, 1, 8, 16), "float32", name="w")
+    W = te.placeholder((17, 9, 1, 1, 16, 16), "float32", name="w")
+    with pytest.raises(ValueError, match="has 17 rows of 9 input blocks, 20 of 5 expected"):
+        conv2d_straddle_compute(X, W, groups=4, channels=(272, 272))
+    W = te.placeholder((20, 5, 1, 1, 8, 16), "float32", name="w")
     with pytest.raises(ValueError, match="in-block 8"):
-        conv2d_straddle_compute(X, W, groups=4)
+        conv2d_straddle_compute(X, W, groups=4, channels=(272, 272))
     with pytest.raises(ValueError, match="groups=3"):
-        straddle_blocks(272, 272, 3, 16, 16)
+        straddle_rows(272, 272, 3, 16, 16)
+    with pytest.raises(ValueError, match="more than two groups"):  # 4 per group
+        straddle_rows(272, 272, 68, 16, 16)
 
 
 def test_straddle_default_config_in_its_space():
     X = te.placeholder((1, 17, 14, 14, 16), "float32", name="x")
-    W = te.placeholder((17, 9, 1, 1, 16, 16), "float32", name="w")
-    red = find_reduction(conv2d_straddle_compute(X, W, groups=4))
+    W = te.placeholder((20, 5, 1, 1, 16, 16), "float32", name="w")
+    red = find_reduction(conv2d_straddle_compute(X, W, groups=4, channels=(272, 272)))
     info = conv2d_info(red)
     config = default_config(red, info)
     space = conv2d_space(red, info)
@@ -134,3 +139,26 @@ def test_straddle_default_config_in_its_space():
         (list(v) if isinstance(v, (list, tuple)) else v) in [list(a) if isinstance(a, (list, tuple)) else a for a in space[key]]
         for key, v in config.items()
     )
+
+
+@pytest.mark.parametrize("case", [(1, 136, 136, 4, 1, 1, (6, 7)), (2, 136, 136, 4, 3, 2, (9, 8))], ids=["136-1x1", "136-3x3s2"])
+def test_straddle_padded_channels(case):
+    # 136 channels (34 per group) in 9 blocks of 16: lanes 136..143 pad the last
+    # block; they read zeros in and compute zeros.
+    n, c, o, groups, k, stride, (h, w) = case
+    x, wt = randn(n, c, h, w), randn(o, c // groups, k, k)
+    pad = k // 2
+    packed = pack_straddle_weight(wt, c, groups, 16, 16)
+    assert packed.shape[0] == 9 + 3  # three blocks straddle two groups
+    X = te.placeholder((n, 9, h, w, 16), "float32", name="x")
+    W = te.placeholder(packed.shape, "float32", name="w")
+    conv = conv2d_straddle_compute(X, W, groups=groups, channels=(c, o), strides=(stride, stride), pads=(pad,) * 4)
+    s = te.create_schedule(conv)
+    schedule_conv2d(s, conv, conv)
+    f = tc.build(s, [X, W, conv])
+    xp = np.pad(x, [(0, 0), (0, 144 - c), (0, 0), (0, 0)])
+    result = np.full(conv.shape, np.nan, np.float32)
+    f(pack_data(xp, 16), packed, result)
+    got = unpack_data(result)
+    np.testing.assert_allclose(got[:, :o], grouped_conv(x, wt, groups, stride, pad), rtol=1e-4, atol=1e-3)
+    assert not got[:, o:].any()
