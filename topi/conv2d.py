@@ -68,6 +68,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tilecraft.dialects.graph import straddle_layout, straddle_rows
 from tilecraft.frontends import te
 from tilecraft.topi.schedule import parallel_pays
 from tilecraft.topi.tuning import check_config, config_for, workload_key
@@ -234,7 +235,17 @@ def conv2d_compute(
     `pads` are [begin..., end...] ([top, left, bottom, right] in 2-D); strides,
     pads and dilations default to ones, zeros and ones. Returns the reduction, or
     with a bias the stage that adds it (schedule_conv2d inlines that one into the
-    output)."""
+    output). A kernel layout "straddle<C>c<O>o<i>i<o>o" is `conv2d_straddle_compute`'s."""
+    straddle = straddle_layout(kernel_layout)
+    if straddle is not None:
+        C, O, ib, ob = straddle
+        if data_block(data_layout) != ib or data_block(out_layout or data_layout) != ob:
+            raise ValueError(f"conv2d: kernel layout {kernel_layout} needs NCHW{ib}c data and NCHW{ob}c output")
+        if dilations is not None and any(int(d) != 1 for d in dilations):
+            raise ValueError(f"conv2d: kernel layout {kernel_layout} takes no dilations")
+        return conv2d_straddle_compute(
+            data, weight, bias, groups=groups, channels=(C, O), strides=strides or (1, 1), pads=pads or (0,) * 4, name=name
+        )
     db = data_block(data_layout)
     kib, kob = kernel_blocks(kernel_layout)
     ob = data_block(out_layout if out_layout is not None else data_layout)
@@ -800,47 +811,6 @@ def _schedule_depthwise(s: te.Schedule, out: te.Tensor, red: te.Tensor, info: Co
 # blocks (136 in 9 blocks of 16): the padded lanes compute zeros. Like any zero
 # padding of a reduction, a non-finite input channel of a neighbouring group
 # poisons the lanes that multiply it by zero.
-
-
-@dataclass(frozen=True)
-class StraddleRows:
-    """The weight rows of a straddling grouped conv: `start[r]` (first input block),
-    `group[r]` and `block[r]` (the output block it adds to) of each row r, and
-    `blocks` (RB, input blocks a row reads)."""
-
-    start: tuple[int, ...]
-    group: tuple[int, ...]
-    block: tuple[int, ...]
-    blocks: int
-
-    def extra(self, ocb: int) -> list[int]:
-        """The rows after the first that add to output block `ocb`."""
-        return [r for r in range(len(self.start)) if self.block[r] == ocb and r != ocb]
-
-
-def straddle_rows(in_channels: int, out_channels: int, groups: int, in_block: int, out_block: int) -> StraddleRows:
-    C, O = in_channels, out_channels
-    if groups <= 0 or C % groups or O % groups:
-        raise ValueError(f"straddling conv: {C} -> {O} channels do not split into groups={groups}")
-    Cg, Og = C // groups, O // groups
-    CB, OCB = -(-C // in_block), -(-O // out_block)
-    first: list[tuple[int, int]] = []  # (block, group) of rows 0 .. OCB-1
-    more: list[tuple[int, int]] = []
-    for ocb in range(OCB):
-        g0 = ocb * out_block // Og
-        g1 = (min(ocb * out_block + out_block, O) - 1) // Og
-        if g1 > g0 + 1:
-            raise ValueError(f"straddling conv: {Og} output channels per group, a block of {out_block} holds more than two groups")
-        first.append((ocb, g0))
-        more += [(ocb, g) for g in range(g0 + 1, g1 + 1)]
-    pairs = first + more
-    span = max(-(-(g + 1) * Cg // in_block) - g * Cg // in_block for _, g in pairs)
-    return StraddleRows(
-        start=tuple(min(g * Cg // in_block, CB - span) for _, g in pairs),
-        group=tuple(g for _, g in pairs),
-        block=tuple(b for b, _ in pairs),
-        blocks=span,
-    )
 
 
 def pack_straddle_weight(w: np.ndarray, in_channels: int, groups: int, in_block: int, out_block: int) -> np.ndarray:
