@@ -184,3 +184,27 @@ def test_straddle_from_onnx_matches_onnxruntime(name):
     (call,) = compiled_convs(m, randn(batch, cin, *hw))
     shape = call.arguments[-1].type.get_shape()
     assert len(shape) == 5 and shape[-1] == (16 if straddles else 4)
+
+
+@pytest.mark.parametrize("k, stride", [(1, 1), (3, 2)])
+def test_alter_layout_straddle_keeps_the_reference_values(k, stride):
+    """The graph evaluator before alter-layout (OIHW) and after (the straddling
+    kernel layout, unpacked by graph_reference) agree."""
+    from test_graph_passes import check_pass, ops_named, parse
+
+    from tilecraft.transforms.alter_layout import AlterLayoutPass
+
+    pad = k // 2
+    oh, ow = (7 + 2 * pad - k) // stride + 1, (6 + 2 * pad - k) // stride + 1
+    out = f"tensor<1x272x{oh}x{ow}xf32>"
+    text = f"""
+func.func @main(%x: tensor<1x272x7x6xf32>) -> {out} {{
+  %w = graph.weight "w" : tensor<272x68x{k}x{k}xf32>
+  %b = graph.weight "b" : tensor<272xf32>
+  %y = graph.conv2d %x, %w, %b {{groups = 4 : i64, strides = array<i64: {stride}, {stride}>, pads = array<i64: {pad}, {pad}, {pad}, {pad}>}} : (tensor<1x272x7x6xf32>, tensor<272x68x{k}x{k}xf32>, tensor<272xf32>) -> {out}
+  func.return %y : {out}
+}}
+"""
+    module = check_pass(parse(text, {"w": randn(272, 68, k, k), "b": randn(272)}), AlterLayoutPass(), rtol=1e-4, atol=1e-4)
+    (conv,) = ops_named(module, "graph.conv2d")
+    assert conv.kernel_layout == "straddle272c272o16i16o"
