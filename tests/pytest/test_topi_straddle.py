@@ -191,7 +191,6 @@ def test_alter_layout_straddle_keeps_the_reference_values(k, stride):
     """The graph evaluator before alter-layout (OIHW) and after (the straddling
     kernel layout, unpacked by graph_reference) agree."""
     from test_graph_passes import check_pass, ops_named, parse
-
     from tilecraft.transforms.alter_layout import AlterLayoutPass
 
     pad = k // 2
