@@ -190,10 +190,16 @@ class Conv2dInfo:
 
 # The info of each conv2d reduction made here, keyed by its te ComputeOp.
 _INFO: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# A straddling conv's row-sum stage -> its accumulators (conv2d_straddle_compute).
+_ROWS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def conv2d_info(tensor: te.Tensor) -> Conv2dInfo | None:
-    return _INFO.get(tensor.op)
+    """The info of a conv2d reduction, or of the one a straddling conv's row sum reads."""
+    info = _INFO.get(tensor.op)
+    if info is None and tensor.op in _ROWS:
+        info = _INFO.get(_ROWS[tensor.op].op)
+    return info
 
 
 # ---------------------------------------------------------------------------------
@@ -527,6 +533,7 @@ def conv2d_space(red: te.Tensor, info: Conv2dInfo) -> dict[str, tuple]:
     `unroll_rx` = unroll the window's column loop; `parallel`. Unblocked output:
     `tile` = [ocn, owv] (output channels unrolled x vectorized columns), `parallel`.
     Depthwise convs have knobs of their own (`depthwise_space`)."""
+    red = find_reduction(red)  # (a straddling conv's accumulators under its row sum)
     if is_depthwise(info):
         return depthwise_space(red, info)
     if info.out_block:
@@ -580,6 +587,7 @@ def _flat_channels(red: te.Tensor) -> bool:
 
 def default_config(red: te.Tensor, info: Conv2dInfo) -> dict:
     """The knobs the heuristics choose (what runs untuned)."""
+    red = find_reduction(red)  # (a straddling conv's accumulators under its row sum)
     if is_depthwise(info):
         return depthwise_default_config(red, info)
     if info.out_block:
@@ -899,7 +907,7 @@ def conv2d_straddle_compute(
     acc = te.compute((N, R, OH, OW, ob), body, name=name)
     params = (
         list(data.shape), list(weight.shape), list(strides), list(pads), [1, 1], groups,
-        f"NCHW{ib}c", f"straddle{C}:{O}", f"NCHW{ob}c", str(data.dtype), str(weight.dtype),
+        f"NCHW{ib}c", f"straddle{C}c{O}o{ib}i{ob}o", f"NCHW{ob}c", str(data.dtype), str(weight.dtype),
     )
     _INFO[acc.op] = Conv2dInfo(
         ib, (ib, ob), ob, groups, RB * ib * groups, R * ob, (KH, KW), strides,
@@ -920,4 +928,6 @@ def conv2d_straddle_compute(
 
     if not straddling and bias is None:
         return acc
-    return te.compute((N, OCB, OH, OW, ob), value, name=f"{name}_rows")
+    rows_sum = te.compute((N, OCB, OH, OW, ob), value, name=f"{name}_rows")
+    _ROWS[rows_sum.op] = acc
+    return rows_sum

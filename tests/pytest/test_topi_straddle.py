@@ -207,3 +207,25 @@ func.func @main(%x: tensor<1x272x7x6xf32>) -> {out} {{
     module = check_pass(parse(text, {"w": randn(272, 68, k, k), "b": randn(272)}), AlterLayoutPass(), rtol=1e-4, atol=1e-4)
     (conv,) = ops_named(module, "graph.conv2d")
     assert conv.kernel_layout == "straddle272c272o16i16o"
+
+
+def test_straddle_tuning_template():
+    """The tuning template "conv2d" rebuilds a straddling workload from its params
+    (the kernel layout names the channels) and schedules each config of its space."""
+    from tilecraft.autotune.topi_templates import Conv2d
+
+    X = te.placeholder((1, 17, 7, 7, 16), "float32", name="x")
+    W = te.placeholder((20, 5, 1, 1, 16, 16), "float32", name="w")
+    conv = conv2d_straddle_compute(X, W, groups=4, channels=(272, 272))
+    params = conv2d_info(conv).params
+    assert params[7] == "straddle272c272o16i16o"
+    template = Conv2d()
+    space = template.space(*params)
+    config = template.default_config(*params)
+    s, args = template.schedule(*params, config=config)
+    f = tc.build(s, args)
+    x, w = randn(1, 272, 7, 7), randn(272, 68, 1, 1)
+    out = np.zeros(args[2].shape, np.float32)
+    f(pack_data(x, 16), pack_straddle_weight(w, 272, 4, 16, 16), out)
+    np.testing.assert_allclose(unpack_data(out), grouped_conv(x, w, 4, 1, 0), rtol=1e-4, atol=1e-3)
+    assert space is not None and template.flops(*params) > 0
