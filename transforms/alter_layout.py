@@ -25,7 +25,10 @@ multiple of 16: MobileNet's) is blocked too, with `kernel_layout = "OIHW1i16o"`:
 each channel stays in its lane, so no transforms are needed around it; so is a
 grouped conv whose groups are whole blocks of 16 input and 16 output channels
 (ResNeXt's), or of 8 or 4 where those divide the groups (ShuffleNet v1's 68 and
-136 channels per group). Groups that cut even blocks of 4 (its 34) stay NCHW; a
+136 channels per group). Groups of whole 4-lane blocks that cut 16-lane ones (its
+68 per group in 272 channels) take 16-lane blocks with a straddling kernel
+(`kernel_layout = "straddle<C>c<O>o16i16o"`, see `straddle`) where that does at most
+1.5x the useful multiply-adds. Groups that cut even blocks of 4 (its 34) stay NCHW; a
 1x1 one with stride 1 and no pads runs on its H x W pixels as one row
 ([N, C, 1, H * W] between two `graph.reshape`s), which the unblocked kernel
 vectorizes with wider vectors than a row of W. The weight is packed once, here, into a new weight of the
