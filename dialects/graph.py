@@ -37,6 +37,7 @@ import math
 import re
 import struct
 from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
@@ -893,6 +894,65 @@ def window_value(op: GraphOp, name: str, rank: int, fill: int) -> tuple[int, ...
     return value
 
 
+STRADDLE = re.compile(r"straddle(\d+)c(\d+)o(\d+)i(\d+)o")
+
+
+def straddle_layout(kernel_layout: str) -> tuple[int, int, int, int] | None:
+    """(C, O, in-block, out-block) of a kernel layout "straddle<C>c<O>o<i>i<o>o",
+    else None."""
+    m = STRADDLE.fullmatch(kernel_layout)
+    return tuple(int(v) for v in m.groups()) if m else None  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class StraddleRows:
+    """The weight rows of a grouped conv whose channel blocks straddle groups (kernel
+    layout "straddle<C>c<O>o<i>i<o>o", topi/conv2d.py `conv2d_straddle_compute`): a
+    row per (output block, group of its lanes), rows 0 .. OCB-1 for each block's
+    first group and one more per straddling block; `start[r]` (first input block),
+    `group[r]` and `block[r]` (the output block it adds to) of each row, and
+    `blocks` (input blocks a row reads)."""
+
+    start: tuple[int, ...]
+    group: tuple[int, ...]
+    block: tuple[int, ...]
+    blocks: int
+
+    def extra(self, ocb: int) -> list[int]:
+        """The rows after the first that add to output block `ocb`."""
+        return [r for r in range(len(self.start)) if self.block[r] == ocb and r != ocb]
+
+
+def straddle_rows(in_channels: int, out_channels: int, groups: int, in_block: int, out_block: int) -> StraddleRows:
+    """The rows of a straddling grouped conv of C -> O channels (padded up to whole
+    blocks); a ValueError where the groups do not split the channels or a block
+    holds more than two groups."""
+    C, O = in_channels, out_channels
+    if groups <= 0 or C % groups or O % groups or in_block <= 0 or out_block <= 0:
+        raise ValueError(f"straddling conv: {C} -> {O} channels do not split into groups={groups}")
+    Cg, Og = C // groups, O // groups
+    CB, OCB = -(-C // in_block), -(-O // out_block)
+    first: list[tuple[int, int]] = []  # (block, group) of rows 0 .. OCB-1
+    more: list[tuple[int, int]] = []
+    for ocb in range(OCB):
+        g0 = ocb * out_block // Og
+        g1 = (min(ocb * out_block + out_block, O) - 1) // Og
+        if g1 > g0 + 1:
+            raise ValueError(
+                f"straddling conv: {Og} output channels per group, a block of {out_block} holds more than two groups"
+            )
+        first.append((ocb, g0))
+        more += [(ocb, g) for g in range(g0 + 1, g1 + 1)]
+    pairs = first + more
+    span = max(-(-(g + 1) * Cg // in_block) - g * Cg // in_block for _, g in pairs)
+    return StraddleRows(
+        start=tuple(min(g * Cg // in_block, CB - span) for _, g in pairs),
+        group=tuple(g for _, g in pairs),
+        block=tuple(b for b, _ in pairs),
+        blocks=span,
+    )
+
+
 @irdl_op_definition
 class Conv2dOp(GraphOp):
     """Convolution with optional bias [O] over 1 to 3 spatial axes (the name is the
@@ -902,6 +962,9 @@ class Conv2dOp(GraphOp):
 
     - `data_layout` "NCHW" (default) or blocked "NCHW<b>c": input [N, C/b, H, W, b];
     - `kernel_layout` "OIHW" (default) or "OIHW<i>i<o>o": weight [O/o, I/i, KH, KW, i, o];
+      or, for a grouped conv of C -> O channels whose groups cut blocks,
+      "straddle<C>c<O>o<i>i<o>o": weight [rows, RB, KH, KW, i, o] as `straddle_rows`
+      gives them (NCHW<i>c data, NCHW<o>c output, C and O padded to whole blocks);
     - `out_layout` (default: `data_layout`) likewise for the output.
 
     Blocked layouts (what alter-layout produces) take no bias operand.
@@ -928,10 +991,13 @@ class Conv2dOp(GraphOp):
         """(input block, (kernel in-block, kernel out-block), output block); 0 = unblocked."""
         data, kernel, out = self.data_layout, self.kernel_layout, self.out_layout
         kb = (0, 0)
-        if kernel != "OIHW":
+        straddle = straddle_layout(kernel)
+        if straddle is not None:
+            kb = straddle[2:]
+        elif kernel != "OIHW":
             m = re.fullmatch(r"OIHW(\d+)i(\d+)o", kernel)
             if not m:
-                raise ShapeError(f"unknown kernel layout '{kernel}' (OIHW or OIHW<i>i<o>o)")
+                raise ShapeError(f"unknown kernel layout '{kernel}' (OIHW, OIHW<i>i<o>o or straddle<C>c<O>o<i>i<o>o)")
             kb = (int(m.group(1)), int(m.group(2)))
         return layout_block(data), kb, layout_block(out)
 
@@ -951,6 +1017,9 @@ class Conv2dOp(GraphOp):
             raise ShapeError(f"blocked layouts are 2-D, the input {x} has {rank} spatial axes")
         if self.algorithm not in ("direct", "winograd"):
             raise ShapeError(f"unknown algorithm '{self.algorithm}' (direct or winograd)")
+        straddle = straddle_layout(self.kernel_layout)
+        if straddle is not None and self.algorithm == "direct":
+            return self.infer_straddle(types, straddle)
         if self.algorithm == "winograd":
             check_winograd(self, db, (kib, kob), ob, w)
             o, ci, kernel = w[2] * kob, w[3] * kib, (3, 3)
@@ -985,6 +1054,38 @@ class Conv2dOp(GraphOp):
                 raise ShapeError(f"{o} output channels do not split into blocks of {ob}")
             return [tensor((n, o // ob, *out, ob), element)]
         return [tensor((n, o, *out), element)]
+
+    def infer_straddle(self, types, layout: tuple[int, int, int, int]):
+        c, o, ib, ob = layout
+        db, ob_out = layout_block(self.data_layout), layout_block(self.out_layout)
+        if db != ib or ob_out != ob:
+            raise ShapeError(
+                f"kernel layout {self.kernel_layout} needs data NCHW{ib}c and output NCHW{ob}c, "
+                f"not {self.data_layout} and {self.out_layout}"
+            )
+        x, w = shape_of(types[0]), shape_of(types[1])
+        if len(x) != 5 or x[4] != ib or x[1] != -(-c // ib):
+            raise ShapeError(f"input {x} is not {c} channels in layout NCHW{ib}c")
+        if len(types) == 3:
+            raise ShapeError("a conv2d in blocked layouts takes no bias operand")
+        try:
+            rows = straddle_rows(c, o, self.groups, ib, ob)
+        except ValueError as e:
+            raise ShapeError(str(e)) from None
+        if len(w) != 6 or (w[0], w[1], w[4], w[5]) != (len(rows.start), rows.blocks, ib, ob):
+            raise ShapeError(
+                f"weight {w} is not in layout {self.kernel_layout} "
+                f"([{len(rows.start)}, {rows.blocks}, KH, KW, {ib}, {ob}])"
+            )
+        strides = window_value(self, "strides", 2, 1)
+        pads = window_value(self, "pads", 2, 0)
+        dilations = window_value(self, "dilations", 2, 1)
+        if tuple(dilations) != (1, 1):
+            raise ShapeError(f"kernel layout {self.kernel_layout} takes no dilations, got {dilations}")
+        out = tuple(
+            pool_out(size, k, s, lo, hi, 1) for size, k, s, lo, hi in zip(x[2:4], w[2:4], strides, pads[:2], pads[2:])
+        )
+        return [tensor((x[0], -(-o // ob), *out, ob), ranked(types[0]).get_element_type())]
 
 
 def check_winograd(op: Conv2dOp, db: int, kb: tuple[int, int], ob: int, w: Sequence[int]) -> None:

@@ -142,7 +142,30 @@ def winograd_conv_nchw(x: np.ndarray, u: np.ndarray, pads: Sequence[int]) -> np.
     return np.ascontiguousarray(y[:, :, :oh, :ow].astype(x.dtype))
 
 
+def straddle_to_oihw(w: np.ndarray, layout: tuple[int, int, int, int], groups: int) -> np.ndarray:
+    """A weight in kernel layout straddle<C>c<O>o<i>i<o>o -> [O, C/groups, KH, KW]."""
+    c, o, ib, ob = layout
+    rows = graph.straddle_rows(c, o, groups, ib, ob)
+    cg, og = c // groups, o // groups
+    out = np.zeros((o, cg, *w.shape[2:4]), w.dtype)
+    for r, (start, g, block) in enumerate(zip(rows.start, rows.group, rows.block)):
+        lanes = [(oc, block * ob + oc) for oc in range(ob) if g * og <= block * ob + oc < min((g + 1) * og, o)]
+        channels = [(rb, ri, (start + rb) * ib + ri) for rb in range(rows.blocks) for ri in range(ib)]
+        for oc, och in lanes:
+            for rb, ri, ch in channels:
+                if g * cg <= ch < (g + 1) * cg:
+                    out[och, ch - g * cg] = w[r, rb, :, :, ri, oc]
+    return out
+
+
 def _conv2d(op: graph.Conv2dOp, x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None):
+    straddle = graph.straddle_layout(op.kernel_layout)
+    if straddle is not None:  # channels padded up to whole blocks: zeros there
+        c, o, _, ob = straddle
+        x = to_layout(x, op.data_layout, "NCHW")[:, :c]
+        y = conv_nchw(x, straddle_to_oihw(w, straddle, op.groups), op.strides, op.pads, op.dilations, op.groups)
+        y = np.pad(y, [(0, 0), (0, -(-o // ob) * ob - o), (0, 0), (0, 0)])
+        return to_layout(y, "NCHW", op.out_layout)
     x = to_layout(x, op.data_layout, "NCHW")
     if op.algorithm == "winograd":
         return to_layout(winograd_conv_nchw(x, w, op.pads), "NCHW", op.out_layout)

@@ -68,6 +68,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tilecraft.dialects.graph import straddle_layout, straddle_rows
 from tilecraft.frontends import te
 from tilecraft.topi.schedule import parallel_pays
 from tilecraft.topi.tuning import check_config, config_for, workload_key
@@ -189,10 +190,16 @@ class Conv2dInfo:
 
 # The info of each conv2d reduction made here, keyed by its te ComputeOp.
 _INFO: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# A straddling conv's row-sum stage -> its accumulators (conv2d_straddle_compute).
+_ROWS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def conv2d_info(tensor: te.Tensor) -> Conv2dInfo | None:
-    return _INFO.get(tensor.op)
+    """The info of a conv2d reduction, or of the one a straddling conv's row sum reads."""
+    info = _INFO.get(tensor.op)
+    if info is None and tensor.op in _ROWS:
+        info = _INFO.get(_ROWS[tensor.op].op)
+    return info
 
 
 # ---------------------------------------------------------------------------------
@@ -234,7 +241,17 @@ def conv2d_compute(
     `pads` are [begin..., end...] ([top, left, bottom, right] in 2-D); strides,
     pads and dilations default to ones, zeros and ones. Returns the reduction, or
     with a bias the stage that adds it (schedule_conv2d inlines that one into the
-    output)."""
+    output). A kernel layout "straddle<C>c<O>o<i>i<o>o" is `conv2d_straddle_compute`'s."""
+    straddle = straddle_layout(kernel_layout)
+    if straddle is not None:
+        C, O, ib, ob = straddle
+        if data_block(data_layout) != ib or data_block(out_layout or data_layout) != ob:
+            raise ValueError(f"conv2d: kernel layout {kernel_layout} needs NCHW{ib}c data and NCHW{ob}c output")
+        if dilations is not None and any(int(d) != 1 for d in dilations):
+            raise ValueError(f"conv2d: kernel layout {kernel_layout} takes no dilations")
+        return conv2d_straddle_compute(
+            data, weight, bias, groups=groups, channels=(C, O), strides=strides or (1, 1), pads=pads or (0,) * 4, name=name
+        )
     db = data_block(data_layout)
     kib, kob = kernel_blocks(kernel_layout)
     ob = data_block(out_layout if out_layout is not None else data_layout)
@@ -557,6 +574,7 @@ def _schedule_space(red: te.Tensor, info: Conv2dInfo) -> dict[str, tuple]:
     `unroll_rx` = unroll the window's column loop; `parallel`. Unblocked output:
     `tile` = [ocn, owv] (output channels unrolled x vectorized columns), `parallel`.
     Depthwise convs have knobs of their own (`depthwise_space`)."""
+    red = find_reduction(red)  # (a straddling conv's accumulators under its row sum)
     if is_depthwise(info):
         return depthwise_space(red, info)
     if info.out_block:
@@ -618,6 +636,7 @@ def _flat_channels(red: te.Tensor) -> bool:
 
 def default_config(red: te.Tensor, info: Conv2dInfo) -> dict:
     """The knobs the heuristics choose (what runs untuned)."""
+    red = find_reduction(red)  # (a straddling conv's accumulators under its row sum)
     if winograd_by_default(red, info):
         knobs = conv2d_space(red, info)
         return {k: (list(v[0]) if isinstance(v[0], tuple) else v[0]) for k, v in knobs.items()} | {"algorithm": "winograd"}
@@ -832,3 +851,141 @@ def _schedule_depthwise(s: te.Schedule, out: te.Tensor, red: te.Tensor, info: Co
         s[local].unroll(rx)
     s[local].unroll(lowi)
     s[local].vectorize(lc)
+
+
+# ---------------------------------------------------------------------------------
+# Grouped convs whose groups cut channel blocks ("straddling" blocks)
+#
+# ShuffleNet v1's grouped 1x1 convs have 68 or 136 channels per group: a 16-lane
+# output block may hold the last lanes of one group and the first of the next. Here
+# data and output stay in 16-lane blocks (no layout transform around the conv) and
+# the reduction has no div/mod on a lane. The weight has a row of blocks per (output
+# block, group of its lanes) pair, rows 0 .. OCB-1 for each block's first group and
+# one more row for each further group (a straddling block's second); a row reads the
+# RB input blocks that cover its group from a start block of its own, and holds zeros
+# for the lanes of other groups:
+#
+#     acc[n, r, oh, ow, oc] = sum over rcb < RB, ry, rx, rci <
+#         x[n, start(r) + rcb, oh * sh + ry, ow * sw + rx, rci] * w[r, rcb, ry, rx, rci, oc]
+#     out[n, ocb, ..] = acc[n, ocb, ..] (+ acc[n, extra(ocb), ..] if ocb straddles)
+#
+# RB is what one group spans (ceil of Cg / ib, plus one where the group starts
+# inside a block): 5 blocks for 68 channels per group where reading the union of two
+# groups would take 9. The accumulators are a register-tiled conv of their own; the
+# sum of a straddling block's rows is the elementwise stage after it (with the
+# epilogue: bias, relu). Channels a block does not divide are padded up to whole
+# blocks (136 in 9 blocks of 16): the padded lanes compute zeros. Like any zero
+# padding of a reduction, a non-finite input channel of a neighbouring group
+# poisons the lanes that multiply it by zero.
+
+
+def pack_straddle_weight(w: np.ndarray, in_channels: int, groups: int, in_block: int, out_block: int) -> np.ndarray:
+    """An OIHW grouped weight [O, C/groups, KH, KW] as the straddling kernel reads it:
+    [rows, RB, KH, KW, ib, ob] (`straddle_rows`), zero where a lane's group is not the
+    row's or does not own the input channel."""
+    O, Cg, KH, KW = w.shape
+    rows = straddle_rows(in_channels, O, groups, in_block, out_block)
+    Og = O // groups
+    packed = np.zeros((len(rows.start), rows.blocks, KH, KW, in_block, out_block), w.dtype)
+    for r, (start, g, ocb) in enumerate(zip(rows.start, rows.group, rows.block)):
+        for oc in range(out_block):
+            o = ocb * out_block + oc
+            if not g * Og <= o < min((g + 1) * Og, O):
+                continue
+            for rb in range(rows.blocks):
+                for ri in range(in_block):
+                    c = (start + rb) * in_block + ri
+                    if g * Cg <= c < (g + 1) * Cg:
+                        packed[r, rb, :, :, ri, oc] = w[o, c - g * Cg]
+    return packed
+
+
+def _table(index: te.Expr, values: Sequence[int]) -> te.Expr | int:
+    """values[index] for an index expression: a chain of selects over the runs of
+    equal values (the output block loop's, hoisted out of the reduction)."""
+    runs: list[tuple[int, int]] = []  # (first index, value)
+    for i, v in enumerate(values):
+        if not runs or runs[-1][1] != v:
+            runs.append((i, v))
+    expr: te.Expr | int = runs[0][1]
+    for i, v in runs[1:]:
+        expr = te.if_then_else(index >= i, v, expr)
+    return expr
+
+
+def conv2d_straddle_compute(
+    data: te.Tensor,
+    weight: te.Tensor,
+    bias: te.Tensor | None = None,
+    *,
+    groups: int,
+    channels: tuple[int, int],
+    strides: Sequence[int] = (1, 1),
+    pads: Sequence[int] = (0, 0, 0, 0),
+    name: str = "conv2d",
+) -> te.Tensor:
+    """A grouped conv of C -> O `channels` on NCHW<ib>c data with a straddling weight
+    [rows, RB, KH, KW, ib, ob] (`pack_straddle_weight`), output NCHW<ob>c (+ `bias`
+    [blocks * ob]). Returns the stage that sums a block's rows (and adds the bias);
+    `find_reduction` finds the accumulators under it."""
+    if data.ndim != 5 or weight.ndim != 6:
+        raise ValueError(f"conv2d straddle: data {data.shape} / weight {weight.shape} are not blocked")
+    N, CB, H, W, ib = data.shape
+    R, RB, KH, KW, wib, ob = weight.shape
+    if wib != ib:
+        raise ValueError(f"conv2d straddle: weight in-block {wib} is not the data block {ib}")
+    C, O = channels
+    OCB = -(-O // ob)
+    if -(-C // ib) != CB:
+        raise ValueError(f"conv2d straddle: {C} input channels are not {CB} blocks of {ib}")
+    rows = straddle_rows(C, O, groups, ib, ob)
+    if (R, RB) != (len(rows.start), rows.blocks):
+        raise ValueError(
+            f"conv2d straddle: weight {weight.shape} has {R} rows of {RB} input blocks, "
+            f"{len(rows.start)} of {rows.blocks} expected"
+        )
+    strides, pads = tuple(int(v) for v in strides), tuple(int(v) for v in pads)
+    begin, end = pads[:2], pads[2:]
+    OH = (H + begin[0] + end[0] - KH) // strides[0] + 1
+    OW = (W + begin[1] + end[1] - KW) // strides[1] + 1
+    if OH <= 0 or OW <= 0:
+        raise ValueError("conv2d straddle: the kernel does not fit the padded input")
+    if bias is not None and bias.shape != (OCB * ob,):
+        raise ValueError(f"conv2d straddle: bias must have shape ({OCB * ob},), got {bias.shape}")
+    padded = _pad(data, ib, begin, end, (H, W)) if any(pads) else data
+    rcb = te.reduce_axis((0, RB), name="rcb")
+    ry = te.reduce_axis((0, KH), name="ry")
+    rx = te.reduce_axis((0, KW), name="rx")
+    rci = te.reduce_axis((0, ib), name="rci")
+
+    def body(n, ocb, oh, ow, oc):
+        x = padded[n, _table(ocb, rows.start) + rcb, oh * strides[0] + ry, ow * strides[1] + rx, rci]
+        return te.sum(x * weight[ocb, rcb, ry, rx, rci, oc], axis=[rcb, ry, rx, rci])
+
+    acc = te.compute((N, R, OH, OW, ob), body, name=name)
+    params = (
+        list(data.shape), list(weight.shape), list(strides), list(pads), [1, 1], groups,
+        f"NCHW{ib}c", f"straddle{C}c{O}o{ib}i{ob}o", f"NCHW{ob}c", str(data.dtype), str(weight.dtype),
+    )
+    _INFO[acc.op] = Conv2dInfo(
+        ib, (ib, ob), ob, groups, RB * ib * groups, R * ob, (KH, KW), strides,
+        padded if padded is not data else None, params,
+    )
+    extra = [rows.extra(b) for b in range(OCB)]
+    straddling = [b for b in range(OCB) if extra[b]]
+
+    def value(n, ocb, oh, ow, oc):
+        v = acc[n, ocb, oh, ow, oc]
+        if straddling:
+            other = _table(ocb, [extra[b][0] if extra[b] else b for b in range(OCB)])
+            hit = te.any(*[ocb == b for b in straddling])
+            v = v + te.if_then_else(hit, acc[n, other, oh, ow, oc], te.const(0, acc.dtype))
+        if bias is not None:
+            v = v + bias[ocb * ob + oc]
+        return v
+
+    if not straddling and bias is None:
+        return acc
+    rows_sum = te.compute((N, OCB, OH, OW, ob), value, name=f"{name}_rows")
+    _ROWS[rows_sum.op] = acc
+    return rows_sum

@@ -431,3 +431,38 @@ func.func @padded(%x: tensor<1x30x4x4xf32>) -> (tensor<1x30x4x4xf32>, tensor<1x3
 // NOPAD-LABEL: func.func @padded
 // NOPAD-NOT:     graph.layout_transform
 // NOPAD:         func.return
+
+// -----
+
+// Groups of whole 4-lane blocks that cut 16-lane ones (ShuffleNet v1's 68 channels
+// per group in 272): 16-lane blocks in and out with the straddling kernel, its
+// weight [20 rows, 5 blocks, 1, 1, 16, 16]; the bias an add of its blocks.
+func.func @grouped_straddle(%x: tensor<1x272x4x4xf32>) -> tensor<1x272x4x4xf32> {
+  %w = graph.constant dense<1.0> : tensor<272x68x1x1xf32>
+  %b = graph.constant dense<0.5> : tensor<272xf32>
+  %y = graph.conv2d %x, %w, %b {groups = 4 : i64} : (tensor<1x272x4x4xf32>, tensor<272x68x1x1xf32>, tensor<272xf32>) -> tensor<1x272x4x4xf32>
+  func.return %y : tensor<1x272x4x4xf32>
+}
+
+// CHECK-LABEL: func.func @grouped_straddle
+// CHECK:         %[[T:.*]] = graph.layout_transform %x {src = "NCHW", dst = "NCHW16c"} : (tensor<1x272x4x4xf32>) -> tensor<1x17x4x4x16xf32>
+// CHECK:         %[[C:.*]] = graph.conv2d %[[T]], %{{.*}} {groups = 4 : i64, data_layout = "NCHW16c", kernel_layout = "straddle272c272o16i16o", out_layout = "NCHW16c"} : (tensor<1x17x4x4x16xf32>, tensor<20x5x1x1x16x16xf32>) -> tensor<1x17x4x4x16xf32>
+// CHECK-NEXT:    %[[B:.*]] = graph.constant dense<5.000000e-01> : tensor<17x1x1x16xf32>
+// CHECK-NEXT:    %[[A:.*]] = graph.add %[[C]], %[[B]]
+// CHECK-NEXT:    %[[O:.*]] = graph.layout_transform %[[A]] {src = "NCHW16c", dst = "NCHW"}
+// CHECK-NEXT:    func.return %[[O]]
+
+// -----
+
+// Where the straddling kernel would do many zero multiply-adds (12 channels per
+// group of 48: 6 rows of 2 blocks, 5.3x the useful ones) the groups keep 4-lane blocks.
+func.func @grouped_straddle_wasteful(%x: tensor<1x48x4x4xf32>) -> tensor<1x48x4x4xf32> {
+  %w = graph.constant dense<1.0> : tensor<48x12x1x1xf32>
+  %y = graph.conv2d %x, %w {groups = 4 : i64} : (tensor<1x48x4x4xf32>, tensor<48x12x1x1xf32>) -> tensor<1x48x4x4xf32>
+  func.return %y : tensor<1x48x4x4xf32>
+}
+
+// CHECK-LABEL: func.func @grouped_straddle_wasteful
+// CHECK:         graph.conv2d {{.*}} {groups = 4 : i64, data_layout = "NCHW4c", kernel_layout = "OIHW4i4o", out_layout = "NCHW4c"}
+// CHECK-NOT:     straddle
+// CHECK:         func.return

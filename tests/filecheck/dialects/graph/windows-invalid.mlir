@@ -99,3 +99,30 @@ func.func @indices_storage_order(%x: tensor<1x2x4x4xf32>) {
   %0 = graph.max_pool_indices %x {kernel = array<i64: 2, 2>, storage_order = 2 : i64} : (tensor<1x2x4x4xf32>) -> tensor<1x2x3x3xi64>
   func.return
 }
+
+// -----
+
+// A straddling kernel layout (grouped convs whose groups cut channel blocks): the
+// weight must have the rows and input blocks its channels and groups give (68 per
+// group in 4 groups of 272: 20 rows of 5 blocks).
+func.func @straddle_weight_shape(%x: tensor<1x17x4x4x16xf32>, %w: tensor<17x9x1x1x16x16xf32>) {
+  // CHECK: windows-invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.conv2d' op: weight (17, 9, 1, 1, 16, 16) is not in layout straddle272c272o16i16o ([20, 5, KH, KW, 16, 16]).
+  %0 = graph.conv2d %x, %w {groups = 4 : i64, data_layout = "NCHW16c", kernel_layout = "straddle272c272o16i16o", out_layout = "NCHW16c"} : (tensor<1x17x4x4x16xf32>, tensor<17x9x1x1x16x16xf32>) -> tensor<1x17x4x4x16xf32>
+  func.return
+}
+
+// -----
+
+func.func @straddle_data_layout(%x: tensor<1x68x4x4x4xf32>, %w: tensor<20x5x1x1x16x16xf32>) {
+  // CHECK: windows-invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.conv2d' op: kernel layout straddle272c272o16i16o needs data NCHW16c and output NCHW16c, not NCHW4c and NCHW16c.
+  %0 = graph.conv2d %x, %w {groups = 4 : i64, data_layout = "NCHW4c", kernel_layout = "straddle272c272o16i16o", out_layout = "NCHW16c"} : (tensor<1x68x4x4x4xf32>, tensor<20x5x1x1x16x16xf32>) -> tensor<1x17x4x4x16xf32>
+  func.return
+}
+
+// -----
+
+func.func @straddle_groups(%x: tensor<1x17x4x4x16xf32>, %w: tensor<20x5x1x1x16x16xf32>) {
+  // CHECK: windows-invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.conv2d' op: straddling conv: 272 -> 272 channels do not split into groups=3.
+  %0 = graph.conv2d %x, %w {groups = 3 : i64, data_layout = "NCHW16c", kernel_layout = "straddle272c272o16i16o", out_layout = "NCHW16c"} : (tensor<1x17x4x4x16xf32>, tensor<20x5x1x1x16x16xf32>) -> tensor<1x17x4x4x16xf32>
+  func.return
+}
