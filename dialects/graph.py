@@ -906,32 +906,34 @@ def straddle_layout(kernel_layout: str) -> tuple[int, int, int, int] | None:
 
 @dataclass(frozen=True)
 class StraddleRows:
-    """The weight rows of a grouped conv whose channel blocks straddle groups (kernel
-    layout "straddle<C>c<O>o<i>i<o>o", topi/conv2d.py `conv2d_straddle_compute`): a
-    row per (output block, group of its lanes), rows 0 .. OCB-1 for each block's
-    first group and one more per straddling block; `start[r]` (first input block),
-    `group[r]` and `block[r]` (the output block it adds to) of each row, and
-    `blocks` (input blocks a row reads)."""
+    """The weight rows of a grouped conv whose output channel blocks straddle groups
+    (kernel layout "straddle<C>c<O>o<i>i<o>o", topi/conv2d.py
+    `conv2d_straddle_compute`): a row per (output block, group of its lanes), rows
+    0 .. OCB-1 for each block's first group and one more per straddling block;
+    `group[r]` and `block[r]` (the output block whose lanes of that group it
+    computes) of each row. A row reads exactly the C/groups input channels of its
+    group, `i` at a time."""
 
-    start: tuple[int, ...]
     group: tuple[int, ...]
     block: tuple[int, ...]
-    blocks: int
 
     def extra(self, ocb: int) -> list[int]:
-        """The rows after the first that add to output block `ocb`."""
-        return [r for r in range(len(self.start)) if self.block[r] == ocb and r != ocb]
+        """The rows after the first that compute lanes of output block `ocb`."""
+        return [r for r in range(len(self.group)) if self.block[r] == ocb and r != ocb]
 
 
 def straddle_rows(in_channels: int, out_channels: int, groups: int, in_block: int, out_block: int) -> StraddleRows:
-    """The rows of a straddling grouped conv of C -> O channels (padded up to whole
-    blocks); a ValueError where the groups do not split the channels or a block
-    holds more than two groups."""
+    """The rows of a straddling grouped conv of C -> O channels (O padded up to whole
+    blocks of `out_block`) that reads its input `in_block` channels at a time; a
+    ValueError where the groups do not split the channels, `in_block` does not
+    divide a group's input channels, or an output block holds more than two groups."""
     C, O = in_channels, out_channels
     if groups <= 0 or C % groups or O % groups or in_block <= 0 or out_block <= 0:
         raise ValueError(f"straddling conv: {C} -> {O} channels do not split into groups={groups}")
     Cg, Og = C // groups, O // groups
-    CB, OCB = -(-C // in_block), -(-O // out_block)
+    if Cg % in_block:
+        raise ValueError(f"straddling conv: {Cg} input channels per group are not blocks of {in_block}")
+    OCB = -(-O // out_block)
     first: list[tuple[int, int]] = []  # (block, group) of rows 0 .. OCB-1
     more: list[tuple[int, int]] = []
     for ocb in range(OCB):
@@ -944,13 +946,7 @@ def straddle_rows(in_channels: int, out_channels: int, groups: int, in_block: in
         first.append((ocb, g0))
         more += [(ocb, g) for g in range(g0 + 1, g1 + 1)]
     pairs = first + more
-    span = max(-(-(g + 1) * Cg // in_block) - g * Cg // in_block for _, g in pairs)
-    return StraddleRows(
-        start=tuple(min(g * Cg // in_block, CB - span) for _, g in pairs),
-        group=tuple(g for _, g in pairs),
-        block=tuple(b for b, _ in pairs),
-        blocks=span,
-    )
+    return StraddleRows(group=tuple(g for _, g in pairs), block=tuple(b for b, _ in pairs))
 
 
 @irdl_op_definition
@@ -963,8 +959,9 @@ class Conv2dOp(GraphOp):
     - `data_layout` "NCHW" (default) or blocked "NCHW<b>c": input [N, C/b, H, W, b];
     - `kernel_layout` "OIHW" (default) or "OIHW<i>i<o>o": weight [O/o, I/i, KH, KW, i, o];
       or, for a grouped conv of C -> O channels whose groups cut blocks,
-      "straddle<C>c<O>o<i>i<o>o": weight [rows, RB, KH, KW, i, o] as `straddle_rows`
-      gives them (NCHW<i>c data, NCHW<o>c output, C and O padded to whole blocks);
+      "straddle<C>c<O>o<i>i<o>o": weight [rows, C/groups/i, KH, KW, i, o] as
+      `straddle_rows` gives them (NCHW<b>c data with i dividing b, NCHW<o>c output,
+      C and O padded to whole blocks);
     - `out_layout` (default: `data_layout`) likewise for the output.
 
     Blocked layouts (what alter-layout produces) take no bias operand.
@@ -1058,24 +1055,25 @@ class Conv2dOp(GraphOp):
     def infer_straddle(self, types, layout: tuple[int, int, int, int]):
         c, o, ib, ob = layout
         db, ob_out = layout_block(self.data_layout), layout_block(self.out_layout)
-        if db != ib or ob_out != ob:
+        if not db or db % ib or ob_out != ob:
             raise ShapeError(
-                f"kernel layout {self.kernel_layout} needs data NCHW{ib}c and output NCHW{ob}c, "
-                f"not {self.data_layout} and {self.out_layout}"
+                f"kernel layout {self.kernel_layout} needs data NCHW<b>c with b a multiple of {ib} and output "
+                f"NCHW{ob}c, not {self.data_layout} and {self.out_layout}"
             )
         x, w = shape_of(types[0]), shape_of(types[1])
-        if len(x) != 5 or x[4] != ib or x[1] != -(-c // ib):
-            raise ShapeError(f"input {x} is not {c} channels in layout NCHW{ib}c")
+        if len(x) != 5 or x[4] != db or x[1] != -(-c // db):
+            raise ShapeError(f"input {x} is not {c} channels in layout NCHW{db}c")
         if len(types) == 3:
             raise ShapeError("a conv2d in blocked layouts takes no bias operand")
         try:
             rows = straddle_rows(c, o, self.groups, ib, ob)
         except ValueError as e:
             raise ShapeError(str(e)) from None
-        if len(w) != 6 or (w[0], w[1], w[4], w[5]) != (len(rows.start), rows.blocks, ib, ob):
+        sub = c // self.groups // ib
+        if len(w) != 6 or (w[0], w[1], w[4], w[5]) != (len(rows.group), sub, ib, ob):
             raise ShapeError(
                 f"weight {w} is not in layout {self.kernel_layout} "
-                f"([{len(rows.start)}, {rows.blocks}, KH, KW, {ib}, {ob}])"
+                f"([{len(rows.group)}, {sub}, KH, KW, {ib}, {ob}])"
             )
         strides = window_value(self, "strides", 2, 1)
         pads = window_value(self, "pads", 2, 0)

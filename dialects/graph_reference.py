@@ -148,13 +148,11 @@ def straddle_to_oihw(w: np.ndarray, layout: tuple[int, int, int, int], groups: i
     rows = graph.straddle_rows(c, o, groups, ib, ob)
     cg, og = c // groups, o // groups
     out = np.zeros((o, cg, *w.shape[2:4]), w.dtype)
-    for r, (start, g, block) in enumerate(zip(rows.start, rows.group, rows.block)):
-        lanes = [(oc, block * ob + oc) for oc in range(ob) if g * og <= block * ob + oc < min((g + 1) * og, o)]
-        channels = [(rb, ri, (start + rb) * ib + ri) for rb in range(rows.blocks) for ri in range(ib)]
-        for oc, och in lanes:
-            for rb, ri, ch in channels:
-                if g * cg <= ch < (g + 1) * cg:
-                    out[och, ch - g * cg] = w[r, rb, :, :, ri, oc]
+    for r, (g, block) in enumerate(zip(rows.group, rows.block)):
+        for oc in range(ob):
+            och = block * ob + oc
+            if g * og <= och < min((g + 1) * og, o):  # the row's lanes
+                out[och] = w[r, :, :, :, :, oc].transpose(0, 3, 1, 2).reshape(cg, *w.shape[2:4])
     return out
 
 

@@ -245,8 +245,11 @@ def conv2d_compute(
     straddle = straddle_layout(kernel_layout)
     if straddle is not None:
         C, O, ib, ob = straddle
-        if data_block(data_layout) != ib or data_block(out_layout or data_layout) != ob:
-            raise ValueError(f"conv2d: kernel layout {kernel_layout} needs NCHW{ib}c data and NCHW{ob}c output")
+        db = data_block(data_layout)
+        if not db or db % ib or data_block(out_layout or data_layout) != ob:
+            raise ValueError(
+                f"conv2d: kernel layout {kernel_layout} needs NCHW<b>c data (b a multiple of {ib}) and NCHW{ob}c output"
+            )
         if dilations is not None and any(int(d) != 1 for d in dilations):
             raise ValueError(f"conv2d: kernel layout {kernel_layout} takes no dilations")
         return conv2d_straddle_compute(
@@ -514,6 +517,9 @@ def schedule_conv2d(s: te.Schedule, out: te.Tensor, conv: te.Tensor, inlined=(),
     if info.pad is not None:
         phased = not info.data_block and not info.out_block and info.strides[-1] > 1
         _schedule_pad(s, info.pad, info.data_block, phased)
+    if straddle_layout(info.params[7]) is not None and out.shape != red.shape:
+        _schedule_straddle(s, out, red, config)
+        return
     if out.shape != red.shape:
         # The group reshapes after the conv: the conv gets its own tile loops at the
         # root, `out` a plain elementwise schedule.
@@ -856,47 +862,46 @@ def _schedule_depthwise(s: te.Schedule, out: te.Tensor, red: te.Tensor, info: Co
 # ---------------------------------------------------------------------------------
 # Grouped convs whose groups cut channel blocks ("straddling" blocks)
 #
-# ShuffleNet v1's grouped 1x1 convs have 68 or 136 channels per group: a 16-lane
+# ShuffleNet v1's grouped 1x1 convs have 34, 68 or 136 channels per group: a 16-lane
 # output block may hold the last lanes of one group and the first of the next. Here
-# data and output stay in 16-lane blocks (no layout transform around the conv) and
-# the reduction has no div/mod on a lane. The weight has a row of blocks per (output
-# block, group of its lanes) pair, rows 0 .. OCB-1 for each block's first group and
-# one more row for each further group (a straddling block's second); a row reads the
-# RB input blocks that cover its group from a start block of its own, and holds zeros
-# for the lanes of other groups:
+# data and output stay in 16-lane blocks (no layout transform around the conv, no
+# 2-, 4- or 8-lane vectors). The weight has a row per (output block, group of its
+# lanes) pair, rows 0 .. OCB-1 for each block's first group and one more row for
+# each further group (a straddling block's second); a row reads exactly the Cg input
+# channels of its group, i at a time (i divides Cg and the data block b, so a step
+# never crosses a block; q0(r) = group(r) * Cg / i):
 #
-#     acc[n, r, oh, ow, oc] = sum over rcb < RB, ry, rx, rci <
-#         x[n, start(r) + rcb, oh * sh + ry, ow * sw + rx, rci] * w[r, rcb, ry, rx, rci, oc]
-#     out[n, ocb, ..] = acc[n, ocb, ..] (+ acc[n, extra(ocb), ..] if ocb straddles)
+#     acc[n, r, oh, ow, oc] = sum over rcb < Cg / i, ry, rx, rci < i:
+#         x[n, (q0(r) + rcb) // (b / i), oh * sh + ry, ow * sw + rx, (q0(r) + rcb) % (b / i) * i + rci]
+#         * w[r, rcb, ry, rx, rci, oc]
+#     out[n, ocb, ..] = the lanes of acc[n, ocb, ..] in ocb's first group, the others
+#                       from acc[n, extra(ocb), ..] (0 on lanes past O)
 #
-# RB is what one group spans (ceil of Cg / ib, plus one where the group starts
-# inside a block): 5 blocks for 68 channels per group where reading the union of two
-# groups would take 9. The accumulators are a register-tiled conv of their own; the
-# sum of a straddling block's rows is the elementwise stage after it (with the
-# epilogue: bias, relu). Channels a block does not divide are padded up to whole
-# blocks (136 in 9 blocks of 16): the padded lanes compute zeros. Like any zero
-# padding of a reduction, a non-finite input channel of a neighbouring group
-# poisons the lanes that multiply it by zero.
+# The div/mod is on the channel-step loop, outside the lanes. A row's lanes of
+# another group hold zero weights; the output stage selects each lane from the row
+# of its own group (it never adds rows), so no input of one group reaches an output
+# of another, not even an inf through a zero weight (0 * inf = NaN), and no input
+# channel of another group is read at all. The accumulators are a register-tiled
+# conv of their own; the selection is the elementwise stage after it (with the
+# epilogue: bias, relu). Output channels a block does not divide are padded up to
+# whole blocks (136 in 9 blocks of 16): those lanes are zeros.
 
 
 def pack_straddle_weight(w: np.ndarray, in_channels: int, groups: int, in_block: int, out_block: int) -> np.ndarray:
     """An OIHW grouped weight [O, C/groups, KH, KW] as the straddling kernel reads it:
-    [rows, RB, KH, KW, ib, ob] (`straddle_rows`), zero where a lane's group is not the
-    row's or does not own the input channel."""
+    [rows, C/groups/i, KH, KW, i, o] (`straddle_rows`, i = `in_block`), zero where
+    a lane's group is not the row's."""
     O, Cg, KH, KW = w.shape
     rows = straddle_rows(in_channels, O, groups, in_block, out_block)
     Og = O // groups
-    packed = np.zeros((len(rows.start), rows.blocks, KH, KW, in_block, out_block), w.dtype)
-    for r, (start, g, ocb) in enumerate(zip(rows.start, rows.group, rows.block)):
+    packed = np.zeros((len(rows.group), Cg // in_block, KH, KW, in_block, out_block), w.dtype)
+    # [Cg, KH, KW] of one output channel -> [Cg / i, KH, KW, i]
+    per_channel = w.reshape(O, Cg // in_block, in_block, KH, KW).transpose(0, 1, 3, 4, 2)
+    for r, (g, ocb) in enumerate(zip(rows.group, rows.block)):
         for oc in range(out_block):
             o = ocb * out_block + oc
-            if not g * Og <= o < min((g + 1) * Og, O):
-                continue
-            for rb in range(rows.blocks):
-                for ri in range(in_block):
-                    c = (start + rb) * in_block + ri
-                    if g * Cg <= c < (g + 1) * Cg:
-                        packed[r, rb, :, :, ri, oc] = w[o, c - g * Cg]
+            if g * Og <= o < min((g + 1) * Og, O):
+                packed[r, ..., oc] = per_channel[o]
     return packed
 
 
@@ -924,25 +929,26 @@ def conv2d_straddle_compute(
     pads: Sequence[int] = (0, 0, 0, 0),
     name: str = "conv2d",
 ) -> te.Tensor:
-    """A grouped conv of C -> O `channels` on NCHW<ib>c data with a straddling weight
-    [rows, RB, KH, KW, ib, ob] (`pack_straddle_weight`), output NCHW<ob>c (+ `bias`
-    [blocks * ob]). Returns the stage that sums a block's rows (and adds the bias);
-    `find_reduction` finds the accumulators under it."""
+    """A grouped conv of C -> O `channels` on NCHW<b>c data with a straddling weight
+    [rows, C/groups/i, KH, KW, i, o] (`pack_straddle_weight`), output NCHW<o>c (+
+    `bias` [blocks * o]). Returns the stage that takes each lane from its group's
+    row (and adds the bias); `find_reduction` finds the accumulators under it."""
     if data.ndim != 5 or weight.ndim != 6:
         raise ValueError(f"conv2d straddle: data {data.shape} / weight {weight.shape} are not blocked")
-    N, CB, H, W, ib = data.shape
-    R, RB, KH, KW, wib, ob = weight.shape
-    if wib != ib:
-        raise ValueError(f"conv2d straddle: weight in-block {wib} is not the data block {ib}")
+    N, CB, H, W, db = data.shape
+    R, steps, KH, KW, ib, ob = weight.shape
+    if db % ib:
+        raise ValueError(f"conv2d straddle: weight in-block {ib} does not divide the data block {db}")
     C, O = channels
     OCB = -(-O // ob)
-    if -(-C // ib) != CB:
-        raise ValueError(f"conv2d straddle: {C} input channels are not {CB} blocks of {ib}")
+    if -(-C // db) != CB:
+        raise ValueError(f"conv2d straddle: {C} input channels are not {CB} blocks of {db}")
     rows = straddle_rows(C, O, groups, ib, ob)
-    if (R, RB) != (len(rows.start), rows.blocks):
+    Cg, Og = C // groups, O // groups
+    if (R, steps) != (len(rows.group), Cg // ib):
         raise ValueError(
-            f"conv2d straddle: weight {weight.shape} has {R} rows of {RB} input blocks, "
-            f"{len(rows.start)} of {rows.blocks} expected"
+            f"conv2d straddle: weight {weight.shape} has {R} rows of {steps} channel steps, "
+            f"{len(rows.group)} of {Cg // ib} expected"
         )
     strides, pads = tuple(int(v) for v in strides), tuple(int(v) for v in pads)
     begin, end = pads[:2], pads[2:]
@@ -952,40 +958,80 @@ def conv2d_straddle_compute(
         raise ValueError("conv2d straddle: the kernel does not fit the padded input")
     if bias is not None and bias.shape != (OCB * ob,):
         raise ValueError(f"conv2d straddle: bias must have shape ({OCB * ob},), got {bias.shape}")
-    padded = _pad(data, ib, begin, end, (H, W)) if any(pads) else data
-    rcb = te.reduce_axis((0, RB), name="rcb")
+    padded = _pad(data, db, begin, end, (H, W)) if any(pads) else data
+    # (named as conv2d_compute's blocked channel axes: the schedule tiles them alike)
+    rcb = te.reduce_axis((0, steps), name="rcb")
     ry = te.reduce_axis((0, KH), name="ry")
     rx = te.reduce_axis((0, KW), name="rx")
     rci = te.reduce_axis((0, ib), name="rci")
+    per = db // ib  # channel steps per data block
 
-    def body(n, ocb, oh, ow, oc):
-        x = padded[n, _table(ocb, rows.start) + rcb, oh * strides[0] + ry, ow * strides[1] + rx, rci]
-        return te.sum(x * weight[ocb, rcb, ry, rx, rci, oc], axis=[rcb, ry, rx, rci])
+    def body(n, r, oh, ow, oc):
+        q = _table(r, [g * steps for g in rows.group]) + rcb
+        block, lane = (q, rci) if per == 1 else (q // per, q % per * ib + rci)
+        x = padded[n, block, oh * strides[0] + ry, ow * strides[1] + rx, lane]
+        return te.sum(x * weight[r, rcb, ry, rx, rci, oc], axis=[rcb, ry, rx, rci])
 
     acc = te.compute((N, R, OH, OW, ob), body, name=name)
     params = (
         list(data.shape), list(weight.shape), list(strides), list(pads), [1, 1], groups,
-        f"NCHW{ib}c", f"straddle{C}c{O}o{ib}i{ob}o", f"NCHW{ob}c", str(data.dtype), str(weight.dtype),
+        f"NCHW{db}c", f"straddle{C}c{O}o{ib}i{ob}o", f"NCHW{ob}c", str(data.dtype), str(weight.dtype),
     )
     _INFO[acc.op] = Conv2dInfo(
-        ib, (ib, ob), ob, groups, RB * ib * groups, R * ob, (KH, KW), strides,
-        padded if padded is not data else None, params,
+        db, (ib, ob), ob, groups, C, R * ob, (KH, KW), strides, padded if padded is not data else None, params,
     )
     extra = [rows.extra(b) for b in range(OCB)]
-    straddling = [b for b in range(OCB) if extra[b]]
+    # The lanes of block b in its first row's group: the others are the extra row's.
+    first = [min(ob, (rows.group[b] + 1) * Og - b * ob) for b in range(OCB)]
+    straddling = any(extra)
 
     def value(n, ocb, oh, ow, oc):
         v = acc[n, ocb, oh, ow, oc]
         if straddling:
-            other = _table(ocb, [extra[b][0] if extra[b] else b for b in range(OCB)])
-            hit = te.any(*[ocb == b for b in straddling])
-            v = v + te.if_then_else(hit, acc[n, other, oh, ow, oc], te.const(0, acc.dtype))
+            other = _table(ocb, [e[0] if e else b for b, e in enumerate(extra)])
+            v = te.if_then_else(oc < _table(ocb, first), v, acc[n, other, oh, ow, oc])
+        if O % ob:
+            v = te.if_then_else(ocb * ob + oc < O, v, te.const(0, acc.dtype))
         if bias is not None:
             v = v + bias[ocb * ob + oc]
         return v
 
-    if not straddling and bias is None:
+    if not straddling and not O % ob and bias is None:
         return acc
     rows_sum = te.compute((N, OCB, OH, OW, ob), value, name=f"{name}_rows")
     _ROWS[rows_sum.op] = acc
     return rows_sum
+
+
+def _schedule_straddle(s: te.Schedule, out: te.Tensor, acc: te.Tensor, config: dict) -> None:
+    """A straddling conv whose output stage (`out`: each lane from its group's row,
+    the epilogue inlined) reads the accumulators of other rows: per output row (n,
+    oh fused, parallel) the accumulators of every row of that output row are
+    computed first, register tile by register tile ([ocn, regn] of the config, as
+    `_schedule_tiles`), into a buffer of R x OW x b floats that stays in L1, which
+    the output stage then reads with vector selects."""
+    local = s.cache_write(acc, "local")
+    ocn, regn = config["tile"]
+    n, ocb, oh, ow, oc = s[out].op.axis
+    s[out].reorder(n, oh, ocb, ow, oc)
+    row = s[out].fuse(n, oh)
+    if config["parallel"]:
+        s[out].parallel(row)
+    s[out].vectorize(oc)
+    s[acc].compute_at(s[out], row)
+    an, ar, aoh, aow, aoc = s[acc].op.axis
+    aro, ari = s[acc].split(ar, factor=ocn)
+    aowo, aowi = s[acc].split(aow, factor=regn)
+    s[acc].reorder(an, aoh, aro, aowo, ari, aowi, aoc)
+    s[acc].vectorize(aoc)
+    s[local].compute_at(s[acc], aowo)
+    ln, lr, loh, low, loc = s[local].op.axis
+    lowo, lowi = s[local].split(low, factor=regn)
+    rcb, *window, rci = s[local].op.reduce_axis
+    reduction = [*window, rcb, rci] if config["order"] else [rcb, *window, rci]
+    s[local].reorder(ln, loh, lowo, *reduction, lr, lowi, loc)
+    if config["unroll_rx"]:
+        s[local].unroll(window[-1])
+    s[local].unroll(lr)
+    s[local].unroll(lowi)
+    s[local].vectorize(loc)

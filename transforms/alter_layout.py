@@ -24,11 +24,16 @@ with 4 too). A depthwise conv (groups = input = output channels, a
 multiple of 16: MobileNet's) is blocked too, with `kernel_layout = "OIHW1i16o"`:
 each channel stays in its lane, so no transforms are needed around it; so is a
 grouped conv whose groups are whole blocks of 16 input and 16 output channels
-(ResNeXt's), or of 8 or 4 where those divide the groups (ShuffleNet v1's 68 and
-136 channels per group). Groups of whole 4-lane blocks that cut 16-lane ones (its
-68 per group in 272 channels) take 16-lane blocks with a straddling kernel
-(`kernel_layout = "straddle<C>c<O>o16i16o"`, see `straddle`) where that does at most
-1.5x the useful multiply-adds. Groups that cut even blocks of 4 (its 34) stay NCHW; a
+(ResNeXt's). Groups that cut 16-lane blocks (ShuffleNet v1's 34, 68 and 136
+channels per group) take 16-lane blocks with a straddling kernel
+(`kernel_layout = "straddle<C>c<O>o<i>i16o"`, see `straddle`: each 16-lane output
+block computes its lanes of each group from that group's channels only) where an
+output block holds at most two groups and that does at most 1.5x the useful
+multiply-adds; then the whole network stays in 16-lane blocks, channel shuffles
+included (ShuffleNet v1 at 224: 6.2 -> 4.1 ms of kernels, measured under load,
+against 4- and 8-lane blocks, flattened rows and the transforms between them).
+Other grouped convs take blocks of 8 or 4 where those divide the groups; groups
+that cut even blocks of 4 stay NCHW, and a
 1x1 one with stride 1 and no pads runs on its H x W pixels as one row
 ([N, C, 1, H * W] between two `graph.reshape`s), which the unblocked kernel
 vectorizes with wider vectors than a row of W. The weight is packed once, here, into a new weight of the
@@ -305,7 +310,7 @@ class LayoutRewriter:
             return False
         if grouped:
             b = self.channel_block(math.gcd(channels // groups, out_channels // groups))
-            if b is not None and b < self.block // 2 and self.straddle(conv):
+            if (b is None or b < self.block) and self.straddle(conv):
                 return True
             if b is None:
                 return self.flatten_pointwise(conv)
@@ -362,42 +367,52 @@ class LayoutRewriter:
         return True
 
     def straddle(self, conv: graph.Conv2dOp) -> bool:
-        """A grouped conv whose groups are whole blocks of 4 but cut blocks of 16
-        (ShuffleNet v1's 68 channels per group) in 16-lane blocks with a straddling
-        kernel ("straddle<C>c<O>o16i16o": topi/conv2d.py), where input and output
-        channels are whole blocks of 16 and a block holds at most two groups: no
-        4-lane vectors and no layout transforms between 16- and 4-lane blocks
-        (272 channels 14 x 14: 108 us against 155 measured under load). Groups of
-        whole blocks of 8 (136 per group: a tie measured) keep their 8-lane blocks."""
+        """A grouped conv whose groups cut blocks of 16 (ShuffleNet v1's 34, 68 and
+        136 channels per group) in 16-lane blocks with a straddling kernel
+        ("straddle<C>c<O>o<i>i16o": topi/conv2d.py; each row reads exactly its
+        group's channels, i = gcd(C/groups, 16) at a time), where an output block
+        holds at most two groups and the rows do at most STRADDLE_WASTE times the
+        useful multiply-adds: no 2-, 4- or 8-lane vectors and no layout transforms
+        between 16-lane blocks and narrower ones. Channels the block does not
+        divide are padded to whole blocks where `pads` allows it."""
         x, w = conv.inputs[0], conv.inputs[1]
         _, channels, _, _ = graph.shape_of(x.type)
         out_channels = graph.shape_of(w.type)[0]
         b = self.block
-        if channels % b or out_channels % b or any(d != 1 for d in conv.dilations):
+        if any(c % b and not self.pads(c) for c in (channels, out_channels)) or any(d != 1 for d in conv.dilations):
             return False
+        sub = math.gcd(channels // conv.groups, b)
         try:
-            rows = graph.straddle_rows(channels, out_channels, conv.groups, b, b)
+            rows = graph.straddle_rows(channels, out_channels, conv.groups, sub, b)
         except ValueError:
             return False
-        # The zero multiply-adds: rows x RB blocks of b x b lanes per O x C/groups
-        # useful ones. 1.38x for 68 per group (272 channels) paid off; 2.45x for 28
-        # per group (112 channels, 28 x 28) ran 1.6x slower than 4-lane blocks.
-        if len(rows.start) * rows.blocks * b * b > STRADDLE_WASTE * out_channels * (channels // conv.groups):
+        # Output lanes computed per useful one: 1.18x for 68 per group (272 channels),
+        # 1.41x for 34 (136 channels in 9 blocks), 1.06x for 136 (544 channels),
+        # 1.43x for 28 (112 channels).
+        if len(rows.group) * b > STRADDLE_WASTE * out_channels:
             return False
         weight = known_value(w, self.store, NAME)
         if weight is None:
             return False
-        layout = f"straddle{channels}c{out_channels}o{b}i{b}o"
-        w_op = self.new_value(pack_straddle_weight(weight, channels, conv.groups, b, b), w, layout)
+        layout = f"straddle{channels}c{out_channels}o{sub}i{b}o"
+        w_op = self.new_value(pack_straddle_weight(weight, channels, conv.groups, sub, b), w, layout)
         new = conv.with_properties(
             [self.to_blocked(x, b, conv), w_op.results[0]], data_layout=blocked(b), kernel_layout=layout, out_layout=blocked(b)
         )
         new_ops: list[Operation] = [w_op, new]
         result = new.outputs[0]
+        out_padded = padded(out_channels, b)
         if len(conv.inputs) == 3:  # the bias as an add of its blocks (as `conv2d`)
-            bias, shape = conv.inputs[2], [out_channels // b, 1, 1, b]
+            bias, shape = conv.inputs[2], [out_padded // b, 1, 1, b]
             known = known_value(bias, self.store, NAME)
-            b_op = self.new_value(known.reshape(shape), bias, "blocked") if known is not None else graph.ReshapeOp([bias], {"shape": shape})
+            if known is not None:
+                b_op = self.new_value(np.pad(known, (0, out_padded - out_channels)).reshape(shape), bias, "blocked")
+            elif out_padded != out_channels:
+                pad = graph.PadOp([bias], {"pads": [0, out_padded - out_channels]})
+                new_ops.append(pad)
+                b_op = graph.ReshapeOp([pad.outputs[0]], {"shape": shape})
+            else:
+                b_op = graph.ReshapeOp([bias], {"shape": shape})
             add = graph.AddOp([result, b_op.results[0]])
             new_ops += [b_op, add]
             result = add.outputs[0]

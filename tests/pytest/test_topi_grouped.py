@@ -1,7 +1,8 @@
 """Grouped convs whose groups cut channel blocks (ShuffleNet v1's 34, 68 and 136
 channels per group in 4 groups): compiled from ONNX and checked against
-onnxruntime on every path alter-layout gives them (blocks of 4 or 8 that divide the
-groups, a 1x1 conv flattened to one row of pixels, NCHW left as it is), the default
+onnxruntime on every path alter-layout gives them (16-lane blocks with the
+straddling kernel, blocks of 4 or 8 that divide the groups, a 1x1 conv flattened
+to one row of pixels, NCHW left as it is), the default
 register tile of narrow blocks inside the conv2d space, and the layout transforms
 between block sizes against numpy."""
 
@@ -71,19 +72,21 @@ def compiled_convs(m, x):
 # alter-layout takes: "b<lanes>" blocked, "row" a 1x1 conv on one row of pixels,
 # "nchw" left as it is.
 CASES = {
-    "g4-34-1x1-row": (1, 136, 136, 4, 1, 1, (14, 14), True, True, "row"),
-    "g4-34-to-68-1x1-batch2": (2, 136, 272, 4, 1, 1, (8, 8), True, False, "row"),
+    "g4-34-1x1-straddle": (1, 136, 136, 4, 1, 1, (14, 14), True, True, "b16"),
+    "g4-34-to-68-1x1-batch2-straddle": (2, 136, 272, 4, 1, 1, (8, 8), True, False, "b16"),
     "g3-20-1x1-b4": (1, 60, 60, 3, 1, 1, (7, 9), False, True, "b4"),
     "g3-6-to-10-1x1-row": (1, 18, 30, 3, 1, 1, (8, 8), False, True, "row"),
-    "g3-20-to-40-b4": (1, 60, 120, 3, 1, 1, (7, 7), True, True, "b4"),
-    "g3-40-to-80-b8": (1, 120, 240, 3, 1, 1, (9, 11), True, True, "b8"),
+    "g3-20-to-40-padded-straddle": (1, 60, 120, 3, 1, 1, (7, 7), True, True, "b16"),
+    "g3-40-to-80-padded-straddle": (1, 120, 240, 3, 1, 1, (9, 11), True, True, "b16"),
+    "g3-20-to-40-3x3-b4": (1, 60, 60, 3, 3, 1, (7, 7), True, True, "b4"),
+    "g4-34-to-17-1x1-row": (1, 136, 68, 4, 1, 1, (8, 8), True, True, "row"),
     "g3-80-to-20-b4-s2": (1, 240, 60, 3, 1, 2, (13, 13), True, False, "b4"),
     "g2-12-3x3-b4": (1, 24, 24, 2, 3, 1, (9, 7), True, True, "b4"),
     "g4-68-b16-straddle-batch2": (2, 272, 272, 4, 1, 1, (14, 14), True, True, "b16"),
     "g8-8-3x3-s2-b8": (1, 64, 64, 8, 3, 2, (11, 11), False, True, "b8"),
     "g4-4-to-8-b4": (2, 16, 32, 4, 3, 1, (5, 6), True, False, "b4"),
     "g2-34-3x3-nchw": (1, 68, 68, 2, 3, 1, (8, 8), True, True, "nchw"),
-    "g4-34-1x1-s2-nchw": (1, 136, 136, 4, 1, 2, (14, 14), True, True, "nchw"),
+    "g4-34-1x1-s2-straddle": (1, 136, 136, 4, 1, 2, (14, 14), True, True, "b16"),
     "g2-34-1x1-one-row": (1, 68, 68, 2, 1, 1, (1, 16), True, True, "nchw"),
 }
 
@@ -104,7 +107,7 @@ def test_grouped_conv_matches_onnxruntime(name):
 
 
 def test_shufflenet_v1_unit_matches_onnxruntime():
-    """A ShuffleNet-v1 unit of 4 groups of 34 channels: grouped 1x1 (flattened), a
+    """A ShuffleNet-v1 unit of 4 groups of 34 channels: grouped 1x1 (straddling), a
     channel shuffle, a depthwise 3x3 (blocks of 16, padded), a grouped 1x1 and the
     residual add with relu; then a stride-2 unit's concat with an average pool."""
     from onnx import TensorProto, helper, numpy_helper
@@ -141,8 +144,8 @@ def test_shufflenet_v1_unit_matches_onnxruntime():
     )  # fmt: skip
     m = helper.make_model(graph_, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
     calls = compiled_convs(m, randn(1, c, hw, hw))
-    rows = [call for call in calls if call.arguments[-1].type.get_shape()[2] == 1]
-    assert len(rows) == 3  # the three grouped 1x1 convs
+    straddling = [call for call in calls if tuple(call.arguments[1].type.get_shape()) == (12, 17, 1, 1, 2, 16)]
+    assert len(straddling) == 3  # the three grouped 1x1 convs, 12 rows of 17 steps of 2 channels
 
 
 # (channels, groups, per-group in/out, layouts): blocked convs with narrow blocks.

@@ -1,11 +1,14 @@
 """The straddling grouped conv (topi/conv2d.py `conv2d_straddle_compute`): grouped
-convs whose groups cut 16-lane blocks (ShuffleNet v1's 68 and 136 channels per
-group, and 20, 34, 40) computed on NCHW16c data and output with a zero-packed weight,
-checked against a numpy grouped conv: groups 2, 4 and 8, in != out channels, bias
-and relu fused, stride 2 with pads, odd sizes, batch 2; the packing and the weight
-shape check."""
+convs whose groups cut 16-lane blocks (ShuffleNet v1's 34, 68 and 136 channels per
+group, and 20, 40) computed on NCHW16c data and output with a packed weight whose
+rows read exactly their group's channels, checked against a numpy grouped conv:
+groups 2, 3, 4 and 8, in != out channels, bias and relu fused, stride 2 with pads,
+odd sizes, batch 2, padded channel blocks; an inf or NaN in one group's input stays
+out of the other groups' outputs; the packing and the weight shape check."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pytest
@@ -29,6 +32,11 @@ RNG = np.random.default_rng(12)
 
 def randn(*shape: int) -> np.ndarray:
     return RNG.standard_normal(shape).astype(np.float32)
+
+
+def step(c: int, groups: int) -> int:
+    """The channels a straddling row reads per step (what alter-layout picks)."""
+    return math.gcd(c // groups, 16)
 
 
 def grouped_conv(x, w, groups, stride, pad):
@@ -57,6 +65,8 @@ CASES = [
     (1, 272, 272, 8, 1, 1, (5, 6)),  # 34 per group
     (1, 80, 80, 2, 3, 2, (13, 11)),  # 40 per group, 3x3 stride 2 pad 1
     (2, 272, 544, 4, 3, 1, (6, 5)),  # 68 -> 136 per group, 3x3
+    (2, 136, 136, 4, 1, 2, (8, 9)),  # 34 per group (2 at a time), 136 in 9 blocks, stride 2, batch 2
+    (1, 60, 48, 3, 1, 1, (4, 5)),  # groups 3: 20 -> 16 per group, 60 in 4 blocks
 ]
 
 
@@ -67,11 +77,12 @@ def test_straddle_matches_numpy(case, bias_relu):
     assert (c // groups) % 16 or (o // groups) % 16  # the groups cut blocks
     x, wt = randn(n, c, h, w), randn(o, c // groups, k, k)
     pad = k // 2
-    packed = pack_straddle_weight(wt, c, groups, 16, 16)
-    X = te.placeholder((n, c // 16, h, w, 16), "float32", name="x")
+    packed = pack_straddle_weight(wt, c, groups, step(c, groups), 16)
+    cb, ob = -(-c // 16), -(-o // 16)
+    X = te.placeholder((n, cb, h, w, 16), "float32", name="x")
     W = te.placeholder(packed.shape, "float32", name="w")
     args = [X, W]
-    B = te.placeholder((o,), "float32", name="b") if bias_relu else None
+    B = te.placeholder((ob * 16,), "float32", name="b") if bias_relu else None
     conv = conv2d_straddle_compute(X, W, B, groups=groups, channels=(c, o), strides=(stride, stride), pads=(pad,) * 4)
     out, inlined = conv, []
     if bias_relu:
@@ -81,34 +92,38 @@ def test_straddle_matches_numpy(case, bias_relu):
     s = te.create_schedule(out)
     schedule_conv2d(s, out, conv, inlined)
     f = tc.build(s, [*args, out])
-    result = np.zeros(out.shape, np.float32)
-    inputs = [pack_data(x, 16), packed]
-    bias = randn(o)
+    result = np.full(out.shape, np.nan, np.float32)
+    # padded input channels hold NaN: a row reads only its group's channels
+    xp = np.pad(x, [(0, 0), (0, cb * 16 - c), (0, 0), (0, 0)], constant_values=np.nan)
+    inputs = [pack_data(xp, 16), packed]
+    bias = np.pad(randn(o), (0, ob * 16 - o))
     if bias_relu:
         inputs.append(bias)
     f(*inputs, result)
     expected = grouped_conv(x, wt, groups, stride, pad)
     if bias_relu:
-        expected = np.maximum(expected + bias[None, :, None, None], 0)
-    np.testing.assert_allclose(unpack_data(result), expected, rtol=1e-4, atol=1e-3)
+        expected = np.maximum(expected + bias[None, :o, None, None], 0)
+    got = unpack_data(result)
+    np.testing.assert_allclose(got[:, :o], expected, rtol=1e-4, atol=1e-3)
+    assert not got[:, o:].any()  # padded output lanes are zeros
 
 
 def test_straddle_rows_and_packing():
     # 68 channels per group in blocks of 16: each of the 17 output blocks has a row
     # for its first group, and blocks 4, 8 and 12 (lanes of two groups) one more;
-    # a row reads the 5 input blocks its group touches, not the 9 of two groups.
-    rows = straddle_rows(272, 272, 4, 16, 16)
-    assert rows.blocks == 5 and len(rows.start) == 20
+    # a row reads its group's 68 channels 4 at a time (17 steps).
+    rows = straddle_rows(272, 272, 4, 4, 16)
+    assert len(rows.group) == 20
     assert rows.block[17:] == (4, 8, 12) and rows.group[17:] == (1, 2, 3)
-    assert rows.start[4] == 0 and rows.start[17] == 4 and rows.start[5] == 4
+    assert rows.group[4] == 0 and rows.group[5] == 1
     assert rows.extra(4) == [17] and rows.extra(5) == []
     w = randn(272, 68, 1, 1)
-    packed = pack_straddle_weight(w, 272, 4, 16, 16)
-    assert packed.shape == (20, 5, 1, 1, 16, 16)
+    packed = pack_straddle_weight(w, 272, 4, 4, 16)
+    assert packed.shape == (20, 17, 1, 1, 4, 16)
     # output channel 70 (group 1, block 4 lane 6) is in block 4's second row (17),
-    # taking input channel 68 + 3 = 71 (block 4 lane 7 = row block 0); its first row
-    # (group 0) has nothing for that lane.
-    assert packed[17, 0, 0, 0, 7, 6] == w[70, 3, 0, 0]
+    # its group's input channel 7 at step 1, lane 3; its first row (group 0) has
+    # nothing for that lane.
+    assert packed[17, 1, 0, 0, 3, 6] == w[70, 7, 0, 0]
     assert not packed[4, :, 0, 0, :, 6].any()
     # every weight lands exactly once
     assert np.count_nonzero(packed) == np.count_nonzero(w)
@@ -116,21 +131,23 @@ def test_straddle_rows_and_packing():
 
 def test_straddle_rejects_a_wrong_weight():
     X = te.placeholder((1, 17, 4, 4, 16), "float32", name="x")
-    W = te.placeholder((17, 9, 1, 1, 16, 16), "float32", name="w")
-    with pytest.raises(ValueError, match="has 17 rows of 9 input blocks, 20 of 5 expected"):
+    W = te.placeholder((17, 9, 1, 1, 4, 16), "float32", name="w")
+    with pytest.raises(ValueError, match="has 17 rows of 9 channel steps, 20 of 17 expected"):
         conv2d_straddle_compute(X, W, groups=4, channels=(272, 272))
-    W = te.placeholder((20, 5, 1, 1, 8, 16), "float32", name="w")
-    with pytest.raises(ValueError, match="in-block 8"):
+    W = te.placeholder((20, 17, 1, 1, 3, 16), "float32", name="w")
+    with pytest.raises(ValueError, match="in-block 3 does not divide"):
         conv2d_straddle_compute(X, W, groups=4, channels=(272, 272))
     with pytest.raises(ValueError, match="groups=3"):
-        straddle_rows(272, 272, 3, 16, 16)
+        straddle_rows(272, 272, 3, 4, 16)
+    with pytest.raises(ValueError, match="not blocks of 8"):  # 68 per group
+        straddle_rows(272, 272, 4, 8, 16)
     with pytest.raises(ValueError, match="more than two groups"):  # 4 per group
-        straddle_rows(272, 272, 68, 16, 16)
+        straddle_rows(272, 272, 68, 4, 16)
 
 
 def test_straddle_default_config_in_its_space():
     X = te.placeholder((1, 17, 14, 14, 16), "float32", name="x")
-    W = te.placeholder((20, 5, 1, 1, 16, 16), "float32", name="w")
+    W = te.placeholder((20, 17, 1, 1, 4, 16), "float32", name="w")
     red = find_reduction(conv2d_straddle_compute(X, W, groups=4, channels=(272, 272)))
     info = conv2d_info(red)
     config = default_config(red, info)
@@ -141,37 +158,47 @@ def test_straddle_default_config_in_its_space():
     )
 
 
-@pytest.mark.parametrize("case", [(1, 136, 136, 4, 1, 1, (6, 7)), (2, 136, 136, 4, 3, 2, (9, 8))], ids=["136-1x1", "136-3x3s2"])
-def test_straddle_padded_channels(case):
-    # 136 channels (34 per group) in 9 blocks of 16: lanes 136..143 pad the last
-    # block; they read zeros in and compute zeros.
-    n, c, o, groups, k, stride, (h, w) = case
-    x, wt = randn(n, c, h, w), randn(o, c // groups, k, k)
-    pad = k // 2
-    packed = pack_straddle_weight(wt, c, groups, 16, 16)
-    assert packed.shape[0] == 9 + 3  # three blocks straddle two groups
-    X = te.placeholder((n, 9, h, w, 16), "float32", name="x")
+@pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan])
+@pytest.mark.parametrize("c, groups", [(272, 4), (136, 4), (80, 2), (160, 8)], ids=["68x4", "34x4", "40x2", "20x8"])
+def test_straddle_keeps_non_finite_inputs_in_their_group(c, groups, bad):
+    # One input channel of group 1 is inf (or NaN): the outputs of group 1 are not
+    # finite, those of every other group are what numpy computes without it (a lane
+    # of group 0 in a block straddling groups 0 and 1 must not see 0 * inf).
+    x, wt = randn(1, c, 3, 4), randn(c, c // groups, 1, 1)
+    cg = c // groups
+    x[0, cg + 1, 1, 2] = bad
+    packed = pack_straddle_weight(wt, c, groups, step(c, groups), 16)
+    cb = -(-c // 16)
+    X = te.placeholder((1, cb, 3, 4, 16), "float32", name="x")
     W = te.placeholder(packed.shape, "float32", name="w")
-    conv = conv2d_straddle_compute(X, W, groups=groups, channels=(c, o), strides=(stride, stride), pads=(pad,) * 4)
+    conv = conv2d_straddle_compute(X, W, groups=groups, channels=(c, c))
     s = te.create_schedule(conv)
     schedule_conv2d(s, conv, conv)
     f = tc.build(s, [X, W, conv])
-    xp = np.pad(x, [(0, 0), (0, 144 - c), (0, 0), (0, 0)])
-    result = np.full(conv.shape, np.nan, np.float32)
-    f(pack_data(xp, 16), packed, result)
-    got = unpack_data(result)
-    np.testing.assert_allclose(got[:, :o], grouped_conv(x, wt, groups, stride, pad), rtol=1e-4, atol=1e-3)
-    assert not got[:, o:].any()
+    result = np.zeros(conv.shape, np.float32)
+    f(pack_data(np.pad(x, [(0, 0), (0, cb * 16 - c), (0, 0), (0, 0)]), 16), packed, result)
+    got = unpack_data(result)[:, :c]
+    clean = x.copy()
+    clean[0, cg + 1, 1, 2] = 0
+    expected = grouped_conv(clean, wt, groups, 1, 0)
+    others = np.r_[0:cg, 2 * cg : c]
+    np.testing.assert_allclose(got[:, others], expected[:, others], rtol=1e-4, atol=1e-3)
+    assert not np.isfinite(got[0, cg : 2 * cg, 1, 2]).any()
+    elsewhere = np.ones((3, 4), bool)
+    elsewhere[1, 2] = False
+    assert np.isfinite(got[0, cg : 2 * cg][:, elsewhere]).all()
 
 
 # (batch, cin, cout, groups, kernel, stride, (h, w), bias, relu, straddles): alter-layout
-# gives the straddling kernel to groups of whole 4-lane blocks that cut 16-lane ones
-# where it wastes few multiply-adds (68 per group: 1.38x), not 28 per group (2.45x).
+# gives the straddling kernel to groups that cut 16-lane blocks where it wastes few
+# multiply-adds (rows x 16 lanes per useful output channel: 68 per group 1.18x, 28
+# per group 1.43x), not 12 per group in 48 channels (6 rows for 3 blocks: 2x).
 ONNX_CASES = {
     "g4-68-1x1": (1, 272, 272, 4, 1, 1, (14, 14), True, True, True),
     "g4-68-3x3-s2-batch2": (2, 272, 272, 4, 3, 2, (9, 7), True, False, True),
     "g4-68-to-136-1x1": (1, 272, 544, 4, 1, 1, (5, 5), False, True, True),
-    "g4-28-1x1-b4": (1, 112, 112, 4, 1, 1, (8, 8), True, True, False),
+    "g4-28-1x1": (1, 112, 112, 4, 1, 1, (8, 8), True, True, True),
+    "g4-12-1x1-b4": (1, 48, 48, 4, 1, 1, (8, 8), True, True, False),
 }
 
 
@@ -206,7 +233,7 @@ func.func @main(%x: tensor<1x272x7x6xf32>) -> {out} {{
 """
     module = check_pass(parse(text, {"w": randn(272, 68, k, k), "b": randn(272)}), AlterLayoutPass(), rtol=1e-4, atol=1e-4)
     (conv,) = ops_named(module, "graph.conv2d")
-    assert conv.kernel_layout == "straddle272c272o16i16o"
+    assert conv.kernel_layout == "straddle272c272o4i16o"
 
 
 def test_straddle_tuning_template():
@@ -215,10 +242,10 @@ def test_straddle_tuning_template():
     from tilecraft.autotune.topi_templates import Conv2d
 
     X = te.placeholder((1, 17, 7, 7, 16), "float32", name="x")
-    W = te.placeholder((20, 5, 1, 1, 16, 16), "float32", name="w")
+    W = te.placeholder((20, 17, 1, 1, 4, 16), "float32", name="w")
     conv = conv2d_straddle_compute(X, W, groups=4, channels=(272, 272))
-    params = conv2d_info(conv).params
-    assert params[7] == "straddle272c272o16i16o"
+    params = conv2d_info(find_reduction(conv)).params
+    assert params[7] == "straddle272c272o4i16o"
     template = Conv2d()
     space = template.space(*params)
     config = template.default_config(*params)
@@ -226,6 +253,6 @@ def test_straddle_tuning_template():
     f = tc.build(s, args)
     x, w = randn(1, 272, 7, 7), randn(272, 68, 1, 1)
     out = np.zeros(args[2].shape, np.float32)
-    f(pack_data(x, 16), pack_straddle_weight(w, 272, 4, 16, 16), out)
+    f(pack_data(x, 16), pack_straddle_weight(w, 272, 4, 4, 16), out)
     np.testing.assert_allclose(unpack_data(out), grouped_conv(x, w, 4, 1, 0), rtol=1e-4, atol=1e-3)
     assert space is not None and template.flops(*params) > 0

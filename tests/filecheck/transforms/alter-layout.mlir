@@ -286,18 +286,19 @@ func.func @grouped(%x: tensor<1x32x8x8xf32>) -> tensor<1x64x8x8xf32> {
 
 // -----
 
-// Groups of 8 input and 24 output channels cut blocks of 16: the conv runs in
-// blocks of 8 (the largest that every group holds whole), data and output alike.
-func.func @grouped_half_blocks(%x: tensor<1x32x8x8xf32>) -> tensor<1x96x8x8xf32> {
-  %w = graph.constant dense<1.0> : tensor<96x8x3x3xf32>
-  %y = graph.conv2d %x, %w {groups = 4 : i64, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x32x8x8xf32>, tensor<96x8x3x3xf32>) -> tensor<1x96x8x8xf32>
-  func.return %y : tensor<1x96x8x8xf32>
+// Groups of 8 input and 8 output channels cut blocks of 16: the conv runs in
+// blocks of 8 (the largest that every group holds whole), data and output alike;
+// a straddling kernel would compute every 16-lane block twice (2 rows per block).
+func.func @grouped_half_blocks(%x: tensor<1x32x8x8xf32>) -> tensor<1x32x8x8xf32> {
+  %w = graph.constant dense<1.0> : tensor<32x8x3x3xf32>
+  %y = graph.conv2d %x, %w {groups = 4 : i64, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x32x8x8xf32>, tensor<32x8x3x3xf32>) -> tensor<1x32x8x8xf32>
+  func.return %y : tensor<1x32x8x8xf32>
 }
 
 // CHECK-LABEL: func.func @grouped_half_blocks
 // CHECK-NEXT:    %[[T:.*]] = graph.layout_transform %x {src = "NCHW", dst = "NCHW8c"}
-// CHECK-NEXT:    %[[W:.*]] = graph.constant dense<1.000000e+00> : tensor<12x1x3x3x8x8xf32>
-// CHECK-NEXT:    %[[Y:.*]] = graph.conv2d %[[T]], %[[W]] {groups = 4 : i64, pads = array<i64: 1, 1, 1, 1>, data_layout = "NCHW8c", kernel_layout = "OIHW8i8o", out_layout = "NCHW8c"} : (tensor<1x4x8x8x8xf32>, tensor<12x1x3x3x8x8xf32>) -> tensor<1x12x8x8x8xf32>
+// CHECK-NEXT:    %[[W:.*]] = graph.constant dense<1.000000e+00> : tensor<4x1x3x3x8x8xf32>
+// CHECK-NEXT:    %[[Y:.*]] = graph.conv2d %[[T]], %[[W]] {groups = 4 : i64, pads = array<i64: 1, 1, 1, 1>, data_layout = "NCHW8c", kernel_layout = "OIHW8i8o", out_layout = "NCHW8c"} : (tensor<1x4x8x8x8xf32>, tensor<4x1x3x3x8x8xf32>) -> tensor<1x4x8x8x8xf32>
 // CHECK-NEXT:    %[[O:.*]] = graph.layout_transform %[[Y]] {src = "NCHW8c", dst = "NCHW"}
 // CHECK-NEXT:    func.return %[[O]]
 
@@ -434,9 +435,9 @@ func.func @padded(%x: tensor<1x30x4x4xf32>) -> (tensor<1x30x4x4xf32>, tensor<1x3
 
 // -----
 
-// Groups of whole 4-lane blocks that cut 16-lane ones (ShuffleNet v1's 68 channels
-// per group in 272): 16-lane blocks in and out with the straddling kernel, its
-// weight [20 rows, 5 blocks, 1, 1, 16, 16]; the bias an add of its blocks.
+// Groups that cut 16-lane blocks (ShuffleNet v1's 68 channels per group in 272):
+// 16-lane blocks in and out with the straddling kernel, its weight [20 rows, 17
+// steps of 4 channels, 1, 1, 4, 16]; the bias an add of its blocks.
 func.func @grouped_straddle(%x: tensor<1x272x4x4xf32>) -> tensor<1x272x4x4xf32> {
   %w = graph.constant dense<1.0> : tensor<272x68x1x1xf32>
   %b = graph.constant dense<0.5> : tensor<272xf32>
@@ -446,7 +447,7 @@ func.func @grouped_straddle(%x: tensor<1x272x4x4xf32>) -> tensor<1x272x4x4xf32> 
 
 // CHECK-LABEL: func.func @grouped_straddle
 // CHECK:         %[[T:.*]] = graph.layout_transform %x {src = "NCHW", dst = "NCHW16c"} : (tensor<1x272x4x4xf32>) -> tensor<1x17x4x4x16xf32>
-// CHECK:         %[[C:.*]] = graph.conv2d %[[T]], %{{.*}} {groups = 4 : i64, data_layout = "NCHW16c", kernel_layout = "straddle272c272o16i16o", out_layout = "NCHW16c"} : (tensor<1x17x4x4x16xf32>, tensor<20x5x1x1x16x16xf32>) -> tensor<1x17x4x4x16xf32>
+// CHECK:         %[[C:.*]] = graph.conv2d %[[T]], %{{.*}} {groups = 4 : i64, data_layout = "NCHW16c", kernel_layout = "straddle272c272o4i16o", out_layout = "NCHW16c"} : (tensor<1x17x4x4x16xf32>, tensor<20x17x1x1x4x16xf32>) -> tensor<1x17x4x4x16xf32>
 // CHECK-NEXT:    %[[B:.*]] = graph.constant dense<5.000000e-01> : tensor<17x1x1x16xf32>
 // CHECK-NEXT:    %[[A:.*]] = graph.add %[[C]], %[[B]]
 // CHECK-NEXT:    %[[O:.*]] = graph.layout_transform %[[A]] {src = "NCHW16c", dst = "NCHW"}
@@ -454,8 +455,34 @@ func.func @grouped_straddle(%x: tensor<1x272x4x4xf32>) -> tensor<1x272x4x4xf32> 
 
 // -----
 
+// Groups that cut even 4-lane blocks (34 channels per group in 136, the rows read
+// 2 channels a step) straddle too, with the channels padded to 9 whole blocks: the
+// input through a zero pad, the bias padded with zeros, the result cropped after
+// the relu that keeps the padded lanes zero.
+func.func @grouped_straddle_padded(%x: tensor<1x136x4x4xf32>) -> tensor<1x136x4x4xf32> {
+  %w = graph.constant dense<1.0> : tensor<136x34x1x1xf32>
+  %b = graph.constant dense<0.5> : tensor<136xf32>
+  %y = graph.conv2d %x, %w, %b {groups = 4 : i64} : (tensor<1x136x4x4xf32>, tensor<136x34x1x1xf32>, tensor<136xf32>) -> tensor<1x136x4x4xf32>
+  %r = graph.relu %y : (tensor<1x136x4x4xf32>) -> tensor<1x136x4x4xf32>
+  func.return %r : tensor<1x136x4x4xf32>
+}
+
+// CHECK-LABEL: func.func @grouped_straddle_padded
+// CHECK-NEXT:    %[[P:.*]] = graph.pad %x {pads = array<i64: 0, 0, 0, 0, 0, 8, 0, 0>} : (tensor<1x136x4x4xf32>) -> tensor<1x144x4x4xf32>
+// CHECK-NEXT:    %[[T:.*]] = graph.layout_transform %[[P]] {src = "NCHW", dst = "NCHW16c"} : (tensor<1x144x4x4xf32>) -> tensor<1x9x4x4x16xf32>
+// CHECK-NEXT:    %[[W:.*]] = graph.constant
+// CHECK-NEXT:    %[[C:.*]] = graph.conv2d %[[T]], %[[W]] {groups = 4 : i64, data_layout = "NCHW16c", kernel_layout = "straddle136c136o2i16o", out_layout = "NCHW16c"} : (tensor<1x9x4x4x16xf32>, tensor<12x17x1x1x2x16xf32>) -> tensor<1x9x4x4x16xf32>
+// CHECK-NEXT:    %[[B:.*]] = graph.constant {{.*}} : tensor<9x1x1x16xf32>
+// CHECK-NEXT:    %[[A:.*]] = graph.add %[[C]], %[[B]]
+// CHECK-NEXT:    %[[R:.*]] = graph.relu %[[A]]
+// CHECK-NEXT:    %[[O:.*]] = graph.layout_transform %[[R]] {src = "NCHW16c", dst = "NCHW"} : (tensor<1x9x4x4x16xf32>) -> tensor<1x144x4x4xf32>
+// CHECK-NEXT:    %[[S:.*]] = graph.slice %[[O]] {starts = array<i64: 0>, ends = array<i64: 136>, axes = array<i64: 1>}
+// CHECK-NEXT:    func.return %[[S]]
+
+// -----
+
 // Where the straddling kernel would do many zero multiply-adds (12 channels per
-// group of 48: 6 rows of 2 blocks, 5.3x the useful ones) the groups keep 4-lane blocks.
+// group of 48: 6 rows for 3 blocks, 2x the useful ones) the groups keep 4-lane blocks.
 func.func @grouped_straddle_wasteful(%x: tensor<1x48x4x4xf32>) -> tensor<1x48x4x4xf32> {
   %w = graph.constant dense<1.0> : tensor<48x12x1x1xf32>
   %y = graph.conv2d %x, %w {groups = 4 : i64} : (tensor<1x48x4x4xf32>, tensor<48x12x1x1xf32>) -> tensor<1x48x4x4xf32>

@@ -103,26 +103,36 @@ func.func @indices_storage_order(%x: tensor<1x2x4x4xf32>) {
 // -----
 
 // A straddling kernel layout (grouped convs whose groups cut channel blocks): the
-// weight must have the rows and input blocks its channels and groups give (68 per
-// group in 4 groups of 272: 20 rows of 5 blocks).
-func.func @straddle_weight_shape(%x: tensor<1x17x4x4x16xf32>, %w: tensor<17x9x1x1x16x16xf32>) {
-  // CHECK: windows-invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.conv2d' op: weight (17, 9, 1, 1, 16, 16) is not in layout straddle272c272o16i16o ([20, 5, KH, KW, 16, 16]).
-  %0 = graph.conv2d %x, %w {groups = 4 : i64, data_layout = "NCHW16c", kernel_layout = "straddle272c272o16i16o", out_layout = "NCHW16c"} : (tensor<1x17x4x4x16xf32>, tensor<17x9x1x1x16x16xf32>) -> tensor<1x17x4x4x16xf32>
+// weight must have the rows and channel steps its channels and groups give (68 per
+// group in 4 groups of 272, 4 at a time: 20 rows of 17 steps).
+func.func @straddle_weight_shape(%x: tensor<1x17x4x4x16xf32>, %w: tensor<17x9x1x1x4x16xf32>) {
+  // CHECK: windows-invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.conv2d' op: weight (17, 9, 1, 1, 4, 16) is not in layout straddle272c272o4i16o ([20, 17, KH, KW, 4, 16]).
+  %0 = graph.conv2d %x, %w {groups = 4 : i64, data_layout = "NCHW16c", kernel_layout = "straddle272c272o4i16o", out_layout = "NCHW16c"} : (tensor<1x17x4x4x16xf32>, tensor<17x9x1x1x4x16xf32>) -> tensor<1x17x4x4x16xf32>
   func.return
 }
 
 // -----
 
-func.func @straddle_data_layout(%x: tensor<1x68x4x4x4xf32>, %w: tensor<20x5x1x1x16x16xf32>) {
-  // CHECK: windows-invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.conv2d' op: kernel layout straddle272c272o16i16o needs data NCHW16c and output NCHW16c, not NCHW4c and NCHW16c.
-  %0 = graph.conv2d %x, %w {groups = 4 : i64, data_layout = "NCHW4c", kernel_layout = "straddle272c272o16i16o", out_layout = "NCHW16c"} : (tensor<1x68x4x4x4xf32>, tensor<20x5x1x1x16x16xf32>) -> tensor<1x17x4x4x16xf32>
+// The data block must hold whole steps of the rows' reads (here 4 channels).
+func.func @straddle_data_layout(%x: tensor<1x136x4x4x2xf32>, %w: tensor<20x17x1x1x4x16xf32>) {
+  // CHECK: windows-invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.conv2d' op: kernel layout straddle272c272o4i16o needs data NCHW<b>c with b a multiple of 4 and output NCHW16c, not NCHW2c and NCHW16c.
+  %0 = graph.conv2d %x, %w {groups = 4 : i64, data_layout = "NCHW2c", kernel_layout = "straddle272c272o4i16o", out_layout = "NCHW16c"} : (tensor<1x136x4x4x2xf32>, tensor<20x17x1x1x4x16xf32>) -> tensor<1x17x4x4x16xf32>
   func.return
 }
 
 // -----
 
-func.func @straddle_groups(%x: tensor<1x17x4x4x16xf32>, %w: tensor<20x5x1x1x16x16xf32>) {
+// A step of 8 channels would cross from one group (68 channels) into the next.
+func.func @straddle_step(%x: tensor<1x17x4x4x16xf32>, %w: tensor<20x17x1x1x8x16xf32>) {
+  // CHECK: windows-invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.conv2d' op: straddling conv: 68 input channels per group are not blocks of 8.
+  %0 = graph.conv2d %x, %w {groups = 4 : i64, data_layout = "NCHW16c", kernel_layout = "straddle272c272o8i16o", out_layout = "NCHW16c"} : (tensor<1x17x4x4x16xf32>, tensor<20x17x1x1x8x16xf32>) -> tensor<1x17x4x4x16xf32>
+  func.return
+}
+
+// -----
+
+func.func @straddle_groups(%x: tensor<1x17x4x4x16xf32>, %w: tensor<20x17x1x1x4x16xf32>) {
   // CHECK: windows-invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.conv2d' op: straddling conv: 272 -> 272 channels do not split into groups=3.
-  %0 = graph.conv2d %x, %w {groups = 3 : i64, data_layout = "NCHW16c", kernel_layout = "straddle272c272o16i16o", out_layout = "NCHW16c"} : (tensor<1x17x4x4x16xf32>, tensor<20x5x1x1x16x16xf32>) -> tensor<1x17x4x4x16xf32>
+  %0 = graph.conv2d %x, %w {groups = 3 : i64, data_layout = "NCHW16c", kernel_layout = "straddle272c272o4i16o", out_layout = "NCHW16c"} : (tensor<1x17x4x4x16xf32>, tensor<20x17x1x1x4x16xf32>) -> tensor<1x17x4x4x16xf32>
   func.return
 }

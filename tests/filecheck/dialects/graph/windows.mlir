@@ -73,11 +73,12 @@ func.func @indices(%x: tensor<1x2x5x5xf32>, %y: tensor<1x2x4x4x4xf32>) -> tensor
 // -----
 
 // A grouped conv whose 16-lane blocks straddle groups (68 channels per group):
-// weight rows [20, 5, KH, KW, 16, 16], 272 channels in 17 blocks in and out.
-func.func @conv_straddle(%x: tensor<1x17x4x4x16xf32>, %w: tensor<20x5x1x1x16x16xf32>) -> tensor<1x17x4x4x16xf32> {
-  %0 = graph.conv2d %x, %w {groups = 4 : i64, data_layout = "NCHW16c", kernel_layout = "straddle272c272o16i16o", out_layout = "NCHW16c"} : (tensor<1x17x4x4x16xf32>, tensor<20x5x1x1x16x16xf32>) -> tensor<1x17x4x4x16xf32>
+// weight rows [20, 17, KH, KW, 4, 16] (20 rows, each reading its group's 68 channels
+// 4 at a time), 272 channels in 17 blocks in and out.
+func.func @conv_straddle(%x: tensor<1x17x4x4x16xf32>, %w: tensor<20x17x1x1x4x16xf32>) -> tensor<1x17x4x4x16xf32> {
+  %0 = graph.conv2d %x, %w {groups = 4 : i64, data_layout = "NCHW16c", kernel_layout = "straddle272c272o4i16o", out_layout = "NCHW16c"} : (tensor<1x17x4x4x16xf32>, tensor<20x17x1x1x4x16xf32>) -> tensor<1x17x4x4x16xf32>
   func.return %0 : tensor<1x17x4x4x16xf32>
 }
 
 // CHECK-LABEL: func.func @conv_straddle
-// CHECK-NEXT:    %0 = graph.conv2d %x, %w {groups = 4 : i64, data_layout = "NCHW16c", kernel_layout = "straddle272c272o16i16o", out_layout = "NCHW16c"} : (tensor<1x17x4x4x16xf32>, tensor<20x5x1x1x16x16xf32>) -> tensor<1x17x4x4x16xf32>
+// CHECK-NEXT:    %0 = graph.conv2d %x, %w {groups = 4 : i64, data_layout = "NCHW16c", kernel_layout = "straddle272c272o4i16o", out_layout = "NCHW16c"} : (tensor<1x17x4x4x16xf32>, tensor<20x17x1x1x4x16xf32>) -> tensor<1x17x4x4x16xf32>
