@@ -379,9 +379,14 @@ class LayoutRewriter:
         _, channels, _, _ = graph.shape_of(x.type)
         out_channels = graph.shape_of(w.type)[0]
         b = self.block
-        if any(c % b and not self.pads(c) for c in (channels, out_channels)) or any(d != 1 for d in conv.dilations):
+        if out_channels % b and not self.pads(out_channels) or any(d != 1 for d in conv.dilations):
             return False
-        sub = math.gcd(channels // conv.groups, b)
+        # The input in 16-lane blocks (padded as `pads` allows), else in the block its
+        # channels take (ShuffleNet v1's first grouped conv reads 24 in 8-lane blocks).
+        data_block = b if channels % b == 0 or self.pads(channels) else self.channel_block(channels)
+        if data_block is None:
+            return False
+        sub = math.gcd(channels // conv.groups, data_block)
         try:
             rows = graph.straddle_rows(channels, out_channels, conv.groups, sub, b)
         except ValueError:
@@ -397,7 +402,8 @@ class LayoutRewriter:
         layout = f"straddle{channels}c{out_channels}o{sub}i{b}o"
         w_op = self.new_value(pack_straddle_weight(weight, channels, conv.groups, sub, b), w, layout)
         new = conv.with_properties(
-            [self.to_blocked(x, b, conv), w_op.results[0]], data_layout=blocked(b), kernel_layout=layout, out_layout=blocked(b)
+            [self.to_blocked(x, data_block, conv), w_op.results[0]],
+            data_layout=blocked(data_block), kernel_layout=layout, out_layout=blocked(b),
         )
         new_ops: list[Operation] = [w_op, new]
         result = new.outputs[0]

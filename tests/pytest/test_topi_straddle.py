@@ -158,6 +158,28 @@ def test_straddle_default_config_in_its_space():
     )
 
 
+@pytest.mark.parametrize("case", [(2, 24, 112, 4, 1, 1, (6, 5), 8), (1, 40, 80, 2, 3, 2, (7, 9), 8), (1, 36, 48, 3, 1, 1, (4, 4), 4)])
+def test_straddle_narrow_data_blocks(case):
+    # NCHW8c / NCHW4c data (24, 40, 36 channels), 16-lane output: the rows read
+    # gcd(C/groups, b) channels a step (2, 4, 4) from the narrower data blocks.
+    n, c, o, groups, k, stride, (h, w), db = case
+    x, wt = randn(n, c, h, w), randn(o, c // groups, k, k)
+    pad = k // 2
+    sub = math.gcd(c // groups, db)
+    packed = pack_straddle_weight(wt, c, groups, sub, 16)
+    X = te.placeholder((n, c // db, h, w, db), "float32", name="x")
+    W = te.placeholder(packed.shape, "float32", name="w")
+    conv = conv2d_straddle_compute(X, W, groups=groups, channels=(c, o), strides=(stride, stride), pads=(pad,) * 4)
+    s = te.create_schedule(conv)
+    schedule_conv2d(s, conv, conv)
+    f = tc.build(s, [X, W, conv])
+    result = np.full(conv.shape, np.nan, np.float32)
+    f(pack_data(x, db), packed, result)
+    got = unpack_data(result)
+    np.testing.assert_allclose(got[:, :o], grouped_conv(x, wt, groups, stride, pad), rtol=1e-4, atol=1e-3)
+    assert not got[:, o:].any()
+
+
 @pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan])
 @pytest.mark.parametrize("c, groups", [(272, 4), (136, 4), (80, 2), (160, 8)], ids=["68x4", "34x4", "40x2", "20x8"])
 def test_straddle_keeps_non_finite_inputs_in_their_group(c, groups, bad):

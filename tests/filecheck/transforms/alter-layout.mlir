@@ -481,6 +481,24 @@ func.func @grouped_straddle_padded(%x: tensor<1x136x4x4xf32>) -> tensor<1x136x4x
 
 // -----
 
+// Input channels that neither fill nor pad to 16-lane blocks (24: ShuffleNet v1's
+// first grouped conv, 6 in and 28 out per group) come in the block they take
+// (8 lanes: the rows read 2 channels a step); the output is in 16-lane blocks.
+func.func @grouped_straddle_narrow_input(%x: tensor<1x24x8x8xf32>) -> tensor<1x112x8x8xf32> {
+  %w = graph.constant dense<1.0> : tensor<112x6x1x1xf32>
+  %y = graph.conv2d %x, %w {groups = 4 : i64} : (tensor<1x24x8x8xf32>, tensor<112x6x1x1xf32>) -> tensor<1x112x8x8xf32>
+  func.return %y : tensor<1x112x8x8xf32>
+}
+
+// CHECK-LABEL: func.func @grouped_straddle_narrow_input
+// CHECK-NEXT:    %[[T:.*]] = graph.layout_transform %x {src = "NCHW", dst = "NCHW8c"} : (tensor<1x24x8x8xf32>) -> tensor<1x3x8x8x8xf32>
+// CHECK-NEXT:    %[[W:.*]] = graph.constant
+// CHECK-NEXT:    %[[C:.*]] = graph.conv2d %[[T]], %[[W]] {groups = 4 : i64, data_layout = "NCHW8c", kernel_layout = "straddle24c112o2i16o", out_layout = "NCHW16c"} : (tensor<1x3x8x8x8xf32>, tensor<10x3x1x1x2x16xf32>) -> tensor<1x7x8x8x16xf32>
+// CHECK-NEXT:    %[[O:.*]] = graph.layout_transform %[[C]] {src = "NCHW16c", dst = "NCHW"}
+// CHECK-NEXT:    func.return %[[O]]
+
+// -----
+
 // Where the straddling kernel would do many zero multiply-adds (12 channels per
 // group of 48: 6 rows for 3 blocks, 2x the useful ones) the groups keep 4-lane blocks.
 func.func @grouped_straddle_wasteful(%x: tensor<1x48x4x4xf32>) -> tensor<1x48x4x4xf32> {
