@@ -517,7 +517,8 @@ def schedule_conv2d(s: te.Schedule, out: te.Tensor, conv: te.Tensor, inlined=(),
     if info.pad is not None:
         phased = not info.data_block and not info.out_block and info.strides[-1] > 1
         _schedule_pad(s, info.pad, info.data_block, phased)
-    if straddle_layout(info.params[7]) is not None and out.shape != red.shape:
+    if straddle_layout(info.params[7]) is not None and out.shape != red.shape and out.shape == conv.shape:
+        # (a group that reshapes after the conv takes the general path below)
         _schedule_straddle(s, out, red, config)
         return
     if out.shape != red.shape:

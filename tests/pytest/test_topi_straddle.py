@@ -278,3 +278,20 @@ def test_straddle_tuning_template():
     f(pack_data(x, 16), pack_straddle_weight(w, 272, 4, 4, 16), out)
     np.testing.assert_allclose(unpack_data(out), grouped_conv(x, w, 4, 1, 0), rtol=1e-4, atol=1e-3)
     assert space is not None and template.flops(*params) > 0
+
+
+def test_straddle_fused_with_a_reshape_after():
+    """A group that reshapes after a straddling conv (here back to NCHW) schedules
+    the accumulators at the root and the rest as an elementwise stage."""
+    x, wt = randn(1, 272, 5, 6), randn(272, 68, 1, 1)
+    packed = pack_straddle_weight(wt, 272, 4, 4, 16)
+    X = te.placeholder((1, 17, 5, 6, 16), "float32", name="x")
+    W = te.placeholder(packed.shape, "float32", name="w")
+    conv = conv2d_straddle_compute(X, W, groups=4, channels=(272, 272))
+    out = te.compute((1, 272, 5, 6), lambda n, c, h, w: conv[n, c // 16, h, w, c % 16], name="unpack")
+    s = te.create_schedule(out)
+    schedule_conv2d(s, out, conv)
+    f = tc.build(s, [X, W, out])
+    result = np.zeros(out.shape, np.float32)
+    f(pack_data(x, 16), packed, result)
+    np.testing.assert_allclose(result, grouped_conv(x, wt, 4, 1, 0), rtol=1e-4, atol=1e-3)
