@@ -295,3 +295,24 @@ def test_straddle_fused_with_a_reshape_after():
     result = np.zeros(out.shape, np.float32)
     f(pack_data(x, 16), packed, result)
     np.testing.assert_allclose(result, grouped_conv(x, wt, 4, 1, 0), rtol=1e-4, atol=1e-3)
+
+
+def test_straddle_tuning_template_narrow_data_random_configs():
+    """A straddling workload on 8-lane data (24 -> 112 channels, 2 a step): the
+    template rebuilds it and every config it draws computes the grouped conv."""
+    from tilecraft.autotune.topi_templates import Conv2d
+
+    X = te.placeholder((1, 3, 8, 8, 8), "float32", name="x")
+    W = te.placeholder((10, 3, 1, 1, 2, 16), "float32", name="w")
+    params = conv2d_info(find_reduction(conv2d_straddle_compute(X, W, groups=4, channels=(24, 112)))).params
+    assert params[6:9] == ("NCHW8c", "straddle24c112o2i16o", "NCHW16c")
+    template = Conv2d()
+    space = template.space(*params)
+    x, w = randn(1, 24, 8, 8), randn(112, 6, 1, 1)
+    expected = grouped_conv(x, w, 4, 1, 0)
+    rng = np.random.default_rng(3)
+    for config in [template.default_config(*params), *(space.random(rng) for _ in range(3))]:
+        s, args = template.schedule(*params, config=config)
+        out = np.zeros(args[2].shape, np.float32)
+        tc.build(s, args)(pack_data(x, 8), pack_straddle_weight(w, 24, 4, 2, 16), out)
+        np.testing.assert_allclose(unpack_data(out), expected, rtol=1e-4, atol=1e-3, err_msg=str(config))
