@@ -11,8 +11,11 @@ random run's first 64 trials are the random-search-at-64 figure (one run, one
 seed: a random search stopped at 64 would have measured exactly those). The
 fraction of a search is its best GFLOP/s at 64 trials over the best of the whole
 random run; the JSON figures are the geometric means over the kernels. (topi's knob
-spaces of these kernels hold 84 to 216 configs: a random run of 1000 measures each
-whole space, and the table says so; its best is then the optimum.) The `%ceil`
+spaces of these kernels hold 70 to 510 configs: the dense's register tile, panel
+copy, parallel loop and cache blocking of K (`kc`); the convs' direct register tile,
+row/order/unroll_rx/parallel and, for the stride-1 3x3 convs, the algorithm and the
+Winograd schedule's tile, split and parallel knobs. A random run of 1000 measures
+each whole space, and the table says so; its best is then the optimum.) The `%ceil`
 columns put the default and that best against the machine's FMA ceiling (a loop of
 independent 16-lane fused multiply-adds, one thread, times the cores): what any
 schedule of these kernels could still gain. The curves
