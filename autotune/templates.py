@@ -41,7 +41,10 @@ import numpy as np
 from tilecraft.autotune.explore import Space
 from tilecraft.topi.tuning import workload_key
 
-__all__ = ["TEMPLATES", "Template", "register_template", "workload_key", "sched_ir", "lower", "measure", "cold_copies", "cache_bytes"]
+__all__ = [
+    "TEMPLATES", "Template", "register_template", "workload_key", "sched_ir", "lower", "measure", "cold_copies",
+    "cache_bytes",
+]  # fmt: skip
 
 
 class Template:
@@ -280,13 +283,14 @@ def cache_bytes() -> int:
 
 
 # The most memory the cold copies of a kernel's weights may take, and the most
-# copies (a weight under 1/MAX_COPIES of the budget is not cold in every cache:
+# copies (a weight under 1/MAX_COLD_COPIES of twice the cache is not cold in every cache:
 # a small weight's read costs little either way).
 MAX_COLD_BYTES = 512 << 20
 MAX_COLD_COPIES = 1024
 
 
-def cold_copies(inputs: list[np.ndarray], weights: tuple[int, ...], budget: int | None = None) -> list[list[np.ndarray]]:
+def cold_copies(inputs: list[np.ndarray], weights: tuple[int, ...], budget: int | None = None,
+                ) -> list[list[np.ndarray]]:  # fmt: skip
     """Argument lists for measuring with cold weights: the inputs at `weights` are
     copied as many times as makes their total at least twice `budget` (default
     `cache_bytes()`, capped at MAX_COLD_BYTES and MAX_COLD_COPIES), each list holding

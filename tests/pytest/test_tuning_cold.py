@@ -10,10 +10,15 @@ import json
 
 import numpy as np
 import pytest
-
 from tilecraft.autotune import templates
 from tilecraft.autotune.records import Record, TuningLog, TuningLogError
-from tilecraft.autotune.templates import MAX_COLD_COPIES, cache_bytes, cold_copies, get_template, measure
+from tilecraft.autotune.templates import (
+    MAX_COLD_COPIES,
+    cache_bytes,
+    cold_copies,
+    get_template,
+    measure,
+)
 
 DENSE = ([4, 64], [64, 64], "NK")  # x [4, 64], weight [64 out, 64 in]
 CONV = ([1, 1, 6, 6, 16], [1, 1, 3, 3, 16, 16], [1, 1], [1, 1, 1, 1], [1, 1], 1,
