@@ -104,6 +104,10 @@ class Conv2d(Template):
             return [inputs[0], winograd_weight(inputs[1])]
         return inputs
 
+    def weight_inputs(self, params, config) -> tuple[int, ...]:
+        """The weight (a Winograd config's: the transformed weight U)."""
+        return (1,)
+
     def flops(self, *params) -> float:
         from tilecraft.topi.conv2d import conv2d_info
 
@@ -149,6 +153,9 @@ class _Gemm(Template):
 class Dense(_Gemm):
     name = "dense"
 
+    def weight_inputs(self, params, config) -> tuple[int, ...]:
+        return (1,)
+
     def _compute(self, x_shape, w_shape, weight_layout, dtype="float32"):
         from tilecraft.frontends import te
         from tilecraft.topi.dense import dense_compute
@@ -159,6 +166,9 @@ class Dense(_Gemm):
 
 
 class BatchMatmul(_Gemm):
+    """Both operands are computed by the model (attention's Q K^T and P V): in cache
+    when it runs, so no weight inputs (measured hot)."""
+
     name = "batch_matmul"
 
     def _compute(self, a_shape, b_shape, dtype="float32"):

@@ -173,12 +173,12 @@ def run_kernels(names: list[str], args, executor) -> dict:
             print(f"{name}: unavailable: {_unavailable(e)}", flush=True)
             continue
         guided_s = tune_task(task, guided_log, args.trials, executor, guided=True, timeout=args.timeout,
-                             label=f"{name} guided").seconds  # fmt: skip
+                             label=f"{name} guided", cold=not args.hot).seconds  # fmt: skip
         random_s = tune_task(task, random_log, args.random_trials, executor, guided=False, timeout=args.timeout,
-                             label=f"{name} random").seconds  # fmt: skip
+                             label=f"{name} random", cold=not args.hot).seconds  # fmt: skip
         guided = curve(guided_log, task.template, task.params)[: args.trials]
         random = curve(random_log, task.template, task.params)[: args.random_trials]
-        default_s = measure_default(task, executor, args.timeout, guided_log)
+        default_s = measure_default(task, executor, args.timeout, guided_log, cold=not args.hot)
         default = task.flops / default_s / 1e9 if math.isfinite(default_s) else None
         best = max(random, default=0.0)
         row = {
@@ -285,7 +285,7 @@ def measure_network(name: str, builder, args, executor, directory: str) -> dict:
         seconds = 0.0
         for i, task in enumerate(tasks, start=1):
             seconds += tune_task(task, log, args.model_trials, executor, guided=True, timeout=args.timeout,
-                                 label=f"{name} [{i}/{len(tasks)}] {task.template}").seconds  # fmt: skip
+                                 label=f"{name} [{i}/{len(tasks)}] {task.template}", cold=not args.hot).seconds  # fmt: skip
         row["tuning_s"] = seconds
         tuned = tc.compile(path, tuning_log=log.path)
         if check("tuned", tuned):
@@ -364,6 +364,8 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=10, help="timed calls per round of a whole model")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds one measurement may take")
     parser.add_argument("--workers", type=int, default=1, help="measuring processes (1: timings undisturbed)")
+    parser.add_argument("--hot", action="store_true", help="measure kernels with their weights in cache (default: "
+                        "cold, as in a model)")  # fmt: skip
     parser.add_argument("--logs", default=os.path.join(RESULTS, "tuning"), help="where the tuning logs are kept")
     parser.add_argument("--plot", default=os.path.join(RESULTS, "tuning_curves.png"), help="the kernels' curves")
     args = parser.parse_args()
