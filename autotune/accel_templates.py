@@ -167,9 +167,11 @@ def run(params, config: dict | None, seed: int = 0):
     return result, got, expected
 
 
-def measure(template: str, shape: list, config: dict | None, repeat: int = 1, seed: int = 0) -> list[float]:
+def measure(template: str, shape: list, config: dict | None, repeat: int = 1, seed: int = 0,
+            cold: bool = True) -> list[float]:  # fmt: skip
     """[simulated seconds] of the config (one run: the simulator is deterministic, so
-    `repeat` is not used); AssertionError when its output differs from numpy's."""
+    `repeat` is not used, nor `cold`: its cycle count has no host caches in it);
+    AssertionError when its output differs from numpy's."""
     if template != CONV2D_ACCEL.name:
         raise ValueError(f"accel_templates.measure measures conv2d_accel, not {template!r}")
     params = tuple(shape)

@@ -29,10 +29,15 @@ from tilecraft.autotune.records import config_key
 class Space:
     """`valid(config) -> bool`, when given, is a constraint: only the configs it
     accepts are in the space (`size`, `random`, `neighbour` and `contains` honour it),
-    e.g. the accelerator's tiles that fit its buffers."""
+    e.g. the accelerator's tiles that fit its buffers. `normalize(config) -> config`,
+    when given, maps a one-knob step of `neighbour` onto the valid config that means
+    the same (conv2d: flipping `algorithm` resets the knobs the other algorithm
+    used), so a walk can cross between parts of the space that differ in several
+    knobs."""
 
     knobs: dict[str, tuple]
     valid: Callable[[dict], bool] | None = field(default=None, compare=False)
+    normalize: Callable[[dict], dict] | None = field(default=None, compare=False)
 
     def __post_init__(self):
         for name, values in self.knobs.items():
@@ -68,6 +73,10 @@ class Space:
         (a valid config; `config` itself when no such neighbour exists)."""
         if self.valid is not None:
             near = [{**config, n: v} for n, values in self.knobs.items() for v in values if v != config[n]]
+            if self.normalize is not None:
+                unique = {config_key(c): c for c in map(self.normalize, near)}
+                unique.pop(config_key(config), None)
+                near = list(unique.values())
             near = [c for c in near if self.valid(c)]
             return near[rng.integers(len(near))] if near else dict(config)
         names = [n for n, v in self.knobs.items() if len(v) > 1]

@@ -3,7 +3,10 @@
 Each line is one JSON object:
 
 - a measurement: `{"kind": "measure", "workload": key, "target": "llvm", "config":
-  {knob: value}, "costs": [seconds, ...], "error": null | "message", "time": unix}`;
+  {knob: value}, "costs": [seconds, ...], "error": null | "message", "time": unix,
+  "cold": true | false}` (`cold`: measured with the weights out of cache, as a model
+  runs them (templates.measure); a record without it, from before the option, was
+  measured hot);
 - a task's end: `{"kind": "done", "workload": key, "target": ..., "time": ...}`.
 
 A record is appended as one `write` of its whole line followed by `flush` and
@@ -50,6 +53,7 @@ class Record:
     error: str | None = None
     time: float = 0.0
     kind: str = "measure"
+    cold: bool = False  # measured with cold weights (templates.measure); old records: hot
 
     @property
     def cost(self) -> float:
@@ -63,7 +67,7 @@ class Record:
     def to_json(self) -> str:
         data: dict = {"kind": self.kind, "workload": self.workload, "target": self.target, "time": self.time}
         if self.kind == "measure":
-            data |= {"config": self.config, "costs": list(self.costs), "error": self.error}
+            data |= {"config": self.config, "costs": list(self.costs), "error": self.error, "cold": self.cold}
         return json.dumps(data, sort_keys=True)
 
 
@@ -88,7 +92,11 @@ def _record(data: object, where: str) -> Record:
         raise TuningLogError(f"{where}: costs must be a list of non-negative seconds")
     if error is not None and not isinstance(error, str):
         raise TuningLogError(f"{where}: error must be null or a message")
-    return Record(data["workload"], data["target"], config, tuple(float(c) for c in costs), error, float(stamp))
+    cold = data.get("cold", False)
+    if not isinstance(cold, bool):
+        raise TuningLogError(f"{where}: cold must be true or false")
+    return Record(data["workload"], data["target"], config, tuple(float(c) for c in costs), error, float(stamp),
+                  cold=cold)  # fmt: skip
 
 
 def _last_byte(path: Path) -> bytes:
@@ -133,8 +141,9 @@ class TuningLog:
             f.flush()
             os.fsync(f.fileno())
 
-    def measure(self, workload: str, target: str, config: dict, costs=(), error: str | None = None) -> Record:
-        record = Record(workload, target, dict(config), tuple(costs), error, time.time())
+    def measure(self, workload: str, target: str, config: dict, costs=(), error: str | None = None, *,
+                cold: bool = False) -> Record:  # fmt: skip
+        record = Record(workload, target, dict(config), tuple(costs), error, time.time(), cold=cold)
         self.append(record)
         return record
 

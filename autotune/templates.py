@@ -11,6 +11,18 @@ against the untuned schedule's (a wrong answer is an error, not a time), and
 returns the seconds. A template for another target names its own measuring
 function (`measure_job`).
 
+Measuring as a model runs (`cold=True`, the default): in a compiled model a
+layer's weights were last read one whole model call ago, and every other layer's
+weights and activations went through the caches since, so a weight-bound kernel
+reads them from memory; its activation input, just written by the layer before,
+is in cache. Called back to back on one set of inputs a kernel finds its weights
+hot (the 512x7x7 3x3 conv measured Winograd 1.35x faster; in ResNet-18 it was 3%
+slower). So a template names its weight inputs (`weight_inputs`: conv2d's and
+dense's weight, a Winograd config's transformed weight U) and `measure` rotates
+each timed call through copies of them that together exceed the caches
+(`cache_bytes`), while the activation and the output stay the same arrays.
+`cold=False` measures everything hot (as logs before this option did).
+
 The templates of topi's tunable schedules (conv2d, dense, ...) are the schedules
 tc.compile uses, asked for their config through topi/tuning.py; `matmul` here is
 a stand-alone GEMM with its own knobs: tile sizes of i and j, split of k, whether
@@ -29,7 +41,10 @@ import numpy as np
 from tilecraft.autotune.explore import Space
 from tilecraft.topi.tuning import workload_key
 
-__all__ = ["TEMPLATES", "Template", "register_template", "workload_key", "sched_ir", "lower", "measure"]
+__all__ = [
+    "TEMPLATES", "Template", "register_template", "workload_key", "sched_ir", "lower", "measure", "cold_copies",
+    "cache_bytes",
+]  # fmt: skip
 
 
 class Template:
@@ -71,6 +86,14 @@ class Template:
         prepared ahead of time, as a compiled model prepares a weight once."""
         return inputs
 
+    def weight_inputs(self, params, config: dict | None) -> tuple[int, ...]:
+        """Which of the config's function inputs (`function_inputs`) are weights: a
+        compiled model reads them from memory once per call (`measure` rotates
+        through cold copies of them); the others are activations, in cache. None by
+        default: an operand computed by the model (batch_matmul's two) is an
+        activation."""
+        return ()
+
 
 TEMPLATES: dict[str, Template] = {}
 
@@ -106,7 +129,8 @@ def _divisors(n: int, limit: int = 64) -> tuple[int, ...]:
 
 
 class Matmul(Template):
-    """C[n, m] = A[n, k] @ B[k, m], float32; params (n, m, k)."""
+    """C[n, m] = A[n, k] @ B[k, m], float32; params (n, m, k). A stand-alone GEMM
+    of two computed operands: no weight inputs (dense is the GEMM with a weight)."""
 
     name = "matmul"
 
@@ -231,12 +255,68 @@ MIN_REPEAT_SECONDS = 0.01
 WARMUP_SECONDS = 0.05
 
 
-def measure(template: str, shape: list, config: dict | None, repeat: int = 5, seed: int = 0) -> list[float]:
+def cache_bytes() -> int:
+    """Bytes of cache the weights of a kernel can stay in between two of its calls:
+    the last level (the largest of /sys's cpu0 cache levels) plus one private
+    level-2 cache per CPU (a non-inclusive last level holds what they evicted);
+    32 MiB + 1 MiB per CPU where /sys does not say."""
+    import os
+    from pathlib import Path
+
+    cpus = os.cpu_count() or 1
+    levels: dict[int, int] = {}
+    for index in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*"):
+        try:
+            if (index / "type").read_text().strip() == "Instruction":
+                continue
+            level = int((index / "level").read_text())
+            size = (index / "size").read_text().strip().upper()
+            scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(size[-1:], 1)
+            levels[level] = int(size.rstrip("KMG")) * scale
+        except (OSError, ValueError):
+            continue
+    if not levels:
+        return (32 << 20) + cpus * (1 << 20)
+    last = max(levels)
+    private = levels.get(2, 0) * cpus if last > 2 else 0
+    return levels[last] + private
+
+
+# The most memory the cold copies of a kernel's weights may take, and the most
+# copies (a weight under 1/MAX_COLD_COPIES of twice the cache is not cold in every cache:
+# a small weight's read costs little either way).
+MAX_COLD_BYTES = 512 << 20
+MAX_COLD_COPIES = 1024
+
+
+def cold_copies(inputs: list[np.ndarray], weights: tuple[int, ...], budget: int | None = None,
+                ) -> list[list[np.ndarray]]:  # fmt: skip
+    """Argument lists for measuring with cold weights: the inputs at `weights` are
+    copied as many times as makes their total at least twice `budget` (default
+    `cache_bytes()`, capped at MAX_COLD_BYTES and MAX_COLD_COPIES), each list holding
+    one copy of each weight and the same other arrays. Called in turn, each call
+    finds its weights evicted by the others' since its last turn. One list (the
+    inputs themselves) when there are no weights."""
+    size = sum(inputs[i].nbytes for i in weights)
+    if not weights or not size:
+        return [list(inputs)]
+    target = min(2 * (cache_bytes() if budget is None else budget), MAX_COLD_BYTES)
+    count = max(1, min(MAX_COLD_COPIES, -(-target // size)))
+    lists = [list(inputs)]
+    for _ in range(count - 1):
+        lists.append([np.copy(a) if i in weights else a for i, a in enumerate(inputs)])
+    return lists
+
+
+def measure(template: str, shape: list, config: dict | None, repeat: int = 5, seed: int = 0,
+            cold: bool = True) -> list[float]:  # fmt: skip
     """Seconds per call of the config, `repeat` times (in a worker process): after a
     warm-up of at least WARMUP_SECONDS (threads woken, caches and pages touched),
-    each figure the mean of as many calls as fill MIN_REPEAT_SECONDS. An output
-    that differs from the untuned schedule's by more than float32 summation order
-    explains (relative to the output's magnitude) is an AssertionError."""
+    each figure the mean of as many calls as fill MIN_REPEAT_SECONDS. `cold`: each
+    call reads the template's weight inputs from memory, as in a model (calls rotate
+    through `cold_copies`); the activation inputs and the output stay in cache. An
+    output that differs from the untuned schedule's by more than float32 summation
+    order explains (relative to the output's magnitude) is an AssertionError."""
     t = get_template(template)
     s, args = t.schedule(*shape, config=config)
     f = _build(s, args)
@@ -251,9 +331,17 @@ def measure(template: str, shape: list, config: dict | None, repeat: int = 5, se
         scale = float(np.abs(expected).max()) if out.size else 0.0
         if not np.isfinite(error) or error > 1e-4 * scale + 1e-6:
             raise AssertionError(f"wrong answer: max error {error:.3g} (outputs up to {scale:.3g})")
+    rotation = cold_copies(inputs, t.weight_inputs(shape, config)) if cold else [inputs]
+    turn = 0
+
+    def call() -> None:
+        nonlocal turn
+        f(*rotation[turn], out)
+        turn = turn + 1 if turn + 1 < len(rotation) else 0
+
     calls, warm = 0, time.perf_counter()
     while time.perf_counter() - warm < WARMUP_SECONDS or calls < 3:
-        f(*inputs, out)
+        call()
         calls += 1
     single = (time.perf_counter() - warm) / calls
     number = max(1, int(MIN_REPEAT_SECONDS / max(single, 1e-7)))
@@ -261,6 +349,6 @@ def measure(template: str, shape: list, config: dict | None, repeat: int = 5, se
     for _ in range(repeat):
         begin = time.perf_counter()
         for _ in range(number):
-            f(*inputs, out)
+            call()
         costs.append((time.perf_counter() - begin) / number)
     return costs

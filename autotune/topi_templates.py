@@ -9,7 +9,10 @@ function, given the config. The knob spaces are topi's (`conv2d_space`,
 
 - `conv2d` (topi/conv2d.py): params (data shape, weight shape, strides, pads,
   dilations, groups, data layout, kernel layout, out layout, data dtype, weight
-  dtype) — plain, blocked, 1x1, grouped and depthwise convs alike.
+  dtype) — plain, blocked, 1x1, grouped and depthwise convs alike. Where Winograd
+  applies, `algorithm` picks the direct or the Winograd schedule and the space holds
+  both schedules' knobs, those of the other algorithm at their first values (a
+  constrained Space whose `normalize` lets a search step flip the algorithm).
 - `dense` (topi/dense.py): params (x shape, weight shape, weight layout, dtype).
 - `batch_matmul` (graph.matmul): params (a shape, b shape, dtype).
 - `pool2d` (topi/pool.py): params (kind "max"/"avg", input shape, kernel, strides,
@@ -45,12 +48,13 @@ class Conv2d(Template):
         return data, weight, conv
 
     def space(self, *params) -> Space:
-        from tilecraft.topi.conv2d import conv2d_config_distinct, conv2d_info, conv2d_space
+        from tilecraft.topi.conv2d import conv2d_config_distinct, conv2d_config_normal, conv2d_info, conv2d_space
 
         _, _, conv = self._compute(*params)
         knobs = conv2d_space(conv, conv2d_info(conv))
         if len(knobs.get("algorithm", ())) > 1 or (len(knobs.get("row", ())) > 1 and len(knobs.get("order", ())) > 1):
-            return Space(knobs, valid=lambda config: conv2d_config_distinct(config, knobs))
+            return Space(knobs, valid=lambda config: conv2d_config_distinct(config, knobs),
+                         normalize=lambda config: conv2d_config_normal(config, knobs))  # fmt: skip
         return Space(knobs)
 
     def default_config(self, *params) -> dict:
@@ -70,25 +74,26 @@ class Conv2d(Template):
             from tilecraft.topi.tuning import check_config
 
             check_config(config, conv2d_space(conv, conv2d_info(conv)), conv.name)
-            return self._winograd(data, weight, params[3])
+            return self._winograd(data, weight, params[3], config)
         s = te.create_schedule(conv)
         with use_configs(None):  # config None means the default, not a log's pick
             schedule_conv2d(s, conv, conv, (), config=config)
         return s, [data, weight, conv]
 
-    def _winograd(self, data, weight, pads):
-        """The Winograd kernel of the same workload. It takes the transformed weight, as
-        in a compiled model, where fold-constants computes it once: measuring the
-        transform with the kernel made Winograd look slower than it runs (ResNet-18's
-        14x14 layer measured 1.30 ms, tuned to direct, the model 9% slower tuned)."""
+    def _winograd(self, data, weight, pads, config):
+        """The Winograd kernel of the same workload, scheduled with the config's
+        Winograd knobs. It takes the transformed weight, as in a compiled model, where
+        fold-constants computes it once: measuring the transform with the kernel made
+        Winograd look slower than it runs (ResNet-18's 14x14 layer measured 1.30 ms,
+        tuned to direct, the model 9% slower tuned)."""
         from tilecraft.frontends import te
-        from tilecraft.topi.winograd import schedule_winograd, winograd_conv2d_compute
+        from tilecraft.topi.winograd import from_conv2d_config, schedule_winograd, winograd_conv2d_compute
 
         KB, CB, _, _, ib, ob = weight.shape
         u = te.placeholder((4, 4, KB, CB, ib, ob), weight.dtype, name="winograd_weight")
         y = winograd_conv2d_compute(data, u, pads)
         s = te.create_schedule(y)
-        schedule_winograd(s, y, y)
+        schedule_winograd(s, y, y, config=from_conv2d_config(config))
         return s, [data, u, y]
 
     def function_inputs(self, params, config, inputs):
@@ -98,6 +103,10 @@ class Conv2d(Template):
 
             return [inputs[0], winograd_weight(inputs[1])]
         return inputs
+
+    def weight_inputs(self, params, config) -> tuple[int, ...]:
+        """The weight (a Winograd config's: the transformed weight U)."""
+        return (1,)
 
     def flops(self, *params) -> float:
         from tilecraft.topi.conv2d import conv2d_info
@@ -144,6 +153,9 @@ class _Gemm(Template):
 class Dense(_Gemm):
     name = "dense"
 
+    def weight_inputs(self, params, config) -> tuple[int, ...]:
+        return (1,)
+
     def _compute(self, x_shape, w_shape, weight_layout, dtype="float32"):
         from tilecraft.frontends import te
         from tilecraft.topi.dense import dense_compute
@@ -154,6 +166,9 @@ class Dense(_Gemm):
 
 
 class BatchMatmul(_Gemm):
+    """Both operands are computed by the model (attention's Q K^T and P V): in cache
+    when it runs, so no weight inputs (measured hot)."""
+
     name = "batch_matmul"
 
     def _compute(self, a_shape, b_shape, dtype="float32"):

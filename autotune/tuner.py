@@ -12,7 +12,9 @@ first batch, so the best is never worse than the default as measured (in random
 search too); before the "done" record, model-guided search measures the fastest few
 and the default once more and each config keeps its better measurement (timing
 noise only ever slows a run down).
-`guided=False` is random search (the ablation).
+`guided=False` is random search (the ablation). `cold` (default True) measures each
+config with its weights out of cache, as a compiled model runs it (templates.measure;
+recorded in each record); `cold=False` measures them hot, back to back.
 
 Transfer: with `transfer=True` (the default) the model also trains on the log's
 records of other workloads of the same template (up to `transfer_limit` of them),
@@ -73,7 +75,8 @@ def _transfer_groups(log: TuningLog, template: str, key: str, target: str, limit
 
 def tune(template: str, shape: tuple, log: TuningLog, trials: int, executor, *, batch: int = 8,
          guided: bool = True, seed: int = 0, timeout: float = 60.0, repeat: int = 5,
-         callback=None, transfer: bool = True, transfer_limit: int = 512, confirm: int = 3) -> Record | None:  # fmt: skip
+         callback=None, transfer: bool = True, transfer_limit: int = 512, confirm: int = 3,
+         cold: bool = True) -> Record | None:  # fmt: skip
     """`callback(record)` is called after each measurement is recorded (progress bars);
     `confirm`: how many of the fastest configs (and the default) model-guided search
     measures again before the task is done (0: none; random search never does)."""
@@ -111,20 +114,25 @@ def tune(template: str, shape: tuple, log: TuningLog, trials: int, executor, *, 
             proposals = [default, *proposals[: want - 1]]  # the default first: tuned is never worse
         if not proposals:
             break
-        jobs = [Job(t.measure_job, {"template": template, "shape": list(shape), "config": c, "repeat": repeat},
-                    timeout) for c in proposals]  # fmt: skip
+        jobs = [measure_job(t, shape, c, repeat, timeout, cold) for c in proposals]
         for config, result in zip(proposals, executor.run(jobs)):
-            record = log.measure(key, target, config, result.costs, result.error)
+            record = log.measure(key, target, config, result.costs, result.error, cold=cold)
             if callback is not None:
                 callback(record)
     if confirm and guided and not log.finished(key, target):
-        _confirm(t, template, shape, key, target, log, executor, default, confirm, timeout, repeat, callback)
+        _confirm(t, shape, key, target, log, executor, default, confirm, timeout, repeat, callback, cold)
     if not log.finished(key, target):
         log.finish(key, target)
     return log.best(key, target)
 
 
-def _confirm(t, template, shape, key, target, log, executor, default, top, timeout, repeat, callback) -> None:
+def measure_job(t, shape, config: dict | None, repeat: int, timeout: float, cold: bool) -> Job:
+    """The job measuring `config` of template `t`'s workload `shape`."""
+    kwargs = {"template": t.name, "shape": list(shape), "config": config, "repeat": repeat, "cold": cold}
+    return Job(t.measure_job, kwargs, timeout)
+
+
+def _confirm(t, shape, key, target, log, executor, default, top, timeout, repeat, callback, cold) -> None:
     """Measure the `top` fastest configs and the default once more (those measured
     once: a resumed task does not repeat it). One timing of a candidate can be 2x
     slow when another process takes a core; a second one, later, rarely is, and the
@@ -137,9 +145,8 @@ def _confirm(t, template, shape, key, target, log, executor, default, top, timeo
                                                                    for c in configs):  # fmt: skip
         configs.append(default)
     configs = [c for c in configs if counts.get(config_key(c), 0) < 2]
-    jobs = [Job(t.measure_job, {"template": template, "shape": list(shape), "config": c, "repeat": repeat}, timeout)
-            for c in configs]  # fmt: skip
+    jobs = [measure_job(t, shape, c, repeat, timeout, cold) for c in configs]
     for config, result in zip(configs, executor.run(jobs) if jobs else []):
-        record = log.measure(key, target, config, result.costs, result.error)
+        record = log.measure(key, target, config, result.costs, result.error, cold=cold)
         if callback is not None:
             callback(record)

@@ -82,6 +82,12 @@ def make_arg_parser() -> argparse.ArgumentParser:
         help="fix the shape of an ONNX input with dynamic dimensions (repeatable)",
     )
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds one measurement may take (default 60)")
+    parser.add_argument(
+        "--hot",
+        action="store_true",
+        help="measure kernels back to back with their weights in cache (default: weights read from memory "
+        "on every call, as in a compiled model)",
+    )
     parser.add_argument("--traceback", action="store_true", help="on an internal error, print the Python traceback")
     return parser
 
@@ -206,7 +212,7 @@ def _rate(gflops: float) -> str:
 
 
 def tune_task(task, log, trials: int, executor, *, guided: bool, timeout: float, label: str,
-              show_progress: bool = True) -> TaskRun:  # fmt: skip
+              show_progress: bool = True, cold: bool = True) -> TaskRun:  # fmt: skip
     """Tune one task into `log` (resuming) with a progress bar on stderr."""
     from tilecraft.autotune.templates import get_template
     from tilecraft.autotune.tuner import tune
@@ -237,28 +243,27 @@ def tune_task(task, log, trials: int, executor, *, guided: bool, timeout: float,
     start = time.perf_counter()
     try:
         tune(task.template, tuple(task.params), log, trials, executor, guided=guided, timeout=timeout,
-             callback=progress)  # fmt: skip
+             callback=progress, cold=cold)  # fmt: skip
     finally:
         bar.close()
     return TaskRun(len(log.measured(task.key, task.target)), errors, new, time.perf_counter() - start)
 
 
-def measure_default(task, executor, timeout: float, log=None, repeat: int = 5) -> float:
+def measure_default(task, executor, timeout: float, log=None, repeat: int = 5, cold: bool = True) -> float:
     """Median seconds of the untuned default schedule (inf when it fails): its record in
     `log` when the tuner measured the default config there (the same measurement the
-    best is compared with), else a measurement now."""
-    from tilecraft.autotune.measure import Job
+    best is compared with), else a measurement now (`cold`: weights out of cache)."""
     from tilecraft.autotune.records import config_key
     from tilecraft.autotune.templates import get_template
+    from tilecraft.autotune.tuner import measure_job
 
     template = get_template(task.template)
     default = template.default_config(*task.params)
     if log is not None and default is not None:
         record = log.measured(task.key, task.target).get(config_key(default))
-        if record is not None and math.isfinite(record.cost):
+        if record is not None and record.cold == cold and math.isfinite(record.cost):
             return record.cost
-    job = Job(template.measure_job,
-              {"template": task.template, "shape": list(task.params), "config": None, "repeat": repeat}, timeout)  # fmt: skip
+    job = measure_job(template, task.params, None, repeat, timeout, cold)
     (result,) = executor.run([job])
     return statistics.median(result.costs) if result.error is None and result.costs else math.inf
 
@@ -291,12 +296,13 @@ def run(args: argparse.Namespace) -> None:
               f"{'random' if args.random else 'model-guided'} search, log {args.log}", flush=True)  # fmt: skip
         for i, task in enumerate(tasks, start=1):
             label = f"[{i}/{len(tasks)}] {task.template}"
-            run = tune_task(task, log, args.trials, executor, guided=not args.random, timeout=args.timeout, label=label)
+            run = tune_task(task, log, args.trials, executor, guided=not args.random, timeout=args.timeout, label=label,
+                            cold=not args.hot)  # fmt: skip
             if random_log is not None:
                 tune_task(task, random_log, args.trials, executor, guided=False, timeout=args.timeout,
-                          label=f"{label} (random)")  # fmt: skip
+                          label=f"{label} (random)", cold=not args.hot)  # fmt: skip
             best = log.best(task.key, task.target)
-            default = measure_default(task, executor, args.timeout, log)
+            default = measure_default(task, executor, args.timeout, log, cold=not args.hot)
             applied = LogLookup(log)(task.template, tuple(task.params)) is not None
             result = TaskResult(task, run, best.cost if best else math.inf, default, applied)
             results.append(result)

@@ -539,12 +539,30 @@ def conv2d_space(red: te.Tensor, info: Conv2dInfo) -> dict[str, tuple]:
     schedule (`_schedule_space`) and `algorithm`, "direct" or, for the convs
     Winograd F(2x2, 3x3) computes (`winograd_applies`), "winograd". The
     winograd-conv2d pass reads `algorithm` from the tuning log's best record of the
-    conv's workload (topi/winograd.py schedules it); with "winograd" the other
-    knobs are unused and held at their first values (`conv2d_config_distinct`)."""
+    conv's workload (topi/winograd.py schedules it). Where Winograd applies, the
+    Winograd schedule's knobs (`winograd_space`) join as `winograd_tile`,
+    `winograd_split` and `winograd_parallel`. The knobs of the algorithm a config
+    does not use are held at their first values (`conv2d_config_distinct`)."""
     knobs = _schedule_space(red, info)
-    if not is_depthwise(info):  # (depthwise convs: their own knobs only)
-        knobs["algorithm"] = ("direct", "winograd") if winograd_applies(info) else ("direct",)
-    return knobs
+    if is_depthwise(info):  # (depthwise convs: their own knobs only)
+        return knobs
+    if not winograd_applies(info):
+        return knobs | {"algorithm": ("direct",)}
+    from tilecraft.topi.winograd import CONV2D_KNOBS, winograd_space
+
+    winograd = winograd_space(_winograd_info(info))
+    return knobs | {"algorithm": ("direct", "winograd")} | {name: winograd[k] for name, k in CONV2D_KNOBS.items()}
+
+
+def _winograd_info(info: Conv2dInfo):
+    """The WinogradInfo of the Winograd compute of the conv's workload (placeholders:
+    its knobs and defaults depend on the shapes only)."""
+    from tilecraft.topi.winograd import winograd_conv2d_compute, winograd_info
+
+    data_shape, (KB, CB, _, _, ib, ob), pads = info.params[0], info.params[1], info.params[3]
+    data = te.placeholder(tuple(data_shape), info.params[9], name="data")
+    weight = te.placeholder((4, 4, KB, CB, ib, ob), info.params[10], name="winograd_weight")
+    return winograd_info(winograd_conv2d_compute(data, weight, pads))
 
 
 def winograd_applies(info: Conv2dInfo) -> bool:
@@ -622,10 +640,36 @@ def conv2d_config_distinct(config: dict, knobs: dict[str, tuple] | None = None) 
     space: with `row` = 1 the reduction order is fixed (channel blocks outside the
     window loops), so `order` = 1 repeats `order` = 0 (a search that measured both
     would spend a trial on nothing); with `algorithm` = "winograd" the direct
-    schedule's knobs are unused, so only their first values (of `knobs`) count."""
-    if config.get("algorithm") == "winograd" and knobs is not None:
-        return all(_same(config[k], values[0]) for k, values in knobs.items() if k != "algorithm")
+    schedule's knobs are unused, with "direct" the Winograd knobs, so only their
+    first values (of `knobs`) count."""
+    from tilecraft.topi.winograd import CONV2D_KNOBS
+
+    if knobs is not None and "algorithm" in config:
+        winograd = config["algorithm"] == "winograd"
+        unused = [k for k in knobs if k != "algorithm" and (k in CONV2D_KNOBS) != winograd]
+        if not all(_same(config[k], knobs[k][0]) for k in unused):
+            return False
+        if winograd:
+            return True
     return not (config.get("row") and config.get("order"))
+
+
+def conv2d_config_normal(config: dict, knobs: dict[str, tuple]) -> dict:
+    """The distinct config (`conv2d_config_distinct`) that schedules what `config`
+    does: the knobs its algorithm does not use at their first values, `order` 0
+    under `row` = 1. A search's one-knob step (flipping `algorithm`, setting `row`)
+    goes through it, so such a step lands on a point of the space."""
+    from tilecraft.topi.winograd import CONV2D_KNOBS
+
+    config = dict(config)
+    if "algorithm" in config:
+        winograd = config["algorithm"] == "winograd"
+        for k, values in knobs.items():
+            if k != "algorithm" and (k in CONV2D_KNOBS) != winograd:
+                config[k] = list(values[0]) if isinstance(values[0], tuple) else values[0]
+    if config.get("row") and config.get("order"):
+        config["order"] = 0
+    return config
 
 
 def _same(a, b) -> bool:
@@ -644,12 +688,17 @@ def _flat_channels(red: te.Tensor) -> bool:
 def default_config(red: te.Tensor, info: Conv2dInfo) -> dict:
     """The knobs the heuristics choose (what runs untuned)."""
     red = find_reduction(red)  # (a straddling conv's accumulators under its row sum)
-    if winograd_by_default(red, info):
-        knobs = conv2d_space(red, info)
-        return {k: (list(v[0]) if isinstance(v[0], tuple) else v[0]) for k, v in knobs.items()} | {"algorithm": "winograd"}
     if is_depthwise(info):
         return depthwise_default_config(red, info)
-    return _default_schedule_config(red, info) | {"algorithm": "direct"}
+    knobs = conv2d_space(red, info)
+    if winograd_by_default(red, info):
+        from tilecraft.topi.winograd import to_conv2d_config, winograd_default_config
+
+        config = to_conv2d_config(winograd_default_config(_winograd_info(info))) | {"algorithm": "winograd"}
+    else:
+        config = _default_schedule_config(red, info) | {"algorithm": "direct"}
+    normal = conv2d_config_normal(config, knobs)
+    return {k: normal[k] for k in knobs}
 
 
 def _default_schedule_config(red: te.Tensor, info: Conv2dInfo) -> dict:

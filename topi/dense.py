@@ -58,6 +58,8 @@ from tilecraft.topi.tuning import check_config, config_for, workload_key
 TILE_ROWS = 6  # mr: output rows per register tile
 TILE_COLS = 64  # nr: output columns per register tile (4 zmm)
 
+KC_CHUNKS = (64, 128, 256, 512)  # the `kc` knob's chunks of the reduction
+
 LANES = 16  # partial sums per output of an NK dense (one zmm register)
 DOT_ROWS, DOT_COLS = 4, 6  # NK register tile: 4 x 6 outputs of 16 partial sums each
 
@@ -193,7 +195,10 @@ def gemm_space(red: te.Tensor) -> dict[str, tuple]:
 
     GEMM (KN weight, matmul, transposed NK): `tile` = [mr, nr], the register tile
     (mr rows x nr columns, at most 28 zmm accumulators); `pack` = copy each KN
-    column panel once per call (a KN weight wider than the tile); `parallel`.
+    column panel once per call (a KN weight wider than the tile); `parallel`;
+    `kc` = 0 (each register tile runs the whole reduction) or a chunk of K: the
+    panel's outputs accumulate in a task buffer kc rows of K at a time, each weight
+    chunk reused by all row tiles of the panel (`kc_values`).
     Dot products (an NK weight whose K splits into lanes): `tile` = [rows, cols] of
     16-lane partial sums; `parallel`. A rank-1 x has nothing to tile."""
     red = find_reduction(red)
@@ -208,7 +213,19 @@ def gemm_space(red: te.Tensor) -> dict[str, tuple]:
     widths = [PANEL] if red.op in _PANEL_WEIGHT else sorted({min(N, w) for w in (16, 32, 48, 64)})
     tiles = [[mr, nr] for mr in range(1, min(M, 8) + 1) for nr in widths if mr * -(-nr // BLOCK) <= 28]
     packable = red.op in _KN_WEIGHT and red.op not in _TRANSPOSED_WEIGHT and N > min(widths)
-    return {"tile": tuple(tiles), "pack": (0, 1) if packable else (0,), "parallel": (0, 1)}
+    knobs = {"tile": tuple(tiles), "pack": (0, 1) if packable else (0,), "parallel": (0, 1)}
+    return knobs | {"kc": kc_values(red)}
+
+
+def kc_values(red: te.Tensor) -> tuple[int, ...]:
+    """The `kc` knob: 0 (the whole reduction per register tile) or a chunk of K that
+    divides it, for a GEMM with several row tiles and no per-call weight copy."""
+    *_, M, _ = red.shape
+    (k,) = red.op.reduce_axis
+    K = k.extent
+    if red.op in _TRANSPOSED_WEIGHT or M <= TILE_ROWS:
+        return (0,)
+    return (0, *(c for c in KC_CHUNKS if c < K and K % c == 0))
 
 
 def default_gemm_config(red: te.Tensor) -> dict:
@@ -225,7 +242,7 @@ def default_gemm_config(red: te.Tensor) -> dict:
     # A packed panel pays when several row tiles read it; one row tile (a GEMV,
     # M = 1) would copy the whole weight on every call to read it once.
     pack = int(red.op in _KN_WEIGHT and red.op not in _TRANSPOSED_WEIGHT and N > nr and M > mr)
-    return {"tile": [mr, nr], "pack": pack, "parallel": parallel}
+    return {"tile": [mr, nr], "pack": pack, "parallel": parallel, "kc": 0}
 
 
 def _config(red: te.Tensor, config: dict | None) -> dict:
@@ -273,10 +290,18 @@ def _schedule_gemm(s: te.Schedule, out: te.Tensor, red: te.Tensor, config: dict)
         panel = s[out].fuse(*batch, jo) if batch else jo
         if config["parallel"]:
             s[out].parallel(panel)
-        attach = io
+        attach = panel if config["kc"] else io
         s[transposed].compute_at(s[out], panel)
         wk, wj = s[transposed].op.axis
         s[transposed].vectorize(wj)
+    elif config["kc"]:
+        # Cache blocking: the panel's M x nr outputs accumulate in a buffer of the
+        # task, kc rows of the reduction at a time, so each kc x nr weight chunk is
+        # reused from L1/L2 by every row tile of the panel.
+        panel = s[out].fuse(*batch, jo) if batch else jo
+        if config["parallel"]:
+            s[out].parallel(panel)
+        attach = panel
     else:
         fused = s[out].fuse(*batch, jo, io)
         if config["parallel"]:
@@ -290,8 +315,14 @@ def _schedule_gemm(s: te.Schedule, out: te.Tensor, red: te.Tensor, config: dict)
     s[local].compute_at(s[out], attach)
     *lbatch, li, lj = s[local].op.axis
     (lk,) = s[local].op.reduce_axis
-    s[local].reorder(*lbatch, lk, li, lj)
-    s[local].unroll(li)
+    if config["kc"]:
+        lio, lii = s[local].split(li, factor=mr)
+        lko, lki = s[local].split(lk, factor=config["kc"])
+        s[local].reorder(*lbatch, lko, lio, lki, lii, lj)
+        s[local].unroll(lii)
+    else:
+        s[local].reorder(*lbatch, lk, li, lj)
+        s[local].unroll(li)
     s[local].vectorize(lj)
 
 

@@ -27,7 +27,12 @@ The schedule, one kernel of three root stages (each its own parallel loop):
     Y: parallel (n, kb, oh); vectorized k; the fused epilogue (bias, relu, residual
        add) inlined, so the output is written once
 
-`config` knobs: `tile` = [ocn, regn] (the GEMM's register tile), `parallel`.
+`config` knobs (`winograd_space`): `tile` = [ocn, regn] (the GEMM's register tile),
+`split`, `parallel`. In the conv2d tuning template they are the knobs `winograd_tile`,
+`winograd_split` and `winograd_parallel` under `algorithm` = "winograd"
+(topi/conv2d.py `conv2d_space`); with no config given, `schedule_winograd` asks the
+tuning context for the config of the conv's workload (the direct conv's params, as
+winograd-conv2d does) and uses its Winograd knobs.
 """
 
 from __future__ import annotations
@@ -46,6 +51,7 @@ from tilecraft.topi.conv2d import (
     inline_between,
 )
 from tilecraft.topi.schedule import parallel_pays
+from tilecraft.topi.tuning import check_config, config_for, workload_key
 
 
 # Output pixels per image from which the untuned path runs a 3x3 conv as Winograd
@@ -63,6 +69,7 @@ class WinogradInfo:
     input: te.Tensor  # V
     gemm: te.Tensor  # M
     block: int
+    params: tuple = ()  # the workload of the direct conv it computes (template "conv2d")
 
 
 _INFO: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -136,7 +143,13 @@ def winograd_conv2d_compute(data: te.Tensor, weight: te.Tensor, pads, name: str 
         return r[0] + r[1] + r[2] - p * (r[0] + 2.0 * r[2] + r[3])
 
     Y = te.compute((N, KB, OH, OW, ob), transform_output, name=name)
-    _INFO[Y.op] = WinogradInfo(padded if padded is not data else None, V, M, block)
+    # The direct conv's workload (conv2d_compute's params, as winograd-conv2d keys the
+    # tuning log): its weight [O/o, I/i, 3, 3, i, o] and blocked layouts.
+    params = (
+        list(data.shape), [KB, CB, 3, 3, ib, ob], [1, 1], [top, left, bottom, right], [1, 1], 1,
+        f"NCHW{block}c", f"OIHW{ib}i{ob}o", f"NCHW{ob}c", str(data.dtype), str(weight.dtype),
+    )  # fmt: skip
+    _INFO[Y.op] = WinogradInfo(padded if padded is not data else None, V, M, block, params)
     return Y
 
 
@@ -183,6 +196,20 @@ def winograd_space(info: WinogradInfo) -> dict[str, tuple]:
     return {"tile": tuple(tile), "split": splits, "parallel": (0, 1)}
 
 
+# The conv2d template's names of the Winograd knobs (topi/conv2d.py `conv2d_space`).
+CONV2D_KNOBS = {"winograd_tile": "tile", "winograd_split": "split", "winograd_parallel": "parallel"}
+
+
+def from_conv2d_config(config: dict) -> dict:
+    """The Winograd schedule's config in a conv2d template config."""
+    return {knob: config[name] for name, knob in CONV2D_KNOBS.items() if name in config}
+
+
+def to_conv2d_config(config: dict) -> dict:
+    """A Winograd schedule config under the conv2d template's knob names."""
+    return {name: config[knob] for name, knob in CONV2D_KNOBS.items()}
+
+
 def winograd_default_config(info: WinogradInfo) -> dict:
     n, kb, th, tw = info.gemm.shape[:4]
     ocn = next(d for d in (2, 1) if kb % d == 0)
@@ -198,7 +225,7 @@ def schedule_winograd(s: te.Schedule, out: te.Tensor, y: te.Tensor, inlined=(), 
     info = winograd_info(y)
     if info is None:
         raise ValueError(f"{y.name} was not made by winograd_conv2d_compute")
-    config = config if config is not None else winograd_default_config(info)
+    config = config if config is not None else _logged_config(y, info)
     inline_between(s, out, y, inlined)
     if info.pad is not None:
         _schedule_pad(s, info.pad, info.block, False)
@@ -209,6 +236,20 @@ def schedule_winograd(s: te.Schedule, out: te.Tensor, y: te.Tensor, inlined=(), 
     if out is not y:
         s[y].compute_inline()
     _schedule_rows(s, out, info, config)
+
+
+def _logged_config(y: te.Tensor, info: WinogradInfo) -> dict:
+    """The tuning context's Winograd knobs of the conv's workload (checked), else the
+    defaults. A logged config whose `algorithm` is not "winograd" has no Winograd
+    knobs to give (winograd-conv2d left such a conv direct)."""
+    config = config_for("conv2d", info.params) if info.params else None
+    if config is None or config.get("algorithm") != "winograd":
+        return winograd_default_config(info)
+    where = f"{y.name} (the tuning log's config of {workload_key('conv2d', info.params)})"
+    missing = sorted(set(CONV2D_KNOBS) - set(config))
+    if missing:
+        raise ValueError(f"{where}: the config has no knob '{missing[0]}'")
+    return check_config(from_conv2d_config(config), winograd_space(info), where)
 
 
 def _schedule_rows(s: te.Schedule, out: te.Tensor, info: WinogradInfo, config: dict) -> None:

@@ -118,18 +118,35 @@ The thread count is fixed when the module is built (default: `OMP_NUM_THREADS`,
 else the CPUs this process may run on; see `utils/threads.py`),
 so it and the chunk count are constants.
 
-**Waiting policy.** A worker spins `SPIN_COUNT` rounds of `pause` (tens of
-microseconds) before it sleeps: that bridges the gaps between the kernels of
-one model call, and the worker sleeps soon after the call returns. Longer
-spins gained nothing measurable on an idle machine and cost latency on a busy
-one, where the spinning worker holds the core the caller needs (ShuffleNet-v2
-and MobileNet-v2 as above, one process per count, median ms):
+**Waiting policy.** A worker that finds no launch looks again after a
+`pause`, then sleeps; how long it looks depends on whether a call of the
+module is running. Every function the module exports and does not call itself
+(a model's `main`, a kernel built alone) tells the pool when it starts and
+returns (`enter`/`exit`, `_bracket_entry_points`): while such a call runs, the
+next launch is coming (the model's next parallel kernel), so a worker looks up
+to its `budget` times (up to BUSY_SPIN_MAX, a millisecond or two of `pause`s),
+giving its core away (`sched_yield`) every BUSY_YIELD looks; otherwise it looks
+SPIN_COUNT times (tens of microseconds) and sleeps. `enter` wakes a sleeping
+worker at once (a new generation with no launch open), so it is up by the
+model's first parallel kernel rather than woken by it.
 
-| pool spin count | idle: ShuffleNet-v2 | MobileNet-v2 | load: ShuffleNet-v2 | MobileNet-v2 |
-|-----------------|--------------------:|-------------:|--------------------:|-------------:|
-| 1000 (chosen)   |                3.55 |         4.26 |                5.40 |         8.15 |
-| 10000           |                3.21 |         4.73 |                6.22 |        10.60 |
-| 100000          |                3.30 |         4.13 |                7.68 |         8.18 |
+Why: with only SPIN_COUNT looks, a worker fell asleep in every serial stretch
+between two parallel kernels longer than that (a small single-threaded kernel,
+a copy), and the next launch had to wake it. On this VM (a guest with adaptive
+halt polling) a wake-up after an idle stretch came after the launch had
+closed: counted per model call, ShuffleNet-v2's worker slept 17-26 times and
+joined 17-25 of its 54 launches, so the caller ran most kernels alone, and a
+compiled model ran either ~2.6 or ~3.8 ms depending on that pattern (the
+"bimodal" timings of earlier benchmark runs).
+
+The budget adapts, because spinning is only worth it when the worker gets a
+core: a launch the worker joins doubles it; a launch that closed before the
+spinning worker saw it (the caller did the work alone: the worker had no core
+in time, as on a busy machine) halves it, down to SPIN_COUNT, so on a loaded
+machine workers sleep as soon as they did before this policy, and the spinning
+does not take the cores the caller and the other processes need. (A fixed
+busy spin measured 1.5-1.9x slower than sleeping early beside three busy
+processes.)
 
 When the runtime was written (on libgomp), single kernels compared static
 halves with dynamic chunks: on the shared 2-vCPU VM (load average 2-4), median
@@ -166,12 +183,20 @@ CHUNKS_PER_THREAD = 8
 # caller for the workers inside a launch before it yields (the waiting policy
 # in the module docstring).
 SPIN_COUNT = 1000
+# While an entry point runs, a waiting worker yields once per this many looks
+# (a power of two).
+BUSY_YIELD = 1024
+# The most looks while an entry point runs (the adaptive budget's ceiling; a
+# power of two): a millisecond or two, longer than the serial stretches between
+# the parallel kernels of a model.
+BUSY_SPIN_MAX = 1 << 16
 
 _I32 = ir.IntType(32)
 _I64 = ir.IntType(64)
 _PTR = ir.PointerType()
 _TASK = ir.FunctionType(ir.VoidType(), [_PTR, _I32, _I32])
 _LAUNCH = ir.FunctionType(ir.VoidType(), [_PTR, _PTR])
+_REGION = ir.FunctionType(ir.VoidType(), [])
 # What the threads of one launch share: {task, ctx, next chunk}.
 _RECORD = ir.LiteralStructType([_PTR, _PTR, _I64])
 
@@ -204,16 +229,18 @@ def shared_pool_launch(threads: int) -> str:
     module.triple, module.data_layout = triple_and_layout()
     launch = ir.Function(module, _LAUNCH, name)
     launch.attributes.add("nounwind")
-    after_fork = _define_pool_launch(
+    pool = _define_pool_launch(
         module, launch, _define_worker(module, chunks), threads, register_atfork=False
     )
-    after_fork.name = f"{name}_after_fork"
+    pool.after_fork.name = f"{name}_after_fork"
+    _define_pool_region(module, pool, f"{name}_enter", f"{name}_exit", "external")
     engine = llvm_binding.create_mcjit_compiler(
         parse_and_optimize(str(module)), create_host_target_machine(jit=True)
     )
     engine.finalize_object()
-    llvm_binding.add_symbol(name, engine.get_function_address(name))
-    reset = ctypes.CFUNCTYPE(None)(engine.get_function_address(after_fork.name))
+    for symbol in (name, f"{name}_enter", f"{name}_exit"):
+        llvm_binding.add_symbol(symbol, engine.get_function_address(symbol))
+    reset = ctypes.CFUNCTYPE(None)(engine.get_function_address(pool.after_fork.name))
     os.register_at_fork(after_in_child=reset)
     # The engine owns the machine code; detached, it is never freed (the
     # pool's threads run that code until the process ends).
@@ -223,10 +250,35 @@ def shared_pool_launch(threads: int) -> str:
 
 
 def _define_shared_pool_call(module: ir.Module, launch: ir.Function, threads: int) -> None:
-    pool_launch = _declare(module, shared_pool_launch(threads), _LAUNCH)
+    name = shared_pool_launch(threads)
+    pool_launch = _declare(module, name, _LAUNCH)
     builder = ir.IRBuilder(launch.append_basic_block())
     builder.call(pool_launch, launch.args)
     builder.ret_void()
+    _bracket_entry_points(module, _declare(module, f"{name}_enter", _REGION), _declare(module, f"{name}_exit", _REGION))
+
+
+def _bracket_entry_points(module: ir.Module, enter: ir.Function, exit_: ir.Function) -> None:
+    """Call `enter` first and `exit_` before every return in each function the
+    module exports that no function of the module calls (a model's `main`, a
+    kernel built alone): the pool's workers keep spinning from one launch to the
+    next while such a call runs (the waiting policy in the module docstring)."""
+    defined = [f for f in module.functions if not f.is_declaration]
+    called = {
+        instruction.callee.name
+        for f in defined for block in f.blocks for instruction in block.instructions
+        if isinstance(instruction, ir.CallInstr) and isinstance(instruction.callee, ir.Function)
+    }
+    for f in defined:
+        if f.linkage not in ("", "external") or f.name in called or f in (enter, exit_):
+            continue
+        builder = ir.IRBuilder()
+        builder.position_at_start(f.entry_basic_block)
+        builder.call(enter, [])
+        for block in f.blocks:
+            if isinstance(block.terminator, ir.Ret):
+                builder.position_before(block.terminator)
+                builder.call(exit_, [])
 
 
 def add_parallel_runtime(module: ir.Module, flavour: str, threads: int | None = None) -> None:
@@ -250,7 +302,11 @@ def add_parallel_runtime(module: ir.Module, flavour: str, threads: int | None = 
         )
     worker = _define_worker(module, threads * CHUNKS_PER_THREAD)
     if flavour == "pool" and pool_supported(module.triple):
-        _define_pool_launch(module, launch, worker, threads)
+        pool = _define_pool_launch(module, launch, worker, threads)
+        enter, exit_ = _define_pool_region(
+            module, pool, "tilecraft_parallel_enter", "tilecraft_parallel_exit", "internal"
+        )
+        _bracket_entry_points(module, enter, exit_)
     else:
         _define_pthread_launch(module, launch, worker, threads)
 
@@ -420,6 +476,10 @@ class _Pool:
         self.state.initializer = _I32(_CLOSED)
         self.lock = _pool_global(module, "lock", _I32, 64)
         self.sleepers = _pool_global(module, "sleepers", _I32, 4)
+        # How many calls of the module's entry points are running (they launch
+        # again soon: the workers do not sleep while any is).
+        self.active = _pool_global(module, "active", _I32, 64)
+        self.after_fork: ir.Function | None = None  # set by _define_pool_start
         self.job = _pool_global(module, "job", _PTR, 8)
         self.started = _pool_global(module, "started", _I32, 4)
         self.atfork = _pool_global(module, "atfork", _I32, 4)
@@ -437,12 +497,13 @@ class _Pool:
     def relax(self, builder: ir.IRBuilder) -> None:
         builder.call(self.relax_intrinsic, self.relax_arguments)
 
-    def spin_or(self, builder: ir.IRBuilder, spins: ir.Value, again, after) -> None:
+    def spin_or(self, builder: ir.IRBuilder, spins: ir.Value, again, after, relax: bool = True) -> None:
         """One round of a bounded spin: count it in `spins`, relax, then look again
         (`again`) until SPIN_COUNT rounds have passed, else go on to `after`."""
         count = builder.load(spins, typ=_I32)
         builder.store(builder.add(count, _I32(1)), spins)
-        self.relax(builder)
+        if relax:
+            self.relax(builder)
         builder.cbranch(builder.icmp_unsigned("<", count, _I32(SPIN_COUNT)), again, after)
 
     def futex(self, builder: ir.IRBuilder, operation: int, value: ir.Value) -> None:
@@ -463,8 +524,12 @@ def _define_pool_thread(module: ir.Module, pool: _Pool, worker: ir.Function) -> 
     builder = ir.IRBuilder(entry)
     seen = _alloca(builder, _I32)
     spins = _alloca(builder, _I32)
+    budget = _alloca(builder, _I32)  # looks while an entry point runs, before a sleep
+    woke = _alloca(builder, _I32)  # 1 from a wake-up to the next generation
     builder.store(builder.ptrtoint(thread.args[0], _I32), seen)
     builder.store(_I32(0), spins)
+    builder.store(_I32(BUSY_SPIN_MAX), budget)
+    builder.store(_I32(0), woke)
     builder.branch(spin)
 
     # Look for a new generation, SPIN_COUNT times, then sleep on the futex.
@@ -473,8 +538,27 @@ def _define_pool_thread(module: ir.Module, pool: _Pool, worker: ir.Function) -> 
     new = builder.icmp_unsigned("!=", generation, builder.load(seen, typ=_I32))
     builder.cbranch(new, run, relax)
 
+    # While an entry point runs, the next launch comes soon: look up to `budget`
+    # times (yielding now and then to a thread that waits for this core); else
+    # SPIN_COUNT times. Then sleep.
+    blocks = ("busy", "busy_look", "give_way", "idle")
+    busy, busy_look, give_way, idle = (thread.append_basic_block(n) for n in blocks)
     builder.position_at_end(relax)
-    pool.spin_or(builder, spins, spin, sleep)
+    pool.relax(builder)
+    running = builder.load_atomic(pool.active, "monotonic", 4, typ=_I32)
+    builder.cbranch(builder.icmp_unsigned("!=", running, _I32(0)), busy, idle)
+    builder.position_at_end(busy)
+    count = builder.add(builder.load(spins, typ=_I32), _I32(1))
+    builder.store(count, spins)
+    builder.cbranch(builder.icmp_unsigned("<", count, builder.load(budget, typ=_I32)), busy_look, sleep)
+    builder.position_at_end(busy_look)
+    turn = builder.and_(count, _I32(BUSY_YIELD - 1))
+    builder.cbranch(builder.icmp_unsigned("==", turn, _I32(0)), give_way, spin)
+    builder.position_at_end(give_way)
+    builder.call(pool.sched_yield, [])
+    builder.branch(spin)
+    builder.position_at_end(idle)
+    pool.spin_or(builder, spins, spin, sleep, relax=False)
 
     # Announce the sleep before the last look (both sequentially consistent):
     # either the launch sees a sleeper and wakes it, or this look sees the
@@ -493,13 +577,14 @@ def _define_pool_thread(module: ir.Module, pool: _Pool, worker: ir.Function) -> 
     # look that finds nothing sleeps again (a spurious wake-up costs one look).
     builder.position_at_end(awake)
     builder.atomic_rmw("sub", pool.sleepers, _I32(1), "seq_cst")
+    builder.store(_I32(1), woke)
     builder.branch(spin)
 
     # A new generation: join the launch if it is still open (compare-and-swap
     # of the count, acquire: then the record is the open launch's), run chunks,
     # leave (release: the caller reads what the chunks wrote). A launch that
     # closed before this worker came needs nothing from it.
-    join, joined, leave = (thread.append_basic_block(n) for n in ("join", "joined", "leave"))
+    join, joined, leave, late = (thread.append_basic_block(n) for n in ("join", "joined", "leave", "late"))
     builder.position_at_end(run)
     builder.store(generation, seen)
     builder.store(_I32(0), spins)
@@ -510,12 +595,29 @@ def _define_pool_thread(module: ir.Module, pool: _Pool, worker: ir.Function) -> 
     current.add_incoming(state, run)
     closed = builder.icmp_unsigned("!=", builder.and_(current, _I32(_CLOSED)), _I32(0))
     try_join = thread.append_basic_block("try_join")
-    builder.cbranch(closed, spin, try_join)
+    builder.cbranch(closed, late, try_join)
     builder.position_at_end(try_join)
     swapped = builder.cmpxchg(pool.state, current, builder.add(current, _I32(1)), "acquire", "monotonic")
     current.add_incoming(builder.extract_value(swapped, 0), try_join)
     builder.cbranch(builder.extract_value(swapped, 1), joined, join)
+    # The budget adapts: a launch joined doubles it (looking found work), one
+    # that closed before this worker, spinning, saw it halves it (the caller did
+    # the work alone: under load this thread had no core, and its spinning only
+    # takes cores from others). A launch missed while asleep says nothing.
+    builder.position_at_end(late)
+    lower = builder.icmp_unsigned("==", builder.load(woke, typ=_I32), _I32(0))
+    current_budget = builder.load(budget, typ=_I32)
+    halved = builder.lshr(current_budget, _I32(1))
+    halved = builder.select(builder.icmp_unsigned("<", halved, _I32(SPIN_COUNT)), _I32(SPIN_COUNT), halved)
+    builder.store(builder.select(lower, halved, current_budget), budget)
+    builder.store(_I32(0), woke)
+    builder.branch(spin)
+
     builder.position_at_end(joined)
+    doubled = builder.shl(builder.load(budget, typ=_I32), _I32(1))
+    doubled = builder.select(builder.icmp_unsigned(">", doubled, _I32(BUSY_SPIN_MAX)), _I32(BUSY_SPIN_MAX), doubled)
+    builder.store(doubled, budget)
+    builder.store(_I32(0), woke)
     record = builder.load(pool.job, typ=_PTR)
     task = builder.load(_field(builder, record, 0), typ=_PTR)
     context = builder.load(_field(builder, record, 1), typ=_PTR)
@@ -539,7 +641,7 @@ def _define_pool_start(
     builder = ir.IRBuilder(after_fork.append_basic_block())
     # The child of a fork has none of the threads: the next launch starts the
     # pool again. The child runs this before any other code, on its only thread.
-    for variable in (pool.started, pool.sleepers, pool.lock):
+    for variable in (pool.started, pool.sleepers, pool.lock, pool.active):
         builder.store(_I32(0), variable)
     builder.store(_I32(_CLOSED), pool.state)
     builder.ret_void()
@@ -573,10 +675,10 @@ def _define_pool_launch(
     worker: ir.Function,
     threads: int,
     register_atfork: bool = True,
-) -> ir.Function:
-    """The pool's launch as `launch`; returns the pool's after-fork reset."""
+) -> _Pool:
+    """The pool's launch as `launch`; returns the pool (its `after_fork` reset set)."""
     pool = _Pool(module, threads, register_atfork)
-    start, after_fork = _define_pool_start(module, pool, _define_pool_thread(module, pool, worker))
+    start, pool.after_fork = _define_pool_start(module, pool, _define_pool_thread(module, pool, worker))
     blocks = ("entry", "alone", "owned", "start", "publish", "wake", "run", "join", "relax",
               "yield", "done")
     entry, alone, owned, start_block, publish, wake, run, join, relax, yield_, done = (
@@ -635,4 +737,30 @@ def _define_pool_launch(
     builder.position_at_end(done)
     builder.store_atomic(_I32(0), pool.lock, "release", 4)
     builder.ret_void()
-    return after_fork
+    return pool
+
+
+def _define_pool_region(
+    module: ir.Module, pool: _Pool, enter_name: str, exit_name: str, linkage: str
+) -> tuple[ir.Function, ir.Function]:
+    """`enter()` and `exit()` of an entry point's call (`_bracket_entry_points`).
+    Enter counts the call and, if a worker sleeps, starts a new generation and
+    wakes it: the worker is up by the first launch instead of woken by it
+    (a generation without a launch is one the worker finds closed). Both are
+    sequentially consistent against the sleeper's count-then-look, as a launch is."""
+    enter = ir.Function(module, _REGION, enter_name)
+    exit_ = ir.Function(module, _REGION, exit_name)
+    for f in (enter, exit_):
+        f.linkage = linkage
+        f.attributes.add("nounwind")
+    builder = ir.IRBuilder(enter.append_basic_block())
+    builder.atomic_rmw("add", pool.active, _I32(1), "seq_cst")
+    sleepers = builder.load_atomic(pool.sleepers, "seq_cst", 4, typ=_I32)
+    with builder.if_then(builder.icmp_unsigned("!=", sleepers, _I32(0))):
+        builder.atomic_rmw("add", pool.generation, _I32(1), "seq_cst")
+        pool.futex(builder, _FUTEX_WAKE_PRIVATE, _I64(0x7FFFFFFF))
+    builder.ret_void()
+    builder = ir.IRBuilder(exit_.append_basic_block())
+    builder.atomic_rmw("sub", pool.active, _I32(1), "release")
+    builder.ret_void()
+    return enter, exit_

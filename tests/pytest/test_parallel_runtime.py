@@ -293,6 +293,77 @@ def test_spinning_threads_do_not_crash_the_exit():
     assert done.stdout.split() == [str(50 * 67)]
 
 
+# -- entry points: the workers spin while a call runs ------------------------------
+
+TWO_LEVELS = """
+func.func @kernel(%B: memref<80xi32>) {
+  %one = arith.constant 1 : i32
+  loop.for %i = 0 to 67 parallel {
+    %b = memref.load %B[%i] : memref<80xi32>
+    %c = arith.addi %b, %one : i32
+    memref.store %c, %B[%i] : memref<80xi32>
+  }
+  func.return
+}
+func.func @model(%B: memref<80xi32>, %S: memref<80xi32>) {
+  func.call @kernel(%B) : (memref<80xi32>) -> ()
+  %one = arith.constant 1 : i32
+  loop.for %r = 0 to 20000 {
+    loop.for %i = 0 to 80 {
+      %s = memref.load %S[%i] : memref<80xi32>
+      %t = arith.addi %s, %one : i32
+      memref.store %t, %S[%i] : memref<80xi32>
+    }
+  }
+  func.call @kernel(%B) : (memref<80xi32>) -> ()
+  func.return
+}"""
+
+
+def _calls_in(ir_text: str, function: str) -> list[str]:
+    body = ir_text.split(f"@{function}(", 1)[1].split("\n}", 1)[0]
+    return [line.split("@", 1)[1].split("(", 1)[0] for line in body.splitlines() if " call " in line]
+
+
+def test_entry_points_tell_the_pool_they_run():
+    """A function the module exports and does not call itself (a model's main)
+    enters the pool's busy state first and leaves it before returning; a kernel it
+    calls does not (one enter per model call, not per kernel)."""
+    jit = compile_loop_module(parse_text(TWO_LEVELS), num_threads=3)
+    pool = f"tilecraft_pool_launch_3x{3 * runtime.CHUNKS_PER_THREAD}"
+    model = _calls_in(jit.llvm_ir, "model")
+    assert model[0] == f"{pool}_enter" and model[-1] == f"{pool}_exit", model
+    assert f"{pool}_enter" not in _calls_in(jit.llvm_ir, "kernel")
+    aot = emit_llvm_ir(parse_text(TWO_LEVELS), optimize=False, num_threads=3)
+    assert "define internal void @tilecraft_parallel_enter()" in aot
+    assert _calls_in(aot, "model")[0] == "tilecraft_parallel_enter"
+
+
+def test_no_pool_no_entry_bracket():
+    """A module without parallel loops has no pool and nothing to tell it."""
+    jit = compile_loop_module(parse_text(TWO_LEVELS.replace(" parallel {", " {")), num_threads=3)
+    assert "_enter" not in jit.llvm_ir
+
+
+@pytest.mark.parametrize("where", ["jit", "library"])
+def test_launches_around_a_long_serial_stretch(tmp_path, where):
+    """A call that launches, runs a serial stretch far past the spin, then launches
+    again (workers kept spinning in between), called at gaps that let them sleep
+    between calls: every iteration runs exactly once per launch."""
+    if where == "jit":
+        jit = compile_loop_module(parse_text(TWO_LEVELS), num_threads=3)
+        model = lambda b, s: jit["model"](b, s)  # noqa: E731
+    else:
+        library = shared_library(tmp_path, TWO_LEVELS, 3)
+        model = lambda b, s: library.model(b.ctypes.data_as(ctypes.c_void_p), s.ctypes.data_as(ctypes.c_void_p))  # noqa: E731
+    counts, serial = np.zeros(SIZE, np.int32), np.zeros(SIZE, np.int32)
+    for n in range(12):
+        model(counts, serial)
+        time.sleep((0.0, 1e-4, 2e-3)[n % 3])
+    np.testing.assert_array_equal(counts, expected(0, 67, 24))
+    np.testing.assert_array_equal(serial, np.full(SIZE, 12 * 20000, np.int32))
+
+
 # -- the JIT's shared pool -------------------------------------------------------
 
 

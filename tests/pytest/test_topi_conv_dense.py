@@ -355,3 +355,60 @@ def test_dense_and_matmul_errors():
     with pytest.raises(ValueError, match="do not broadcast"):
         matmul_compute(te.placeholder((2, 3, 4), "float32", name="a"),
                        te.placeholder((3, 4, 5), "float32", name="b"))  # fmt: skip
+
+
+# ---------------------------------------------------------------------------------
+# The GEMM knob `kc` (cache blocking of the reduction), alone and in random configs
+
+
+def _dense_config_run(x_shape, units, layout, config, bias=True, seed=5):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    w = rng.standard_normal((units, x_shape[-1])).astype(np.float32)
+    b = rng.standard_normal(units).astype(np.float32)
+    wi = w if layout == "NK" else pack_dense_weight(w, layout)
+    X = te.placeholder(x.shape, "float32", name="x")
+    W = te.placeholder(wi.shape, "float32", name="w")
+    B = te.placeholder(b.shape, "float32", name="b")
+    out = dense_compute(X, W, B if bias else None, weight_layout=layout)
+    s = te.create_schedule(out)
+    schedule_dense(s, out, out, [], config=config)
+    got = build_and_run(s, [X, W, B, out] if bias else [X, W, out], [x, wi, b] if bias else [x, wi])
+    expected = x.astype(np.float64) @ w.T.astype(np.float64) + (b if bias else 0.0)
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4 * np.sqrt(x_shape[-1]))
+
+
+def _gemm_knobs(x_shape, units, layout):
+    from tilecraft.topi.dense import default_gemm_config, gemm_space
+
+    K = x_shape[-1]
+    wshape = {"KN": (K, units), "NK64n": (units // 64, K, 64), "NK": (units, K)}[layout]
+    red = dense_compute(te.placeholder(x_shape, "float32", name="x"), te.placeholder(wshape, "float32", name="w"),
+                        weight_layout=layout)  # fmt: skip
+    return gemm_space(red), default_gemm_config(red)
+
+
+@pytest.mark.parametrize(
+    "x_shape, units, layout",
+    [((40, 256), 128, "NK64n"), ((2, 15, 192), 96, "KN"), ((30, 320), 72, "KN")],
+    ids=str,
+)
+def test_dense_kc_alone_and_random_configs_match_numpy(x_shape, units, layout):
+    """Every chunk of the `kc` knob on the default config, then random configs of
+    the whole space (kc with tiles that overhang M, packed panels, no parallel)."""
+    knobs, default = _gemm_knobs(x_shape, units, layout)
+    assert default["kc"] == 0 and len(knobs["kc"]) > 1, knobs["kc"]
+    for kc in knobs["kc"][1:]:
+        _dense_config_run(x_shape, units, layout, {**default, "kc": kc})
+    rng = np.random.default_rng(7)
+    for _ in range(4):
+        config = {k: v[rng.integers(len(v))] for k, v in knobs.items()}
+        config["kc"] = knobs["kc"][1 + rng.integers(len(knobs["kc"]) - 1)]
+        _dense_config_run(x_shape, units, layout, config, bias=bool(rng.integers(2)))
+
+
+def test_dense_kc_is_offered_where_row_tiles_share_a_panel():
+    # one row tile (a GEMV, M <= 6) or a per-call transposed NK weight: no kc
+    assert _gemm_knobs((4, 256), 128, "KN")[0]["kc"] == (0,)
+    assert _gemm_knobs((40, 256), 128, "KN")[0]["kc"] == (0, 64, 128)
+    assert _gemm_knobs((40, 250), 128, "NK")[0].get("kc", (0,)) == (0,)

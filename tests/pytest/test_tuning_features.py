@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -73,13 +74,30 @@ def test_fewer_accesses_than_slots_pad_with_zeros():
 CONV = ([1, 2, 8, 8, 16], [4, 2, 3, 3, 16, 16], [1, 1], [1, 1, 1, 1], [1, 1], 1, "NCHW16c", "OIHW16i16o", "NCHW16c")
 
 
+def key(config: dict) -> str:
+    return json.dumps(config, sort_keys=True)
+
+
 def _conv_configs_and_ir():
+    """The space, and (config, lowered module) for every direct config (the Winograd
+    knobs at their first values), every Winograd config (the direct knobs at theirs)
+    and a few configs that move a knob their algorithm does not use."""
     import itertools
 
     from tilecraft.autotune.templates import get_template, lower
 
     space = get_template("conv2d").space(*CONV)
-    every = [dict(zip(space.knobs, values)) for values in itertools.product(*space.knobs.values())]
+    first = {k: v[0] for k, v in space.knobs.items()}
+    direct = {k: v for k, v in space.knobs.items() if not k.startswith("winograd_") and k != "algorithm"}
+    winograd = {k: v for k, v in space.knobs.items() if k.startswith("winograd_")}
+    every = [first | dict(zip(direct, vs)) | {"algorithm": "direct"} for vs in itertools.product(*direct.values())]
+    every += [first | dict(zip(winograd, vs)) | {"algorithm": "winograd"} for vs in itertools.product(*winograd.values())]
+    every += [
+        first | {"algorithm": "winograd", "tile": space.knobs["tile"][-1]},
+        first | {"algorithm": "winograd", "winograd_split": 2, "parallel": 1},
+        first | {"algorithm": "direct", "winograd_tile": space.knobs["winograd_tile"][-1]},
+        first | {"algorithm": "direct", "winograd_parallel": 1, "tile": space.knobs["tile"][-1]},
+    ]
     return space, [(c, lower("conv2d", CONV, c, verify=False)) for c in every]
 
 
@@ -94,11 +112,18 @@ def test_conv2d_configs_with_different_loop_nests_give_different_vectors():
         by_text.setdefault(str(module), features(module))
     vectors = {v.tobytes() for v in by_text.values()}
     assert len(by_text) > 50 and len(vectors) == len(by_text)
-    find = {str(c): v for c, v in ((c, features(m)) for c, m in lowered)}
+    features_of = {key(c): v for c, v in ((c, features(m)) for c, m in lowered)}
+    find = lambda c: features_of[key(c)]  # noqa: E731
     base = {"tile": [2, 8], "row": 0, "order": 1, "unroll_rx": 0, "parallel": 1, "algorithm": "direct"}
-    assert not np.array_equal(find[str(base)], find[str({**base, "parallel": 0})])
-    assert not np.array_equal(find[str(base)], find[str({**base, "unroll_rx": 1})])
-    assert find[str(base)][4] > find[str({**base, "parallel": 0})][4]  # share of work under parallel loops
+    base |= {"winograd_tile": [1, 1], "winograd_split": 1, "winograd_parallel": 0}
+    assert not np.array_equal(find(base), find({**base, "parallel": 0}))
+    assert not np.array_equal(find(base), find({**base, "unroll_rx": 1}))
+    assert find(base)[4] > find({**base, "parallel": 0})[4]  # share of work under parallel loops
+    # each Winograd knob alone
+    wbase = {**base, "tile": [1, 1], "order": 0, "parallel": 0, "algorithm": "winograd"}
+    wbase |= {"winograd_tile": [2, 2], "winograd_split": 1, "winograd_parallel": 1}
+    for knob, value in (("winograd_tile", [2, 4]), ("winograd_tile", [4, 2]), ("winograd_split", 2), ("winograd_parallel", 0)):
+        assert not np.array_equal(find(wbase), find({**wbase, knob: value})), knob
 
 
 def test_conv2d_space_holds_no_two_configs_of_one_loop_nest():
@@ -108,8 +133,18 @@ def test_conv2d_space_holds_no_two_configs_of_one_loop_nest():
     space, lowered = _conv_configs_and_ir()
     kept = [(c, str(m)) for c, m in lowered if space.contains(c)]
     assert len({text for _, text in kept}) == len(kept) == space.size
-    dropped = [c for c, _ in lowered if not space.contains(c)]
-    # (and Winograd leaves the direct knobs unused: only their first values are kept)
-    assert dropped and all((c["row"] == 1 and c["order"] == 1) or c["algorithm"] == "winograd" for c in dropped)
-    assert sum(c["algorithm"] == "winograd" for c, _ in kept) == 1
+    dropped = [(c, str(m)) for c, m in lowered if not space.contains(c)]
+    # (and each algorithm leaves the other's knobs unused: only their first values are
+    # kept); a dropped config's normal form is a point of the space with its loop nest
+    first = {k: v[0] for k, v in space.knobs.items()}
+    unused = lambda c: any(  # noqa: E731
+        c[k] != first[k] for k in c if k != "algorithm" and k.startswith("winograd_") != (c["algorithm"] == "winograd")
+    )
+    assert len(dropped) > 4 and all((c["row"] == 1 and c["order"] == 1) or unused(c) for c, _ in dropped)
+    by_config = {key(c): text for c, text in kept}
+    for c, text in dropped:
+        normal = space.normalize(c)
+        assert space.contains(normal) and by_config[key(normal)] == text
+    winograd = [c for c, _ in kept if c["algorithm"] == "winograd"]
+    assert len(winograd) == math.prod(len(v) for k, v in space.knobs.items() if k.startswith("winograd_"))
     assert space.contains(get_template("conv2d").default_config(*CONV))

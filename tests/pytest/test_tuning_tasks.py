@@ -102,7 +102,7 @@ def test_a_tuned_config_must_beat_the_default_by_more_than_noise(cnn, tmp_path):
     default = _default(task)
     # (a direct schedule: with algorithm = "winograd", this 14x14 conv's default, the
     # direct knobs are unused and a config varying them is not a point of the space)
-    other = {**default, "algorithm": "direct", "tile": [1, 2], "parallel": 0}
+    other = _direct(task, default, tile=[1, 2], parallel=0)
     log = TuningLog(tmp_path / "tune.jsonl")
     log.measure(task.key, "llvm", default, [1.00e-3])
     log.measure(task.key, "llvm", other, [0.99e-3])  # 1% faster: noise, the default stays
@@ -118,7 +118,7 @@ def test_compile_skips_records_of_another_template_version_with_a_warning(cnn, t
     with one warning naming the workload; compiling does not fail."""
     task = extract_tasks(cnn)[0]
     default = _default(task)
-    valid = {**default, "algorithm": "direct", "tile": [1, 2], "parallel": 0}
+    valid = _direct(task, default, tile=[1, 2], parallel=0)
     log = TuningLog(tmp_path / "tune.jsonl")
     log.measure(task.key, "llvm", default, [1.0e-3])
     log.measure(task.key, "llvm", {**default, "retired_knob": 1}, [0.5e-3])  # fastest, stale
@@ -134,6 +134,15 @@ def test_compile_skips_records_of_another_template_version_with_a_warning(cnn, t
         get_template("conv2d").schedule(*task.params, config=stale)
 
 
+def _direct(task, default, **knobs):
+    """`default` (Winograd here) made a direct config with `knobs`: the Winograd knobs
+    at their first values, as the space holds them (unused by a direct schedule)."""
+    space = get_template(task.template).space(*task.params)
+    config = space.normalize({**default, "algorithm": "direct", **knobs})
+    assert space.contains(config)
+    return config
+
+
 def _default(task):
     from tilecraft.topi.conv2d import conv2d_info, default_config
 
@@ -146,7 +155,7 @@ def test_compile_with_a_tuning_log_uses_its_best_config(cnn, tmp_path):
     expected = ort.InferenceSession(cnn.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
     task = extract_tasks(cnn)[0]
     default = _default(task)
-    chosen = {**default, "algorithm": "direct", "tile": [1, 2], "parallel": 0}
+    chosen = _direct(task, default, tile=[1, 2], parallel=0)
     log = TuningLog(tmp_path / "tune.jsonl")
     log.measure(task.key, "llvm", default, [2e-3])
     log.measure(task.key, "llvm", chosen, [1e-3])  # the best: used
@@ -227,3 +236,34 @@ def test_the_tuner_measures_the_default_config_first(cnn, tmp_path):
         tune_tasks([task], log, 2, executor, batch=2, repeat=1)
     first = log.records()[0]
     assert first.config == get_template("conv2d").default_config(*task.params) == _default(task)
+
+
+WINOGRAD_CONV = ([1, 4, 14, 14, 16], [4, 4, 3, 3, 16, 16], [1, 1], [1, 1, 1, 1], [1, 1], 1,
+                 "NCHW16c", "OIHW16i16o", "NCHW16c", "float32", "float32")  # fmt: skip
+PANEL_DENSE = ([40, 256], [2, 256, 64], "NK64n", "float32")
+
+
+@pytest.mark.parametrize(
+    "template, params, names",
+    [("conv2d", WINOGRAD_CONV, ("winograd_tile", "winograd_split", "winograd_parallel")), ("dense", PANEL_DENSE, ("kc",))],
+)
+def test_grown_knobs_each_change_the_sched_ir_and_round_trip_through_a_record(template, params, names, tmp_path):
+    """The Winograd knobs of conv2d and the dense's kc: every value alone (on the
+    default) is a point of the space with a sched IR of its own, and a record of it
+    gives back that sched IR."""
+    t = get_template(template)
+    space, default = t.space(*params), t.default_config(*params)
+    texts = {sched_ir(template, params, default)}
+    log = TuningLog(tmp_path / "log.jsonl")
+    configs = []
+    for name in names:
+        for value in space.knobs[name]:
+            config = {**default, name: value}
+            if config != default:
+                assert space.contains(config), config
+                configs.append(config)
+                texts.add(sched_ir(template, params, config))
+                log.measure(workload_key(template, params), "llvm", config, [1e-3])
+    assert len(texts) == len(configs) + 1  # no dead value
+    for record in TuningLog(tmp_path / "log.jsonl").records():
+        assert sched_ir(template, params, record.config) in texts - {sched_ir(template, params, default)}

@@ -7,6 +7,8 @@ the output's scale: max |y - ref| <= 1e-4 * max |ref| (measured: ~1e-6)."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import onnx
 import onnxruntime as ort
@@ -24,6 +26,7 @@ from tilecraft.frontends import te
 from tilecraft.topi import winograd
 from tilecraft.topi.conv2d import pack_data, unpack_data
 from tilecraft.transforms.winograd_conv2d import WinogradConv2dPass
+from tilecraft.utils.diagnostics import OpError
 
 RNG = np.random.default_rng(10)
 
@@ -186,13 +189,24 @@ def test_algorithm_knob_default_is_a_point_of_the_space():
         space, default = t.space(*conv_params(size)), t.default_config(*conv_params(size))
         assert space.knobs["algorithm"] == ("direct", "winograd")
         assert default["algorithm"] == algorithm and space.contains(default)
-    # Winograd leaves the direct knobs unused: one point of the space, not one per value.
+    # Winograd leaves the direct knobs unused, direct the Winograd knobs: one point of
+    # the space per config of the algorithm's own knobs, not one per unused value.
     import itertools
 
     space = t.space(*conv_params(14))
     names = list(space.knobs)
     every = [dict(zip(names, values)) for values in itertools.product(*space.knobs.values())]
-    assert sum(c["algorithm"] == "winograd" and space.contains(c) for c in every) == 1
+    kept = [c for c in every if space.contains(c)]
+    own = {"winograd": [k for k in names if k.startswith("winograd_")],
+           "direct": [k for k in names if not k.startswith("winograd_") and k != "algorithm"]}  # fmt: skip
+    for algorithm, knobs in own.items():
+        picked = [c for c in kept if c["algorithm"] == algorithm]
+        assert len({str([c[k] for k in knobs]) for c in picked}) == len(picked) > 1
+    # every Winograd schedule config is one point of the space
+    x = te.placeholder((1, 4, 14, 14, 16), "float32", name="x")
+    u = te.placeholder((4, 4, 4, 4, 16, 16), "float32", name="u")
+    wspace = winograd.winograd_space(winograd.winograd_info(winograd.winograd_conv2d_compute(x, u, (1, 1, 1, 1))))
+    assert sum(c["algorithm"] == "winograd" for c in kept) == math.prod(len(v) for v in wspace.values())
     # A stride-2 conv has no Winograd.
     strided = list(conv_params(14))
     strided[2] = [2, 2]
@@ -232,3 +246,63 @@ def test_tuning_context_picks_the_algorithm(size, picked):
     # asked under the key topi's conv2d compute records (tuning logs are keyed by it)
     assert ("conv2d", conv_params(size)) in [(t, tuple(p)) for t, p in asked]
     assert_close(compiled(x), ref)
+
+
+# -- the Winograd knobs of the conv2d tuning template -------------------------------------------
+
+
+def test_template_winograd_knobs_alone_and_random_configs_match_numpy():
+    """The conv2d template's winograd_tile / winograd_split / winograd_parallel (the
+    Winograd schedule's knobs under algorithm = "winograd"), each alone on the
+    default config and in random configs of the space, against the numpy conv."""
+    from tilecraft.autotune.templates import get_template, lower
+
+    t = get_template("conv2d")
+    params = conv_params(14)
+    space, default = t.space(*params), t.default_config(*params)
+    assert default["algorithm"] == "winograd"
+    x, g = randn(1, 64, 14, 14), randn(64, 64, 3, 3)
+    u = winograd_weight(kernel_from_oihw(g, 16, 16))
+    ref = conv_nchw(x, g, (1, 1), (1, 1, 1, 1), (1, 1))
+    configs = [{**default, "winograd_tile": [4, 3]}, {**default, "winograd_split": 2},
+               {**default, "winograd_parallel": 0}]  # fmt: skip
+    rng = np.random.default_rng(3)
+    configs += [c for c in (space.random(rng) for _ in range(40)) if c["algorithm"] == "winograd"][:3]
+    texts = set()
+    for config in configs:
+        assert space.contains(config), config
+        s, args = t.schedule(*params, config=config)
+        out = np.full([int(d) for d in args[-1].shape], np.nan, np.float32)
+        tc.build(s, args, target="llvm")(pack_data(x, 16), u, out)
+        assert_close(unpack_data(out), ref)
+        texts.add(str(lower("conv2d", params, config, verify=False)))
+    assert len(texts) == len(configs)  # each config its own loop nest
+
+
+def test_compile_uses_the_logged_winograd_knobs():
+    """A tuning log's Winograd knobs reach the Winograd schedule of the compiled model
+    (asked under the direct conv's workload key); a config without them is refused
+    naming the knob."""
+    from tilecraft.autotune.templates import get_template
+    from tilecraft.topi.tuning import use_configs
+
+    m = resnet_block(1, 64, 14, 14)
+    x = randn(1, 64, 14, 14)
+    (ref,) = ort.InferenceSession(m.SerializeToString()).run(None, {"x": x})
+    default = get_template("conv2d").default_config(*conv_params(14))
+    picked = {**default, "winograd_split": 1, "winograd_parallel": 0}
+    assert default["winograd_split"] != 1 or default["winograd_parallel"] != 0
+
+    def lookup(config):
+        return lambda template, params: config if (template, tuple(params)) == ("conv2d", conv_params(14)) else None
+
+    untuned = tc.compile(m)
+    with use_configs(lookup(default)):
+        same = tc.compile(m)
+    with use_configs(lookup(picked)):
+        tuned = tc.compile(m)
+    assert "winograd_gemm" in tuned.ir and same.ir == untuned.ir and tuned.ir != untuned.ir
+    assert_close(tuned(x), ref)
+    stale = {k: v for k, v in picked.items() if k != "winograd_split"}
+    with pytest.raises(OpError, match="no knob 'winograd_split'"), use_configs(lookup(stale)):
+        tc.compile(m)
