@@ -349,22 +349,27 @@ class LayoutRewriter:
         new_ops: list[Operation] = [w_op, new]
         result = new.outputs[0]
         if len(conv.inputs) == 3:
-            bias = conv.inputs[2]
-            shape = [out_padded // b, 1, 1, b]
-            known = known_value(bias, self.store, NAME)
-            if known is not None:
-                b_op = self.new_value(np.pad(known, (0, out_padded - out_channels)).reshape(shape), bias, "blocked")
-            elif out_padded != out_channels:
-                pad = graph.PadOp([bias], {"pads": [0, out_padded - out_channels]})
-                new_ops.append(pad)
-                b_op = graph.ReshapeOp([pad.outputs[0]], {"shape": shape})
-            else:
-                b_op = graph.ReshapeOp([bias], {"shape": shape})
-            add = graph.AddOp([result, b_op.results[0]])
-            new_ops += [b_op, add]
-            result = add.outputs[0]
+            result = self.add_blocked_bias(conv.inputs[2], result, out_channels, out_padded, b, new_ops)
         self.replace_blocked(conv, new_ops, result, b)
         return True
+
+    def add_blocked_bias(self, bias: SSAValue, result: SSAValue, channels: int, padded_channels: int, b: int,
+                         new_ops: list[Operation]) -> SSAValue:  # fmt: skip
+        """`result` (NCHW<b>c) plus the conv's bias as [C/b, 1, 1, b] blocks (padded
+        to `padded_channels`): the ops go to `new_ops`, the sum is returned."""
+        shape = [padded_channels // b, 1, 1, b]
+        known = known_value(bias, self.store, NAME)
+        if known is not None:
+            b_op = self.new_value(np.pad(known, (0, padded_channels - channels)).reshape(shape), bias, "blocked")
+        elif padded_channels != channels:
+            pad = graph.PadOp([bias], {"pads": [0, padded_channels - channels]})
+            new_ops.append(pad)
+            b_op = graph.ReshapeOp([pad.outputs[0]], {"shape": shape})
+        else:
+            b_op = graph.ReshapeOp([bias], {"shape": shape})
+        add = graph.AddOp([result, b_op.results[0]])
+        new_ops += [b_op, add]
+        return add.outputs[0]
 
     def straddle(self, conv: graph.Conv2dOp) -> bool:
         """A grouped conv whose groups cut blocks of 16 (ShuffleNet v1's 34, 68 and
@@ -408,20 +413,8 @@ class LayoutRewriter:
         new_ops: list[Operation] = [w_op, new]
         result = new.outputs[0]
         out_padded = padded(out_channels, b)
-        if len(conv.inputs) == 3:  # the bias as an add of its blocks (as `conv2d`)
-            bias, shape = conv.inputs[2], [out_padded // b, 1, 1, b]
-            known = known_value(bias, self.store, NAME)
-            if known is not None:
-                b_op = self.new_value(np.pad(known, (0, out_padded - out_channels)).reshape(shape), bias, "blocked")
-            elif out_padded != out_channels:
-                pad = graph.PadOp([bias], {"pads": [0, out_padded - out_channels]})
-                new_ops.append(pad)
-                b_op = graph.ReshapeOp([pad.outputs[0]], {"shape": shape})
-            else:
-                b_op = graph.ReshapeOp([bias], {"shape": shape})
-            add = graph.AddOp([result, b_op.results[0]])
-            new_ops += [b_op, add]
-            result = add.outputs[0]
+        if len(conv.inputs) == 3:
+            result = self.add_blocked_bias(conv.inputs[2], result, out_channels, out_padded, b, new_ops)
         self.replace_blocked(conv, new_ops, result, b)
         return True
 
