@@ -3,7 +3,8 @@
 `best_so_far(records, flops)` reads a task's measurements in log order (the order
 they were made, across resumed runs) and gives, after each trial, the best GFLOP/s
 of the trials up to it; a failed trial (error, timeout) counts as a trial that found
-nothing. `curve(log, template, params)` does that for one workload of a log.
+nothing. `curve(log, template, params)` does that for one workload of a log
+(`measurements`: its configs' GFLOP/s in log order, each config once).
 
 `plot_curves(panels, path)` writes a PNG (matplotlib, Agg backend: no display
 needed), one subplot per task, each with the model-guided and the random search's
@@ -13,6 +14,7 @@ trials each search needs to beat the default and how close it gets to the best.
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 from collections.abc import Iterable, Sequence
@@ -35,21 +37,27 @@ def best_so_far(records: Iterable[Record], flops: float) -> list[float]:
     return out
 
 
-def curve(log: TuningLog, template: str, params: Sequence) -> list[float]:
-    """The best-so-far curve of one workload's measurements in `log`; a config
-    measured twice (two runs that did not resume from each other) counts once, at
-    its first measurement."""
+def measurements(log: TuningLog, template: str, params: Sequence) -> list[float]:
+    """GFLOP/s of each config of one workload in `log`, in log order (0 for an
+    error); a config measured twice (two runs that did not resume from each
+    other) counts once, at its first measurement."""
     t = get_template(template)
     key = workload_key(template, params)
-    seen, records = set(), []
+    flops = t.flops(*params)
+    seen, out = set(), []
     for r in log.records():
         if r.kind != "measure" or r.workload != key or r.target != t.target:
             continue
         k = config_key(r.config)
         if k not in seen:
             seen.add(k)
-            records.append(r)
-    return best_so_far(records, t.flops(*params))
+            out.append(flops / r.cost / 1e9 if math.isfinite(r.cost) and r.cost > 0 else 0.0)
+    return out
+
+
+def curve(log: TuningLog, template: str, params: Sequence) -> list[float]:
+    """The best-so-far curve of one workload's measurements in `log` (`measurements`)."""
+    return list(itertools.accumulate(measurements(log, template, params), max))
 
 
 @dataclass

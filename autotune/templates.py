@@ -39,6 +39,7 @@ import time
 import numpy as np
 
 from tilecraft.autotune.explore import Space
+from tilecraft.autotune.machine import cores_shared
 from tilecraft.topi.tuning import workload_key
 
 __all__ = [
@@ -253,6 +254,11 @@ def gflops(template: str, params, seconds: float) -> float:
 # call of a small kernel is as short as the timer's and the scheduler's noise.
 MIN_REPEAT_SECONDS = 0.01
 WARMUP_SECONDS = 0.05
+# A repeat that began or ended with the cores shared (machine.cores_shared) is
+# taken again after a pause; a measurement spends at most MAX_RETRY_SECONDS so
+# (a machine whose cores another process keeps busy is measured as it is).
+RETRY_PAUSE_SECONDS = 0.02
+MAX_RETRY_SECONDS = 2.0
 
 
 def cache_bytes() -> int:
@@ -312,7 +318,8 @@ def measure(template: str, shape: list, config: dict | None, repeat: int = 5, se
             cold: bool = True) -> list[float]:  # fmt: skip
     """Seconds per call of the config, `repeat` times (in a worker process): after a
     warm-up of at least WARMUP_SECONDS (threads woken, caches and pages touched),
-    each figure the mean of as many calls as fill MIN_REPEAT_SECONDS. `cold`: each
+    each figure the mean of as many calls as fill MIN_REPEAT_SECONDS, taken again
+    when the cores were shared as it ran (machine.cores_shared). `cold`: each
     call reads the template's weight inputs from memory, as in a model (calls rotate
     through `cold_copies`); the activation inputs and the output stay in cache. An
     output that differs from the untuned schedule's by more than float32 summation
@@ -345,10 +352,21 @@ def measure(template: str, shape: list, config: dict | None, repeat: int = 5, se
         calls += 1
     single = (time.perf_counter() - warm) / calls
     number = max(1, int(MIN_REPEAT_SECONDS / max(single, 1e-7)))
-    costs = []
+    costs, retried = [], 0.0
+    shared = cores_shared()
     for _ in range(repeat):
-        begin = time.perf_counter()
-        for _ in range(number):
-            call()
-        costs.append((time.perf_counter() - begin) / number)
+        while True:
+            call()  # (wakes the pool's workers after the probe)
+            begin = time.perf_counter()
+            for _ in range(number):
+                call()
+            cost = (time.perf_counter() - begin) / number
+            before, shared = shared, cores_shared()
+            if not (before or shared) or retried >= MAX_RETRY_SECONDS:
+                break
+            # Timed while the host gave us fewer cores (autotune/machine.py): again, later.
+            time.sleep(RETRY_PAUSE_SECONDS)
+            retried += RETRY_PAUSE_SECONDS + cost * number
+            shared = cores_shared()
+        costs.append(cost)
     return costs

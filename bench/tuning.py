@@ -6,11 +6,16 @@ three ResNet-18 conv layers (`conv2d` tasks: 64x56x56 3x3, 128x28x28 -> 256 3x3/
 512x7x7 3x3), each extracted from a one-node ONNX model, so the workload is the one
 tc.compile schedules (alter-layout's NCHW16c data and OIHW16i16o kernels, KN dense
 weights). For each: model-guided search with `--trials` (64) measured configs,
-random search with `--random-trials` (1000), and the untuned default schedule. The
-random run's first 64 trials are the random-search-at-64 figure (one run, one
-seed: a random search stopped at 64 would have measured exactly those). The
-fraction of a search is its best GFLOP/s at 64 trials over the best of the whole
-random run; the JSON figures are the geometric means over the kernels. (topi's knob
+`--guided-runs` (3) times with other seeds, random search with `--random-trials`
+(1000), and the untuned default schedule. One run of a search at 64 trials is a
+draw with a wide spread (the same bench gave random search 0.958 and 0.992), so
+the figures are means: guided, the mean of its runs; random at 64, the mean over
+every order a random search could have measured the configs in (its first trial
+the default, as every search's; the rest drawn without repeats), computed exactly
+from the random run's measurements (the run's own first 64 are printed beside
+it). The fraction of a search is its best GFLOP/s at 64 trials over the best of
+the whole random run; the JSON figures are the geometric means over the kernels.
+(topi's knob
 spaces of these kernels hold 70 to 510 configs: the dense's register tile, panel
 copy, parallel loop and cache blocking of K (`kc`); the convs' direct register tile,
 row/order/unroll_rx/parallel and, for the stride-1 3x3 convs, the algorithm and the
@@ -35,7 +40,7 @@ resnet18`, a small `--random-trials` first and the full one later). Measurements
 run one at a time in a worker process (`--workers`: more would share the cores
 with the kernel being timed).
 
-Usage: python bench/tuning.py [--trials 64] [--random-trials 1000] [--kernels all|none|dense1024,conv64x56,...]
+Usage: python bench/tuning.py [--trials 64] [--guided-runs 3] [--random-trials 1000] [--kernels all|none|dense1024,conv64x56,...]
                               [--models all|none|resnet18,...] [--model-trials 32] [--size 224] [--plot PATH]
 The last line printed is one JSON object with the headline figures (null for what was
 not measured in this run).
@@ -44,6 +49,7 @@ not measured in this run).
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import math
 import os
@@ -100,53 +106,27 @@ def kernel_task(spec: tuple):
     return tasks[0]
 
 
-def fma_ceiling(seconds: float = 1.0) -> float:
-    """GFLOP/s of one thread running 12 independent chains of 16-lane fp32 fused
-    multiply-adds (enough to cover the FMA latency): the most a core can compute."""
-    import ctypes
-    import time
-
-    import llvmlite.binding as llvm
-
-    llvm.initialize_native_target()
-    llvm.initialize_native_asmprinter()
-    chains, vec = 12, "<16 x float>"
-    lines = [f"declare {vec} @llvm.fma.v16f32({vec}, {vec}, {vec})",
-             "define float @fma_loop(i64 %n, float %v) {", "entry:",
-             f"  %e = insertelement {vec} undef, float %v, i32 0",
-             f"  %x = shufflevector {vec} %e, {vec} undef, <16 x i32> zeroinitializer",
-             "  br label %loop", "loop:", "  %i = phi i64 [0, %entry], [%j, %loop]"]  # fmt: skip
-    lines += [f"  %a{c} = phi {vec} [zeroinitializer, %entry], [%b{c}, %loop]" for c in range(chains)]
-    lines += [f"  %b{c} = call {vec} @llvm.fma.v16f32({vec} %a{c}, {vec} %x, {vec} %x)" for c in range(chains)]
-    lines += ["  %j = add i64 %i, 1", "  %more = icmp slt i64 %j, %n", "  br i1 %more, label %loop, label %done",
-              "done:", f"  %s0 = fadd {vec} %b0, %b0"]  # fmt: skip
-    lines += [f"  %s{c} = fadd {vec} %s{c - 1}, %b{c}" for c in range(1, chains)]
-    lines += [f"  %r = extractelement {vec} %s{chains - 1}, i32 0", "  ret float %r", "}"]
-    target = llvm.Target.from_default_triple().create_target_machine(
-        cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(), opt=3)
-    module = llvm.parse_assembly("\n".join(lines))
-    engine = llvm.create_mcjit_compiler(module, target)
-    engine.finalize_object()
-    run = ctypes.CFUNCTYPE(ctypes.c_float, ctypes.c_int64, ctypes.c_float)(engine.get_function_address("fma_loop"))
-    n, best = 1 << 16, 0.0
-    while True:  # calls of about 20 ms; the fastest of `seconds` of them (a busy machine's other work slows some)
-        begin = time.perf_counter()
-        run(n, 1e-9)
-        elapsed = time.perf_counter() - begin
-        if elapsed > 0.02:
-            break
-        n *= 2
-    end = time.perf_counter() + seconds
-    while time.perf_counter() < end:
-        begin = time.perf_counter()
-        run(n, 1e-9)
-        best = max(best, n * chains * 16 * 2 / (time.perf_counter() - begin) / 1e9)
-    return best
-
-
 def geomean(values) -> float | None:
     values = [v for v in values if v is not None and v > 0 and math.isfinite(v)]
     return math.exp(statistics.fmean(math.log(v) for v in values)) if values else None
+
+
+def expected_best(values: list[float], trials: int) -> float:
+    """The best GFLOP/s a random search of `trials` trials finds on average, from a
+    run that measured `values` (GFLOP/s, in its order): its first trial is the
+    default (every search measures it first), the others a uniformly random
+    `trials - 1` of the rest, without repeats. Exact, by the probability that each
+    measured value is the largest of those drawn."""
+    if not values:
+        return 0.0
+    first, rest = values[0], sorted(values[1:])
+    draws = trials - 1
+    if draws <= 0 or not rest:
+        return first
+    if draws >= len(rest):
+        return max(first, rest[-1])
+    total = math.comb(len(rest), draws)
+    return sum((math.comb(i + 1, draws) - math.comb(i, draws)) / total * max(first, v) for i, v in enumerate(rest))
 
 
 def _unavailable(e: Exception) -> str:
@@ -158,12 +138,15 @@ def _unavailable(e: Exception) -> str:
 
 
 def run_kernels(names: list[str], args, executor) -> dict:
-    from tilecraft.autotune.plot import Panel, curve, plot_curves
+    from tilecraft.autotune.plot import Panel, curve, measurements, plot_curves
     from tilecraft.autotune.records import TuningLog
     from tilecraft.autotune.templates import get_template
     from tilecraft.tools.tune import measure_default, tune_task
 
-    guided_log = TuningLog(os.path.join(args.logs, "kernels.guided.jsonl"))
+    # One log per guided run (seed), so each run's transfer learns from its own
+    # earlier kernels only; the first keeps the name earlier runs of this bench used.
+    guided_logs = [TuningLog(os.path.join(args.logs, "kernels.guided.jsonl" if seed == 0 else
+                                          f"kernels.guided.seed{seed}.jsonl")) for seed in range(args.guided_runs)]  # fmt: skip
     random_log = TuningLog(os.path.join(args.logs, "kernels.random.jsonl"))
     rows, panels = [], []
     for name in names:
@@ -172,37 +155,43 @@ def run_kernels(names: list[str], args, executor) -> dict:
         except Exception as e:  # noqa: BLE001 - a kernel that cannot be had is reported, not fatal
             print(f"{name}: unavailable: {_unavailable(e)}", flush=True)
             continue
-        guided_s = tune_task(task, guided_log, args.trials, executor, guided=True, timeout=args.timeout,
-                             label=f"{name} guided", cold=not args.hot).seconds  # fmt: skip
+        guided_s = [tune_task(task, log, args.trials, executor, guided=True, timeout=args.timeout, seed=seed,
+                              label=f"{name} guided" + (f" (seed {seed})" if seed else ""), cold=not args.hot).seconds
+                    for seed, log in enumerate(guided_logs)]  # fmt: skip
         random_s = tune_task(task, random_log, args.random_trials, executor, guided=False, timeout=args.timeout,
                              label=f"{name} random", cold=not args.hot).seconds  # fmt: skip
-        guided = curve(guided_log, task.template, task.params)[: args.trials]
-        random = curve(random_log, task.template, task.params)[: args.random_trials]
-        default_s = measure_default(task, executor, args.timeout, guided_log, cold=not args.hot)
+        guided = [curve(log, task.template, task.params)[: args.trials] for log in guided_logs]
+        random_values = measurements(random_log, task.template, task.params)[: args.random_trials]
+        random = list(itertools.accumulate(random_values, max))
+        default_s = measure_default(task, executor, args.timeout, guided_logs[0], cold=not args.hot)
         default = task.flops / default_s / 1e9 if math.isfinite(default_s) else None
         best = max(random, default=0.0)
+        finals = [g[-1] for g in guided if g]
         row = {
             "kernel": name,
             "workload": task.key,
             "default": default,
-            "guided": guided[-1] if guided else None,
-            "random_at": random[min(args.trials, len(random)) - 1] if random else None,
+            "guided": statistics.fmean(finals) if finals else None,
+            "random_run_at": random[min(args.trials, len(random)) - 1] if random else None,
+            "random_at": expected_best(random_values, args.trials) if random_values else None,
             "best_random": best or None,
             "random_trials": len(random),
             "space": get_template(task.template).space(*task.params).size,
-            "guided_s": guided_s,
+            "guided_s": statistics.fmean(guided_s),
             "random_s": random_s,
         }
-        row["guided_fraction"] = row["guided"] / best if best and row["guided"] is not None else None
-        row["random_fraction"] = row["random_at"] / best if best and row["random_at"] is not None else None
+        for k in ("guided", "random_run_at", "random_at"):
+            row[k + "_fraction"] = row[k] / best if best and row[k] is not None else None
         rows.append(row)
-        panels.append(Panel(f"{name}: {task.key[:50]}", {"model-guided": guided, "random": random}, default))
+        curves = {"model-guided" + (f" (seed {seed})" if seed else ""): g for seed, g in enumerate(guided)}
+        panels.append(Panel(f"{name}: {task.key[:50]}", curves | {"random": random}, default))
     if not rows:
         return {}
+    from tilecraft.autotune.machine import fma_gflops
     from tilecraft.utils.threads import resolve_threads
 
     threads = resolve_threads(None)
-    core = fma_ceiling()
+    core = fma_gflops()
     ceiling = core * threads
     print(f"\nFMA ceiling: {core:.1f} GFLOP/s per core, {ceiling:.1f} on {threads} threads")
 
@@ -210,13 +199,18 @@ def run_kernels(names: list[str], args, executor) -> dict:
         return "-" if v is None else f"{100 * v / ceiling:.0f}"
 
     print(f"{'kernel':>13} {'default':>8} {'%ceil':>5} {'guided@' + str(args.trials):>10} {'random@' + str(args.trials):>10} "
-          f"{'best random':>16} {'%ceil':>5} {'guided':>7} {'random':>7} {'guided s':>9} {'random s':>9}")  # fmt: skip
-    print(f"{'':>13} {'GF/s':>8} {'':>5} {'GF/s':>10} {'GF/s':>10} {'GF/s (n/space)':>16} {'':>5} {'frac':>7} {'frac':>7}")
+          f"{'best random':>16} {'%ceil':>5} {'guided':>7} {'random':>7} {'(run)':>7} {'guided s':>9} {'random s':>9}")  # fmt: skip
+    print(f"{'':>13} {'GF/s':>8} {'':>5} {'GF/s':>10} {'GF/s':>10} {'GF/s (n/space)':>16} {'':>5} {'frac':>7} {'frac':>7} "
+          f"{'frac':>7}")  # fmt: skip
     for r in rows:
         best = f"{_num(r['best_random'])} ({r['random_trials']}/{r['space']})"
         print(f"{r['kernel']:>13} {_num(r['default']):>8} {percent(r['default']):>5} {_num(r['guided']):>10} "
               f"{_num(r['random_at']):>10} {best:>16} {percent(r['best_random']):>5} {_num(r['guided_fraction'], 3):>7} "
-              f"{_num(r['random_fraction'], 3):>7} {r['guided_s']:>9.1f} {r['random_s']:>9.1f}")  # fmt: skip
+              f"{_num(r['random_at_fraction'], 3):>7} {_num(r['random_run_at_fraction'], 3):>7} {r['guided_s']:>9.1f} "
+              f"{r['random_s']:>9.1f}")  # fmt: skip
+    print(f"(guided: the mean of {args.guided_runs} runs (seeds); random@{args.trials}: what a random search of "
+          f"{args.trials} trials finds on average, from the random run's measurements; (run): that run's own "
+          f"first {args.trials})")  # fmt: skip
     if args.random_trials < 1000:
         print(f"(the best of {args.random_trials} random trials, not of 1000: --random-trials)")
     if any(r["random_trials"] == r["space"] for r in rows):
@@ -226,7 +220,7 @@ def run_kernels(names: list[str], args, executor) -> dict:
     print(f"curves: {args.plot}")
     return {
         "guided_fraction_of_best_at_64": geomean(r["guided_fraction"] for r in rows),
-        "random_fraction_of_best_at_64": geomean(r["random_fraction"] for r in rows),
+        "random_fraction_of_best_at_64": geomean(r["random_at_fraction"] for r in rows),
     }
 
 
@@ -356,6 +350,7 @@ def _choose(text: str, known, what: str) -> list[str]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--trials", type=int, default=64, help="measured configs of the guided search (64)")
+    parser.add_argument("--guided-runs", type=int, default=3, help="guided searches (seeds) per kernel, averaged (3)")
     parser.add_argument("--random-trials", type=int, default=1000, help="measured configs of the random run (1000)")
     parser.add_argument("--kernels", default="all", help=f"all, none or some of {','.join(KERNELS)}")
     parser.add_argument("--models", default="all", help="all, none or some of bench/networks.py's NETWORKS")

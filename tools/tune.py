@@ -212,8 +212,9 @@ def _rate(gflops: float) -> str:
 
 
 def tune_task(task, log, trials: int, executor, *, guided: bool, timeout: float, label: str,
-              show_progress: bool = True, cold: bool = True) -> TaskRun:  # fmt: skip
-    """Tune one task into `log` (resuming) with a progress bar on stderr."""
+              show_progress: bool = True, cold: bool = True, seed: int = 0) -> TaskRun:  # fmt: skip
+    """Tune one task into `log` (resuming) with a progress bar on stderr; `seed`
+    seeds the search (its random draws and the cost model)."""
     from tilecraft.autotune.templates import get_template
     from tilecraft.autotune.tuner import tune
     from tqdm import tqdm
@@ -243,7 +244,7 @@ def tune_task(task, log, trials: int, executor, *, guided: bool, timeout: float,
     start = time.perf_counter()
     try:
         tune(task.template, tuple(task.params), log, trials, executor, guided=guided, timeout=timeout,
-             callback=progress, cold=cold)  # fmt: skip
+             callback=progress, cold=cold, seed=seed)  # fmt: skip
     finally:
         bar.close()
     return TaskRun(len(log.measured(task.key, task.target)), errors, new, time.perf_counter() - start)
