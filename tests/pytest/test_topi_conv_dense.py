@@ -412,3 +412,34 @@ def test_dense_kc_is_offered_where_row_tiles_share_a_panel():
     assert _gemm_knobs((4, 256), 128, "KN")[0]["kc"] == (0,)
     assert _gemm_knobs((40, 256), 128, "KN")[0]["kc"] == (0, 64, 128)
     assert _gemm_knobs((40, 250), 128, "NK")[0].get("kc", (0,)) == (0,)
+
+
+@pytest.mark.parametrize("units, panels_parallel", [(3072, True), (256, False)], ids=["48 panels", "4 panels"])
+def test_a_row_tile_overhanging_m_leaves_its_guard_to_loop_partition(units, panels_parallel):
+    """128 rows in tiles of 6 (the last one overhangs) under a GELU epilogue: with
+    enough panels the parallel loop runs the panels and the row tiles run serially
+    inside, so the tail guard reads a serial loop variable that loop-partition can
+    bound (fused into the parallel loop it stayed in every tile: 1.9x slower on
+    BERT's 768 -> 3072 dense); with few panels the row tiles stay in the parallel
+    loop. Either way the answer is numpy's."""
+    M, K = 128, 96
+    x = te.placeholder((1, M, K), "float32", name="x")
+    w = te.placeholder((units // 64, K, 64), "float32", name="w")
+    d = dense_compute(x, w, None, weight_layout="NK64n")
+    g = te.compute(d.shape, lambda *i: d(*i) * (te.erf(d(*i) * 0.7071) + 1.0) * 0.5, name="gelu")
+    s = te.create_schedule(g)
+    schedule_dense(s, g, d, (), config={"kc": 0, "pack": 0, "parallel": 1, "tile": [6, 64]})
+    text = str(tc.lower(s, [x, w, g]))
+    tiles = -(-M // 6)
+    extent = units // 64 if panels_parallel else units // 64 * tiles
+    assert f"= 0 to {extent} parallel" in text
+    rng = np.random.default_rng(0)
+    xv = rng.standard_normal((1, M, K)).astype(np.float32)
+    wv = (rng.standard_normal((K, units)) / np.sqrt(K)).astype(np.float32)
+    out = np.zeros((1, M, units), np.float32)
+    tc.build(s, [x, w, g])(xv, pack_dense_weight(np.ascontiguousarray(wv.T), "NK64n"), out)
+    from math import erf
+
+    y = xv.astype(np.float64) @ wv.astype(np.float64)
+    expected = y * (np.vectorize(erf)(y * 0.7071) + 1.0) * 0.5
+    np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4)
