@@ -168,9 +168,10 @@ def run(params, config: dict | None, seed: int = 0):
 
 
 def measure(template: str, shape: list, config: dict | None, repeat: int = 1, seed: int = 0,
-            cold: bool = True) -> list[float]:  # fmt: skip
+            cold: bool = True, cutoff: float | None = None) -> list[float]:  # fmt: skip
     """[simulated seconds] of the config (one run: the simulator is deterministic, so
-    `repeat` is not used, nor `cold`: its cycle count has no host caches in it);
+    `repeat` is not used, nor `cold`: its cycle count has no host caches in it, nor
+    `cutoff`: one run is all a config gets anyway);
     AssertionError when its output differs from numpy's."""
     if template != CONV2D_ACCEL.name:
         raise ValueError(f"accel_templates.measure measures conv2d_accel, not {template!r}")

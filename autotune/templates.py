@@ -315,7 +315,7 @@ def cold_copies(inputs: list[np.ndarray], weights: tuple[int, ...], budget: int 
 
 
 def measure(template: str, shape: list, config: dict | None, repeat: int = 5, seed: int = 0,
-            cold: bool = True) -> list[float]:  # fmt: skip
+            cold: bool = True, cutoff: float | None = None) -> list[float]:  # fmt: skip
     """Seconds per call of the config, `repeat` times (in a worker process): after a
     warm-up of at least WARMUP_SECONDS (threads woken, caches and pages touched),
     each figure the mean of as many calls as fill MIN_REPEAT_SECONDS, taken again
@@ -323,7 +323,12 @@ def measure(template: str, shape: list, config: dict | None, repeat: int = 5, se
     call reads the template's weight inputs from memory, as in a model (calls rotate
     through `cold_copies`); the activation inputs and the output stay in cache. An
     output that differs from the untuned schedule's by more than float32 summation
-    order explains (relative to the output's magnitude) is an AssertionError."""
+    order explains (relative to the output's magnitude) is an AssertionError.
+
+    `cutoff` (seconds): a config whose first call (the one checked against the
+    reference) takes longer is hopeless, and its one timing is all it gets: one
+    figure, not `repeat` (the tuner sets it to a multiple of the best cost so far,
+    so a naive loop order that runs for seconds costs one call, not a dozen)."""
     t = get_template(template)
     s, args = t.schedule(*shape, config=config)
     f = _build(s, args)
@@ -331,13 +336,17 @@ def measure(template: str, shape: list, config: dict | None, repeat: int = 5, se
     workload = t.inputs(args if config is None else _workload_args(t, shape), rng)
     inputs = t.function_inputs(shape, config, workload)
     out = np.zeros([int(d) for d in args[-1].shape], args[-1].dtype)
+    first = time.perf_counter()
     f(*inputs, out)
+    first = time.perf_counter() - first
     if config is not None:
         expected = _reference(t, shape, workload, out, seed)
         error = float(np.abs(out.astype(np.float64) - expected).max()) if out.size else 0.0
         scale = float(np.abs(expected).max()) if out.size else 0.0
         if not np.isfinite(error) or error > 1e-4 * scale + 1e-6:
             raise AssertionError(f"wrong answer: max error {error:.3g} (outputs up to {scale:.3g})")
+    if cutoff is not None and first > cutoff:
+        return [first]
     rotation = cold_copies(inputs, t.weight_inputs(shape, config)) if cold else [inputs]
     turn = 0
 

@@ -16,6 +16,14 @@ noise only ever slows a run down).
 config with its weights out of cache, as a compiled model runs it (templates.measure;
 recorded in each record); `cold=False` measures them hot, back to back.
 
+Hopeless configs are cheap: a config whose first call takes more than `cutoff` (10)
+times the best cost measured so far is recorded from that one call (its record holds
+one cost), not timed `repeat` times after a warm-up. In a space of plain split factors
+most configs are such (a 512 GEMM with an unvectorized column tile of 2 runs for
+seconds against 10 ms), and measuring them in full took most of a search's time; their
+exact slowness does not change what the search keeps, and the rank model sees them as
+slow all the same. Random search uses the same rule, so the ablation stays fair.
+
 Transfer: with `transfer=True` (the default) the model also trains on the log's
 records of other workloads of the same template (up to `transfer_limit` of them),
 each its own query group, so a model's second conv starts from what its first one
@@ -23,6 +31,8 @@ taught — and guides the first batch, which would otherwise be random.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -76,10 +86,12 @@ def _transfer_groups(log: TuningLog, template: str, key: str, target: str, limit
 def tune(template: str, shape: tuple, log: TuningLog, trials: int, executor, *, batch: int = 8,
          guided: bool = True, seed: int = 0, timeout: float = 60.0, repeat: int = 5,
          callback=None, transfer: bool = True, transfer_limit: int = 512, confirm: int = 3,
-         cold: bool = True) -> Record | None:  # fmt: skip
+         cold: bool = True, cutoff: float | None = 10.0) -> Record | None:  # fmt: skip
     """`callback(record)` is called after each measurement is recorded (progress bars);
     `confirm`: how many of the fastest configs (and the default) model-guided search
-    measures again before the task is done (0: none; random search never does)."""
+    measures again before the task is done (0: none; random search never does);
+    `cutoff`: the factor over the best cost so far past which a config's first call
+    is its only timing (None: every config timed in full)."""
     t = get_template(template)
     space, target = t.space(*shape), t.target
     key = workload_key(template, shape)
@@ -114,7 +126,9 @@ def tune(template: str, shape: tuple, log: TuningLog, trials: int, executor, *, 
             proposals = [default, *proposals[: want - 1]]  # the default first: tuned is never worse
         if not proposals:
             break
-        jobs = [measure_job(t, shape, c, repeat, timeout, cold) for c in proposals]
+        best = min((r.cost for r in done.values() if r.error is None and r.costs), default=math.inf)
+        limit = cutoff * best if cutoff is not None and math.isfinite(best) else None
+        jobs = [measure_job(t, shape, c, repeat, timeout, cold, limit) for c in proposals]
         for config, result in zip(proposals, executor.run(jobs)):
             record = log.measure(key, target, config, result.costs, result.error, cold=cold)
             if callback is not None:
@@ -126,9 +140,13 @@ def tune(template: str, shape: tuple, log: TuningLog, trials: int, executor, *, 
     return log.best(key, target)
 
 
-def measure_job(t, shape, config: dict | None, repeat: int, timeout: float, cold: bool) -> Job:
-    """The job measuring `config` of template `t`'s workload `shape`."""
+def measure_job(t, shape, config: dict | None, repeat: int, timeout: float, cold: bool,
+                cutoff: float | None = None) -> Job:  # fmt: skip
+    """The job measuring `config` of template `t`'s workload `shape` (`cutoff`:
+    seconds past which its first call is its only timing)."""
     kwargs = {"template": t.name, "shape": list(shape), "config": config, "repeat": repeat, "cold": cold}
+    if cutoff is not None:
+        kwargs["cutoff"] = cutoff
     return Job(t.measure_job, kwargs, timeout)
 
 

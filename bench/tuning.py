@@ -1,11 +1,16 @@
 """Autotuning: how fast the model-guided search finds good schedules, and what tuning
 buys whole models against onnxruntime, in one run.
 
-Part 1, kernels: a 1024 x 1024 x 1024 GEMM (the `dense` task of a Gemm node) and
+Part 1, kernels: a 512 x 512 x 512 GEMM of the `matmul` template (a GEMM written
+as plain loops, as AutoTVM's tutorial tunes it: split factors of i, j and k, loop
+order, vectorized j, parallel i; 2352 configs, most of them slow, no default config),
+a 1024 x 1024 x 1024 GEMM (the `dense` task of a Gemm node) and
 three ResNet-18 conv layers (`conv2d` tasks: 64x56x56 3x3, 128x28x28 -> 256 3x3/2,
 512x7x7 3x3), each extracted from a one-node ONNX model, so the workload is the one
-tc.compile schedules (alter-layout's NCHW16c data and OIHW16i16o kernels, KN dense
-weights). For each: model-guided search with `--trials` (64) measured configs,
+tc.compile schedules (alter-layout's NCHW16c data and OIHW16i16o kernels, 64-column
+dense weight panels). The matmul is 512, not 1024: its slow configs run for 1-6 s
+a call at 1024, and 1000 random trials would take most of an hour even with the
+tuner's cut-off (a config past 10x the best so far is timed by one call). For each: model-guided search with `--trials` (64) measured configs,
 `--guided-runs` (3) times with other seeds, random search with `--random-trials`
 (1000), and the untuned default schedule. One run of a search at 64 trials is a
 draw with a wide spread (the same bench gave random search 0.958 and 0.992), so
@@ -16,11 +21,12 @@ from the random run's measurements (the run's own first 64 are printed beside
 it). The fraction of a search is its best GFLOP/s at 64 trials over the best of
 the whole random run; the JSON figures are the geometric means over the kernels.
 (topi's knob
-spaces of these kernels hold 70 to 510 configs: the dense's register tile, panel
+spaces of the dense and the convs hold 70 to 510 configs, pruned by the heuristics
+they replaced: the dense's register tile, panel
 copy, parallel loop and cache blocking of K (`kc`); the convs' direct register tile,
 row/order/unroll_rx/parallel and, for the stride-1 3x3 convs, the algorithm and the
 Winograd schedule's tile, split and parallel knobs. A random run of 1000 measures
-each whole space, and the table says so; its best is then the optimum.) The `%ceil`
+each of these whole spaces, and the table says so; its best is then the optimum.) The `%ceil`
 columns put the default and that best against the machine's FMA ceiling (a loop of
 independent 16-lane fused multiply-adds, one thread, times the cores): what any
 schedule of these kernels could still gain. The curves
@@ -68,8 +74,10 @@ from timing import timed  # bench/timing.py
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results")
 
-# name: ("gemm", M, K, N) | ("conv", C, H, O, K, S, P): one-node models
+# name: ("gemm", M, K, N) | ("conv", C, H, O, K, S, P): one-node models;
+# ("matmul", N): the `matmul` template's N x N x N GEMM (plain split factors)
 KERNELS = {
+    "matmul512": ("matmul", 512),
     "dense1024": ("gemm", 1024, 1024, 1024),
     "conv64x56": ("conv", 64, 56, 64, 3, 1, 1),
     "conv128x28s2": ("conv", 128, 28, 256, 3, 2, 1),
@@ -96,9 +104,12 @@ def kernel_model(spec: tuple) -> onnx.ModelProto:
 
 
 def kernel_task(spec: tuple):
-    """The one tunable task of the kernel's one-node model."""
-    from tilecraft.autotune.tasks import extract_tasks
+    """The one tunable task of the kernel's one-node model (for "matmul", the
+    template's workload itself: no model schedules it)."""
+    from tilecraft.autotune.tasks import Task, extract_tasks
 
+    if spec[0] == "matmul":
+        return Task("matmul", (spec[1],) * 3)
     template = "dense" if spec[0] == "gemm" else "conv2d"
     tasks = [t for t in extract_tasks(kernel_model(spec)) if t.template == template]
     if len(tasks) != 1:
@@ -111,14 +122,17 @@ def geomean(values) -> float | None:
     return math.exp(statistics.fmean(math.log(v) for v in values)) if values else None
 
 
-def expected_best(values: list[float], trials: int) -> float:
+def expected_best(values: list[float], trials: int, default_first: bool = True) -> float:
     """The best GFLOP/s a random search of `trials` trials finds on average, from a
     run that measured `values` (GFLOP/s, in its order): its first trial is the
-    default (every search measures it first), the others a uniformly random
+    default (every search measures it first; `default_first=False` for a template
+    without a default config: all `trials` drawn), the others a uniformly random
     `trials - 1` of the rest, without repeats. Exact, by the probability that each
     measured value is the largest of those drawn."""
     if not values:
         return 0.0
+    if not default_first:
+        return expected_best([-math.inf, *values], trials + 1)
     first, rest = values[0], sorted(values[1:])
     draws = trials - 1
     if draws <= 0 or not rest:
@@ -163,6 +177,7 @@ def run_kernels(names: list[str], args, executor) -> dict:
         guided = [curve(log, task.template, task.params)[: args.trials] for log in guided_logs]
         random_values = measurements(random_log, task.template, task.params)[: args.random_trials]
         random = list(itertools.accumulate(random_values, max))
+        has_default = get_template(task.template).default_config(*task.params) is not None
         default_s = measure_default(task, executor, args.timeout, guided_logs[0], cold=not args.hot)
         default = task.flops / default_s / 1e9 if math.isfinite(default_s) else None
         best = max(random, default=0.0)
@@ -173,7 +188,7 @@ def run_kernels(names: list[str], args, executor) -> dict:
             "default": default,
             "guided": statistics.fmean(finals) if finals else None,
             "random_run_at": random[min(args.trials, len(random)) - 1] if random else None,
-            "random_at": expected_best(random_values, args.trials) if random_values else None,
+            "random_at": expected_best(random_values, args.trials, has_default) if random_values else None,
             "best_random": best or None,
             "random_trials": len(random),
             "space": get_template(task.template).space(*task.params).size,

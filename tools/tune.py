@@ -88,6 +88,14 @@ def make_arg_parser() -> argparse.ArgumentParser:
         help="measure kernels back to back with their weights in cache (default: weights read from memory "
         "on every call, as in a compiled model)",
     )
+    parser.add_argument(
+        "--cutoff",
+        type=float,
+        default=10.0,
+        metavar="FACTOR",
+        help="a config whose first call takes FACTOR times the best time so far is timed by that call alone "
+        "(default 10; 0 times every config in full)",
+    )
     parser.add_argument("--traceback", action="store_true", help="on an internal error, print the Python traceback")
     return parser
 
@@ -212,9 +220,10 @@ def _rate(gflops: float) -> str:
 
 
 def tune_task(task, log, trials: int, executor, *, guided: bool, timeout: float, label: str,
-              show_progress: bool = True, cold: bool = True, seed: int = 0) -> TaskRun:  # fmt: skip
+              show_progress: bool = True, cold: bool = True, seed: int = 0,
+              cutoff: float | None = 10.0) -> TaskRun:  # fmt: skip
     """Tune one task into `log` (resuming) with a progress bar on stderr; `seed`
-    seeds the search (its random draws and the cost model)."""
+    seeds the search (its random draws and the cost model); `cutoff`: tuner.tune's."""
     from tilecraft.autotune.templates import get_template
     from tilecraft.autotune.tuner import tune
     from tqdm import tqdm
@@ -244,7 +253,7 @@ def tune_task(task, log, trials: int, executor, *, guided: bool, timeout: float,
     start = time.perf_counter()
     try:
         tune(task.template, tuple(task.params), log, trials, executor, guided=guided, timeout=timeout,
-             callback=progress, cold=cold, seed=seed)  # fmt: skip
+             callback=progress, cold=cold, seed=seed, cutoff=cutoff)  # fmt: skip
     finally:
         bar.close()
     return TaskRun(len(log.measured(task.key, task.target)), errors, new, time.perf_counter() - start)
@@ -297,11 +306,12 @@ def run(args: argparse.Namespace) -> None:
               f"{'random' if args.random else 'model-guided'} search, log {args.log}", flush=True)  # fmt: skip
         for i, task in enumerate(tasks, start=1):
             label = f"[{i}/{len(tasks)}] {task.template}"
+            cutoff = args.cutoff or None
             run = tune_task(task, log, args.trials, executor, guided=not args.random, timeout=args.timeout, label=label,
-                            cold=not args.hot)  # fmt: skip
+                            cold=not args.hot, cutoff=cutoff)  # fmt: skip
             if random_log is not None:
                 tune_task(task, random_log, args.trials, executor, guided=False, timeout=args.timeout,
-                          label=f"{label} (random)", cold=not args.hot)  # fmt: skip
+                          label=f"{label} (random)", cold=not args.hot, cutoff=cutoff)  # fmt: skip
             best = log.best(task.key, task.target)
             default = measure_default(task, executor, args.timeout, log, cold=not args.hot)
             applied = LogLookup(log)(task.template, tuple(task.params)) is not None
@@ -372,6 +382,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--workers must be at least 1, got {args.workers}")
     if not args.timeout > 0:
         parser.error(f"--timeout must be positive, got {args.timeout:g}")
+    if args.cutoff < 0 or not math.isfinite(args.cutoff) or 0 < args.cutoff <= 1:
+        parser.error(f"--cutoff must be 0 (off) or a factor above 1, got {args.cutoff:g}")
     try:
         run(args)
         return 0

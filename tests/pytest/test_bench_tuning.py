@@ -20,6 +20,15 @@ def test_expected_best_is_the_mean_of_random_searches_that_start_at_the_default(
     assert abs(expected_best(values, 8) - statistics.fmean(searches)) < 0.01
 
 
+def test_expected_best_without_a_default_draws_every_trial():
+    rng = random.Random(1)
+    values = [rng.uniform(0, 10) for _ in range(30)]
+    searches = [max(rng.sample(values, 6)) for _ in range(100_000)]
+    assert abs(expected_best(values, 6, default_first=False) - statistics.fmean(searches)) < 0.01
+    assert expected_best([1.0, 5.0], 1, default_first=False) == 3.0  # either one, half the time
+    assert expected_best([1.0, 5.0], 2, default_first=False) == 5.0
+
+
 def test_expected_best_edges():
     assert expected_best([], 64) == 0.0
     assert expected_best([3.0, 1.0, 2.0], 1) == 3.0  # the default alone

@@ -157,6 +157,32 @@ def test_the_tuner_asks_for_cold_or_hot_measurement_and_records_it(tmp_path, col
     assert measured and all(r.cold is cold for r in measured)
 
 
+def test_the_tuner_cuts_configs_past_ten_times_the_best_so_far(tmp_path):
+    """The first batch has nothing to compare with: no cutoff; every later job may
+    spend at most 10x the best cost measured before it (or what `cutoff` says)."""
+    from tilecraft.autotune.tuner import tune
+
+    for factor, expected in ((10.0, 0.01), (3.0, 0.003), (None, None)):
+        executor = _Recorder()
+        tune("matmul", (8, 8, 8), TuningLog(tmp_path / f"{factor}.jsonl"), 6, executor, guided=False, batch=3,
+             cutoff=factor)  # fmt: skip
+        first, later = executor.jobs[:3], executor.jobs[3:]
+        assert len(later) == 3 and all("cutoff" not in j.kwargs for j in first)
+        assert all(j.kwargs.get("cutoff") == pytest.approx(expected) if expected else "cutoff" not in j.kwargs
+                   for j in later)  # fmt: skip
+
+
+def test_the_tune_tool_takes_a_cutoff_factor(capsys):
+    from tilecraft.tools.tune import main, make_arg_parser
+
+    parser = make_arg_parser()
+    assert parser.parse_args(["m.onnx", "--trials", "1", "--log", "l"]).cutoff == 10.0
+    assert parser.parse_args(["m.onnx", "--trials", "1", "--log", "l", "--cutoff", "0"]).cutoff == 0.0
+    with pytest.raises(SystemExit) as stop:
+        main(["m.onnx", "--trials", "1", "--log", "l", "--cutoff", "0.5"])
+    assert stop.value.code == 1 and "--cutoff must be 0 (off) or a factor above 1, got 0.5" in capsys.readouterr().err
+
+
 def test_the_tune_tool_has_a_hot_switch():
     from tilecraft.tools.tune import make_arg_parser
 

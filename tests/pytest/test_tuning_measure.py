@@ -69,3 +69,20 @@ def test_jobs_on_a_dask_local_cluster():
         assert results[3].costs == pytest.approx((0.005, 0.010, 0.015))
         # the dask workers survived their candidates: more jobs run
         assert [r.error for r in executor.run([Job("tuning_jobs:ok")] * 2)] == [None, None]
+
+
+def test_a_config_slower_than_the_cutoff_gets_one_timing(monkeypatch):
+    """A hopeless config is timed by its first (checked) call alone; one under the
+    cutoff is measured in full. (In-process: `measure` is what a worker runs.)"""
+    from tilecraft.autotune import templates
+    from tilecraft.autotune.templates import measure
+
+    config = {"tile_i": 2, "tile_j": 4, "split_k": 4, "vectorize": 1, "parallel": 0, "k_outside": 0}
+    (cut,) = measure("matmul", [16, 16, 16], config, repeat=3, cold=False, cutoff=0.0)
+    assert cut > 0.0
+    assert len(measure("matmul", [16, 16, 16], config, repeat=3, cold=False, cutoff=1e9)) == 3
+    assert len(measure("matmul", [16, 16, 16], config, repeat=3, cold=False)) == 3
+    # a wrong answer is still found before the cut: the first call is the checked one
+    monkeypatch.setattr(templates, "_reference", lambda t, params, inputs, out, seed: out + 1.0)
+    with pytest.raises(AssertionError, match="wrong answer"):
+        measure("matmul", [16, 16, 16], config, repeat=3, cold=False, cutoff=0.0)
