@@ -60,6 +60,25 @@ def curve(log: TuningLog, template: str, params: Sequence) -> list[float]:
     return list(itertools.accumulate(measurements(log, template, params), max))
 
 
+# Model-guided runs (several seeds) in blues, random search in oranges, so one
+# search's runs read as one family and never share the other's colour.
+_FAMILIES = {"model-guided": ("tab:blue", "navy", "tab:cyan", "slateblue"),
+             "random": ("tab:orange", "darkred", "goldenrod")}  # fmt: skip
+
+
+def _curve_colors(labels: Sequence[str]) -> dict[str, str]:
+    """A colour per curve label: the k-th label of a family ("model-guided (seed 1)"
+    is of "model-guided") takes that family's k-th colour; other labels grey shades."""
+    out, used = {}, {}
+    for label in labels:
+        family = next((f for f in _FAMILIES if label.startswith(f)), None)
+        palette = _FAMILIES.get(family, ("dimgray", "darkgray", "black"))
+        k = used.get(family, 0)
+        used[family] = k + 1
+        out[label] = palette[k % len(palette)]
+    return out
+
+
 @dataclass
 class Panel:
     """One task's curves: `curves` maps a label ("model-guided", "random") to its
@@ -84,11 +103,11 @@ def plot_curves(panels: Sequence[Panel], path: str | os.PathLike, *, title: str 
     columns = min(3, len(panels))
     rows = math.ceil(len(panels) / columns)
     fig, axes = plt.subplots(rows, columns, figsize=(5.0 * columns, 3.6 * rows), squeeze=False)
-    styles = {"model-guided": "tab:blue", "random": "tab:orange"}
     for ax, panel in zip(axes.flat, panels):
+        colors = _curve_colors(list(panel.curves))
         for label, values in panel.curves.items():
             if values:
-                ax.plot(range(1, len(values) + 1), values, label=label, color=styles.get(label), drawstyle="steps-post")
+                ax.plot(range(1, len(values) + 1), values, label=label, color=colors[label], drawstyle="steps-post")
         if panel.default is not None and panel.default > 0:
             ax.axhline(panel.default, color="gray", linestyle="--", label="untuned default")
         ax.set_title(panel.title, fontsize=9)

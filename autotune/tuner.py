@@ -121,9 +121,11 @@ def tune(template: str, shape: tuple, log: TuningLog, trials: int, executor, *, 
             proposals = next_batch(space, score, want, set(done), rng, chains=8, steps=20)
         else:
             proposals = next_batch(space, lambda cs: rng.random(len(cs)), want, set(done), rng, steps=1, epsilon=1.0)
-        if default is not None and config_key(default) not in done and all(config_key(c) != config_key(default)
-                                                                            for c in proposals):  # fmt: skip
-            proposals = [default, *proposals[: want - 1]]  # the default first: tuned is never worse
+        if default is not None and config_key(default) not in done:
+            # The default first (tuned is never worse; a curve's first point is the
+            # untuned schedule), also where the search proposed it itself.
+            others = [c for c in proposals if config_key(c) != config_key(default)]
+            proposals = [default, *others[: want - 1]]
         if not proposals:
             break
         best = min((r.cost for r in done.values() if r.error is None and r.costs), default=math.inf)

@@ -613,9 +613,11 @@ def _schedule_space(red: te.Tensor, info: Conv2dInfo) -> dict[str, tuple]:
             if ocn * vectors * regn <= 28
         ]
         window = len(red.op.reduce_axis) - (2 if _blocked_channels(red) else 1 if _flat_channels(red) else 0)
+        # (a straddling conv always accumulates an output row: `_schedule_straddle`)
+        rows = _blocked_channels(red) and window == 2 and straddle_layout(info.params[7]) is None
         knobs = {
             "tile": tuple(tiles),
-            "row": (0, 1) if _blocked_channels(red) and window == 2 else (0,),
+            "row": (0, 1) if rows else (0,),
             "order": (0, 1) if _blocked_channels(red) else (0,),
             "unroll_rx": (0, 1) if info.kernel[-1] > 1 else (0,),
             "parallel": (0, 1),
@@ -724,7 +726,7 @@ def _default_schedule_config(red: te.Tensor, info: Conv2dInfo) -> dict:
         # every tile of the row: 1.2-1.3x on the 56x56x64 layer, neutral elsewhere.
         weight_bytes = (info.in_channels // info.groups) * math.prod(info.kernel) * ocn * ob * 4
         window = len(red.op.reduce_axis) - 2 if _blocked_channels(red) else -1
-        row = int(weight_bytes > L1_BYTES and OW > regn and window == 2)
+        row = int(weight_bytes > L1_BYTES and OW > regn and window == 2 and straddle_layout(info.params[7]) is None)
         return {"tile": [ocn, regn], "row": row, "order": 0, "unroll_rx": 0, "parallel": int(parallel_pays(red))}
     O, OW = red.shape[1], red.shape[-1]
     ocn = next(d for d in (8, 6, 4, 3, 2, 1) if O % d == 0)

@@ -194,3 +194,12 @@ def test_plot_curves_draws_one_panel_per_task(tmp_path):
     assert path.read_bytes().startswith(b"\x89PNG")
     with pytest.raises(ValueError):
         plot_curves([], tmp_path / "none.png")
+
+
+def test_curve_colors_keep_each_search_in_its_family():
+    from tilecraft.autotune.plot import _curve_colors
+
+    colors = _curve_colors(["model-guided", "model-guided (seed 1)", "model-guided (seed 2)", "random"])
+    guided = [colors["model-guided"], colors["model-guided (seed 1)"], colors["model-guided (seed 2)"]]
+    assert len(set(guided)) == 3 and colors["random"] not in guided
+    assert colors["random"] == _curve_colors(["random"])["random"] == "tab:orange"

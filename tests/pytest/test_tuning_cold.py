@@ -189,3 +189,22 @@ def test_the_tune_tool_has_a_hot_switch():
     parser = make_arg_parser()
     assert parser.parse_args(["m.onnx", "--trials", "1", "--log", "l"]).hot is False
     assert parser.parse_args(["m.onnx", "--trials", "1", "--log", "l", "--hot"]).hot is True
+
+
+def test_the_default_is_the_first_trial_even_where_the_search_proposed_it(tmp_path, monkeypatch):
+    """A curve's first point is the untuned schedule: the default leads the first
+    batch also when the search's own proposals held it (it used to keep its place)."""
+    from tilecraft.autotune import tuner
+    from tilecraft.autotune.templates import get_template
+
+    template = get_template("dense")
+    params = ([16, 64], [64, 64], "KN", "float32")
+    default = template.default_config(*params)
+    space = template.space(*params)
+    rng = __import__("numpy").random.default_rng(0)
+    others = [c for c in (space.random(rng) for _ in range(40)) if c != default][:3]
+
+    monkeypatch.setattr(tuner, "next_batch", lambda space, score, want, measured, rng, **kw: [*others, default][:want])
+    executor = _Recorder()
+    tuner.tune("dense", params, TuningLog(tmp_path / "t.jsonl"), 4, executor, guided=False, batch=4)
+    assert executor.jobs[0].kwargs["config"] == default and len(executor.jobs) == 4
