@@ -443,3 +443,43 @@ def test_a_row_tile_overhanging_m_leaves_its_guard_to_loop_partition(units, pane
     y = xv.astype(np.float64) @ wv.astype(np.float64)
     expected = y * (np.vectorize(erf)(y * 0.7071) + 1.0) * 0.5
     np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize(
+    "x_shape, units, rows",
+    [
+        ((1, 128, 768), 3072, 6),  # BERT: 22 tiles of 6 (the last overhangs) beat 32 of 4
+        ((1, 128, 768), 768, 6),
+        ((32, 1024), 1024, 6),
+        ((1, 128, 192), 3072, 4),  # a short reduction: the overhang is not paid back
+        ((1, 128, 768), 256, 4),  # 4 panels: the row tiles stay in the parallel loop, guarded
+        ((10, 1024), 1024, 5),  # two tiles either way: the divisor, no overhang
+        ((36, 1024), 1024, 6),  # 6 divides M
+    ],
+    ids=str,
+)
+def test_default_register_tile_rows(x_shape, units, rows):
+    """Default rows of a panel dense's register tile (topi/dense.py _tile_rows): 6
+    also where they overhang M, when K is long and the row tiles run inside panels."""
+    _, default = _gemm_knobs(x_shape, units, "NK64n")
+    assert default["tile"] == [rows, 64]
+
+
+def test_default_six_row_tiles_that_overhang_m_match_numpy():
+    """The default schedule of a 70-row dense (11 full tiles of 6, one of 4 rows)
+    with a bias and relu epilogue, against numpy."""
+    M, K, N = 70, 256, 512
+    x = te.placeholder((M, K), "float32", name="x")
+    w = te.placeholder((N // 64, K, 64), "float32", name="w")
+    b = te.placeholder((N,), "float32", name="b")
+    d = dense_compute(x, w, b, weight_layout="NK64n")
+    g = te.compute(d.shape, lambda i, j: te.maximum(d(i, j), 0.0), name="relu")
+    s = te.create_schedule(g)
+    schedule_dense(s, g, d, ())
+    rng = np.random.default_rng(1)
+    xv = rng.standard_normal((M, K)).astype(np.float32)
+    wv = (rng.standard_normal((K, N)) / np.sqrt(K)).astype(np.float32)
+    bv = rng.standard_normal(N).astype(np.float32)
+    out = np.zeros((M, N), np.float32)
+    tc.build(s, [x, w, b, g])(xv, pack_dense_weight(np.ascontiguousarray(wv.T), "NK64n"), bv, out)
+    np.testing.assert_allclose(out, np.maximum(xv @ wv + bv, 0.0), rtol=1e-4, atol=1e-4)
