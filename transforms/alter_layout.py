@@ -69,7 +69,12 @@ with the option `kn-dense` (default true; `kn-dense=false` keeps NK). A GEMV (on
 of x: a classifier at batch 1) whose K splits into 16-lane vectors keeps NK: its
 dot products stream each weight row once, where a KN row tile reads 64 columns
 of every one of K rows N floats apart (1 x 4096 x 4096: 3.2 ms NK, 11.8 ms KN;
-1 x 1280 x 1000, MobileNet-v2's: 86 vs 110 us, onnxruntime 83). Measured here, the
+1 x 1280 x 1000, MobileNet-v2's: 86 vs 110 us, onnxruntime 83). So does a dense whose
+N is not whole 16-lane vectors (and K is): a KN register tile would end in a masked
+partial vector, and masked accumulators are not kept in registers but loaded and
+stored on every step of K (32 x 1024 x N at N = 10, 20, 40, 100, 1000: 5.5, 11, 21,
+56, 129 GFLOP/s KN against 67, 74, 98, 117, 145 NK; the MLP's 1024 -> 10 layer took
+a fifth of its time). Measured here, the
 KN GEMM of topi/dense.py (register tile 6 x 64, a packed K x 64 weight panel per
 column block) runs BERT's layer in ~12 ms against ~16.5 ms for the NK dot products,
 and the MLP of bench/models.py in ~1.0-1.2 ms against ~1.3-1.6 ms.
@@ -508,13 +513,14 @@ class LayoutRewriter:
         return True
 
     def dense(self, dense: graph.DenseOp) -> bool:
-        """A dense with a known NK weight reads it as KN, unless it is a GEMV (see
-        the module docstring)."""
+        """A dense with a known NK weight reads it as KN, unless it is a GEMV or its
+        N is not whole vectors (see the module docstring)."""
         if dense.weight_layout != graph.WeightLayout.NK:
             return False
         w = dense.inputs[1]
         x_shape = dense.inputs[0].type.get_shape()
-        if math.prod(x_shape[:-1]) == 1 and x_shape[-1] % DOT_LANES == 0:
+        n = w.type.get_shape()[0]
+        if x_shape[-1] % DOT_LANES == 0 and (math.prod(x_shape[:-1]) == 1 or n % DOT_LANES):
             return False
         weight = known_value(w, self.store, NAME)
         if weight is None:

@@ -129,6 +129,29 @@ def test_gemv_keeps_nk_where_its_k_splits_into_lanes(k, layout):
     np.testing.assert_allclose(compiled(x), x @ weights["w"].T, rtol=1e-5, atol=1e-5)
 
 
+NARROW = """
+func.func @main(%x: tensor<6x{k}xf32>) -> tensor<6x{n}xf32> {{
+  %w = graph.weight "w" : tensor<{n}x{k}xf32>
+  %b = graph.weight "b" : tensor<{n}xf32>
+  %y = graph.dense %x, %w, %b : (tensor<6x{k}xf32>, tensor<{n}x{k}xf32>, tensor<{n}xf32>) -> tensor<6x{n}xf32>
+  func.return %y : tensor<6x{n}xf32>
+}}
+"""
+
+
+@pytest.mark.parametrize("k, n, layout", [(32, 10, "NK"), (64, 20, "NK"), (32, 48, "KN"), (24, 10, "KN")])
+def test_dense_narrower_than_whole_vectors_keeps_nk(k, n, layout):
+    """N not whole 16-lane vectors and K whole ones: NK dot products (a KN tile
+    would end in a masked vector), computed right with the bias."""
+    weights = {"w": randn(n, k), "b": randn(n)}
+    module = check_pass(parse(NARROW.format(k=k, n=n), weights), AlterLayoutPass())
+    (dense,) = ops_named(module, "graph.dense")
+    assert dense.weight_layout == layout
+    x = randn(6, k)
+    compiled, _ = compile_text(NARROW.format(k=k, n=n), weights)
+    np.testing.assert_allclose(compiled(x), x @ weights["w"].T + weights["b"], rtol=1e-5, atol=1e-5)
+
+
 PANELS = """
 func.func @main(%x: tensor<{rows}x{k}xf32>) -> tensor<{rows}x{n}xf32> {{
   %w = graph.weight "w" : tensor<{n}x{k}xf32>

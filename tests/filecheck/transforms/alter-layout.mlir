@@ -196,6 +196,28 @@ func.func @panels(%x: tensor<2x16xf32>, %g: tensor<1x16xf32>) -> (tensor<2x128xf
 
 // -----
 
+// N not whole 16-lane vectors (10), K whole ones (32): the dense keeps NK (dot
+// products; a KN register tile would end in a masked vector whose accumulators live
+// in memory). With 48 columns (3 whole vectors) it reads KN; with K = 24 (no whole
+// vectors to split the dot products into) KN too.
+func.func @narrow_dense(%x: tensor<4x32xf32>, %x24: tensor<4x24xf32>) -> (tensor<4x10xf32>, tensor<4x48xf32>, tensor<4x10xf32>) {
+  %w10 = graph.constant dense<1.0> : tensor<10x32xf32>
+  %w48 = graph.constant dense<1.0> : tensor<48x32xf32>
+  %w24 = graph.constant dense<1.0> : tensor<10x24xf32>
+  %a = graph.dense %x, %w10 : (tensor<4x32xf32>, tensor<10x32xf32>) -> tensor<4x10xf32>
+  %b = graph.dense %x, %w48 : (tensor<4x32xf32>, tensor<48x32xf32>) -> tensor<4x48xf32>
+  %c = graph.dense %x24, %w24 : (tensor<4x24xf32>, tensor<10x24xf32>) -> tensor<4x10xf32>
+  func.return %a, %b, %c : tensor<4x10xf32>, tensor<4x48xf32>, tensor<4x10xf32>
+}
+
+// CHECK-LABEL: func.func @narrow_dense
+// CHECK:         %[[A:.*]] = graph.dense %x, %{{.*}} : (tensor<4x32xf32>, tensor<10x32xf32>) -> tensor<4x10xf32>
+// CHECK:         %[[B:.*]] = graph.dense %x, %{{.*}} {weight_layout = #graph<weight_layout KN>} : (tensor<4x32xf32>, tensor<32x48xf32>) -> tensor<4x48xf32>
+// CHECK:         %[[C:.*]] = graph.dense %x24, %{{.*}} {weight_layout = #graph<weight_layout KN>} : (tensor<4x24xf32>, tensor<24x10xf32>) -> tensor<4x10xf32>
+// CHECK-NEXT:    func.return %[[A]], %[[B]], %[[C]]
+
+// -----
+
 // Convs left alone: 18 input channels (a multiple of neither 16, 8 nor 4, and not
 // fewer than 16), a weight that is an argument (cannot be packed ahead of time),
 // a grouped 3x3 conv whose groups (2 input, 4 output
