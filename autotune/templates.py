@@ -336,9 +336,9 @@ def measure(template: str, shape: list, config: dict | None, repeat: int = 5, se
     workload = t.inputs(args if config is None else _workload_args(t, shape), rng)
     inputs = t.function_inputs(shape, config, workload)
     out = np.zeros([int(d) for d in args[-1].shape], args[-1].dtype)
-    first = time.perf_counter()
+    start = time.perf_counter()
     f(*inputs, out)
-    first = time.perf_counter() - first
+    first = time.perf_counter() - start
     if config is not None:
         expected = _reference(t, shape, workload, out, seed)
         error = float(np.abs(out.astype(np.float64) - expected).max()) if out.size else 0.0

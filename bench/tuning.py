@@ -10,7 +10,8 @@ three ResNet-18 conv layers (`conv2d` tasks: 64x56x56 3x3, 128x28x28 -> 256 3x3/
 tc.compile schedules (alter-layout's NCHW16c data and OIHW16i16o kernels, 64-column
 dense weight panels). The matmul is 512, not 1024: its slow configs run for 1-6 s
 a call at 1024, and 1000 random trials would take most of an hour even with the
-tuner's cut-off (a config past 10x the best so far is timed by one call). For each: model-guided search with `--trials` (64) measured configs,
+tuner's cut-off (a config past 10x the best so far is timed by one call).
+For each: model-guided search with `--trials` (64) measured configs,
 `--guided-runs` (3) times with other seeds, random search with `--random-trials`
 (1000), and the untuned default schedule. One run of a search at 64 trials is a
 draw with a wide spread (the same bench gave random search 0.958 and 0.992), so

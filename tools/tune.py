@@ -55,6 +55,7 @@ class UserError(Exception):
 
 
 def make_arg_parser() -> argparse.ArgumentParser:
+    from tilecraft.autotune.tuner import CUTOFF
     from tilecraft.tools.run import ArgumentParser  # usage errors exit 1
 
     parser = ArgumentParser(
@@ -91,10 +92,10 @@ def make_arg_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--cutoff",
         type=float,
-        default=10.0,
+        default=CUTOFF,
         metavar="FACTOR",
         help="a config whose first call takes FACTOR times the best time so far is timed by that call alone "
-        "(default 10; 0 times every config in full)",
+        f"(default {CUTOFF:g}; 0 times every config in full)",
     )
     parser.add_argument("--traceback", action="store_true", help="on an internal error, print the Python traceback")
     return parser
@@ -221,9 +222,10 @@ def _rate(gflops: float) -> str:
 
 def tune_task(task, log, trials: int, executor, *, guided: bool, timeout: float, label: str,
               show_progress: bool = True, cold: bool = True, seed: int = 0,
-              cutoff: float | None = 10.0) -> TaskRun:  # fmt: skip
+              cutoff=...) -> TaskRun:  # fmt: skip
     """Tune one task into `log` (resuming) with a progress bar on stderr; `seed`
-    seeds the search (its random draws and the cost model); `cutoff`: tuner.tune's."""
+    seeds the search (its random draws and the cost model); `cutoff`: tuner.tune's
+    (its default where not given)."""
     from tilecraft.autotune.templates import get_template
     from tilecraft.autotune.tuner import tune
     from tqdm import tqdm
@@ -250,10 +252,11 @@ def tune_task(task, log, trials: int, executor, *, guided: bool, timeout: float,
             bar.update(1)
 
     postfix()
+    options = {} if cutoff is ... else {"cutoff": cutoff}
     start = time.perf_counter()
     try:
         tune(task.template, tuple(task.params), log, trials, executor, guided=guided, timeout=timeout,
-             callback=progress, cold=cold, seed=seed, cutoff=cutoff)  # fmt: skip
+             callback=progress, cold=cold, seed=seed, **options)  # fmt: skip
     finally:
         bar.close()
     return TaskRun(len(log.measured(task.key, task.target)), errors, new, time.perf_counter() - start)
@@ -304,9 +307,9 @@ def run(args: argparse.Namespace) -> None:
         tasks = load_tasks(Path(args.model), shapes)
         print(f"{len(tasks)} tunable task(s) in {args.model}; {args.trials} trials each, "
               f"{'random' if args.random else 'model-guided'} search, log {args.log}", flush=True)  # fmt: skip
+        cutoff = args.cutoff or None
         for i, task in enumerate(tasks, start=1):
             label = f"[{i}/{len(tasks)}] {task.template}"
-            cutoff = args.cutoff or None
             run = tune_task(task, log, args.trials, executor, guided=not args.random, timeout=args.timeout, label=label,
                             cold=not args.hot, cutoff=cutoff)  # fmt: skip
             if random_log is not None:

@@ -517,7 +517,7 @@ def schedule_conv2d(s: te.Schedule, out: te.Tensor, conv: te.Tensor, inlined=(),
     if info.pad is not None:
         phased = not info.data_block and not info.out_block and info.strides[-1] > 1
         _schedule_pad(s, info.pad, info.data_block, phased)
-    if straddle_layout(info.params[7]) is not None and out.shape != red.shape and out.shape == conv.shape:
+    if is_straddling(info) and out.shape != red.shape and out.shape == conv.shape:
         # (a group that reshapes after the conv takes the general path below)
         _schedule_straddle(s, out, red, config)
         return
@@ -614,7 +614,7 @@ def _schedule_space(red: te.Tensor, info: Conv2dInfo) -> dict[str, tuple]:
         ]
         window = len(red.op.reduce_axis) - (2 if _blocked_channels(red) else 1 if _flat_channels(red) else 0)
         # (a straddling conv always accumulates an output row: `_schedule_straddle`)
-        rows = _blocked_channels(red) and window == 2 and straddle_layout(info.params[7]) is None
+        rows = _blocked_channels(red) and window == 2 and not is_straddling(info)
         knobs = {
             "tile": tuple(tiles),
             "row": (0, 1) if rows else (0,),
@@ -726,7 +726,7 @@ def _default_schedule_config(red: te.Tensor, info: Conv2dInfo) -> dict:
         # every tile of the row: 1.2-1.3x on the 56x56x64 layer, neutral elsewhere.
         weight_bytes = (info.in_channels // info.groups) * math.prod(info.kernel) * ocn * ob * 4
         window = len(red.op.reduce_axis) - 2 if _blocked_channels(red) else -1
-        row = int(weight_bytes > L1_BYTES and OW > regn and window == 2 and straddle_layout(info.params[7]) is None)
+        row = int(weight_bytes > L1_BYTES and OW > regn and window == 2 and not is_straddling(info))
         return {"tile": [ocn, regn], "row": row, "order": 0, "unroll_rx": 0, "parallel": int(parallel_pays(red))}
     O, OW = red.shape[1], red.shape[-1]
     ocn = next(d for d in (8, 6, 4, 3, 2, 1) if O % d == 0)
@@ -843,6 +843,11 @@ def _schedule_tiles(s: te.Schedule, out: te.Tensor, red: te.Tensor, info: Conv2d
 # column is a whole 16-lane vector), so stride 2 needs no column phases. Measured here
 # (bench/models.py's MobileNet-v2 shapes, 2 threads) against the ordinary schedule:
 # the stride-2 layers 1.5-3x faster, the 56x56 and 28x28 stride-1 layers 1.5-2.5x.
+
+
+def is_straddling(info: Conv2dInfo) -> bool:
+    """Whether the conv's kernel layout is a straddling one (conv2d_straddle_compute)."""
+    return straddle_layout(info.params[7]) is not None
 
 
 def is_depthwise(info: Conv2dInfo) -> bool:
