@@ -110,7 +110,7 @@ def _kernel_layout_for(shape, layouts):
     return layouts
 
 
-def run_conv(shape, layouts, *, bias=False, epilogue=None, seed=0):
+def run_conv(shape, layouts, *, bias=False, epilogue=None, seed=0, config=None):
     N, C, H, W, O, K, strides, pads, dilations, groups = shape
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((N, C, H, W)).astype(np.float32)
@@ -136,7 +136,12 @@ def run_conv(shape, layouts, *, bias=False, epilogue=None, seed=0):
         out, inlined, extra_args, extra_inputs, expected = epilogue(conv, expected, rng)
         args, inputs = args + extra_args, inputs + extra_inputs
     s = te.create_schedule(out)
-    schedule_conv2d(s, out, conv, inlined)
+    if callable(config):  # a change to the default config
+        from tilecraft.topi.conv2d import conv2d_info, default_config, find_reduction
+
+        red = find_reduction(conv)
+        config = config(default_config(red, conv2d_info(red)))
+    schedule_conv2d(s, out, conv, inlined, config=config)
     got = build_and_run(s, args + [out], inputs)
     if ob and got.ndim == 5:
         got = unpack_data(got)
@@ -193,6 +198,53 @@ def test_conv2d_fused_epilogue(name, layouts):
     if not _fits(shape, layouts):
         pytest.skip("channels do not split into these blocks")
     run_conv(shape, layouts, epilogue=_bias_relu_residual)
+
+
+@pytest.mark.parametrize("row", [1, 2], ids=["row", "plane"])
+@pytest.mark.parametrize("name", ["resnet-3x3-s2", "odd-asym-pad", "resnet-1x1-s2", "wide-prime"])
+def test_conv2d_accumulating_rows_or_planes_matches_numpy(name, row):
+    """`row` = 1 accumulates an output row per channel block, 2 the whole output
+    plane (two images in odd-asym-pad; a guarded column tail in wide-prime), with the
+    BasicBlock epilogue reading the accumulators."""
+    config = lambda default: {**default, "algorithm": "direct", "row": row, "unroll_rx": int(name != "resnet-1x1-s2")}  # noqa: E731
+    layouts = ("NCHW16c", "OIHW16i16o", "NCHW16c")
+    run_conv(SHAPES[name], layouts, epilogue=_bias_relu_residual, config=config)
+
+
+def _blocked_default(c, hw, o, k, strides=(1, 1)):
+    from tilecraft.topi.conv2d import conv2d_info, default_config, find_reduction
+
+    X = te.placeholder((1, c // 16, hw, hw, 16), "float32", name="x")
+    W = te.placeholder((-(-o // 16), c // 16, k, k, 16, 16), "float32", name="w")
+    pad = k // 2
+    conv = conv2d_compute(X, W, strides=strides, pads=(pad,) * 4, data_layout="NCHW16c",
+                          kernel_layout="OIHW16i16o", out_layout="NCHW16c")  # fmt: skip
+    red = find_reduction(conv)
+    return default_config(red, conv2d_info(red))
+
+
+@pytest.mark.parametrize(
+    "c, hw, o, k, tile, row",
+    [
+        (2048, 7, 512, 1, [2, 7], 2),  # ResNet-50's 7x7 layers: 256 KiB of weights per tile, a 6 KiB plane
+        (1024, 14, 256, 1, [2, 7], 2),  # a 25 KiB plane
+        (512, 7, 512, 3, [2, 7], 2),
+        (64, 112, 64, 3, [2, 7], 1),  # (stride 2) a 400 KiB plane: rows (weights over L1, 8 tiles a row)
+        (256, 7, 128, 3, [2, 7], 0),  # 4 channel tiles to share out: one register tile a row, no rows
+        (256, 14, 1024, 1, [2, 7], 0),  # 32 KiB of weights a tile: they stay in L1
+        (512, 13, 1000, 1, [3, 4], 2),  # 63 blocks: 3-block tiles, not one
+    ],
+    ids=str,
+)
+def test_default_conv_tiles_rows_and_planes(c, hw, o, k, tile, row):
+    """The untuned register tile and accumulation (topi/conv2d.py
+    _default_schedule_config): a whole plane where the weights of a channel tile
+    overflow L1, its accumulators fit PLANE_BYTES and there are PLANE_MIN_TILES
+    channel tiles; rows where the planes are larger; an odd count of blocks takes
+    3-block tiles."""
+    config = _blocked_default(c, hw, o, k, strides=(2, 2) if hw == 112 else (1, 1))
+    assert config["algorithm"] == "direct"
+    assert (config["tile"], config["row"]) == (tile, row)
 
 
 @pytest.mark.parametrize("layouts", LAYOUTS[:3], ids="/".join)
