@@ -25,6 +25,11 @@ store) is a per-channel affine map, `y = x * a + b` with
 3. with unknown parameters (function arguments), the same mul/add with `a` and
    `b` computed by graph ops (`BatchNormToArithmetic`).
 
+**conv2d windows larger than their input** lose the kernel taps that read only
+padding for every output position (`TrimConvWindow`): a 3x3 conv with padding 1
+on a 1x1 input becomes the 1x1 conv of its centre tap, as the last stages of a CNN
+on small images have them.
+
 Arrays the patterns make go into the module's weight store when they are large
 (`graph_values.value_op`), named after the weight they came from.
 
@@ -265,6 +270,76 @@ class BatchNormToArithmetic(RewritePattern):
         rewriter.replace(bn, ops, [add.outputs[0]])
 
 
+# -- conv2d windows ------------------------------------------------------------------
+
+
+def _live_taps(size: int, out: int, kernel: int, stride: int, dilation: int, pad: int) -> tuple[int, int] | None:
+    """The first and last kernel tap along one spatial axis that reads the input for
+    some output position (the others read only padding), or None when none does."""
+    live = [
+        r for r in range(kernel)
+        if any(0 <= o * stride + r * dilation - pad < size for o in range(out))
+    ]  # fmt: skip
+    return (live[0], live[-1]) if live else None
+
+
+class TrimConvWindow(RewritePattern):
+    """A conv2d (unblocked, direct) whose outer kernel taps read only padding for
+    every output position: the weight is cut to the taps that read the input, and
+    the padding with it, so nothing multiplies padded zeros.
+
+    A 3x3 conv with padding 1 on a 1x1 input is a 1x1 conv: ResNet-18 at 32x32
+    reaches 1x1 in its last stage, where 8/9 of each weight multiplied zeros (and
+    had to be read from memory). Per axis, taps [r0, r1] are kept: the begin pad
+    becomes `pad - r0 * dilation` and the end pad whatever keeps the output size;
+    an axis where that would be negative is left alone. A constant or stored
+    weight is cut here (a batch_norm can still fold into it); any other weight (a
+    1-D conv's unsqueezed one, an argument) through a `graph.slice`."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, conv: graph.Conv2dOp, rewriter: PatternRewriter, /) -> None:
+        if conv.algorithm != "direct" or conv.layouts() != (0, (0, 0), 0):
+            return
+        x, w = conv.inputs[0], conv.inputs[1]
+        if not all(isinstance(v.type, TensorType) for v in (x, w, conv.outputs[0])):
+            return  # shapes not inferred yet
+        sizes, kernel = graph.shape_of(x.type)[2:], graph.shape_of(w.type)[2:]
+        outs = graph.shape_of(conv.outputs[0].type)[2:]
+        rank = len(sizes)
+        strides, dilations, pads = list(conv.strides), list(conv.dilations), list(conv.pads)
+        begin, end, cuts = pads[:rank], pads[rank:], []
+        for axis in range(rank):
+            taps = _live_taps(sizes[axis], outs[axis], kernel[axis], strides[axis], dilations[axis], begin[axis])
+            if taps is None or taps == (0, kernel[axis] - 1):
+                cuts.append((0, kernel[axis]))
+                continue
+            r0, r1 = taps
+            lo = begin[axis] - r0 * dilations[axis]
+            hi = (outs[axis] - 1) * strides[axis] + (r1 - r0) * dilations[axis] + 1 - sizes[axis] - lo
+            if lo < 0 or hi < 0:
+                cuts.append((0, kernel[axis]))
+                continue
+            begin[axis], end[axis] = lo, hi
+            cuts.append((r0, r1 + 1))
+        if all(cut == (0, k) for cut, k in zip(cuts, kernel)):
+            return
+        store = store_near(conv, NAME)
+        known = isinstance(w.owner, (graph.ConstantOp, graph.WeightOp))
+        array = known_value(w, store, NAME) if known else None
+        if array is not None:  # (a new constant: batch_norm folds into it still)
+            trimmed = np.ascontiguousarray(array[(slice(None), slice(None), *(slice(a, b) for a, b in cuts))])
+            w_type = TensorType(w.type.get_element_type(), list(trimmed.shape))
+            w_op = value_op(trimmed, w_type, store, _hint(w, "trimmed"))
+        else:  # (computed, an argument: fold-constants folds what it can)
+            axes = list(range(2, 2 + rank))
+            w_op = graph.SliceOp([w], {"starts": [a for a, _ in cuts], "ends": [b for _, b in cuts], "axes": axes})
+        _name(w_op, w.name_hint or "weight")
+        pads = begin + end
+        new = conv.with_properties([x, w_op.results[0], *conv.inputs[2:]], pads=pads if any(pads) else None)
+        rewriter.replace(conv, [w_op, new], [new.outputs[0]])
+        _erase_dead([w], rewriter)
+
+
 # -- the table the dialect's trait reads ---------------------------------------------------
 
 _IDENTITY_CANDIDATES = (
@@ -281,8 +356,11 @@ def patterns_for(op_type: type[Operation]) -> tuple[RewritePattern, ...]:
         return (FoldBatchNormIntoProducer(), BatchNormToScaleShift(), BatchNormToArithmetic())
     if issubclass(op_type, _IDENTITY_CANDIDATES):
         return (RemoveIdentity(),)
+    if issubclass(op_type, graph.Conv2dOp):
+        return (TrimConvWindow(),)
     return ()
 
 
 def all_patterns() -> tuple[RewritePattern, ...]:
-    return (RemoveIdentity(), FoldBatchNormIntoProducer(), BatchNormToScaleShift(), BatchNormToArithmetic())
+    return (RemoveIdentity(), FoldBatchNormIntoProducer(), BatchNormToScaleShift(), BatchNormToArithmetic(),
+            TrimConvWindow())  # fmt: skip

@@ -7,6 +7,7 @@ these cover the combinations.
 
 from __future__ import annotations
 
+import math
 import numpy as np
 import onnx  # noqa: F401 - a test extra: missing is a failure, never a skip
 import onnxruntime as ort
@@ -118,6 +119,47 @@ def test_convolution_matches_onnxruntime(op, rank, seed):
     node = helper.make_node(op, inputs, ["y"], **attrs)
     inits = {"w": w, "b": b} if seed != 1 else {"w": w}
     _check(_model(node, {"x": x}, inits), {"x": x})
+
+
+# (spatial, kernel, strides, dilations, pads [begin..., end...], group): inputs of
+# 1-3 pixels a side under larger padded windows.
+TRIM_CASES = {
+    "1x1-3x3": ([1, 1], [3, 3], [1, 1], [1, 1], [1, 1, 1, 1], 1),
+    "2x2-3x3-s2": ([2, 2], [3, 3], [2, 2], [1, 1], [1, 1, 1, 1], 1),
+    "2x2-5x5-groups": ([2, 2], [5, 5], [1, 1], [1, 1], [2, 2, 2, 2], 2),
+    "1x3-3x3": ([1, 3], [3, 3], [1, 1], [1, 1], [1, 1, 1, 1], 1),
+    "2x3-3x3-dilated": ([2, 3], [3, 3], [1, 1], [2, 2], [2, 2, 2, 2], 1),
+    "asymmetric": ([2, 2], [3, 4], [1, 2], [1, 1], [2, 0, 1, 3], 2),
+    "1d": ([1], [5], [1], [1], [2, 2], 1),
+    "1d-s3": ([2], [5], [3], [1], [4, 3], 2),
+    "3d": ([1, 2, 3], [3, 3, 3], [1, 1, 2], [1, 1, 1], [1, 1, 1, 1, 1, 1], 1),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TRIM_CASES))
+def test_convolution_on_inputs_smaller_than_its_padded_window_matches_onnxruntime(case):
+    """Windows whose outer taps read only padding (canonicalize's TrimConvWindow cuts
+    them from the weight; every case here cuts at least one axis), with a bias,
+    against onnxruntime."""
+    from xdsl.transforms.canonicalize import CanonicalizePass
+
+    from tilecraft.compiler import make_context
+    from tilecraft.utils.weights import attach
+
+    spatial, kernel, strides, dilations, pads, group = TRIM_CASES[case]
+    rng = np.random.default_rng(len(case))
+    c_in, c_out = 2 * group, 3 * group
+    w = rng.standard_normal((c_out, c_in // group, *kernel)).astype(np.float32)
+    b = rng.standard_normal(c_out).astype(np.float32)
+    x = rng.standard_normal((1, c_in, *spatial)).astype(np.float32)
+    attrs = {"kernel_shape": kernel, "strides": strides, "dilations": dilations, "group": group, "pads": pads}
+    model = _model(helper.make_node("Conv", ["x", "w", "b"], ["y"], **attrs), {"x": x}, {"w": w, "b": b})
+    module, store = from_onnx(model)
+    attach(module, store)
+    CanonicalizePass().apply(make_context(), module)
+    (conv,) = [op for op in module.walk() if op.name == "graph.conv2d"]
+    assert math.prod(conv.inputs[1].type.get_shape()) < w.size, "the case cuts no tap"
+    _check(model, {"x": x})
 
 
 def test_conv3d_weight_computed_at_run_time():

@@ -269,3 +269,93 @@ func.func @fold_ints() -> (tensor<2xi64>, tensor<1xi64>) {
 // CHECK-NEXT:    %[[P:.*]] = graph.constant dense<[2, 3]> : tensor<2xi64>
 // CHECK-NEXT:    %[[R:.*]] = graph.constant dense<4> : tensor<1xi64>
 // CHECK-NEXT:    func.return %[[P]], %[[R]]
+
+// -----
+
+// A conv2d whose outer kernel taps read only padding (TrimConvWindow): a 3x3 conv
+// with padding 1 on a 1x1 input is the 1x1 conv of its centre tap.
+func.func @trim_to_centre(%x: tensor<1x1x1x1xf32>) -> tensor<1x1x1x1xf32> {
+  %w = graph.constant dense<[[[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]]]]> : tensor<1x1x3x3xf32>
+  %y = graph.conv2d %x, %w {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x1x1x1xf32>, tensor<1x1x3x3xf32>) -> tensor<1x1x1x1xf32>
+  func.return %y : tensor<1x1x1x1xf32>
+}
+
+// CHECK-LABEL: func.func @trim_to_centre
+// CHECK-NEXT:    %[[W:.*]] = graph.constant dense<5.000000e+00> : tensor<1x1x1x1xf32>
+// CHECK-NEXT:    %[[Y:.*]] = graph.conv2d %x, %[[W]] : (tensor<1x1x1x1xf32>, tensor<1x1x1x1xf32>) -> tensor<1x1x1x1xf32>
+// CHECK-NEXT:    func.return %[[Y]]
+
+// -----
+
+// Stride 2 on a 2x2 input: one output, whose window's first row and column are
+// padding; a 2x2 kernel without padding remains. On a 1x5 input only the middle
+// row is cut: the columns keep their taps and padding.
+func.func @trim_strided(%x: tensor<1x1x2x2xf32>) -> tensor<1x1x1x1xf32> {
+  %w = graph.constant dense<[[[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]]]]> : tensor<1x1x3x3xf32>
+  %y = graph.conv2d %x, %w {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x1x2x2xf32>, tensor<1x1x3x3xf32>) -> tensor<1x1x1x1xf32>
+  func.return %y : tensor<1x1x1x1xf32>
+}
+
+func.func @trim_rows(%x: tensor<1x1x1x5xf32>) -> tensor<1x1x1x5xf32> {
+  %w = graph.constant dense<[[[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]]]]> : tensor<1x1x3x3xf32>
+  %y = graph.conv2d %x, %w {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x1x1x5xf32>, tensor<1x1x3x3xf32>) -> tensor<1x1x1x5xf32>
+  func.return %y : tensor<1x1x1x5xf32>
+}
+
+// CHECK-LABEL: func.func @trim_strided
+// CHECK-NEXT:    %[[W:.*]] = graph.constant dense<{{\[\[\[\[}}5.000000e+00, 6.000000e+00], [8.000000e+00, 9.000000e+00]]]]> : tensor<1x1x2x2xf32>
+// CHECK-NEXT:    %[[Y:.*]] = graph.conv2d %x, %[[W]] {strides = array<i64: 2, 2>} : (tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>) -> tensor<1x1x1x1xf32>
+// CHECK-LABEL: func.func @trim_rows
+// CHECK-NEXT:    %[[W:.*]] = graph.constant dense<{{\[\[\[\[}}4.000000e+00, 5.000000e+00, 6.000000e+00]]]]> : tensor<1x1x1x3xf32>
+// CHECK-NEXT:    %[[Y:.*]] = graph.conv2d %x, %[[W]] {pads = array<i64: 0, 1, 0, 1>} : (tensor<1x1x1x5xf32>, tensor<1x1x1x3xf32>) -> tensor<1x1x1x5xf32>
+
+// -----
+
+// Trimmed, then a batch_norm folds into the trimmed weight (either order).
+func.func @trim_then_batch_norm(%x: tensor<1x1x1x1xf32>) -> tensor<1x1x1x1xf32> {
+  %w = graph.constant dense<[[[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]]]]> : tensor<1x1x3x3xf32>
+  %y = graph.conv2d %x, %w {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x1x1x1xf32>, tensor<1x1x3x3xf32>) -> tensor<1x1x1x1xf32>
+  %s = graph.constant dense<2.0> : tensor<1xf32>
+  %b = graph.constant dense<1.0> : tensor<1xf32>
+  %m = graph.constant dense<0.0> : tensor<1xf32>
+  %v = graph.constant dense<1.0> : tensor<1xf32>
+  %z = graph.batch_norm %y, %s, %b, %m, %v {epsilon = 0.0 : f32} : (tensor<1x1x1x1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x1x1x1xf32>
+  func.return %z : tensor<1x1x1x1xf32>
+}
+
+// CHECK-LABEL: func.func @trim_then_batch_norm
+// CHECK-NEXT:    %[[W:.*]] = graph.constant dense<1.000000e+01> : tensor<1x1x1x1xf32>
+// CHECK-NEXT:    %[[B:.*]] = graph.constant dense<1.000000e+00> : tensor<1xf32>
+// CHECK-NEXT:    %[[Y:.*]] = graph.conv2d %x, %[[W]], %[[B]] : (tensor<1x1x1x1xf32>, tensor<1x1x1x1xf32>, tensor<1xf32>) -> tensor<1x1x1x1xf32>
+// CHECK-NEXT:    func.return %[[Y]]
+
+// -----
+
+// A weight that is not a constant (an argument here, a 1-D conv's unsqueezed
+// weight) is cut by a graph.slice.
+func.func @trim_argument(%a: tensor<1x1x1x1xf32>, %aw: tensor<1x1x3x3xf32>) -> tensor<1x1x1x1xf32> {
+  %z = graph.conv2d %a, %aw {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x1x1x1xf32>, tensor<1x1x3x3xf32>) -> tensor<1x1x1x1xf32>
+  func.return %z : tensor<1x1x1x1xf32>
+}
+
+// CHECK-LABEL: func.func @trim_argument
+// CHECK-NEXT:    %[[W:.*]] = graph.slice %aw {starts = array<i64: 1, 1>, ends = array<i64: 2, 2>, axes = array<i64: 2, 3>} : (tensor<1x1x3x3xf32>) -> tensor<1x1x1x1xf32>
+// CHECK-NEXT:    %[[Z:.*]] = graph.conv2d %a, %[[W]] : (tensor<1x1x1x1xf32>, tensor<1x1x1x1xf32>) -> tensor<1x1x1x1xf32>
+
+// -----
+
+// Left alone: every tap reads the input somewhere (4x4); an end pad that would
+// have to be negative (3 rows, stride 2, padding only at the top: the last row
+// is read, the window's first row never); a blocked conv (after alter-layout).
+func.func @trim_nothing(%x: tensor<1x1x4x4xf32>, %t: tensor<1x1x3x3xf32>, %bx: tensor<1x1x1x1x16xf32>, %bw: tensor<1x1x3x3x16x16xf32>) -> (tensor<1x1x4x4xf32>, tensor<1x1x1x1xf32>, tensor<1x1x1x1x16xf32>) {
+  %w = graph.constant dense<1.0> : tensor<1x1x3x3xf32>
+  %y = graph.conv2d %x, %w {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x1x4x4xf32>, tensor<1x1x3x3xf32>) -> tensor<1x1x4x4xf32>
+  %u = graph.conv2d %t, %w {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 0, 0>} : (tensor<1x1x3x3xf32>, tensor<1x1x3x3xf32>) -> tensor<1x1x1x1xf32>
+  %v = graph.conv2d %bx, %bw {pads = array<i64: 1, 1, 1, 1>, data_layout = "NCHW16c", kernel_layout = "OIHW16i16o"} : (tensor<1x1x1x1x16xf32>, tensor<1x1x3x3x16x16xf32>) -> tensor<1x1x1x1x16xf32>
+  func.return %y, %u, %v : tensor<1x1x4x4xf32>, tensor<1x1x1x1xf32>, tensor<1x1x1x1x16xf32>
+}
+
+// CHECK-LABEL: func.func @trim_nothing
+// CHECK:         graph.conv2d %x, %{{.*}} {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x1x4x4xf32>, tensor<1x1x3x3xf32>)
+// CHECK-NEXT:    graph.conv2d %t, %{{.*}} {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 0, 0>} : (tensor<1x1x3x3xf32>, tensor<1x1x3x3xf32>)
+// CHECK-NEXT:    graph.conv2d %bx, %bw {pads = array<i64: 1, 1, 1, 1>, data_layout = "NCHW16c", kernel_layout = "OIHW16i16o"}
