@@ -125,8 +125,9 @@ module is running. Every function the module exports and does not call itself
 returns (`enter`/`exit`, `_bracket_entry_points`): while such a call runs, the
 next launch is coming (the model's next parallel kernel), so a worker looks up
 to its `budget` times (up to BUSY_SPIN_MAX, a millisecond or two of `pause`s),
-giving its core away (`sched_yield`) every BUSY_YIELD looks; otherwise it looks
-SPIN_COUNT times (tens of microseconds) and sleeps. `enter` wakes a sleeping
+giving its core away (`sched_yield`) every BUSY_YIELD looks; otherwise (between
+calls) it looks IDLE_SPIN_COUNT times (a few hundred microseconds) and sleeps.
+`enter` wakes a sleeping
 worker at once (a new generation with no launch open), so it is up by the
 model's first parallel kernel rather than woken by it.
 
@@ -147,6 +148,16 @@ machine workers sleep as soon as they did before this policy, and the spinning
 does not take the cores the caller and the other processes need. (A fixed
 busy spin measured 1.5-1.9x slower than sleeping early beside three busy
 processes.)
+
+Why a longer look between calls: with SPIN_COUNT looks there (tens of
+microseconds) a program calling a small model in a loop found its worker asleep,
+woken by `enter` late on this VM, and the model's calls ran in a slow mode for
+dozens of calls: ResNet-18 at 64x64 (24 kernels of 10-200 us), 5 calls after
+onnxruntime's call and a 0.3 s pause (`bench/timing.py`'s pattern), median 3.6-4.5
+ms against 1.9-2.3 otherwise; with IDLE_SPIN_COUNT 2.2-2.4 ms in every pattern
+(4096 looks were not enough: 3.7-4.0 ms). Interleaved with onnxruntime: ResNet-18
+64x64 1.82 -> 1.20x its time, SqueezeNet-1.1 112x112 1.54 -> 1.05x, MobileNet-v2
+96x96 1.44 -> 1.20x (2026-11-28).
 
 When the runtime was written (on libgomp), single kernels compared static
 halves with dynamic chunks: on the shared 2-vCPU VM (load average 2-4), median
@@ -183,6 +194,10 @@ CHUNKS_PER_THREAD = 8
 # caller for the workers inside a launch before it yields (the waiting policy
 # in the module docstring).
 SPIN_COUNT = 1000
+# How many times a worker looks between calls of the module (no entry point
+# running) before it sleeps: a few hundred microseconds, so a program that calls a
+# model in a loop finds the worker awake at the next call.
+IDLE_SPIN_COUNT = 1 << 14
 # While an entry point runs, a waiting worker yields once per this many looks
 # (a power of two).
 BUSY_YIELD = 1024
@@ -497,14 +512,15 @@ class _Pool:
     def relax(self, builder: ir.IRBuilder) -> None:
         builder.call(self.relax_intrinsic, self.relax_arguments)
 
-    def spin_or(self, builder: ir.IRBuilder, spins: ir.Value, again, after, relax: bool = True) -> None:
+    def spin_or(self, builder: ir.IRBuilder, spins: ir.Value, again, after, relax: bool = True,
+                limit: int = SPIN_COUNT) -> None:  # fmt: skip
         """One round of a bounded spin: count it in `spins`, relax, then look again
-        (`again`) until SPIN_COUNT rounds have passed, else go on to `after`."""
+        (`again`) until `limit` rounds have passed, else go on to `after`."""
         count = builder.load(spins, typ=_I32)
         builder.store(builder.add(count, _I32(1)), spins)
         if relax:
             self.relax(builder)
-        builder.cbranch(builder.icmp_unsigned("<", count, _I32(SPIN_COUNT)), again, after)
+        builder.cbranch(builder.icmp_unsigned("<", count, _I32(limit)), again, after)
 
     def futex(self, builder: ir.IRBuilder, operation: int, value: ir.Value) -> None:
         builder.call(
@@ -558,7 +574,7 @@ def _define_pool_thread(module: ir.Module, pool: _Pool, worker: ir.Function) -> 
     builder.call(pool.sched_yield, [])
     builder.branch(spin)
     builder.position_at_end(idle)
-    pool.spin_or(builder, spins, spin, sleep, relax=False)
+    pool.spin_or(builder, spins, spin, sleep, relax=False, limit=IDLE_SPIN_COUNT)
 
     # Announce the sleep before the last look (both sequentially consistent):
     # either the launch sees a sleeper and wakes it, or this look sees the
