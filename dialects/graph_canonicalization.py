@@ -324,8 +324,7 @@ class TrimConvWindow(RewritePattern):
         if all(cut == (0, k) for cut, k in zip(cuts, kernel)):
             return
         store = store_near(conv, NAME)
-        known = isinstance(w.owner, (graph.ConstantOp, graph.WeightOp))
-        array = known_value(w, store, NAME) if known else None
+        array = known_value(w, store, NAME)
         if array is not None:  # (a new constant: batch_norm folds into it still)
             trimmed = np.ascontiguousarray(array[(slice(None), slice(None), *(slice(a, b) for a, b in cuts))])
             w_type = TensorType(w.type.get_element_type(), list(trimmed.shape))
