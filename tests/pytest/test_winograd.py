@@ -279,6 +279,18 @@ def test_template_winograd_knobs_alone_and_random_configs_match_numpy():
     assert len(texts) == len(configs)  # each config its own loop nest
 
 
+@pytest.mark.parametrize("c, size, tile", [(64, 56, [4, 7]), (96, 28, [3, 7]), (256, 14, [4, 7]), (32, 56, [2, 14])], ids=str)
+def test_default_register_tile_is_the_widest(c, size, tile):
+    """The untuned Winograd GEMM tile: the most channel blocks (up to 4) that divide
+    the output's, with up to 28 accumulators of tile columns."""
+    from tilecraft.autotune.templates import get_template
+
+    params = [[1, c // 16, size, size, 16], [c // 16, c // 16, 3, 3, 16, 16], [1, 1], [1, 1, 1, 1], [1, 1], 1,
+              "NCHW16c", "OIHW16i16o", "NCHW16c", "float32", "float32"]  # fmt: skip
+    default = get_template("conv2d").default_config(*params)
+    assert (default["algorithm"], default["winograd_tile"]) == ("winograd", tile)
+
+
 def test_compile_uses_the_logged_winograd_knobs():
     """A tuning log's Winograd knobs reach the Winograd schedule of the compiled model
     (asked under the direct conv's workload key); a config without them is refused
