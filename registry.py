@@ -124,6 +124,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "alter-layout": transforms_pass("alter_layout", "AlterLayoutPass"),
         "winograd-conv2d": transforms_pass("winograd_conv2d", "WinogradConv2dPass"),
         "fuse-ops": transforms_pass("fuse_ops", "FuseOpsPass"),
+        "concat-in-place": transforms_pass("concat_in_place", "ConcatInPlacePass"),
         "plan-memory": transforms_pass("plan_memory", "PlanMemoryPass"),
         "fold-constant-kernels": transforms_pass("fold_constant_kernels", "FoldConstantKernelsPass"),
     }

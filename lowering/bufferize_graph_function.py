@@ -123,7 +123,8 @@ def rewrite_signature(plan: GraphFunctionPlan) -> None:
         w.detach()
         w.erase()
     if plan.arena_bytes:
-        first_view = next(a for a, p in plan.placements.items() if p.offset is not None and p.output is None)
+        views = [a for a, p in plan.placements.items() if p.offset is not None and p.output is None]
+        first_view = views[0] if views else next(iter(plan.concats))
         arena = loop.AllocOp("arena", "global", MemRefType(i8, [plan.arena_bytes]))
         arena.buffer.name_hint = "arena"
         block.insert_op_before(arena, first_view)
@@ -210,6 +211,30 @@ class PlaceKernelResult(RewritePattern):
         hint = op.memref.name_hint
         rewriter.replace(op, new)
         new.results[0].name_hint = hint
+
+
+@dataclass
+class PlaceInPlaceConcat(RewritePattern):
+    """An in-place concat is the view of the arena its operands were written into:
+
+    ```mlir
+    %c = graph.concat %a, %b {axis = 1 : i64, tc.in_place, tc.offsets = array<i64: 0>} : (...) -> tensor<1x8x4x4x16xf32>
+    ```
+    becomes `%c.buf = loop.view %arena[0] : memref<2048xi8> to memref<1x8x4x4x16xf32>`
+    (read back as a tensor until the bridges fold).
+    """
+
+    plans: dict[func.FuncOp, GraphFunctionPlan]
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.ConcatOp, rewriter: PatternRewriter) -> None:
+        plan = self.plans.get(op.parent_op())
+        if plan is None or op not in plan.concats:
+            return
+        assert plan.arena is not None
+        view = loop.ViewOp(plan.arena, plan.concats[op], buffer_type(op.outputs[0].type, op))
+        view.results[0].name_hint = op.outputs[0].name_hint
+        rewriter.replace(op, [view, bufferization.ToTensorOp(view.results[0])])
 
 
 class FoldBufferBridge(RewritePattern):
@@ -321,6 +346,7 @@ class EraseUnusedBridge(RewritePattern):
 def bufferize_graph_function_patterns(plans: dict[func.FuncOp, GraphFunctionPlan]) -> list[RewritePattern]:
     return [
         PlaceKernelResult(plans),
+        PlaceInPlaceConcat(plans),
         FoldBufferBridge(),
         BufferizeConstant(),
         BufferizeReturn(plans),

@@ -52,6 +52,7 @@ from tilecraft.dialects import graph
 from tilecraft.frontends import te
 from tilecraft.topi import strategy
 from tilecraft.topi.common import flat_index, te_dtype
+from tilecraft.transforms.concat_in_place import is_in_place
 from tilecraft.utils.diagnostics import OpError
 from tilecraft.utils.weights import WeightError, store_of
 
@@ -70,7 +71,7 @@ def wrap_unfused_ops(module: ModuleOp) -> int:
     count = 0
     for function in [op for op in module.body.block.ops if isinstance(op, func.FuncOp)]:
         for op in list(function.body.block.ops):
-            if not isinstance(op, graph.GraphOp):
+            if not isinstance(op, graph.GraphOp) or is_in_place(op):  # (a view: no kernel)
                 continue
             block = Block(arg_types=[v.type for v in op.operands])
             inner = op.clone()

@@ -30,6 +30,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from tilecraft.dialects import graph, te
+from tilecraft.transforms.concat_in_place import is_in_place, part_offsets
 from tilecraft.utils.diagnostics import OpError
 
 PASS = "bufferize-graph-function"
@@ -38,6 +39,7 @@ _ALLOWED = (
     graph.WeightOp,
     graph.ConstantOp,
     graph.ReshapeOp,
+    graph.ConcatOp,  # in place only (concat-in-place): a view of the arena
     func.CallOp,
     bufferization.ToBufferOp,
     bufferization.ToTensorOp,
@@ -123,6 +125,7 @@ class GraphFunctionPlan:
     arg_attrs: list[dict[str, Attribute]] = field(default_factory=list)
     arg_names: list[str] = field(default_factory=list)
     placements: dict[memref.AllocOp, Placement] = field(default_factory=dict)
+    concats: dict[graph.ConcatOp, int] = field(default_factory=dict)  # in place: arena byte offset
     copies: list[int] = field(default_factory=list)  # results no kernel writes in place
     arena_bytes: int = 0
     arena: SSAValue | None = None  # set by `rewrite_signature`
@@ -147,6 +150,8 @@ def plan_graph_function(f: func.FuncOp) -> GraphFunctionPlan:
             )
         if isinstance(op, bufferization.ToBufferOp):
             _check_view(op.tensor, op.memref.type, op)
+        if isinstance(op, graph.ConcatOp) and not is_in_place(op):
+            raise OpError(op, f"{PASS}: a graph.concat in the graph function must be in place (concat-in-place)")
     plan.weights = [op for op in block.ops if isinstance(op, graph.WeightOp)]
     for n, arg in enumerate(block.args):
         plan.arg_types.append(buffer_type(arg.type, f))
@@ -166,6 +171,8 @@ def plan_graph_function(f: func.FuncOp) -> GraphFunctionPlan:
     for op in block.ops:
         if _is_kernel_call(op):
             _place_results(plan, op)
+        elif isinstance(op, graph.ConcatOp):
+            _place_concat(plan, op)
     # A kernel result returned once is written straight into its output argument;
     # anything else returned (an input, a weight, a constant, a value returned
     # twice) is copied there at the end, but for an empty one (nothing to copy).
@@ -179,7 +186,7 @@ def plan_graph_function(f: func.FuncOp) -> GraphFunctionPlan:
             placement.output, placement.offset = n, None
         else:
             plan.copies.append(n)
-    if any(p.offset is not None for p in plan.placements.values()):
+    if plan.concats or any(p.offset is not None for p in plan.placements.values()):
         size = f.attributes.get("tc.arena_bytes")
         if not isinstance(size, IntegerAttr) or size.value.data <= 0:
             first = next(p for p in plan.placements.values() if p.offset is not None)
@@ -229,6 +236,30 @@ def _place_results(plan: GraphFunctionPlan, call: func.CallOp) -> None:
         plan.placements[alloc] = Placement(call, n, offset=offset)
 
 
+def _place_concat(plan: GraphFunctionPlan, concat: graph.ConcatOp) -> None:
+    """An in-place concat is a view of the arena at its `tc.offsets`, and each of its
+    operands must already be there: a kernel result (or another in-place concat)
+    placed at the operand's offset in it."""
+    a = concat.attributes.get("tc.offsets")
+    offsets = [int(v) for v in a.get_values()] if isinstance(a, DenseArrayBase) else []
+    if len(offsets) != 1 or offsets[0] < 0:
+        raise OpError(concat, f"{PASS}: an in-place concat needs its arena byte offset in 'tc.offsets' (run plan-memory)")
+    base = offsets[0]
+    parts = part_offsets(concat)
+    assert parts is not None, "plan-memory checked the parts"
+    for v, at in zip(concat.inputs, parts):
+        alloc = _kernel_buffer(v)
+        placement = plan.placements.get(alloc) if alloc is not None else None
+        where = placement.offset if placement is not None else plan.concats.get(v.owner)
+        if where != base + at:
+            raise OpError(
+                concat,
+                f"{PASS}: the in-place concat's operand {v.name_hint or '#' + str(parts.index(at))} is not "
+                f"in its buffer (at arena byte {base + at})",
+            )
+    plan.concats[concat] = base
+
+
 def _last_use(v: SSAValue, order: dict[Operation, int]) -> int:
     """Position of the last op of the function body that reads tensor `v` (through
     bridges and reshape views)."""
@@ -248,6 +279,10 @@ def check_arena(plan: GraphFunctionPlan) -> None:
     """Two arena values alive at once (a kernel's operands and results are) must
     not share bytes: the kernels take `noalias` arguments."""
     order = {op: n for n, op in enumerate(plan.f.body.block.ops)}
+    holders: dict[SSAValue, list[SSAValue]] = {}  # an in-place concat's parts: the concats holding them
+    for concat in plan.concats:
+        for v in concat.inputs:
+            holders.setdefault(v, []).append(concat.outputs[0])
     spans = []
     for alloc, p in plan.placements.items():
         if p.offset is None:
@@ -256,13 +291,36 @@ def check_arena(plan: GraphFunctionPlan) -> None:
         last = max([order[p.call]] + [_last_use(t.tensor, order) for t in tensors])
         t = alloc.memref.type
         size = prod(t.get_shape()) * max(1, t.element_type.bitwidth // 8)
-        spans.append((order[p.call], last, p.offset, size, p.call))
-    for i, (f1, l1, o1, s1, c1) in enumerate(spans):
-        for f2, l2, o2, s2, c2 in spans[i + 1 :]:
+        mine = {t.tensor for t in tensors}
+        spans.append((order[p.call], last, p.offset, size, p.call, mine, _held_by(mine, holders)))
+    for concat, offset in plan.concats.items():
+        t = buffer_type(concat.outputs[0].type, concat)
+        size = prod(t.get_shape()) * max(1, t.element_type.bitwidth // 8)
+        last = max(order[concat], _last_use(concat.outputs[0], order))
+        spans.append((order[concat], last, offset, size, concat, {concat.outputs[0]}, _held_by({concat.outputs[0]}, holders)))
+    for i, (f1, l1, o1, s1, c1, v1, h1) in enumerate(spans):
+        for f2, l2, o2, s2, c2, v2, h2 in spans[i + 1 :]:
+            if v1 & h2 or v2 & h1:  # one holds the other: an in-place concat and its part
+                continue
             if f2 <= l1 and f1 <= l2 and o1 < o2 + s2 and o2 < o1 + s1:
                 raise OpError(
                     c2,
                     f"{PASS}: 'tc.offsets' puts this result at bytes [{o2}, {o2 + s2}) of "
-                    f"the arena, which a value still alive (from @{c1.callee.root_reference.data}) "
+                    f"the arena, which a value still alive (from {_producer(c1)}) "
                     f"uses at [{o1}, {o1 + s1})",
                 )
+
+
+def _held_by(values: set[SSAValue], holders: dict[SSAValue, list[SSAValue]]) -> set[SSAValue]:
+    """`values` and every in-place concat that holds one of them (through nesting)."""
+    found, stack = set(values), list(values)
+    while stack:
+        for h in holders.get(stack.pop(), ()):
+            if h not in found:
+                found.add(h)
+                stack.append(h)
+    return found
+
+
+def _producer(op: Operation) -> str:
+    return f"@{op.callee.root_reference.data}" if isinstance(op, func.CallOp) else "an in-place concat"

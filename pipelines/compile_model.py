@@ -4,7 +4,7 @@ that `tilecraft.compile` runs and `tilecraft-opt -p compile-model` prints.
 ```
 graph (imported) ──fold-empty-tensors, check-graph-level, infer-shapes, canonicalize,
                    alter-layout, winograd-conv2d, fold-constants, cse, dce, fuse-ops,
-                   plan-memory──▶ graph (fused groups, offsets)
+                   concat-in-place, plan-memory──▶ graph (fused groups, offsets)
       ──convert-graph-to-te──▶ te kernels + calls ──fold-constant-kernels──▶
       ──te-inline, convert-te-to-loop──▶ loop kernels
       ──bufferize-graph-function──▶ + a loop-level @main
@@ -52,6 +52,7 @@ def stage_classes() -> tuple[type[ModulePass], ...]:
 
     from tilecraft.lowering.convert_graph_to_te import ConvertGraphToTePass
     from tilecraft.transforms.alter_layout import AlterLayoutPass
+    from tilecraft.transforms.concat_in_place import ConcatInPlacePass
     from tilecraft.transforms.fold_constant_kernels import FoldConstantKernelsPass
     from tilecraft.transforms.fold_constants import FoldConstantsPass
     from tilecraft.transforms.fold_empty_tensors import FoldEmptyTensorsPass
@@ -78,6 +79,8 @@ def stage_classes() -> tuple[type[ModulePass], ...]:
         CommonSubexpressionElimination,
         DeadCodeElimination,
         FuseOpsPass,
+        # a concat of kernel results: its producers write into its buffer
+        ConcatInPlacePass,
         PlanMemoryPass,
         ConvertGraphToTePass,
         FoldConstantKernelsPass,

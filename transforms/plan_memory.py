@@ -12,7 +12,11 @@ Algorithm (static, by program order):
    `fuse-ops{enabled=false}` makes each op a group of its own): a kernel is what
    reads and writes the arena, and an op outside any group would be wrapped in one
    later, after its offsets were decided. A value the function returns lives in the caller's output buffer
-   and gets offset -1.
+   and gets offset -1. An in-place concat (concat-in-place: a top-level
+   `graph.concat {tc.in_place}`) is planned like a kernel's result, and its
+   operands live in its buffer, each at its byte offset there (nested concats
+   likewise): that buffer is taken when the first of them is written and kept
+   until the last of them, or the concat, is read.
 2. Liveness: a value is live from the op that defines it to its last reader (a
    reader nested in a region counts at its top-level op). A kernel never writes
    into a buffer it reads, so a value's bytes are free only *after* its last
@@ -55,9 +59,8 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from tilecraft.dialects import graph
+from tilecraft.transforms.concat_in_place import ALIGN, is_in_place, part_offsets
 from tilecraft.utils.diagnostics import OpError
-
-ALIGN = 64
 
 
 def byte_size(t) -> int:
@@ -79,6 +82,7 @@ class MemoryPlan:
     offsets: dict[SSAValue, int] = field(default_factory=dict)
     sizes: dict[SSAValue, int] = field(default_factory=dict)
     live: dict[SSAValue, tuple[int, int]] = field(default_factory=dict)
+    parts: dict[SSAValue, tuple[SSAValue, int]] = field(default_factory=dict)  # (in-place concat, byte offset)
     arena_bytes: int = 0
     naive_bytes: int = 0
 
@@ -133,7 +137,9 @@ def plan(func_op: func.FuncOp) -> MemoryPlan:
     for n, op in enumerate(ops):
         if isinstance(op, (graph.WeightOp, graph.ConstantOp, func.ReturnOp)):
             continue
-        if isinstance(op, graph.GraphOp):
+        if is_in_place(op):
+            _place_parts(op, result, returned)
+        elif isinstance(op, graph.GraphOp):
             raise OpError(
                 op,
                 f"plan-memory: {op.name} is in no fused group; run fuse-ops first "
@@ -146,13 +152,20 @@ def plan(func_op: func.FuncOp) -> MemoryPlan:
             except ValueError as e:
                 raise OpError(op, f"plan-memory: {e}") from None
             result.live[v] = (n, last)
+    # An in-place concat's buffer holds its parts: it is taken when the first of
+    # them is written and kept until the last of them, or the concat, is read.
+    span: dict[SSAValue, tuple[int, int]] = {}
+    for v, (first, last) in result.live.items():
+        root = _root(v, result)[0]
+        old = span.get(root, (first, last))
+        span[root] = (min(old[0], first), max(old[1], last))
     free = FreeList()
-    dying = sorted(((last, n) for n, (v, (_, last)) in enumerate(result.live.items()) if v not in returned))
-    values = list(result.live)
+    dying = sorted((last, n) for n, (v, (_, last)) in enumerate(span.items()) if v not in returned)
+    roots = list(span)
     released = 0
     for n, op in enumerate(ops):
         while released < len(dying) and dying[released][0] < n:  # read for the last time before op n
-            v = values[dying[released][1]]
+            v = roots[dying[released][1]]
             free.free(result.offsets[v], result.sizes[v])
             released += 1
         for v in op.results:
@@ -161,10 +174,44 @@ def plan(func_op: func.FuncOp) -> MemoryPlan:
             if v in returned:
                 result.offsets[v] = -1
                 continue
-            result.offsets[v] = free.allocate(result.sizes[v])
-            result.naive_bytes += result.sizes[v]
+            root, offset = _root(v, result)
+            if root not in result.offsets:
+                result.offsets[root] = free.allocate(result.sizes[root])
+                result.naive_bytes += result.sizes[root]
+            result.offsets[v] = result.offsets[root] + offset
     result.arena_bytes = free.end
     return result
+
+
+def _root(v: SSAValue, memory: MemoryPlan) -> tuple[SSAValue, int]:
+    """The outermost in-place concat holding `v` (itself if none), and `v`'s byte
+    offset in it."""
+    offset = 0
+    while v in memory.parts:
+        v, at = memory.parts[v]
+        offset += at
+    return v, offset
+
+
+def _place_parts(concat: graph.ConcatOp, memory: MemoryPlan, returned: set[SSAValue]) -> None:
+    """Record where an in-place concat's operands live in its buffer (concat-in-place
+    chose them; hand-written IR is checked here)."""
+    offsets = part_offsets(concat)
+    if offsets is None or any(o % ALIGN for o in offsets):
+        raise OpError(
+            concat,
+            "plan-memory: an in-place concat's operands must be contiguous runs of its buffer "
+            f"at multiples of {ALIGN} bytes (every axis before the concat axis of extent 1)",
+        )
+    if concat.outputs[0] in returned:
+        raise OpError(concat, "plan-memory: an in-place concat cannot be a result of the function")
+    for v, at in zip(concat.inputs, offsets):
+        owner = v.owner
+        if v not in memory.sizes or v in returned or v in memory.parts:
+            what = ("a result of the function" if v in returned else "a part of another in-place concat"
+                    if v in memory.parts else "not a kernel's result")  # fmt: skip
+            raise OpError(concat, f"plan-memory: the in-place concat's operand {v.name_hint or owner.name} is {what}")
+        memory.parts[v] = (concat.outputs[0], at)
 
 
 def annotate(func_op: func.FuncOp, memory: MemoryPlan) -> None:

@@ -68,7 +68,7 @@ def test_registered_with_xdsl():
 # the registry (a deleted line, a bad merge) fails here, and a new one must be
 # added to these lists on purpose.
 EXPECTED_PASSES = {
-    "alter-layout", "bufferize-graph-function", "check-graph-level", "compile-model",
+    "alter-layout", "bufferize-graph-function", "check-graph-level", "compile-model", "concat-in-place",
     "convert-graph-to-te", "convert-loop-to-accel", "convert-loop-to-llvm", "convert-te-to-loop",
     "expand-dma", "inject-dma", "inject-virtual-threads",
     "fold-constant-kernels", "fold-constants", "fold-empty-tensors", "fuse-ops", "infer-shapes", "insert-dependences",

@@ -113,3 +113,66 @@ func.func @returned_view(%x: tensor<2xf32>) -> tensor<1x2xf32> {
   %r = graph.reshape %x {shape = array<i64: 1, 2>} : (tensor<2xf32>) -> tensor<1x2xf32>
   func.return %r : tensor<1x2xf32>
 }
+
+// -----
+
+// An in-place concat's operands must already be in its buffer: %b's kernel wrote
+// it elsewhere.
+builtin.module {
+  func.func @concat_part_elsewhere(%x: tensor<1x16xf32>) -> tensor<1x32xf32> attributes {tc.arena_bytes = 192 : i64} {
+    %a = func.call @neg(%x) {tc.offsets = array<i64: 0>} : (tensor<1x16xf32>) -> tensor<1x16xf32>
+    %b = func.call @neg(%a) {tc.offsets = array<i64: 128>} : (tensor<1x16xf32>) -> tensor<1x16xf32>
+    // CHECK: bufferize-graph-function-invalid.mlir:[[# @LINE + 1]]:5: error: bufferize-graph-function: the in-place concat's operand b is not in its buffer (at arena byte 64)
+    %c = graph.concat %a, %b {axis = 1 : i64, tc.in_place, tc.offsets = array<i64: 0>} : (tensor<1x16xf32>, tensor<1x16xf32>) -> tensor<1x32xf32>
+    func.return %c : tensor<1x32xf32>
+  }
+  func.func @neg(%p0: tensor<1x16xf32>) -> tensor<1x16xf32> {
+    %n = te.compute "n" (%i: "i", %j: "j") -> tensor<1x16xf32> {
+      %0 = te.read %p0[%i, %j] : tensor<1x16xf32>
+      %1 = arith.negf %0 : f32
+      te.yield %1 : f32
+    }
+    func.return %n : tensor<1x16xf32>
+  }
+}
+
+// -----
+
+// A concat that is not in place is a kernel's job (convert-graph-to-te).
+builtin.module {
+  func.func @concat_not_in_place(%x: tensor<1x16xf32>) -> tensor<1x32xf32> {
+    %a = func.call @neg(%x) : (tensor<1x16xf32>) -> tensor<1x16xf32>
+    // CHECK: bufferize-graph-function-invalid.mlir:[[# @LINE + 1]]:5: error: bufferize-graph-function: a graph.concat in the graph function must be in place (concat-in-place)
+    %c = graph.concat %a, %a {axis = 1 : i64} : (tensor<1x16xf32>, tensor<1x16xf32>) -> tensor<1x32xf32>
+    func.return %c : tensor<1x32xf32>
+  }
+  func.func @neg(%p0: tensor<1x16xf32>) -> tensor<1x16xf32> {
+    %n = te.compute "n" (%i: "i", %j: "j") -> tensor<1x16xf32> {
+      %0 = te.read %p0[%i, %j] : tensor<1x16xf32>
+      %1 = arith.negf %0 : f32
+      te.yield %1 : f32
+    }
+    func.return %n : tensor<1x16xf32>
+  }
+}
+
+// -----
+
+// A view of the arena needs its offset.
+builtin.module {
+  func.func @concat_without_offset(%x: tensor<1x16xf32>) -> tensor<1x32xf32> attributes {tc.arena_bytes = 128 : i64} {
+    %a = func.call @neg(%x) {tc.offsets = array<i64: 0>} : (tensor<1x16xf32>) -> tensor<1x16xf32>
+    %b = func.call @neg(%a) {tc.offsets = array<i64: 64>} : (tensor<1x16xf32>) -> tensor<1x16xf32>
+    // CHECK: bufferize-graph-function-invalid.mlir:[[# @LINE + 1]]:5: error: bufferize-graph-function: an in-place concat needs its arena byte offset in 'tc.offsets' (run plan-memory)
+    %c = graph.concat %a, %b {axis = 1 : i64, tc.in_place} : (tensor<1x16xf32>, tensor<1x16xf32>) -> tensor<1x32xf32>
+    func.return %c : tensor<1x32xf32>
+  }
+  func.func @neg(%p0: tensor<1x16xf32>) -> tensor<1x16xf32> {
+    %n = te.compute "n" (%i: "i", %j: "j") -> tensor<1x16xf32> {
+      %0 = te.read %p0[%i, %j] : tensor<1x16xf32>
+      %1 = arith.negf %0 : f32
+      te.yield %1 : f32
+    }
+    func.return %n : tensor<1x16xf32>
+  }
+}

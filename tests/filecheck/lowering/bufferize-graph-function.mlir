@@ -162,3 +162,43 @@ builtin.module {
     func.return
   }
 }
+
+// -----
+
+// An in-place concat (concat-in-place, plan-memory) is a view of the arena over
+// its operands, which their kernels wrote at their offsets: no copy is made.
+// CHECK-LABEL: func.func @in_place_concat(
+// CHECK-SAME:      %x: memref<1x16xf32> {tc.name = "x"}, %out0: memref<1x32xf32> {tc.name = "out0"})
+// CHECK-NEXT:    %arena = loop.alloc "arena" global : memref<128xi8>
+// CHECK-NEXT:    %a = loop.view %arena[0] : memref<128xi8> to memref<1x16xf32>
+// CHECK-NEXT:    func.call @neg(%x, %a) : (memref<1x16xf32>, memref<1x16xf32>) -> ()
+// CHECK-NEXT:    %b = loop.view %arena[64] : memref<128xi8> to memref<1x16xf32>
+// CHECK-NEXT:    func.call @neg(%a, %b) : (memref<1x16xf32>, memref<1x16xf32>) -> ()
+// CHECK-NEXT:    %c = loop.view %arena[0] : memref<128xi8> to memref<1x32xf32>
+// CHECK-NEXT:    func.call @neg2(%c, %out0) : (memref<1x32xf32>, memref<1x32xf32>) -> ()
+// CHECK-NEXT:    func.return
+builtin.module {
+  func.func @in_place_concat(%x: tensor<1x16xf32> {tc.name = "x"}) -> tensor<1x32xf32> attributes {tc.arena_bytes = 128 : i64} {
+    %a = func.call @neg(%x) {tc.offsets = array<i64: 0>} : (tensor<1x16xf32>) -> tensor<1x16xf32>
+    %b = func.call @neg(%a) {tc.offsets = array<i64: 64>} : (tensor<1x16xf32>) -> tensor<1x16xf32>
+    %c = graph.concat %a, %b {axis = 1 : i64, tc.in_place, tc.offsets = array<i64: 0>} : (tensor<1x16xf32>, tensor<1x16xf32>) -> tensor<1x32xf32>
+    %y = func.call @neg2(%c) {tc.offsets = array<i64: -1>} : (tensor<1x32xf32>) -> tensor<1x32xf32>
+    func.return %y : tensor<1x32xf32>
+  }
+  func.func @neg(%p0: tensor<1x16xf32>) -> tensor<1x16xf32> {
+    %n = te.compute "n" (%i: "i", %j: "j") -> tensor<1x16xf32> {
+      %0 = te.read %p0[%i, %j] : tensor<1x16xf32>
+      %1 = arith.negf %0 : f32
+      te.yield %1 : f32
+    }
+    func.return %n : tensor<1x16xf32>
+  }
+  func.func @neg2(%p0: tensor<1x32xf32>) -> tensor<1x32xf32> {
+    %n = te.compute "n" (%i: "i", %j: "j") -> tensor<1x32xf32> {
+      %0 = te.read %p0[%i, %j] : tensor<1x32xf32>
+      %1 = arith.negf %0 : f32
+      te.yield %1 : f32
+    }
+    func.return %n : tensor<1x32xf32>
+  }
+}
