@@ -19,7 +19,7 @@ from __future__ import annotations
 import time
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tilecraft.autotune.records import Record, TuningLog
 from tilecraft.autotune.templates import get_template, workload_key
@@ -92,7 +92,9 @@ class LogLookup:
     space (a log of another version: a template's knobs change as it improves) is
     passed over for the next best, with one warning per workload; without, it is
     answered, and the schedule refuses it with a diagnostic (`tilecraft-opt
-    --tuning-log`, where the log is the input under test)."""
+    --tuning-log`, where the log is the input under test). A config is first put in
+    its space's normal form (`Space.normalize`), so one that schedules what a point
+    of the space does counts as that point."""
 
     def __init__(self, log: TuningLog | str, target: str = "llvm", *, skip_invalid: bool = False,
                  margin: float = 0.03):  # fmt: skip
@@ -114,8 +116,10 @@ class LogLookup:
     def __call__(self, template: str, params: tuple) -> dict | None:
         key = workload_key(template, params)
         records = self.ranked.get(key, [])
+        space = get_template(template).space(*params) if records else None
+        if records:
+            records = self._normalized(space, records)
         if self.skip_invalid and records:
-            space = get_template(template).space(*params)
             valid = [r for r in records if space.contains(r.config)]
             if len(valid) < len(records) and key not in self.warned:
                 self.warned.add(key)
@@ -132,6 +136,23 @@ class LogLookup:
         if timed and records[0].cost * (1 + self.margin) >= timed[0]:
             return None  # not faster than the default by more than timing noise
         return dict(records[0].config)
+
+    @staticmethod
+    def _normalized(space, records: list[Record]) -> list[Record]:
+        """The records with their configs in the space's normal form: a config that
+        schedules what a point of the space does (a direct conv's config whose unused
+        Winograd knobs are not at their first values, written by hand or by another
+        tool) counts as that point instead of being passed over."""
+        if space.normalize is None:
+            return records
+        out = []
+        for r in records:
+            try:
+                config = space.normalize(dict(r.config))
+            except (KeyError, TypeError, ValueError):  # not a config of this space at all
+                config = r.config
+            out.append(r if config == r.config else replace(r, config=config))
+        return out
 
 
 def tune_tasks(tasks: Sequence[Task], log: TuningLog, trials: int, executor, *, guided: bool = True,

@@ -134,6 +134,28 @@ def test_compile_skips_records_of_another_template_version_with_a_warning(cnn, t
         get_template("conv2d").schedule(*task.params, config=stale)
 
 
+def test_a_config_outside_the_normal_form_counts_as_its_point(cnn, tmp_path):
+    """A direct config whose unused Winograd knobs are not at their first values (a
+    hand-written record) schedules what the normal one does: compiling applies it,
+    normalized, with no warning, and it is compared with the default as that point."""
+    import warnings
+
+    task = extract_tasks(cnn)[0]
+    default = _default(task)
+    valid = _direct(task, default, tile=[1, 2], parallel=0)
+    space = get_template(task.template).space(*task.params)
+    written = {**valid, "winograd_tile": list(space.knobs["winograd_tile"][-1])}
+    assert written != valid and not space.contains(written)
+    log = TuningLog(tmp_path / "tune.jsonl")
+    log.measure(task.key, "llvm", default, [1.0e-3])
+    log.measure(task.key, "llvm", written, [0.9e-3])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tuned = tc.compile(cnn, tuning_log=tmp_path / "tune.jsonl")
+    assert tuned.tuned == {task.key: valid}
+    assert LogLookup(log)("conv2d", task.params) == valid
+
+
 def _direct(task, default, **knobs):
     """`default` (Winograd here) made a direct config with `knobs`: the Winograd knobs
     at their first values, as the space holds them (unused by a direct schedule)."""
