@@ -106,23 +106,23 @@ class ConcatInPlace(RewritePattern):
 
     def _from_inputs(self, v: SSAValue) -> bool:
         """Whether `v` is computed from a block argument (not weights and constants alone)."""
-        stack, seen = [v], []
+        stack, seen = [v], set()
         while stack:
             u = stack.pop()
+            if u in seen:
+                continue
             if u in self._live:
                 if self._live[u]:
-                    break
+                    return True
                 continue
-            seen.append(u)
+            seen.add(u)
             if not isinstance(u.owner, Operation):
                 self._live[u] = True
-                break
+                return True
             stack.extend(u.owner.operands)
-        else:
-            for u in seen:
-                self._live[u] = False
-            return False
-        return True
+        for u in seen:  # every value reached depends on weights and constants alone
+            self._live[u] = False
+        return False
 
     def _part_ok(self, v: SSAValue, returned: set[SSAValue]) -> bool:
         owner = v.owner
