@@ -289,13 +289,11 @@ def check_arena(plan: GraphFunctionPlan) -> None:
             continue
         tensors = [u.operation for u in alloc.memref.uses if isinstance(u.operation, bufferization.ToTensorOp)]
         last = max([order[p.call]] + [_last_use(t.tensor, order) for t in tensors])
-        t = alloc.memref.type
-        size = prod(t.get_shape()) * max(1, t.element_type.bitwidth // 8)
+        size = _buffer_bytes(alloc.memref.type)
         mine = {t.tensor for t in tensors}
         spans.append((order[p.call], last, p.offset, size, p.call, mine, _held_by(mine, holders)))
     for concat, offset in plan.concats.items():
-        t = buffer_type(concat.outputs[0].type, concat)
-        size = prod(t.get_shape()) * max(1, t.element_type.bitwidth // 8)
+        size = _buffer_bytes(buffer_type(concat.outputs[0].type, concat))
         last = max(order[concat], _last_use(concat.outputs[0], order))
         spans.append((order[concat], last, offset, size, concat, {concat.outputs[0]}, _held_by({concat.outputs[0]}, holders)))
     for i, (f1, l1, o1, s1, c1, v1, h1) in enumerate(spans):
@@ -309,6 +307,10 @@ def check_arena(plan: GraphFunctionPlan) -> None:
                     f"the arena, which a value still alive (from {_producer(c1)}) "
                     f"uses at [{o1}, {o1 + s1})",
                 )
+
+
+def _buffer_bytes(t: MemRefType) -> int:
+    return prod(t.get_shape()) * max(1, t.element_type.bitwidth // 8)
 
 
 def _held_by(values: set[SSAValue], holders: dict[SSAValue, list[SSAValue]]) -> set[SSAValue]:

@@ -54,12 +54,12 @@ from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, IntegerType, ModuleOp, TensorType, i64
+from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp, TensorType, i64
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from tilecraft.dialects import graph
-from tilecraft.transforms.concat_in_place import ALIGN, is_in_place, part_offsets
+from tilecraft.transforms.concat_in_place import ALIGN, element_bytes, is_in_place, part_offsets
 from tilecraft.utils.diagnostics import OpError
 
 
@@ -67,9 +67,7 @@ def byte_size(t) -> int:
     """Bytes of a static tensor type, rounded up to ALIGN."""
     if not isinstance(t, TensorType) or any(d < 0 for d in t.get_shape()):
         raise ValueError(f"cannot plan memory for {t}: its shape must be static (run infer-shapes)")
-    element = t.get_element_type()
-    width = element.width.data if isinstance(element, IntegerType) else element.bitwidth
-    raw = math.prod(t.get_shape()) * max(1, (width + 7) // 8)
+    raw = math.prod(t.get_shape()) * element_bytes(t)
     return max(ALIGN, -(-raw // ALIGN) * ALIGN)
 
 
