@@ -41,6 +41,7 @@ import numpy as np
 from tilecraft.autotune.explore import Space
 from tilecraft.autotune.machine import cores_shared
 from tilecraft.topi.tuning import workload_key
+from tilecraft.utils.aligned import aligned, aligned_copy, aligned_empty
 
 __all__ = [
     "TEMPLATES", "Template", "register_template", "workload_key", "sched_ir", "lower", "measure", "cold_copies",
@@ -310,7 +311,7 @@ def cold_copies(inputs: list[np.ndarray], weights: tuple[int, ...], budget: int 
     count = max(1, min(MAX_COLD_COPIES, -(-target // size)))
     lists = [list(inputs)]
     for _ in range(count - 1):
-        lists.append([np.copy(a) if i in weights else a for i, a in enumerate(inputs)])
+        lists.append([aligned_copy(a) if i in weights else a for i, a in enumerate(inputs)])
     return lists
 
 
@@ -334,8 +335,10 @@ def measure(template: str, shape: list, config: dict | None, repeat: int = 5, se
     f = _build(s, args)
     rng = np.random.default_rng(seed)
     workload = t.inputs(args if config is None else _workload_args(t, shape), rng)
-    inputs = t.function_inputs(shape, config, workload)
-    out = np.zeros([int(d) for d in args[-1].shape], args[-1].dtype)
+    # Aligned as a compiled model's arena and bound weights are (utils/aligned.py).
+    inputs = [aligned(a) for a in t.function_inputs(shape, config, workload)]
+    out = aligned_empty([int(d) for d in args[-1].shape], args[-1].dtype)
+    out[...] = 0
     start = time.perf_counter()
     f(*inputs, out)
     first = time.perf_counter() - start

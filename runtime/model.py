@@ -6,7 +6,8 @@ data pointer each) and calls the kernels itself on views of its arena. So a
 model call is one call into native code: the inputs are checked (by name, shape
 and dtype, with a `ValueError` naming the input), fresh output arrays are
 allocated, and the pointers go to `@main` in one ctypes call. The weights are
-bound once, when the model is built.
+bound once, when the model is built. Weights and outputs start on a cache line
+(utils/aligned.py), as the arena does; inputs are read where the caller has them.
 
 `Port` describes one argument of `@main`; the list of ports is the model's
 signature, and what a saved model's manifest records.
@@ -19,6 +20,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+from tilecraft.utils.aligned import aligned, aligned_empty
 
 INPUT, WEIGHT, OUTPUT = "input", "weight", "output"
 
@@ -170,7 +173,7 @@ class CompiledModel:
             addresses[n] = array.ctypes.data
         outputs = []
         for n, port in self._outputs:
-            array = np.empty(port.user_shape, port.dtype)
+            array = aligned_empty(port.user_shape, port.dtype)
             addresses[n] = array.ctypes.data
             outputs.append(array)
         return addresses, outputs
@@ -235,4 +238,4 @@ def _bind_weight(port: Port, weights: Mapping[str, np.ndarray]) -> np.ndarray:
         raise ValueError(f"weight '{port.name}' holds {array.shape}, the model takes {port.shape}")
     if array.dtype != port.dtype:
         raise ValueError(f"weight '{port.name}' has dtype {array.dtype}, the model takes {port.dtype}")
-    return np.ascontiguousarray(array.reshape(port.shape))
+    return aligned(array.reshape(port.shape))

@@ -494,6 +494,32 @@ def test_a_model_is_one_native_call_with_its_weights_bound():
     assert not next(iter(compiled.weights.values())).flags.writeable
 
 
+def test_bound_weights_and_outputs_start_on_a_cache_line():
+    """numpy's arrays are 16-byte aligned; a kernel's zmm loads from a weight 16
+    bytes off a line straddle two lines each (BERT's FFN dense 1.18x slower)."""
+    m, feeds = cnn()
+    compiled = tc.compile(m)
+    names = [p.name for p in compiled.ports if p.kind == "weight"]
+    assert all(compiled._weights[n].ctypes.data % 64 == 0 for n in names)
+    for _ in range(3):
+        out = compiled(**feeds)
+        assert out.ctypes.data % 64 == 0 and out.flags.c_contiguous and out.flags.writeable
+
+    def off_the_line(w):  # a copy 16 bytes past a cache line
+        raw = np.empty(w.nbytes + 128, np.uint8)
+        start = -raw.ctypes.data % 64 + 16
+        copy = raw[start : start + w.nbytes].view(w.dtype).reshape(w.shape)
+        copy[...] = w
+        return copy
+
+    given = {n: off_the_line(w) for n, w in compiled.weights.items()}
+    rebound = type(compiled)(compiled._entry, compiled.ports, given, owner=compiled._owner)
+    for n in names:
+        assert rebound._weights[n].ctypes.data % 64 == 0
+        np.testing.assert_array_equal(rebound._weights[n], given[n])
+    np.testing.assert_array_equal(rebound(**feeds), out)
+
+
 @pytest.mark.parametrize("threads", [1, 3])
 def test_num_threads_is_honoured(threads):
     m, feeds = cnn()

@@ -41,6 +41,7 @@ def test_cold_copies_rotate_distinct_weight_buffers_and_share_the_activation():
     assert sum(a.nbytes for a in weights) >= 2 * (4 << 20)
     for i, a in enumerate(weights):
         np.testing.assert_array_equal(a, w)
+        assert i == 0 or a.ctypes.data % 64 == 0  # the copies start on a cache line
         assert all(not np.shares_memory(a, b) for b in weights[i + 1 :])
     assert cold_copies([x, w], ()) == [[x, w]]  # no weights: one list, the inputs
     tiny = np.zeros(4, np.float32)
@@ -79,6 +80,8 @@ def test_measure_reads_distinct_weight_buffers_cold_and_one_hot(monkeypatch, col
     timed = calls[-300:]  # one call per repeat (MIN_REPEAT_SECONDS 0); the first ones: check, reference, warm-up
     activations, weights, outputs = ({c[i] for c in timed} for i in range(3))
     assert len(activations) == 1 and len(outputs) == 1  # the activation and the output stay in cache
+    # Every buffer starts on a cache line, as a compiled model's arena and weights do.
+    assert all(address % 64 == 0 for call in timed for address in call)
     copies = (2 << 20) // (64 * 64 * 4)  # twice the (patched) cache in 16 KiB weights: 128
     assert len(weights) == (copies if cold else 1)
 
