@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tilecraft.utils.aligned import aligned_copy, aligned_empty
+
 
 @dataclass(frozen=True)
 class Device:
@@ -79,12 +81,13 @@ class NDArray(np.ndarray):
 
 
 def array(data, device: Device | None = None) -> NDArray:
-    """`tvm.nd.array(numpy_array, dev)`: a C-contiguous copy on the CPU."""
+    """`tvm.nd.array(numpy_array, dev)`: a C-contiguous copy on the CPU, starting on
+    a cache line (as TVM's allocator does: utils/aligned.py)."""
     if device is not None and not isinstance(device, Device):
         raise ValueError(f"tvm.nd.array takes a device such as tvm.cpu(0), not {device!r}")
-    return np.array(data, copy=True, order="C").view(NDArray)
+    return aligned_copy(np.asarray(data)).view(NDArray)
 
 
 def empty(shape, dtype="float32", device: Device | None = None) -> NDArray:
-    """`tvm.nd.empty(shape, dtype, dev)`: an uninitialized array."""
-    return np.empty(tuple(shape), dtype=dtype).view(NDArray)
+    """`tvm.nd.empty(shape, dtype, dev)`: an uninitialized array on a cache line."""
+    return aligned_empty(tuple(shape), dtype).view(NDArray)

@@ -64,6 +64,19 @@ def test_vector_add_parallel_and_vectorized():
     np.testing.assert_allclose(c, a + b)
 
 
+def test_nd_arrays_are_copies_that_start_on_a_cache_line():
+    """As TVM's allocator, tvm.nd gives 64-byte aligned buffers (numpy's are 16)."""
+    strided = np.arange(12, dtype="float32").reshape(3, 4)[:, ::2]
+    a = tvm.nd.array(strided, tvm.cpu(0))
+    assert a.ctypes.data % 64 == 0 and a.flags.c_contiguous and a.dtype == np.float32
+    np.testing.assert_array_equal(a.numpy(), strided)
+    strided[0, 0] = 99.0
+    assert a.numpy()[0, 0] == 0.0  # a copy
+    assert tvm.nd.array([1, 2]).dtype == np.array([1, 2]).dtype and tvm.nd.array(2.5).shape == ()
+    e = tvm.nd.empty((5, 3), "int8")
+    assert e.ctypes.data % 64 == 0 and e.shape == (5, 3) and e.dtype == np.int8
+
+
 def test_export_library_and_load_module(tmp_path):
     A = te.placeholder((100,), name="A")
     B = te.placeholder((100,), name="B")
