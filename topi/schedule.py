@@ -17,7 +17,11 @@
   NCHW16c transforms of a padded blocked layout, whose lanes read channels
   (ShuffleNet-v2's shuffle of 116 channels into 8 blocks at 28 x 28: 295 -> 29 us,
   of 232 into 15 at 14 x 14: 141 -> 14 us; the pad and transform of 58 channels
-  at 28 x 28: 32 -> 21 us; NCHW16c -> NCHW at 7 x 7: 17 -> 10 us).
+  at 28 x 28: 32 -> 21 us; NCHW16c -> NCHW at 7 x 7: 17 -> 10 us). A longer
+  such axis (a multiple of the vector) is cut in tiles of one vector, unrolled the
+  same way inside the loop over the axis before: BERT's key transpose (128 x 768
+  to 12 x 64 x 128) 110 -> 49 us. (Gathers are slow on this host: microcode
+  that mitigates Gather Data Sampling serializes them.)
 - **rows** (`schedule_rows`): for a group whose reductions run over the trailing
   axes (softmax, layer_norm, mean over the last axis, global pooling): the output's
   leading axes are fused into one parallel loop over rows, every reduction and
@@ -258,6 +262,18 @@ def schedule_injective(s: te.Schedule, t: te.Tensor) -> None:
         outer = s[t].fuse(*head[:-1]) if len(head) > 2 else head[0]
         s[t].unroll(tail[0])
         if parallel and math.prod(shape[: k - 1]) > 1:
+            s[t].parallel(outer)
+        return
+    if (len(tail) == 1 and inner_ext > lanes and inner_ext % lanes == 0 and head
+            and shape[k - 1] > 1 and lanes_gather(s, t)):  # fmt: skip
+        # A long last axis whose lanes would gather (a transpose of the last two
+        # axes): tiles of one vector, each unrolled inside the loop over the axis
+        # before, along which the reads are consecutive (see the docstring).
+        tiles, lane = s[t].split(tail[0], factor=lanes)
+        s[t].reorder(*head[:-1], tiles, head[-1], lane)
+        s[t].unroll(lane)
+        outer = s[t].fuse(*head[:-1], tiles) if len(head) > 1 else tiles
+        if parallel:
             s[t].parallel(outer)
         return
     outer = s[t].fuse(*head) if len(head) > 1 else (head[0] if head else None)

@@ -531,6 +531,36 @@ def test_injective_schedule_unrolls_lanes_that_would_gather(shape, leaves):
     np.testing.assert_array_equal(tc.compile(m)(data), np.maximum(data.transpose(0, 1, 3, 2), 0))
 
 
+@pytest.mark.parametrize(
+    "shape, perm, leaves",
+    [
+        ((128, 12, 64), (1, 2, 0), [12 * 8, 64, 16]),  # BERT's key transpose: (heads, tiles), d, lanes
+        ((2, 3, 48, 32), (0, 1, 3, 2), [2 * 3 * 3, 32, 16]),
+        ((1, 64, 9, 9), (0, 2, 3, 1), [9 * 4, 9, 16]),  # NCHW -> NHWC: channels read 81 apart
+    ],
+)
+def test_injective_schedule_tiles_a_long_axis_whose_lanes_would_gather(shape, perm, leaves):
+    """A last axis longer than a vector (a multiple of one) whose lanes would gather
+    is cut in one-vector tiles, unrolled inside the loop over the axis before it,
+    along which the reads are consecutive: no gather is left. Matches numpy."""
+    import tilecraft as tc
+
+    from tilecraft.frontends import te
+    from tilecraft.topi import transform
+    from tilecraft.topi.schedule import default_schedule
+
+    x = te.placeholder(shape, name="x")
+    t = transform.transpose(x, list(perm))
+    s = default_schedule([t])
+    assert [a.dom[1] - a.dom[0] for a in s[t].leaf_iter_vars] == leaves
+    lowered = str(tc.lower(s, [x, t]))
+    assert "unrolled" in lowered and "gather" not in lowered
+    data = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    out = np.zeros(t.shape, np.float32)
+    tc.build(s, [x, t])(data, out)
+    np.testing.assert_array_equal(out, data.transpose(perm))
+
+
 def _blocked_shuffle(half: int, blocks: int, hw: int, groups: int = 2):
     """What ShuffleNet-v2's fused shuffle kernel computes: a blocked branch cropped
     to `half` channels, concatenated after an NCHW one, shuffled in `groups` and
