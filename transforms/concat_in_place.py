@@ -48,9 +48,10 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
 from tilecraft.dialects import graph
+from tilecraft.utils.aligned import ALIGNMENT
 
 IN_PLACE = "tc.in_place"
-ALIGN = 64  # bytes (plan-memory's alignment of every buffer)
+ALIGN = ALIGNMENT  # bytes (plan-memory's alignment of every buffer)
 
 
 def is_in_place(op: Operation) -> bool:

@@ -13,6 +13,7 @@ from tilecraft.backends.llvm.builder import PTR
 from tilecraft.backends.llvm.memory import element_bytes, memory_type
 from tilecraft.dialects.loop import AllocOp, GatherOp, ScatterOp, ViewOp
 from tilecraft.lowering.convert_loop_to_llvm.state import Conversion, pointer_of, replace_with
+from tilecraft.utils.aligned import ALIGNMENT
 from xdsl.dialects import llvm, memref, vector
 from xdsl.dialects.builtin import MemRefType, VectorType, i8, i64
 from xdsl.ir import Attribute, SSAValue
@@ -22,7 +23,7 @@ from xdsl.rewriter import InsertPoint
 
 # "local" buffers larger than this go to the heap: worker threads have small stacks.
 MAX_STACK_BYTES = 256 * 1024
-BUFFER_ALIGNMENT = 64
+BUFFER_ALIGNMENT = ALIGNMENT  # as the arrays the runtime binds (utils/aligned.py)
 # Small buffers get a stack slot per copy (SROA keeps them apart in registers);
 # larger copies of one buffer (an unrolled body's) share one slot.
 SHARED_SLOT_BYTES = 4096
