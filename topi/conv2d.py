@@ -597,7 +597,8 @@ def _schedule_space(red: te.Tensor, info: Conv2dInfo) -> dict[str, tuple]:
     Blocked output: `tile` = [ocn, regn], the register tile (ocn output-channel blocks
     x regn output columns, at most 28 of the 32 zmm registers); `row` = 1 accumulate a
     whole output row per channel block (weights reused from L1 by every tile of the
-    row), 2 the whole output plane (reused by every tile of the plane); `order` =
+    row), 2 the whole output plane (reused by every tile of the plane; the channel
+    lanes of a block unrolled); `order` =
     channel blocks outside (0) or inside (1) the window loops; `unroll_rx` = unroll
     the window's column loop; `parallel`. Unblocked output: `tile` = [ocn, owv]
     (output channels unrolled x vectorized columns), `parallel`.
@@ -819,6 +820,16 @@ def _schedule_tiles(s: te.Schedule, out: te.Tensor, red: te.Tensor, info: Conv2d
         if config["row"] == 2:
             order = [ln, rcb, loh, lowo, *window, rci, lowi, locb, vector]
             attach = row
+            # The channel lanes unrolled as well: the plane's accumulators are
+            # loaded and stored around each pass over them, and as a loop the lanes
+            # cost more instructions than the FMAs could hide; unrolled, LLVM also
+            # keeps the block's weight vectors in registers across the plane's
+            # tiles. ResNet-50's 1x1 convs at 14x14 and 7x7 and its stride-2
+            # downsample: 5-9% (isolated, warm), the model 2.5%, DenseNet and
+            # SqueezeNet 1-2%; it doubles ResNet-50's compile time (9 -> 19 s: the
+            # tile's FMAs sixteen times over in the loop IR). Rows (row = 1) ran
+            # 1.3x slower with it, so they keep the loop.
+            unrolled.append(rci)
         elif config["row"]:  # (offered with blocked channels only)
             order = [ln, loh, rcb, lowo, *window, rci, lowi, locb, vector]
             attach = row

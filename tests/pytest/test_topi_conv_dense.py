@@ -247,6 +247,24 @@ def test_default_conv_tiles_rows_and_planes(c, hw, o, k, tile, row):
     assert (config["tile"], config["row"]) == (tile, row)
 
 
+@pytest.mark.parametrize("row", [0, 1, 2])
+def test_a_plane_unrolls_the_channel_lanes_of_a_block(row):
+    """Accumulating a whole plane (row = 2), the 16 lanes of an input-channel block
+    are unrolled around the register tile (the plane's accumulators are loaded and
+    stored around them); a register tile (row 0) or a row (row 1) keeps them a loop."""
+    import re
+
+    from tilecraft.autotune.templates import get_template, sched_ir
+
+    params = [[1, 64, 14, 14, 16], [16, 64, 1, 1, 16, 16], [1, 1], [0, 0, 0, 0], [1, 1], 1,
+              "NCHW16c", "OIHW16i16o", "NCHW16c", "float32", "float32"]  # fmt: skip
+    t = get_template("conv2d")
+    config = t.space(*params).normalize({**t.default_config(*params), "tile": [2, 7], "row": row})
+    text = sched_ir("conv2d", params, config)
+    (lanes,) = re.findall(r"(%rci_\d+) = sched.axis %s_conv2d.local", text)
+    assert (f"sched.unroll {lanes}\n" in text) == (row == 2)
+
+
 @pytest.mark.parametrize("c, hw, o, tile", [(256, 14, 1024, [2, 14]), (512, 13, 1024, [2, 13]), (64, 56, 64, [1, 28]), (256, 14, 1024, [2, 7])], ids=str)
 def test_wide_register_tiles_keep_their_accumulators_in_registers(c, hw, o, tile):
     """A register tile of up to 28 accumulators (with a weight vector per channel
