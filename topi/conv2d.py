@@ -598,10 +598,10 @@ def _schedule_space(red: te.Tensor, info: Conv2dInfo) -> dict[str, tuple]:
     x regn output columns, at most 28 of the 32 zmm registers); `row` = 1 accumulate a
     whole output row per channel block (weights reused from L1 by every tile of the
     row), 2 the whole output plane (reused by every tile of the plane; the channel
-    lanes of a block unrolled); `order` =
-    channel blocks outside (0) or inside (1) the window loops; `unroll_rx` = unroll
-    the window's column loop; `parallel`. Unblocked output: `tile` = [ocn, owv]
-    (output channels unrolled x vectorized columns), `parallel`.
+    lanes of a block unrolled); `order` = channel blocks outside (0) or inside (1)
+    the window loops; `unroll_rx` = unroll the window's column loop; `parallel`.
+    Unblocked output: `tile` = [ocn, owv] (output channels unrolled x vectorized
+    columns), `parallel`.
     Depthwise convs have knobs of their own (`depthwise_space`)."""
     red = find_reduction(red)  # (a straddling conv's accumulators under its row sum)
     if is_depthwise(info):
