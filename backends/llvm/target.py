@@ -35,6 +35,16 @@ def host_features() -> str:
     return flat
 
 
+@functools.cache
+def native_vector_bits() -> int:
+    """The width of this CPU's widest vector registers (512 with AVX-512F, 256 with
+    AVX, else 128): LLVM splits a wider vector into pieces of this width."""
+    features = llvm.get_host_cpu_features()
+    if features.get("avx512f"):
+        return 512
+    return 256 if features.get("avx") else 128
+
+
 def create_host_target_machine(jit: bool = False) -> llvm.TargetMachine:
     """A target machine for this CPU. Position-independent, so objects link into a
     .so. An MCJIT engine takes ownership of its machine, so each JIT gets a new one."""

@@ -21,6 +21,13 @@ dialect:
 Masked loads/stores/gathers/scatters are emitted in the form with an explicit
 `i32` alignment operand, which LLVM 22 still reads (and upgrades to an `align`
 attribute) when the module text is parsed.
+
+The mask of a masked load or store wider than the host's vector registers (16
+floats on an AVX2 CPU) goes through an empty inline-asm barrier. LLVM 22's x86
+backend miscompiles such an access when it splits it in register-wide halves and
+one half of the mask is known to be all false: it loads that half unmasked (a
+ConvTranspose's padding then read past its input). Behind the barrier the mask's
+value is unknown, and both halves stay masked.
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ from collections.abc import Callable
 from llvmlite import ir
 from tilecraft.backends.llvm import llvmx
 from tilecraft.backends.llvm.builder import mangle
+from tilecraft.backends.llvm.target import native_vector_bits
 from xdsl.backend.llvm.convert_op import convert_op
 from xdsl.backend.llvm.convert_type import convert_type
 from xdsl.dialects import llvm
@@ -164,22 +172,33 @@ def _align(op: llvmx._MaskedMemoryOp) -> ir.Constant:
     return ir.Constant(ir.IntType(32), op.alignment.value.data)
 
 
+def _split_safe_mask(vector: ir.VectorType, mask: ir.Value, builder: ir.IRBuilder) -> ir.Value:
+    """`mask` behind an inline-asm barrier where LLVM would split the access (see
+    the module docstring); as it is where the vector fits a register."""
+    lanes = vector.count
+    element = vector.element
+    width = {ir.DoubleType: 64, ir.FloatType: 32, ir.HalfType: 16}.get(type(element))
+    bits = lanes * (width or getattr(element, "width", 64))
+    if bits <= native_vector_bits() or lanes not in (8, 16, 32, 64):
+        return mask
+    word = ir.IntType(lanes)
+    barrier = ir.InlineAsm(ir.FunctionType(word, [word]), "", "=r,0")
+    hidden = builder.call(barrier, [builder.bitcast(mask, word)])
+    return builder.bitcast(hidden, mask.type)
+
+
 def _masked_load(op: llvmx.MaskedLoadOp, builder: ir.IRBuilder, values: dict) -> ir.Value:
     result = convert_type(op.res.type)
     name = f"llvm.masked.load.{mangle(op.res.type)}.p0"
-    return _intrinsic(
-        builder, name, result, [values[op.ptr], _align(op), values[op.mask], values[op.passthru]]
-    )
+    mask = _split_safe_mask(result, values[op.mask], builder)
+    return _intrinsic(builder, name, result, [values[op.ptr], _align(op), mask, values[op.passthru]])
 
 
 def _masked_store(op: llvmx.MaskedStoreOp, builder: ir.IRBuilder, values: dict) -> None:
     name = f"llvm.masked.store.{mangle(op.value.type)}.p0"
-    _intrinsic(
-        builder,
-        name,
-        ir.VoidType(),
-        [values[op.value], values[op.ptr], _align(op), values[op.mask]],
-    )
+    value = values[op.value]
+    mask = _split_safe_mask(value.type, values[op.mask], builder)
+    _intrinsic(builder, name, ir.VoidType(), [value, values[op.ptr], _align(op), mask])
 
 
 def _masked_gather(op: llvmx.MaskedGatherOp, builder: ir.IRBuilder, values: dict) -> ir.Value:
