@@ -24,9 +24,11 @@ func.func @add(%A: tensor<100xf32>, %B: tensor<100xf32>) -> tensor<100xf32> {
 // CHECK:     define void @add(ptr noalias nonnull align 4 dereferenceable(400) %{{.*}}, ptr noalias nonnull align 4 dereferenceable(400) %{{.*}}, ptr noalias nonnull align 4 dereferenceable(400) %{{.*}})
 // CHECK:     call void @tilecraft_parallel_launch(ptr @add_parallel0_task, ptr %{{.*}})
 // CHECK:     define internal void @add_parallel0(
-// The guard i < 100 varies across lanes: masked vector loads and stores.
-// CHECK:     %[[MASK:.*]] = icmp slt <16 x i64> %{{.*}}, splat (i64 100)
-// CHECK:     %[[A:.*]] = call <16 x float> @llvm.masked.load.v16f32.p0(ptr align 4 %{{.*}}, <16 x i1> %[[MASK]], <16 x float> zeroinitializer)
-// CHECK:     %[[B:.*]] = call <16 x float> @llvm.masked.load.v16f32.p0(ptr align 4 %{{.*}}, <16 x i1> %[[MASK]], <16 x float> zeroinitializer)
+// The guard i < 100 varies across lanes: masked vector loads and stores. (Where
+// 16 floats are two registers, AVX2, each mask passes an empty inline-asm barrier
+// first, so the mask operand is not matched to the icmp: see translate.py.)
+// CHECK:     icmp slt <16 x i64> %{{.*}}, splat (i64 100)
+// CHECK:     %[[A:.*]] = call <16 x float> @llvm.masked.load.v16f32.p0(ptr align 4 %{{.*}}, <16 x i1> %{{.*}}, <16 x float> zeroinitializer)
+// CHECK:     %[[B:.*]] = call <16 x float> @llvm.masked.load.v16f32.p0(ptr align 4 %{{.*}}, <16 x i1> %{{.*}}, <16 x float> zeroinitializer)
 // CHECK:     %[[C:.*]] = fadd reassoc contract <16 x float> %[[A]], %[[B]]
-// CHECK:     call void @llvm.masked.store.v16f32.p0(<16 x float> %[[C]], ptr align 4 %{{.*}}, <16 x i1> %[[MASK]])
+// CHECK:     call void @llvm.masked.store.v16f32.p0(<16 x float> %[[C]], ptr align 4 %{{.*}}, <16 x i1> %{{.*}})
