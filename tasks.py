@@ -7,7 +7,9 @@ pyproject.toml changed since the last one (its hash is stamped into .venv).
 
 - `test`: pytest (tests/pytest, one worker per core), then lit (tests/filecheck) on two workers;
   the last line printed is "N passed, M failed" over both; exit 1 on any failure,
-  and when either collected no tests (pytest's exit 5 is a failure).
+  and when either collected no tests (pytest's exit 5 is a failure). `test --quick`
+  is the inner loop: it skips the tests marked `slow` (the ONNX conformance chunks,
+  the wheel install; `pytest --markers` lists the marker).
 - `demo`: run examples/demo.py with the project's interpreter.
 """
 
@@ -98,7 +100,7 @@ def junit_counts(path: Path) -> Counts | None:
     return counts
 
 
-def task_test(python: Path) -> int:
+def task_test(python: Path, quick: bool = False) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         pytest_xml = Path(tmp) / "pytest.xml"
         lit_xml = Path(tmp) / "lit.xml"
@@ -109,12 +111,17 @@ def task_test(python: Path) -> int:
                 "-m",
                 "pytest",
                 "tests/pytest",
-                # One worker per core (at most 4); a module's tests stay on one worker,
-                # so module fixtures (the ONNX conformance run) are computed once.
+                # One worker per core (at most 4). Tests go to whichever worker is
+                # free, except a module marked `xdist_group` (one whose module
+                # fixture compiles models), which stays on one worker so the
+                # fixture is computed once.
                 "-n",
                 str(min(4, os.cpu_count() or 1)),
                 "--dist",
-                "loadfile",
+                "loadgroup",
+                *(["-m", "not slow"] if quick else []),
+                # The slowest tests, so a slow one that lands is seen.
+                "--durations=15",
                 # A test module that fails to import still lets the others run.
                 "--continue-on-collection-errors",
                 f"--junitxml={pytest_xml}",
@@ -174,8 +181,18 @@ TASKS = {"test": task_test, "demo": task_demo}
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("task", choices=sorted(TASKS))
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="with test: skip the tests marked slow (the ONNX conformance chunks, "
+        "installing the wheel into a fresh environment)",
+    )
     args = parser.parse_args()
+    if args.quick and args.task != "test":
+        parser.error("--quick goes with the test task")
     python = ensure_venv()
+    if args.task == "test":
+        return task_test(python, quick=args.quick)
     return TASKS[args.task](python)
 
 

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 
 import numpy as np
+import pytest
 
 from tilecraft import te
 from tilecraft.api import lower_module
 from tilecraft.autotune.features import ACCESSES, GLOBAL, LENGTH, LEVELS, PER_LEVEL, features
+
+# The two conv2d space tests share one lowering of every config: keep them together.
+pytestmark = pytest.mark.xdist_group("tuning_features")
 
 
 def matmul(n=64, tile=None, vectorize=False, parallel=False):
@@ -78,8 +83,9 @@ def key(config: dict) -> str:
     return json.dumps(config, sort_keys=True)
 
 
+@functools.cache
 def _conv_configs_and_ir():
-    """The space, and (config, lowered module) for every direct config (the Winograd
+    """Lowered once per worker (~20 s; two tests read it). The space, and (config, lowered module) for every direct config (the Winograd
     knobs at their first values), every Winograd config (the direct knobs at theirs)
     and a few configs that move a knob their algorithm does not use."""
     import itertools
