@@ -19,8 +19,10 @@ after, all as arrays: inputs come from `.npy` files (or are random, from `--seed
 outputs start zeroed and are printed or saved with `--output`.
 
 For a te function, the inputs are its arguments and the outputs its results. A
-loop-level function only has buffers: the arguments that `--input` fills are its
-inputs, the rest its outputs.
+loop-level function only has buffers: its inputs are the leading ones up to the
+last buffer it only reads (each needs an `--input` file, or all are random), and
+any more that `--input` fills (an accumulator's start); the rest are its outputs.
+What it writes is shown or saved: its outputs and the inputs it updates.
 
 `--check` evaluates the te function with the numpy reference evaluator on the same
 inputs and compares, so a schedule that changes the result is caught.
@@ -289,6 +291,17 @@ def find_entry(module: ModuleOp, entry: str) -> func.FuncOp:
     return found[entry]
 
 
+def loop_inputs(specs, weights: dict[int, str], given: int) -> int:
+    """How many leading (non-weight) arguments of a loop function are inputs: at
+    least every buffer it only reads, and as many as `--input` files fill (a buffer
+    it also writes may be given, as an accumulator's start). A buffer the function
+    reads must never be taken for an output: it would be zeroed, and the result
+    computed from zeros."""
+    buffers = [s for n, s in enumerate(specs) if n not in weights]
+    read_only = [n for n, s in enumerate(buffers) if not s.output]
+    return max(given, read_only[-1] + 1 if read_only else 0)
+
+
 def run(args: argparse.Namespace) -> int:
     from tilecraft import compiler
 
@@ -328,21 +341,28 @@ def run(args: argparse.Namespace) -> int:
         for n, s in enumerate(compiled.specs)
         if n not in weights
     ]
-    if not entry_is_te and not args.input:
-        n_inputs = sum(1 for n, s in enumerate(compiled.specs) if n not in weights and not s.output)
+    written = [s.output for n, s in enumerate(compiled.specs) if n not in weights]
+    if not entry_is_te:
+        n_inputs = loop_inputs(compiled.specs, weights, len(args.input))
     inputs_args, output_args = arguments[:n_inputs], arguments[n_inputs:]
+    # What the run shows or saves: the outputs, and the inputs a loop function
+    # updates in place (an accumulator given with --input).
+    shown = [n for n in range(len(arguments)) if n >= n_inputs or written[n]]
+    shown_args = [arguments[n] for n in shown]
     bound = bind_weights(module, compiled.specs, weights)
 
     if args.input and len(args.input) != len(inputs_args):
         names = ", ".join(a.name for a in inputs_args)
+        missing = inputs_args[len(args.input) :]
         raise UserError(
             f"@{args.entry} takes {len(inputs_args)} inputs ({names}), "
             f"got {len(args.input)} --input files"
+            + (f": missing {', '.join(a.name for a in missing)}" if missing else "")
         )
-    if args.output and len(args.output) != len(output_args):
-        names = ", ".join(a.name for a in output_args)
+    if args.output and len(args.output) != len(shown_args):
+        names = ", ".join(a.name for a in shown_args)
         raise UserError(
-            f"@{args.entry} has {len(output_args)} outputs ({names}), "
+            f"@{args.entry} has {len(shown_args)} outputs ({names}), "
             f"got {len(args.output)} --output files"
         )
 
@@ -354,17 +374,18 @@ def run(args: argparse.Namespace) -> int:
     outputs = [allocate(lambda a=a: np.zeros(a.shape, a.dtype), a, "the output") for a in output_args]
 
     arrays = [*inputs, *outputs]
+    results = [arrays[n] for n in shown]
     for n in sorted(bound):
         arrays.insert(n, bound[n])
     compiled(*arrays)
 
-    for path, array in zip(args.output, outputs):
+    for path, array in zip(args.output, results):
         try:
             np.save(path, array)
         except OSError as e:
             raise UserError(f"cannot write output file '{path}': {e.strerror}") from e
     if not args.output:
-        for a, array in zip(output_args, outputs):
+        for a, array in zip(shown_args, results):
             print(summarize(a.name, array))
 
     if reference_func is None:

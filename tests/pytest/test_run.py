@@ -34,6 +34,10 @@ def _copy(src, dst):
     dst[...] = src
 
 
+def _fma(x, y, acc):
+    acc[...] += x * y
+
+
 class FakeCompiledFunction:
     def __init__(self, func_op: func.FuncOp, body):
         # The signature (names, shapes, which arguments are written) is the real one.
@@ -51,7 +55,7 @@ class FakeCompiledFunction:
 @pytest.fixture
 def backend(monkeypatch):
     """The fake backend; tests may replace entries of `bodies`."""
-    bodies = {"add": _add, "rowmax": _rowmax, "copy": _copy}
+    bodies = {"add": _add, "rowmax": _rowmax, "copy": _copy, "fma": _fma}
 
     def compile_loop_module(module, num_threads=None):
         return {
@@ -117,6 +121,35 @@ def test_loop_level_function(backend, tmp_path, capsys):
     assert "Out: (100,) float32 [0., 1., 2., 3., 4., 5., 6., 7.] ... (100 values)" in (
         capsys.readouterr().out
     )
+
+
+def test_loop_level_function_missing_input(backend, tmp_path, capsys):
+    """A buffer the function only reads is an input even when no --input fills it:
+    never zeroed as an output and the result printed as if it were right."""
+    x = save(tmp_path, "x.npy", np.arange(4, dtype=np.float32))
+    assert run.main([LOOPS_MLIR, "--entry", "fma", "--input", x]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == "tilecraft-run: error: @fma takes 2 inputs (X, Y), got 1 --input files: missing Y\n"
+
+
+def test_loop_level_function_inputs(backend, tmp_path, capsys):
+    x = save(tmp_path, "x.npy", np.arange(4, dtype=np.float32))
+    y = save(tmp_path, "y.npy", np.full(4, 2, np.float32))
+    acc = save(tmp_path, "acc.npy", np.ones(4, np.float32))
+    out = str(tmp_path / "out.npy")
+    # Two files: the read-only buffers; the written one is an output, zeroed.
+    assert run.main([LOOPS_MLIR, "--entry", "fma", "--input", x, "--input", y, "--output", out]) == 0
+    np.testing.assert_array_equal(np.load(out), np.arange(4) * 2.0)
+    # A third file starts the accumulator, which is still an output.
+    argv = [LOOPS_MLIR, "--entry", "fma", "--input", x, "--input", y, "--input", acc, "--output", out]
+    assert run.main(argv) == 0
+    np.testing.assert_array_equal(np.load(out), np.arange(4) * 2.0 + 1)
+    assert run.main(argv[:-2]) == 0
+    assert capsys.readouterr().out == "Acc: (4,) float32 [1., 3., 5., 7.]\n"
+    # Without files, both read-only buffers are random inputs and Acc the output.
+    assert run.main([LOOPS_MLIR, "--entry", "fma", "--seed", "2"]) == 0
+    assert capsys.readouterr().out.startswith("Acc: (4,) float32")
 
 
 @pytest.mark.parametrize(

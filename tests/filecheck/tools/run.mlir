@@ -51,6 +51,14 @@
 // A loop-level function: the buffers given with --input are its inputs.
 // RUN: tilecraft-run %S/Inputs/loops.mlir --entry copy --input %t.a.npy | filecheck %s --check-prefix=CHECK-COPY
 // CHECK-COPY: Out: (100,) float32 [0., 1., 2., 3., 4., 5., 6., 7.] ... (100 values)
+// Every buffer it only reads is an input: one missing is an error, never a zeroed output.
+// RUN: python -c "import numpy as np; np.save('%t.x.npy', np.arange(4, dtype=np.float32))"
+// RUN: not tilecraft-run %S/Inputs/loops.mlir --entry fma --input %t.x.npy 2>&1 | filecheck %s --check-prefix=CHECK-FMA-MISSING
+// CHECK-FMA-MISSING: tilecraft-run: error: @fma takes 2 inputs (X, Y), got 1 --input files: missing Y
+// CHECK-FMA-MISSING-NOT: Acc:
+// An accumulator given with --input is updated and shown: Acc = X * X + X.
+// RUN: tilecraft-run %S/Inputs/loops.mlir --entry fma --input %t.x.npy --input %t.x.npy --input %t.x.npy | filecheck %s --check-prefix=CHECK-FMA
+// CHECK-FMA: Acc: (4,) float32 [ 0.,  2.,  6., 12.]
 
 func.func @add(%A: tensor<100xf32>, %B: tensor<100xf32>) -> tensor<100xf32> {
   %C = te.compute "C" (%i: "i") -> tensor<100xf32> {
