@@ -319,6 +319,7 @@ def compile(  # noqa: A001
     num_threads=None,
     extra_passes=None,
     tuning_log=None,
+    timing: bool = False,
 ):
     """A whole model (ONNX model or path, `.mlir` graph file, or graph `ModuleOp`)
     compiled for the CPU: `m = tc.compile("model.onnx"); y = m(x)`. It runs the
@@ -330,7 +331,9 @@ def compile(  # noqa: A001
     of the current templates (an older log) are skipped with a warning.
     `target="accel"` runs a quantized model's (`tc.quantize`) int8 convolutions on the
     accelerator's simulator and the rest on the CPU (runtime/offload.py), each with
-    the best config a `tuning_log` (autotune/records.py) holds for its workload."""
+    the best config a `tuning_log` (autotune/records.py) holds for its workload.
+    `timing=True` prints where the compilation spent its time on stderr (per pass
+    and stage, as MLIR's `-mlir-timing`); `m.timing` holds it either way."""
     if isinstance(target, str) and target.split()[:1] == ["accel"]:
         from tilecraft.runtime.offload import compile_offload
 
@@ -347,6 +350,7 @@ def compile(  # noqa: A001
         num_threads=num_threads,
         extra_passes=extra_passes,
         schedule_configs=None if tuning_log is None else _log_lookup(tuning_log, skip_invalid=True),
+        timing=timing,
     )
 
 

@@ -70,13 +70,17 @@ def compile_loop_module(module: ModuleOp, *, num_threads: int | None = None, run
     from tilecraft.backends.llvm.jit import jit_module, signatures_of
     from tilecraft.lowering.loop_to_llvm import lower_to_llvm_dialect
 
+    from tilecraft.utils.compile_timing import section
+
     check_argument_types(module)
     times = CompileTimes()
     start = time.perf_counter()
-    lowered = lower_to_llvm_dialect(module)
+    with section("loop-to-llvm"):
+        lowered = lower_to_llvm_dialect(module)
     times.lower = time.perf_counter() - start
     signatures = signatures_of([op for op in module.ops if isinstance(op, func.FuncOp)])
-    return jit_module(lowered, signatures, num_threads=num_threads, runtime=runtime, times=times)
+    with section("LLVM"):
+        return jit_module(lowered, signatures, num_threads=num_threads, runtime=runtime, times=times)
 
 
 def check_argument_types(module: ModuleOp) -> None:

@@ -89,7 +89,13 @@ def lower_to_llvm_dialect(module: ModuleOp, reassociate: bool = True) -> ModuleO
     functions); the caller's module stays as it was."""
     from xdsl.dialects import func
 
-    clone = module.clone()
+    from tilecraft.utils.compile_timing import section
+
+    with section("clone"):
+        clone = module.clone()
     if any(isinstance(op, func.FuncOp) for op in clone.ops):
-        LoopToLlvmPass(reassociate=reassociate).apply(Context(), clone)
+        ctx = Context()
+        for stage in LoopToLlvmPass(reassociate=reassociate).stages():
+            with section(stage.name):
+                stage.apply(ctx, clone)
     return clone

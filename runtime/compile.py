@@ -21,6 +21,7 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp, TensorType
 
 from tilecraft.runtime.extension import ExtraPasses, insert_passes
 from tilecraft.runtime.model import INPUT, OUTPUT, WEIGHT, CompiledModel, Port
+from tilecraft.utils.compile_timing import section
 from tilecraft.utils.weights import WeightStore, attach, store_of
 
 
@@ -124,6 +125,7 @@ def compile(  # noqa: A001 - TVM's and the issue's name
     num_threads: int | None = None,
     extra_passes: ExtraPasses | None = None,
     schedule_configs=None,
+    timing: bool = False,
 ) -> CompiledModel:
     """Compile an ONNX model (a ModelProto or a path), a `.mlir` graph file, or a
     graph-level `ModuleOp` (with its `WeightStore` as `store`, unless one is
@@ -134,7 +136,26 @@ def compile(  # noqa: A001 - TVM's and the issue's name
     runs passes of one's own at named points of compile-model
     (`runtime/extension.py`); `schedule_configs(template, params) -> config | None`
     is the tuning context the schedules ask (topi/tuning.py; tc.compile's
-    `tuning_log` makes one of a log); what it answered for is `model.tuned`."""
+    `tuning_log` makes one of a log); what it answered for is `model.tuned`.
+    `timing=True` prints where the compilation spent its time (each pass of
+    compile-model and loop-to-llvm, translation, LLVM) on stderr, as MLIR's
+    `-mlir-timing` does; `model.timing` holds it either way (a `Timer`)."""
+    from tilecraft.utils.compile_timing import collect_timing, current_timer
+
+    outer = current_timer()
+    with collect_timing(outer) if outer is not None else collect_timing() as timer:
+        model = _compile(
+            model_or_path, target, fuse, input_shapes, store, num_threads, extra_passes, schedule_configs
+        )
+    model.timing = timer
+    if timing:
+        import sys
+
+        print(timer.report(), file=sys.stderr)
+    return model
+
+
+def _compile(model_or_path, target, fuse, input_shapes, store, num_threads, extra_passes, schedule_configs):
     from tilecraft.compiler import make_context
     from tilecraft.pipelines.compile_model import CompileModelPass
     from tilecraft.topi.tuning import use_configs
@@ -145,7 +166,8 @@ def compile(  # noqa: A001 - TVM's and the issue's name
         raise ValueError(f"unknown target {target!r}; tilecraft.compile supports 'llvm'")
     threads = resolve_threads(num_threads)
     start = time.perf_counter()
-    module = load_model(model_or_path, input_shapes, store)
+    with section("load-model"):
+        module = load_model(model_or_path, input_shapes, store)
     name = graph_function(module).sym_name.data
     user_inputs, user_outputs = _user_shapes(graph_function(module))
     source = store_of(module)
@@ -155,15 +177,18 @@ def compile(  # noqa: A001 - TVM's and the issue's name
     stages = insert_passes(CompileModelPass(fuse=fuse).stages(), extra_passes)
     ctx = make_context()
     lookup = _Answered(schedule_configs) if schedule_configs is not None else None
-    with use_configs(lookup) if lookup is not None else contextlib.nullcontext():
+    with section("compile-model"), use_configs(lookup) if lookup is not None else contextlib.nullcontext():
         for stage in stages:
-            stage.apply(ctx, module)
-            verify_module(module)
+            with section(stage.name):
+                stage.apply(ctx, module)
+            with section("verify"):
+                verify_module(module)
     main = next(f for f in module.ops if isinstance(f, func.FuncOp) and f.sym_name.data == name)
 
     from tilecraft.compiler import compile_loop_module
 
-    ir = str(module)
+    with section("print"):
+        ir = str(module)
     jit = compile_loop_module(module, num_threads=threads)
     ports = ports_of(main, user_inputs, user_outputs)
     store = store_of(module)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
@@ -31,6 +32,7 @@ from tilecraft.registry import (
     plugins,
     providers,
 )
+from tilecraft.utils.compile_timing import record, section
 from tilecraft.utils.diagnostics import (
     NESTING_TOO_DEEP,
     LocatedParser,
@@ -81,6 +83,12 @@ class TilecraftOptMain(xDSLOptMain):
             "matmul workload it tuned with its best record (as tc.compile(tuning_log=))",
         )
         arg_parser.add_argument(
+            "--timing",
+            action="store_true",
+            help="print the time each pass (and parsing, printing, translation, LLVM) "
+            "took on stderr, as mlir-opt's -mlir-timing",
+        )
+        arg_parser.add_argument(
             "--traceback",
             action="store_true",
             help="on an internal error, print the Python traceback",
@@ -108,18 +116,41 @@ class TilecraftOptMain(xDSLOptMain):
 
         self.available_frontends["mlir"] = parse_mlir
 
+    def run(self):
+        if not self.args.timing:
+            return super().run()
+        from tilecraft.utils.compile_timing import collect_timing
+
+        with collect_timing() as timer:
+            try:
+                return super().run()
+            finally:
+                timer.stop()
+                print(timer.report(), file=sys.stderr)
+
     def parse_chunk(self, chunk, file_extension, start_offset=0):
         self._line_offset = start_offset
-        return super().parse_chunk(chunk, file_extension, start_offset)
+        with section("parse"):
+            return super().parse_chunk(chunk, file_extension, start_offset)
+
+    def output_resulting_program(self, prog: ModuleOp) -> str:
+        with section("output"):
+            return super().output_resulting_program(prog)
 
     def setup_pipeline(self):
+        mark = [0.0]  # when the pass now running started (--timing)
+
         def callback(previous_pass, module: ModuleOp, next_pass) -> None:
-            if not self.args.disable_verify:
-                verify_module(module)
+            if previous_pass is not None:
+                record(previous_pass.name, time.perf_counter() - mark[0])
+            with section("verify"):
+                if not self.args.disable_verify:
+                    verify_module(module)
             if previous_pass and next_pass and self.args.print_between_passes:
                 print(f"// IR after {previous_pass.name}:")
                 print(module)
                 print()
+            mark[0] = time.perf_counter()
 
         try:
             pipeline = PassPipeline.parse_spec(

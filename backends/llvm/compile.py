@@ -24,6 +24,7 @@ from tilecraft.backends.llvm.halfconv import add_half_conversions
 from tilecraft.backends.llvm.runtime import add_parallel_runtime
 from tilecraft.backends.llvm.target import parse_and_optimize, triple_and_layout
 from tilecraft.backends.llvm.translate import translate_module
+from tilecraft.utils.compile_timing import section
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
@@ -61,10 +62,11 @@ def build_llvm_module(
         )
     times = times if times is not None else CompileTimes()
     start = time.perf_counter()
-    triple, layout = triple_and_layout()
-    ir_module = translate_module(module, triple, layout)
-    add_parallel_runtime(ir_module, runtime, threads)
-    text = add_half_conversions(str(ir_module))
+    with section("translate"):
+        triple, layout = triple_and_layout()
+        ir_module = translate_module(module, triple, layout)
+        add_parallel_runtime(ir_module, runtime, threads)
+        text = add_half_conversions(str(ir_module))
     times.translate = time.perf_counter() - start
 
     start = time.perf_counter()

@@ -32,6 +32,7 @@ import numpy as np
 from tilecraft.backends.llvm.compile import CompileTimes, build_llvm_module
 from tilecraft.backends.llvm.runtime import default_flavour, pool_supported
 from tilecraft.backends.llvm.target import create_host_target_machine
+from tilecraft.utils.compile_timing import section
 from tilecraft.utils.dtypes import numpy_dtype
 from tilecraft.utils.threads import resolve_threads
 from xdsl.dialects import func, memref
@@ -351,8 +352,9 @@ def jit_module(
     llvm_module = build_llvm_module(
         module, jit_flavour(runtime or default_flavour()), resolve_threads(num_threads), times=times
     )
-    engine = llvm_binding.create_mcjit_compiler(llvm_module, create_host_target_machine(jit=True))
-    engine.finalize_object()
+    with section("LLVM codegen"):
+        engine = llvm_binding.create_mcjit_compiler(llvm_module, create_host_target_machine(jit=True))
+        engine.finalize_object()
     return JitModule(engine, llvm_module, signatures, times)
 
 

@@ -73,14 +73,18 @@ def triple_and_layout() -> tuple[str, str]:
 
 def parse_and_optimize(text: str, optimize: bool = True) -> llvm.ModuleRef:
     """Parse LLVM IR text, verify it, and run O3 for the host on it."""
+    from tilecraft.utils.compile_timing import section
+
     machine = host_target_machine()
-    module = llvm.parse_assembly(text)
-    module.verify()
+    with section("LLVM parse"):
+        module = llvm.parse_assembly(text)
+        module.verify()
     if optimize:
-        options = llvm.create_pipeline_tuning_options(speed_level=3)
-        options.loop_vectorization = True
-        options.slp_vectorization = True
-        options.loop_unrolling = True
-        builder = llvm.create_pass_builder(machine, options)
-        builder.getModulePassManager().run(module, builder)
+        with section("LLVM optimize"):
+            options = llvm.create_pipeline_tuning_options(speed_level=3)
+            options.loop_vectorization = True
+            options.slp_vectorization = True
+            options.loop_unrolling = True
+            builder = llvm.create_pass_builder(machine, options)
+            builder.getModulePassManager().run(module, builder)
     return module
