@@ -10,7 +10,7 @@ current directory, so run later tools from the same directory (or give `-o` an
 absolute path). A model without large constants gets no weight file.
 
 Without `-o` the IR goes to stdout; then a model with weights needs `--weights`.
-Every error is one line on stderr and exit code 1.
+Every error is one line on stderr and exit code 1 (tools/errors.py).
 """
 
 from __future__ import annotations
@@ -22,12 +22,11 @@ from pathlib import Path
 
 from xdsl.printer import Printer
 
-from tilecraft.frontends.onnx import OnnxImportError, from_onnx
+from tilecraft.frontends.onnx import from_onnx
+from tilecraft.tools.errors import ArgumentParser, UserError, add_traceback_option, run_tool, writing
 from tilecraft.utils.weights import attach
 
-
-class UsageError(Exception):
-    pass
+PROG = "tilecraft-import"
 
 
 def parse_input_shape(text: str) -> tuple[str, tuple[int, ...]]:
@@ -39,7 +38,7 @@ def parse_input_shape(text: str) -> tuple[str, tuple[int, ...]]:
         if any(d <= 0 for d in shape):
             raise ValueError
     except ValueError:
-        raise UsageError(f"bad --input-shape '{text}': write NAME=D1,D2,... with positive extents") from None
+        raise UserError(f"bad --input-shape '{text}': write NAME=D1,D2,... with positive extents") from None
     return name, shape
 
 
@@ -50,11 +49,9 @@ def weights_path_for(output: str) -> str:
     return str(path.with_name(stem + ".weights.npz"))
 
 
-def run(argv: Sequence[str] | None) -> None:
-    from tilecraft.tools.run import ArgumentParser  # usage errors exit 1
-
+def make_arg_parser() -> ArgumentParser:
     parser = ArgumentParser(
-        prog="tilecraft-import",
+        prog=PROG,
         description="Import an ONNX model (any opset; before 13 converted with onnx.version_converter) as tilecraft graph-dialect IR.",
     )
     parser.add_argument("model", help="the .onnx file")
@@ -67,36 +64,31 @@ def run(argv: Sequence[str] | None) -> None:
         metavar="NAME=D1,D2,...",
         help="fix the shape of an input with dynamic dimensions (repeatable)",
     )
-    args = parser.parse_args(argv)
+    add_traceback_option(parser)
+    return parser
+
+
+def run(args) -> None:
     shapes = dict(parse_input_shape(s) for s in args.input_shape)
     module, store = from_onnx(args.model, input_shapes=shapes)
     weights = args.weights or (weights_path_for(args.output) if args.output else None)
     if store.arrays:
         if weights is None:
-            raise UsageError("the model has weights: pass -o MODEL.mlir (or --weights PATH.npz) to save them")
+            raise UserError("the model has weights: pass -o MODEL.mlir (or --weights PATH.npz) to save them")
         attach(module, store, weights)
     out = io.StringIO()
     Printer(stream=out).print_op(module)
     text = out.getvalue() + "\n"
     if args.output:
-        Path(args.output).write_text(text)
+        with writing(args.output):
+            Path(args.output).write_text(text)
     else:
         sys.stdout.write(text)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    try:
-        run(argv)
-    except (UsageError, OnnxImportError) as e:
-        print(f"tilecraft-import: error: {e}", file=sys.stderr)
-        return 1
-    except OSError as e:
-        print(f"tilecraft-import: error: {e.strerror}: '{e.filename}'", file=sys.stderr)
-        return 1
-    except Exception as e:  # a bug, not the user's fault: say so, still in one line
-        print(f"tilecraft-import: internal error: {type(e).__name__}: {e} (please report it)", file=sys.stderr)
-        return 2
-    return 0
+    args = make_arg_parser().parse_args(argv)
+    return run_tool(PROG, lambda: run(args), argv)
 
 
 if __name__ == "__main__":

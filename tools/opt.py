@@ -13,18 +13,16 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-import traceback
 from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import PassPipeline
-from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
+from xdsl.utils.exceptions import ArgSpecParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from tilecraft.registry import (
-    PluginError,
     Provider,
     get_all_dialects,
     get_all_passes,
@@ -32,19 +30,13 @@ from tilecraft.registry import (
     plugins,
     providers,
 )
+from tilecraft.tools.errors import UserError, add_traceback_option, run_tool, writing
 from tilecraft.utils.compile_timing import record, section
-from tilecraft.utils.diagnostics import (
-    NESTING_TOO_DEEP,
-    LocatedParser,
-    allow_deep_nesting,
-    format_parse_error,
-    verify_module,
-)
+from tilecraft.utils.diagnostics import LocatedParser, verify_module
 from tilecraft.utils.weights import WeightError, WeightStore, attach, referenced_names, store_of
 
 
-class UsageError(Exception):
-    """A bad command line (unknown pass, bad option); printed without a traceback."""
+PROG = "tilecraft-opt"
 
 
 class TilecraftOptMain(xDSLOptMain):
@@ -70,6 +62,7 @@ class TilecraftOptMain(xDSLOptMain):
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser):
         super().register_all_arguments(arg_parser)
+        arg_parser.prog = PROG  # (not the script's file name: python -m, in-process callers)
         arg_parser.add_argument(
             "--weights-out",
             metavar="PATH",
@@ -88,11 +81,7 @@ class TilecraftOptMain(xDSLOptMain):
             help="print the time each pass (and parsing, printing, translation, LLVM) "
             "took on stderr, as mlir-opt's -mlir-timing",
         )
-        arg_parser.add_argument(
-            "--traceback",
-            action="store_true",
-            help="on an internal error, print the Python traceback",
-        )
+        add_traceback_option(arg_parser)
         arg_parser.formatter_class = argparse.RawDescriptionHelpFormatter
         arg_parser.epilog = "\n".join(
             [
@@ -159,7 +148,7 @@ class TilecraftOptMain(xDSLOptMain):
         # xDSL raises bare ValueErrors for bad specs, and an ArgSpecParseError
         # (a BaseException) for malformed ones.
         except (Exception, ArgSpecParseError) as e:
-            raise UsageError(f"bad pass pipeline '{self.args.passes}': {e}") from e
+            raise UserError(f"bad pass pipeline '{self.args.passes}': {e}") from e
         # A named pipeline (compile-model) runs as its stages, so that the module
         # is verified, and printed with --print-between-passes, after each.
         passes = []
@@ -172,7 +161,11 @@ class TilecraftOptMain(xDSLOptMain):
         try:
             return super().prepare_input()
         except ValueError as e:  # "Unrecognized file extension 'txt'"
-            raise UsageError(f"{e}; pass -f mlir to read it as IR") from e
+            raise UserError(f"{e}; pass -f mlir to read it as IR") from e
+
+    def prepare_output(self):
+        with writing(self.args.output_file):
+            return super().prepare_output()
 
     def apply_passes(self, prog: ModuleOp):
         if not self.args.disable_verify:
@@ -184,7 +177,7 @@ class TilecraftOptMain(xDSLOptMain):
             from tilecraft.topi.tuning import use_configs
 
             if not Path(self.args.tuning_log).is_file():
-                raise UsageError(f"no tuning log '{self.args.tuning_log}'")
+                raise UserError(f"no tuning log '{self.args.tuning_log}'")
             with use_configs(LogLookup(self.args.tuning_log)):
                 super().apply_passes(prog)
         self._save_changed_weights(prog)
@@ -195,11 +188,11 @@ class TilecraftOptMain(xDSLOptMain):
         try:
             store = store_of(prog)
         except WeightError as e:
-            raise UsageError(str(e)) from e
+            raise UserError(str(e)) from e
         if store is None or not store.changed:
             return
         if self.args.weights_out is None:
-            raise UsageError(
+            raise UserError(
                 "the passes changed the weight store; pass --weights-out PATH.npz "
                 "to save it (the output IR will name that file)"
             )
@@ -226,46 +219,7 @@ def _plugin_help(provider: Provider) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    debug = "--traceback" in args
-    allow_deep_nesting()
-    try:
-        TilecraftOptMain(args=args).run()
-    except SystemExit as e:
-        # argparse (xDSL's driver builds the parser) exits 2 on a bad command
-        # line; tilecraft's tools keep 2 for internal errors: a usage error is 1.
-        return 1 if e.code == 2 else e.code
-    except (UsageError, PluginError) as e:
-        print(f"tilecraft-opt: error: {e}", file=sys.stderr)
-        return 1
-    except ParseError as e:
-        print(format_parse_error(e), file=sys.stderr)
-        return 1
-    except DiagnosticException as e:
-        print(str(e).rstrip(), file=sys.stderr)
-        return 1
-    except OSError as e:  # a missing or unreadable file, a directory, ...
-        print(f"tilecraft-opt: error: {e.strerror}: '{e.filename}'", file=sys.stderr)
-        return 1
-    except RecursionError:
-        print(f"tilecraft-opt: error: {NESTING_TOO_DEEP}", file=sys.stderr)
-        return 1
-    except UnicodeDecodeError as e:
-        print(
-            f"tilecraft-opt: error: the input is not UTF-8 text ({e.reason} at byte "
-            f"{e.start})",
-            file=sys.stderr,
-        )
-        return 1
-    except Exception as e:
-        if debug:
-            traceback.print_exc()
-        print(
-            f"tilecraft-opt: internal error: {type(e).__name__}: {e} "
-            "(rerun with --traceback and report it)",
-            file=sys.stderr,
-        )
-        return 2
-    return 0
+    return run_tool(PROG, lambda: TilecraftOptMain(args=args).run(), args)
 
 
 if __name__ == "__main__":

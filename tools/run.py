@@ -37,26 +37,17 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.utils.exceptions import DiagnosticException, ParseError, PassFailedException
 
 from tilecraft.dialects.te import ComputeOp
-from tilecraft.utils.diagnostics import NESTING_TOO_DEEP, allow_deep_nesting, format_parse_error
-from tilecraft.utils.threads import ThreadCountError
-from tilecraft.utils.weights import WeightError
+from tilecraft.tools.errors import ArgumentParser, UserError, add_traceback_option, run_tool, writing
 
 PROG = "tilecraft-run"
-
-
-class UserError(Exception):
-    """A mistake in the command line or the input files; printed without a traceback."""
-
 
 @dataclass(frozen=True)
 class Tolerance:
@@ -84,13 +75,6 @@ class Argument:
 
 
 # -- the command line ---------------------------------------------------------
-
-
-class ArgumentParser(argparse.ArgumentParser):
-    def error(self, message: str):
-        """A bad command line is a user error: exit code 1 (argparse uses 2)."""
-        self.print_usage(sys.stderr)
-        self.exit(1, f"{self.prog}: error: {message}\n")
 
 
 def make_arg_parser() -> argparse.ArgumentParser:
@@ -134,11 +118,7 @@ def make_arg_parser() -> argparse.ArgumentParser:
         help="threads for parallel loops (default: OMP_NUM_THREADS, else the CPUs this "
         "process may run on)",
     )
-    parser.add_argument(
-        "--traceback",
-        action="store_true",
-        help="on an internal error, print the Python traceback",
-    )
+    add_traceback_option(parser)
     return parser
 
 
@@ -190,14 +170,14 @@ def _random_array(arg: Argument, rng: np.random.Generator) -> np.ndarray:
     return rng.standard_normal(size=arg.shape).astype(arg.dtype)
 
 
-def read_npy(path: str, where: str, user_error: type[Exception] = UserError) -> np.ndarray:
+def read_npy(path: str, where: str) -> np.ndarray:
     """The one array of a .npy file; `where` names it in the errors."""
     try:
         array = np.load(path, allow_pickle=False)
     except (OSError, ValueError, EOFError) as e:
-        raise user_error(f"cannot read {where}: {e}") from e
+        raise UserError(f"cannot read {where}: {e}") from e
     if not isinstance(array, np.ndarray):
-        raise user_error(f"{where} holds several arrays (.npz); give one .npy per input")
+        raise UserError(f"{where} holds several arrays (.npz); give one .npy per input")
     return array
 
 
@@ -315,7 +295,7 @@ def run(args: argparse.Namespace) -> int:
         alone = ModuleOp([entry.clone()])
         if ATTR in module.attributes:
             alone.attributes[ATTR] = module.attributes[ATTR]
-        return run_model(args, UserError, alone)
+        return run_model(args, alone)
     entry_is_te = any(isinstance(op, ComputeOp) for op in entry.walk())
     if entry_is_te and not entry.function_type.outputs.data:
         raise UserError(
@@ -380,10 +360,8 @@ def run(args: argparse.Namespace) -> int:
     compiled(*arrays)
 
     for path, array in zip(args.output, results):
-        try:
+        with writing(path):
             np.save(path, array)
-        except OSError as e:
-            raise UserError(f"cannot write output file '{path}': {e.strerror}") from e
     if not args.output:
         for a, array in zip(shown_args, results):
             print(summarize(a.name, array))
@@ -416,39 +394,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--num-threads must be a positive integer, got {args.num_threads}")
     if args.seed < 0:
         parser.error(f"--seed must be a non-negative integer, got {args.seed}")
-    allow_deep_nesting()
-    try:
+
+    def body() -> int:
         if is_model:
             from tilecraft.tools.run_model import run_model
 
-            return run_model(args, UserError)
+            return run_model(args)
         return run(args)
-    except UserError as e:
-        print(f"{PROG}: error: {e}", file=sys.stderr)
-    except ParseError as e:
-        print(format_parse_error(e), file=sys.stderr)
-    except (ThreadCountError, WeightError) as e:  # OMP_NUM_THREADS; graph.weights
-        print(f"{PROG}: error: {e}", file=sys.stderr)
-    except PassFailedException as e:  # a DiagnosticException without a location
-        print(f"{PROG}: error: {e}", file=sys.stderr)
-    except DiagnosticException as e:  # verifier and pass errors, located at the op
-        print(str(e).rstrip(), file=sys.stderr)
-    except OSError as e:
-        print(f"{PROG}: error: {e.strerror}: '{e.filename}'", file=sys.stderr)
-    except UnicodeDecodeError as e:
-        print(f"{PROG}: error: the input is not UTF-8 text ({e.reason})", file=sys.stderr)
-    except RecursionError:
-        print(f"{PROG}: error: {NESTING_TOO_DEEP}", file=sys.stderr)
-    except Exception as e:
-        if args.traceback:
-            traceback.print_exc()
-        print(
-            f"{PROG}: internal error: {type(e).__name__}: {e} "
-            "(rerun with --traceback and report it)",
-            file=sys.stderr,
-        )
-        return 2
-    return 1
+
+    return run_tool(PROG, body, argv)
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
 """`tilecraft-run model.onnx` (or a graph-level function of an IR file): compile a
 whole model and run it (see tools/run.py).
 
-Kept apart from the IR mode of tools/run.py, which it shares the command line,
-the error handling and the array helpers with.
+Kept apart from the IR mode of tools/run.py, which it shares the command line
+and the array helpers with (the error handling is every tool's: tools/errors.py).
 """
 
 from __future__ import annotations
@@ -14,8 +14,10 @@ import time
 
 import numpy as np
 
+from tilecraft.tools.errors import UserError, writing
 
-def _feeds(args: argparse.Namespace, model, user_error) -> dict[str, np.ndarray]:
+
+def _feeds(args: argparse.Namespace, model) -> dict[str, np.ndarray]:
     """The model's inputs from `--input [NAME=]FILE.npy`, or random ones."""
     from tilecraft.tools.run import Argument, random_array, read_npy
 
@@ -32,46 +34,40 @@ def _feeds(args: argparse.Namespace, model, user_error) -> dict[str, np.ndarray]
             path = item
             name = next((n for n in positional if n not in feeds), None)
             if name is None:
-                raise user_error(f"more --input files than model inputs ({', '.join(names)})")
+                raise UserError(f"more --input files than model inputs ({', '.join(names)})")
         elif name not in specs:
-            raise user_error(f"the model has no input '{name}' (its inputs: {', '.join(names)})")
+            raise UserError(f"the model has no input '{name}' (its inputs: {', '.join(names)})")
         if name in feeds:
-            raise user_error(f"input '{name}' is given twice")
-        feeds[name] = read_npy(path, f"input file '{path}' for input '{name}'", user_error)
+            raise UserError(f"input '{name}' is given twice")
+        feeds[name] = read_npy(path, f"input file '{path}' for input '{name}'")
     missing = [n for n in names if n not in feeds]
     if missing:
-        raise user_error(f"missing input(s) {', '.join(missing)}; give --input NAME=FILE.npy for each")
+        raise UserError(f"missing input(s) {', '.join(missing)}; give --input NAME=FILE.npy for each")
     return feeds
 
 
-def run_model(args: argparse.Namespace, user_error: type[Exception], module=None) -> int:
+def run_model(args: argparse.Namespace, module=None) -> int:
     """Compile and run the model `args.file`, or the graph-level `module` (a graph
     function of an IR file, alone in it)."""
-    from tilecraft.frontends.onnx import OnnxImportError
     from tilecraft.runtime import compile as compile_model
     from tilecraft.tools.run import summarize
 
     if args.check:
-        raise user_error("--check compares a te function with its reference; it does not apply to models")
+        raise UserError("--check compares a te function with its reference; it does not apply to models")
     if args.entry is not None and module is None:
-        raise user_error("--entry names a function of an IR file; a model has one entry")
-    try:
-        model = compile_model(module if module is not None else args.file, num_threads=args.num_threads)
-    except OnnxImportError as e:
-        raise user_error(str(e)) from e
-    feeds = _feeds(args, model, user_error)
+        raise UserError("--entry names a function of an IR file; a model has one entry")
+    model = compile_model(module if module is not None else args.file, num_threads=args.num_threads)
+    feeds = _feeds(args, model)
     try:
         results = model(**feeds)
     except ValueError as e:  # the model's input checks: name, shape, dtype
-        raise user_error(str(e)) from e
+        raise UserError(str(e)) from e
     results = results if isinstance(results, tuple) else (results,)
     if args.output and len(args.output) != len(results):
-        raise user_error(f"the model has {len(results)} outputs, got {len(args.output)} --output files")
+        raise UserError(f"the model has {len(results)} outputs, got {len(args.output)} --output files")
     for path, array in zip(args.output, results):
-        try:
+        with writing(path):
             np.save(path, array)
-        except OSError as e:
-            raise user_error(f"cannot write output file '{path}': {e.strerror}") from e
     if not args.output:
         for n, array in enumerate(results):
             print(summarize(f"output{n}", array))

@@ -23,21 +23,19 @@ from __future__ import annotations
 
 import argparse
 import sys
-import traceback
 from collections.abc import Sequence
 
-from xdsl.utils.exceptions import DiagnosticException, ParseError
+from tilecraft.tools.errors import ArgumentParser, UserError, add_traceback_option, run_tool, writing
 
+PROG = "tilecraft-translate"
 LLVM_EMITTERS = ("llvm-ir", "asm", "obj", "shared-lib")
 ACCEL_EMITTERS = ("accel-bin", "accel-asm")
 EMITTERS = LLVM_EMITTERS + ACCEL_EMITTERS
 
 
 def _arguments() -> argparse.ArgumentParser:
-    from tilecraft.tools.run import ArgumentParser  # usage errors exit 1
-
     parser = ArgumentParser(
-        prog="tilecraft-translate",
+        prog=PROG,
         description="Translate loop- or te-level IR to LLVM IR, assembly, an object file "
         "or a shared library for the host CPU; accel IR to an accelerator binary or listing, "
         "and an accelerator binary back to accel IR.",
@@ -67,9 +65,7 @@ def _arguments() -> argparse.ArgumentParser:
         help="threads for parallel loops (default: OMP_NUM_THREADS, else the CPUs "
         "this process may run on)",
     )
-    parser.add_argument(
-        "--traceback", action="store_true", help="on an internal error, print the Python traceback"
-    )
+    add_traceback_option(parser)
     return parser
 
 
@@ -106,7 +102,7 @@ def _load(path: str):
 def _write(data: bytes | str, output: str | None) -> None:
     if output:
         mode = "wb" if isinstance(data, bytes) else "w"
-        with open(output, mode) as out:
+        with writing(output), open(output, mode) as out:
             out.write(data)
     elif isinstance(data, bytes):
         sys.stdout.buffer.write(data)
@@ -150,7 +146,7 @@ def _translate_accel(args: argparse.Namespace) -> None:
     try:
         program_op = find_program(module)
     except ProgramNotFoundError as e:
-        raise UsageError(f"--emit={args.emit} takes accel IR: {e}") from None
+        raise UserError(f"--emit={args.emit} takes accel IR: {e}") from None
     if any(isinstance(op, InstructionOp) and op.deps for op in program_op.body.block.ops):
         LowerAccelTokensPass().apply(Context(), module)
         verify_module(module)
@@ -163,19 +159,19 @@ def _translate(args: argparse.Namespace) -> None:
 
     if args.disassemble or args.emit in ACCEL_EMITTERS:
         if args.disassemble and args.emit in LLVM_EMITTERS:
-            raise UsageError(f"--disassemble gives accel IR, accel-asm or accel-bin, not --emit={args.emit}")
+            raise UserError(f"--disassemble gives accel IR, accel-asm or accel-bin, not --emit={args.emit}")
         _translate_accel(args)
         return
     if args.emit is None:
         args.emit = "llvm-ir"
     module = _load(args.input)
     if any(op.name == "accel.program" for op in module.ops):
-        raise UsageError(
+        raise UserError(
             f"the input is accel IR, which has no --emit={args.emit}: use --emit=accel-bin or --emit=accel-asm"
         )
     if args.emit == "shared-lib":
         if not args.output:
-            raise UsageError("--emit=shared-lib needs an output file (-o)")
+            raise UserError("--emit=shared-lib needs an output file (-o)")
         backend.emit_shared_library(module, args.output, args.num_threads)
         return
     if args.emit == "obj":
@@ -187,55 +183,9 @@ def _translate(args: argparse.Namespace) -> None:
     _write(data, args.output)
 
 
-class UsageError(Exception):
-    """A bad command line; printed without a traceback."""
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     args = _arguments().parse_args(argv)
-    from tilecraft.backends.llvm import LinkError
-    from tilecraft.backends.llvm.translate import TranslationError
-    from tilecraft.utils.diagnostics import (
-        NESTING_TOO_DEEP,
-        allow_deep_nesting,
-        format_parse_error,
-    )
-    from tilecraft.utils.threads import ThreadCountError
-
-    allow_deep_nesting()
-    try:
-        _translate(args)
-    except UsageError as e:
-        print(f"tilecraft-translate: error: {e}", file=sys.stderr)
-        return 1
-    except ParseError as e:
-        print(format_parse_error(e), file=sys.stderr)
-        return 1
-    except DiagnosticException as e:
-        print(str(e).rstrip(), file=sys.stderr)
-        return 1
-    except (FileNotFoundError, IsADirectoryError, PermissionError) as e:
-        print(f"tilecraft-translate: error: {e.strerror}: '{e.filename}'", file=sys.stderr)
-        return 1
-    except (LinkError, TranslationError, ThreadCountError) as e:
-        print(f"tilecraft-translate: error: {e}", file=sys.stderr)
-        return 1
-    except RecursionError:
-        print(f"tilecraft-translate: error: {NESTING_TOO_DEEP}", file=sys.stderr)
-        return 1
-    except UnicodeDecodeError as e:
-        print(f"tilecraft-translate: error: the input is not UTF-8 text ({e.reason})", file=sys.stderr)
-        return 1
-    except Exception as e:
-        if args.traceback:
-            traceback.print_exc()
-        print(
-            f"tilecraft-translate: internal error: {type(e).__name__}: {e} "
-            "(rerun with --traceback and report it)",
-            file=sys.stderr,
-        )
-        return 2
-    return 0
+    return run_tool(PROG, lambda: _translate(args), argv)
 
 
 if __name__ == "__main__":

@@ -26,7 +26,8 @@ the default as a line (autotune/plot.py).
 
 Bad input (a missing or damaged model, a damaged log, a scheduler that does not
 answer, a model with nothing to tune) prints one line `tilecraft-tune: error: ...`
-and exits with status 1; a bug prints one line and exits with 2 (`--traceback`).
+and exits with status 1; a bug prints one line and exits with 2 (`--traceback`);
+Ctrl-C exits with 130 (tools/errors.py).
 """
 
 from __future__ import annotations
@@ -37,18 +38,13 @@ import socket
 import statistics
 import sys
 import time
-import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from xdsl.utils.exceptions import DiagnosticException, ParseError
+from tilecraft.tools.errors import ArgumentParser, UserError, add_traceback_option, run_tool, writing
 
 PROG = "tilecraft-tune"
-
-
-class UserError(Exception):
-    """A mistake in the command line or the inputs; printed without a traceback."""
 
 
 # -- the command line ---------------------------------------------------------
@@ -56,7 +52,6 @@ class UserError(Exception):
 
 def make_arg_parser() -> argparse.ArgumentParser:
     from tilecraft.autotune.tuner import CUTOFF
-    from tilecraft.tools.run import ArgumentParser  # usage errors exit 1
 
     parser = ArgumentParser(
         prog=PROG,
@@ -97,7 +92,7 @@ def make_arg_parser() -> argparse.ArgumentParser:
         help="a config whose first call takes FACTOR times the best time so far is timed by that call alone "
         f"(default {CUTOFF:g}; 0 times every config in full)",
     )
-    parser.add_argument("--traceback", action="store_true", help="on an internal error, print the Python traceback")
+    add_traceback_option(parser)
     return parser
 
 
@@ -134,6 +129,15 @@ def check_model(path: Path, input_shapes: dict) -> None:
         raise UserError(f"'{path}' is neither an ONNX model (.onnx) nor an IR file (.mlir)")
     if path.suffix == ".mlir" and input_shapes:
         raise UserError("--input-shape fixes the inputs of an ONNX model; an IR file has static shapes")
+
+
+def check_log(path: Path) -> None:
+    """A user error for a log that cannot be appended to (before any work is done:
+    the first measurement would fail to be written)."""
+    if path.is_dir():
+        raise UserError(f"cannot write '{path}': it is a directory")
+    if not path.parent.is_dir():
+        raise UserError(f"cannot write '{path}': no such directory")
 
 
 def load_tasks(path: Path, input_shapes: dict[str, tuple[int, ...]]) -> list:
@@ -296,10 +300,12 @@ def run(args: argparse.Namespace) -> None:
     check_model(Path(args.model), shapes)
     if args.plot and args.random:
         raise UserError("--plot runs both searches itself: leave out --random")
+    check_log(Path(args.log))
     log = TuningLog(args.log)
     log.records()  # a damaged log is an error now, not after the first task
     random_log = TuningLog(random_log_path(args.log)) if args.plot else None
     if random_log is not None:
+        check_log(random_log.path)
         random_log.records()
     executor = make_executor(args.scheduler, args.workers)  # a scheduler that does not answer fails fast
     results: list[TaskResult] = []
@@ -366,17 +372,11 @@ def write_plot(path: str, results: Sequence[TaskResult], log, random_log) -> Non
                     "random": curve(random_log, task.template, task.params)},
             default=r.default_gflops or None,
         ))  # fmt: skip
-    try:
+    with writing(path):
         plot_curves(panels, path)
-    except OSError as e:
-        raise UserError(f"cannot write the plot '{path}': {e.strerror}") from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from tilecraft.autotune.records import TuningLogError
-    from tilecraft.frontends.onnx import OnnxImportError
-    from tilecraft.utils.diagnostics import format_parse_error
-
     parser = make_arg_parser()
     args = parser.parse_args(argv)
     if args.trials < 1:
@@ -387,29 +387,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--timeout must be positive, got {args.timeout:g}")
     if args.cutoff < 0 or not math.isfinite(args.cutoff) or 0 < args.cutoff <= 1:
         parser.error(f"--cutoff must be 0 (off) or a factor above 1, got {args.cutoff:g}")
-    try:
-        run(args)
-        return 0
-    except (UserError, OnnxImportError) as e:
-        print(f"{PROG}: error: {e}", file=sys.stderr)
-    except TuningLogError as e:
-        print(f"{PROG}: error: {e}", file=sys.stderr)
-    except ParseError as e:
-        print(format_parse_error(e), file=sys.stderr)
-    except DiagnosticException as e:  # verifier and pass errors, located at the op
-        print(f"{PROG}: error: {str(e).strip()}", file=sys.stderr)
-    except OSError as e:
-        print(f"{PROG}: error: {e.strerror}: '{e.filename}'", file=sys.stderr)
-    except KeyboardInterrupt:
-        print(f"{PROG}: interrupted; the log keeps every measurement made: run again to resume", file=sys.stderr)
-        return 130
-    except Exception as e:  # noqa: BLE001 - a bug: one line, not a traceback
-        if args.traceback:
-            traceback.print_exc()
-        print(f"{PROG}: internal error: {type(e).__name__}: {e} (please report it; --traceback shows where)",
-              file=sys.stderr)  # fmt: skip
-        return 2
-    return 1
+    return run_tool(
+        PROG,
+        lambda: run(args),
+        argv,
+        interrupted="interrupted; the log keeps every measurement made: run again to resume",
+    )
 
 
 if __name__ == "__main__":

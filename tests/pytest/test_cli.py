@@ -129,3 +129,115 @@ def test_help_lists_tilecraft():
     assert result.returncode == 0
     dialects = next(line for line in result.stdout.splitlines() if line.startswith("tilecraft dialects:"))
     assert dialects == "tilecraft dialects: " + ", ".join(sorted(get_all_dialects()))
+
+
+# -- one error handler (tools/errors.py): the same error reads the same in every tool --
+
+def _tool_mains():
+    from tilecraft.tools import import_model, opt, run, translate, tune
+
+    return {
+        "tilecraft-opt": (opt.main, []),
+        "tilecraft-translate": (translate.main, []),
+        "tilecraft-run": (run.main, ["--entry", "f"]),
+        "tilecraft-import": (import_model.main, []),
+        "tilecraft-tune": (tune.main, ["--trials", "1", "--log", "unused.jsonl"]),
+    }
+
+
+TOOL_NAMES = ["tilecraft-opt", "tilecraft-translate", "tilecraft-run", "tilecraft-import", "tilecraft-tune"]
+
+
+def _run_main(tool: str, argv: list[str], capsys) -> tuple[int, str]:
+    main, extra = _tool_mains()[tool]
+    code = main([*argv, *extra])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err
+    return code, err
+
+
+@pytest.mark.parametrize("tool", TOOL_NAMES)
+def test_missing_input_file_reads_the_same(tool, tmp_path, capsys):
+    suffix = ".onnx" if tool in ("tilecraft-import", "tilecraft-tune") else ".mlir"
+    missing = tmp_path / f"missing{suffix}"
+    code, err = _run_main(tool, [str(missing)], capsys)
+    assert code == 1
+    assert err == f"{tool}: error: cannot read '{missing}': no such file\n"
+
+
+@pytest.mark.parametrize("tool", TOOL_NAMES)
+def test_directory_reads_the_same(tool, tmp_path, capsys):
+    code, err = _run_main(tool, [str(tmp_path)], capsys)
+    assert code == 1
+    assert err == f"{tool}: error: cannot read '{tmp_path}': it is a directory\n"
+
+
+@pytest.mark.parametrize(
+    "tool, argv",
+    [
+        ("tilecraft-opt", ["{good}", "-o", "{out}"]),
+        ("tilecraft-translate", ["{good}", "-o", "{out}"]),
+        ("tilecraft-run", ["{good}", "--entry", "add", "--output", "{out}"]),
+    ],
+)
+def test_unwritable_output_reads_the_same(tool, argv, tmp_path, capsys):
+    from tilecraft.tools import opt, run, translate
+
+    main = {"tilecraft-opt": opt.main, "tilecraft-translate": translate.main, "tilecraft-run": run.main}[tool]
+    out = tmp_path / "no-such-dir" / "out"
+    good = write(tmp_path, GOOD)
+    assert main([a.format(good=good, out=out) for a in argv]) == 1
+    assert capsys.readouterr().err == f"{tool}: error: cannot write '{out}': no such directory\n"
+
+
+@pytest.mark.parametrize("tool", ["tilecraft-opt", "tilecraft-translate", "tilecraft-run"])
+def test_not_utf8_reads_the_same(tool, tmp_path, capsys):
+    path = tmp_path / "binary.mlir"
+    path.write_bytes(b"func\xff")
+    code, err = _run_main(tool, [str(path)], capsys)
+    assert code == 1
+    assert err == f"{tool}: error: the input is not UTF-8 text (invalid start byte at byte 4)\n"
+
+
+def test_the_handler_words_each_kind_of_error(capsys):
+    from xdsl.utils.exceptions import PassFailedException
+
+    from tilecraft.tools.errors import UserError, run_tool
+    from tilecraft.utils.diagnostics import OpError
+
+    def raising(error):
+        def body():
+            raise error
+
+        return body
+
+    cases = [
+        (UserError("bad"), 1, "prog: error: bad\n"),
+        # Located diagnostics name their place themselves; the rest get the tool's name.
+        (OpError(None, "'x.y' op: wrong"), 1, "<unknown>: error: 'x.y' op: wrong\n"),
+        (PassFailedException("fuse-ops: no"), 1, "prog: error: fuse-ops: no\n"),
+        (RecursionError(), 1, "prog: error: the input nests too deeply"),
+        (KeyboardInterrupt(), 130, "prog: interrupted\n"),
+        (RuntimeError("boom"), 2, "prog: internal error: RuntimeError: boom (rerun with --traceback and report it)\n"),
+    ]
+    for error, code, words in cases:
+        assert run_tool("prog", raising(error), []) == code
+        err = capsys.readouterr().err
+        assert err.startswith(words), err
+        assert "Traceback" not in err
+    assert run_tool("prog", raising(RuntimeError("boom")), ["--traceback"]) == 2
+    assert "Traceback" in capsys.readouterr().err
+    assert run_tool("prog", lambda: None, []) == 0
+
+
+@pytest.mark.parametrize("tool", TOOL_NAMES)
+def test_every_tool_exits_1_on_a_bad_command_line_and_has_traceback(tool, capsys):
+    main, extra = _tool_mains()[tool]
+    try:
+        code = main(["in.mlir", *extra, "--no-such-option"])
+    except SystemExit as stop:  # argparse's exit, where the tool parses before its handler
+        code = stop.code
+    assert code == 1
+    assert f"{tool}: error: unrecognized arguments: --no-such-option" in capsys.readouterr().err
+    help_text = subprocess.run([str(BIN_DIR / tool), "--help"], capture_output=True, text=True, timeout=60).stdout
+    assert "--traceback" in help_text

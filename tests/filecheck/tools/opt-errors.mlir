@@ -22,11 +22,11 @@
 // A file that does not exist, and a directory.
 // RUN: not tilecraft-opt %t.does-not-exist.mlir 2>&1 | filecheck %s --check-prefix=MISSING
 // MISSING-NOT: Traceback
-// MISSING: tilecraft-opt: error: No such file or directory: '{{.*}}does-not-exist.mlir'
+// MISSING: tilecraft-opt: error: cannot read '{{.*}}does-not-exist.mlir': no such file
 // MISSING-NOT: Traceback
 // RUN: not tilecraft-opt %S/Inputs 2>&1 | filecheck %s --check-prefix=DIRECTORY
 // DIRECTORY-NOT: Traceback
-// DIRECTORY: tilecraft-opt: error: Is a directory: '{{.*}}Inputs'
+// DIRECTORY: tilecraft-opt: error: cannot read '{{.*}}Inputs': it is a directory
 // DIRECTORY-NOT: Traceback
 
 // A file whose extension names no frontend.

@@ -27,7 +27,7 @@ accel.program @p {
 // TINY: {{^}}{{.*}}.tiny: not a valid accel-bin file: truncated: the version needs 4 bytes at offset 8, 2 are left
 // CORRUPT: {{^}}{{.*}}.flipped: not a valid accel-bin file: checksum mismatch: the file is corrupt or truncated
 // FIELD: {{^}}{{.*}}.badop: not a valid accel-bin file: unknown opcode 7 in instruction 0x00000001000100010000000000000107
-// MISSING: tilecraft-translate: error: No such file or directory: '{{.*}}.missing'
+// MISSING: tilecraft-translate: error: cannot read '{{.*}}.missing': no such file
 // EMIT: tilecraft-translate: error: --disassemble gives accel IR, accel-asm or accel-bin, not --emit=llvm-ir
 // LLVM: tilecraft-translate: error: the input is accel IR, which has no --emit=llvm-ir: use --emit=accel-bin or --emit=accel-asm
 // NOPROG: tilecraft-translate: error: --emit=accel-asm takes accel IR: expected one accel.program in the input, found none

@@ -15,5 +15,5 @@ func.func @f(%A: memref<4xf32>) {
 }
 // CHECK-NOT: Traceback
 
-// MISSING: tilecraft-translate: error: No such file or directory: '{{.*}}translate-errors.mlir.missing'
+// MISSING: tilecraft-translate: error: cannot read '{{.*}}translate-errors.mlir.missing': no such file
 // NOOUT: tilecraft-translate: error: --emit=shared-lib needs an output file (-o)
