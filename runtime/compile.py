@@ -22,7 +22,7 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp, TensorType
 from tilecraft.runtime.extension import ExtraPasses, insert_passes
 from tilecraft.runtime.model import INPUT, OUTPUT, WEIGHT, CompiledModel, Port
 from tilecraft.utils.compile_timing import section
-from tilecraft.utils.weights import WeightStore, attach, store_of
+from tilecraft.utils.weights import WeightStore, attach, check_store, store_of
 
 
 def load_model(model, input_shapes: dict | None = None, store: WeightStore | None = None) -> ModuleOp:
@@ -32,6 +32,7 @@ def load_model(model, input_shapes: dict | None = None, store: WeightStore | Non
         module = model.clone()  # the caller's module is not rewritten
         store = store if store is not None else store_of(model)
         if store is not None:
+            check_store(module, store)  # the caller's arrays: shapes as the module says
             attach(module, store)
         return module
     if isinstance(model, (str, Path)) and str(model).endswith(".mlir"):

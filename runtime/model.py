@@ -233,9 +233,11 @@ def _as_array(value, port: Port) -> np.ndarray:
 def _bind_weight(port: Port, weights: Mapping[str, np.ndarray]) -> np.ndarray:
     if port.name not in weights:
         raise ValueError(f"no array for weight '{port.name}'")
+    from tilecraft.utils.weights import mismatch
+
     array = np.asarray(weights[port.name])
-    if array.size != int(np.prod(port.shape)):
-        raise ValueError(f"weight '{port.name}' holds {array.shape}, the model takes {port.shape}")
-    if array.dtype != port.dtype:
-        raise ValueError(f"weight '{port.name}' has dtype {array.dtype}, the model takes {port.dtype}")
+    # The shape itself, not only the element count: a transposed weight has as many.
+    problem = mismatch(port.name, array, port.shape, port.dtype)
+    if problem is not None:
+        raise ValueError(problem)
     return aligned(array.reshape(port.shape))

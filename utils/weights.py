@@ -9,6 +9,13 @@ absolute; `tilecraft-import` writes one beside the `.mlir`), so printed IR
 re-parses in another process given that file; a store held only in memory is
 named nowhere in the text.
 
+A store read from a file is checked against the module once, when it is
+loaded (`check_store`): each array a `graph.weight` op or a `tc.weight`
+argument names must have the shape and dtype its type says. A transposed array
+has as many elements as the right one, so nothing later would notice it; the
+error names the weight, the shape it has and the shape the module takes, at the
+op that reads it.
+
 Passes that need values (fold-constants, canonicalize, alter-layout) get
 the store with `pass_store(module, pass_name)`, read arrays by name and add new
 ones with `add`. They never change what the caller handed in: the pipeline
@@ -150,5 +157,55 @@ def store_of(module: ModuleOp) -> WeightStore | None:
     if not isinstance(attr, StringAttr):
         raise WeightError(f"the module attribute {ATTR} must name a .npz file as a string, got {attr}")
     store = WeightStore.load(attr.data)
+    check_store(module, store)
     _stores[module] = store
     return store
+
+
+def mismatch(name: str, array: np.ndarray, shape: tuple[int, ...], dtype: np.dtype,
+             path: Path | None = None) -> str | None:
+    """Why `array` cannot be the weight `name` of `shape` and `dtype`, or None.
+    The shape must be exactly `shape`: a transposed array holds as many elements
+    in another order. Only a one-element array may differ in rank (a scalar
+    weight is a one-element buffer)."""
+    same_shape = tuple(array.shape) == tuple(shape) or (array.size == 1 and int(np.prod(shape)) == 1)
+    if same_shape and array.dtype == dtype:
+        return None
+    where = f" in '{path}'" if path is not None else ""
+    hint = ""
+    if array.size == int(np.prod(shape)) and not same_shape and array.ndim == len(shape):
+        hint = " (as many elements in another shape: transposed?)"
+    return (f"weight '{name}'{where} is {array.dtype}{list(array.shape)}, "
+            f"the module takes {dtype}{list(shape)}{hint}")
+
+
+def check_store(module: ModuleOp, store: WeightStore) -> None:
+    """Each array of `store` that `module` names has the shape and dtype the
+    module gives it; else an error at the op (or function) that names it. A name
+    the store lacks is left to the reader (it says "no weight named")."""
+    from xdsl.dialects import func
+    from xdsl.dialects.builtin import MemRefType, TensorType
+
+    from tilecraft.utils.diagnostics import OpError
+    from tilecraft.utils.dtypes import numpy_dtype
+
+    arrays = store.arrays
+    for op in module.walk():
+        named = []  # (name, its type, what to say before the message)
+        if op.name == "graph.weight":
+            named.append((op.properties["name"].data, op.results[0].type, ""))  # type: ignore[attr-defined]
+        elif isinstance(op, func.FuncOp) and op.arg_attrs is not None:
+            for n, (attrs, arg) in enumerate(zip(op.arg_attrs.data, op.args)):
+                weight = attrs.data.get("tc.weight")
+                if isinstance(weight, StringAttr):
+                    named.append((weight.data, arg.type, f"argument #{n + 1} of @{op.sym_name.data}: "))
+        for name, t, prefix in named:
+            if name not in arrays or not isinstance(t, (TensorType, MemRefType)) or not t.has_static_shape():
+                continue
+            try:
+                dtype = numpy_dtype(t)
+            except ValueError:
+                continue  # an element type numpy cannot hold is refused where it is compiled
+            problem = mismatch(name, np.asarray(arrays[name]), tuple(t.get_shape()), dtype, store.path)
+            if problem is not None:
+                raise OpError(op, prefix + problem)
