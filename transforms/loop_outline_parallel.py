@@ -46,12 +46,24 @@ constants.
 Parallel loops nested in the outlined one, or in a vectorized loop, run serially
 (one level of parallelism fills the cores): the pass makes them `serial`, so
 after it no parallel loop is left.
+
+Each launch says how many threads its work pays for: `{tc.max_threads = n}`,
+from the loop's estimated work and the cost of a thread to a launch
+(`analysis/parallel_work.py`; the option `thread-cost`, in work units, 0 for no
+cap), unless the loop carries a `tc.max_threads` of its own (a decision made
+before: by hand, by a schedule), which the launch keeps. The runtime lets at most that many threads take part, and a launch of one
+runs its loop on the calling thread without touching the pool:
+
+the launch of `@f` above, whose loop does 64 x 3 work units (a load, a multiply,
+a store), is `loop.launch @f_parallel0(%A) 0 to 64 {tc.max_threads = 4 : i64}`
+with `thread-cost=10` (the largest n with n (n - 1) 10 <= 192).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tilecraft.analysis.parallel_work import MAX_THREADS_ATTR, THREAD_COST, loop_work, max_threads
 from tilecraft.dialects.loop import ForOp, LaunchOp, LoopKind, LoopKindAttr, YieldOp
 from tilecraft.utils.diagnostics import OpError
 from xdsl.context import Context
@@ -67,6 +79,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
     PatternRewriter,
@@ -138,6 +151,12 @@ def check_outlinable(module: ModuleOp) -> None:
             raise OpError(
                 op, f"{PASS}: a parallel loop outside a function cannot be outlined."
             )
+        cap = op.attributes.get(MAX_THREADS_ATTR)
+        if cap is not None and (not isinstance(cap, IntegerAttr) or cap.value.data < 1):
+            raise OpError(
+                op, f"{PASS}: {MAX_THREADS_ATTR} must be a positive integer (the most "
+                f"threads the loop may run on), not {cap}.",
+            )
         for value in free_values(op):
             if not _passable(value.type) and not isinstance(value.owner, arith.ConstantOp):
                 raise OpError(
@@ -148,6 +167,14 @@ def check_outlinable(module: ModuleOp) -> None:
                 )
 
 
+def _thread_cap(loop: ForOp, thread_cost: int) -> int | None:
+    """The loop's own cap if it has one, else what its work pays for (None: no cap)."""
+    given = loop.attributes.get(MAX_THREADS_ATTR)
+    if isinstance(given, IntegerAttr):
+        return given.value.data
+    return max_threads(loop_work(loop), thread_cost) if thread_cost else None
+
+
 @dataclass
 class OutlineParallelLoop(RewritePattern):
     """The outermost parallel `loop.for` → `func.func @..._parallelN` + `loop.launch`."""
@@ -156,6 +183,8 @@ class OutlineParallelLoop(RewritePattern):
     taken: set[str]
     # The last function outlined from each function: the next goes after it.
     last: dict[func.FuncOp, func.FuncOp]
+    # Work units a thread beyond the caller costs a launch (0: no cap).
+    thread_cost: int = THREAD_COST
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: ForOp, rewriter: PatternRewriter) -> None:
@@ -167,6 +196,7 @@ class OutlineParallelLoop(RewritePattern):
         while not isinstance(function, func.FuncOp):
             assert function is not None, "checked by check_outlinable"
             function = function.parent_op()
+        threads = _thread_cap(op, self.thread_cost)
         captured = free_values(op)
         constants = [v for v in captured if isinstance(v.owner, arith.ConstantOp)]
         passed = [v for v in captured if v not in constants]
@@ -207,7 +237,10 @@ class OutlineParallelLoop(RewritePattern):
         )
         rewriter.insert(outlined, InsertPoint.after(self.last.get(function, function)))
         self.last[function] = outlined
-        rewriter.replace(op, LaunchOp(name, passed, op.lb.data, op.ub.data))
+        launch = LaunchOp(name, passed, op.lb.data, op.ub.data)
+        if threads is not None:
+            launch.attributes[MAX_THREADS_ATTR] = IntegerAttr(threads, 64)
+        rewriter.replace(op, launch)
 
 
 class SerializeNestedParallelLoop(RewritePattern):
@@ -228,7 +261,16 @@ class LoopOutlineParallelPass(ModulePass):
 
     name = "loop-outline-parallel"
 
+    thread_cost: int = THREAD_COST
+    """Work units a thread beyond the caller costs a launch (the cap's threshold,
+    `analysis/parallel_work.py`); 0 writes no cap: every launch on all threads."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.thread_cost < 0:
+            raise PassFailedException(
+                f"{PASS}: thread-cost must be 0 (no cap) or a positive number of work "
+                f"units, not {self.thread_cost}."
+            )
         check_outlinable(op)
         # Nested parallel loops become serial first: the outlined bodies hold
         # serial loops only.
@@ -236,6 +278,6 @@ class LoopOutlineParallelPass(ModulePass):
             SerializeNestedParallelLoop(), apply_recursively=False
         ).rewrite_module(op)
         PatternRewriteWalker(
-            GreedyRewritePatternApplier([OutlineParallelLoop(op, set(), {})]),
+            GreedyRewritePatternApplier([OutlineParallelLoop(op, set(), {}, self.thread_cost)]),
             apply_recursively=False,
         ).rewrite_module(op)

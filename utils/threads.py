@@ -10,6 +10,12 @@ from __future__ import annotations
 import os
 
 
+# The most threads a module may be built for: the pool counts a launch's threads
+# in 15 bits of one word (backends/llvm/runtime.py) and creates them in
+# straight-line code; no machine the runtime targets has more cores.
+MAX_THREADS = 4096
+
+
 class ThreadCountError(ValueError):
     """A thread count that is not a positive integer (from an argument or OMP_NUM_THREADS)."""
 
@@ -35,6 +41,8 @@ def default_threads() -> int:
         raise ThreadCountError(f"OMP_NUM_THREADS={value!r} is not a positive integer") from None
     if threads < 1:
         raise ThreadCountError(f"OMP_NUM_THREADS={value!r} is not a positive integer")
+    if threads > MAX_THREADS:
+        raise ThreadCountError(f"OMP_NUM_THREADS={value!r} is more than {MAX_THREADS} threads")
     return threads
 
 
@@ -44,4 +52,6 @@ def resolve_threads(num_threads: int | None, what: str = "num_threads") -> int:
         return default_threads()
     if isinstance(num_threads, bool) or not isinstance(num_threads, int) or num_threads < 1:
         raise ThreadCountError(f"{what} must be a positive integer, got {num_threads!r}")
+    if num_threads > MAX_THREADS:
+        raise ThreadCountError(f"{what} must be at most {MAX_THREADS}, got {num_threads}")
     return num_threads

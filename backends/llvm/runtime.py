@@ -1,14 +1,29 @@
-"""The parallel runtime: `tilecraft_parallel_launch(task, context)` in LLVM IR.
+"""The parallel runtime: `tilecraft_parallel_launch(task, context, cap)` in LLVM IR.
 
-Lowered parallel loops call `tilecraft_parallel_launch(@task, %ctx)` and leave
-the threading to this function, which the backend defines (internal linkage) in
-the same LLVM module. `task(ctx, chunk, chunks)` runs the `chunk`-th of
-`chunks` balanced, contiguous parts of the loop's iterations (see `parallel.py`);
-the runtime decides how many chunks there are and who runs which.
+Lowered parallel loops call `tilecraft_parallel_launch(@task, %ctx, cap)` and
+leave the threading to this function, which the backend defines (internal
+linkage) in the same LLVM module. `task(ctx, chunk, chunks)` runs the `chunk`-th
+of `chunks` balanced, contiguous parts of the loop's iterations (see
+`convert-loop-to-llvm`'s launch lowering); the runtime decides how many chunks
+there are and who runs which.
+
+**Thread caps.** `cap` is the most threads the launch may use: what its loop's
+work pays for (`tc.max_threads`, decided by `loop-outline-parallel` from
+`analysis/parallel_work.py`), `NO_THREAD_CAP` where the loop has none. A launch
+runs on `n = min(cap, threads)` threads: `n` of one calls `task(ctx, 0, 1)` on
+the caller and returns, without the lock, the record or a wake-up (a launch
+capped at one in the IR does not even reach the runtime: it is lowered to a
+call of the loop's body); otherwise the loop is split into `n *
+CHUNKS_PER_THREAD` chunks and at most `n - 1` workers may join the caller (the
+pool's join slots below; the pthread flavour creates `n - 1` threads), and only
+`n - 1` sleepers are woken. A small kernel then costs what its loop costs on
+one core instead of a launch on every thread of a 16-core machine, each
+waiting for the slowest (issue: SqueezeNet took 3.05 ms on 16 threads where it
+took 2.80 on 2).
 
 **Dynamic chunks.** A launch splits the loop into `CHUNKS_PER_THREAD` chunks per
-thread and hands them out from a shared counter: every thread, the caller
-included, runs the same worker loop
+thread it runs on and hands them out from a shared counter: every thread, the
+caller included, runs the same worker loop
 
 ```
 loop: c = atomicrmw add ptr %next, i64 1 monotonic   ; claim the next chunk
@@ -16,7 +31,7 @@ loop: c = atomicrmw add ptr %next, i64 1 monotonic   ; claim the next chunk
       task(ctx, c, chunks); br loop
 ```
 
-on one launch record `{task, ctx, next}` on the caller's stack. Static halves
+on one launch record `{task, ctx, next, chunks}` on the caller's stack. Static halves
 made every call wait for the slower thread: on a shared machine, when another
 process holds a core, the thread queued behind it finished its half one
 scheduler time slice late (kernels of ~1 ms took 8-24 ms). With chunks, the
@@ -49,10 +64,12 @@ waits for the generation to change: it looks `SPIN_COUNT` times with `pause`
 between looks (the waiting policy below), then counts
 itself asleep and sleeps in `futex(FUTEX_WAIT)`. A launch takes the lock,
 stores the record (on its stack), opens the state (closed bit clear, nobody
-inside), adds one to the generation, wakes the sleepers with `FUTEX_WAKE` only
-if any are counted, and runs the worker loop itself. A worker that sees the new
-generation joins with a compare-and-swap that adds one to the count if the
-launch is still open, runs the worker loop, and leaves (subtracts one). When
+inside, `n - 1` join slots), adds one to the generation, wakes up to `n - 1`
+sleepers with `FUTEX_WAKE` only if any are counted, and runs the worker loop
+itself. A worker that sees the new generation joins with a compare-and-swap
+that moves one slot to the count inside if the launch is still open and has a
+slot left (a full launch is not joined, and does not count as late for the
+waiting policy), runs the worker loop, and leaves (subtracts one). When
 the caller's worker loop finds no chunk left, it closes the launch (sets the
 bit) and waits (spinning, then `sched_yield`) only for the workers inside,
 which hold the last chunks; then it unlocks. A worker that comes after the
@@ -115,8 +132,8 @@ to back shows the launch itself, median microseconds per call: pool 1,
 libgomp 1-2, pthread 20.
 
 The thread count is fixed when the module is built (default: `OMP_NUM_THREADS`,
-else the CPUs this process may run on; see `utils/threads.py`),
-so it and the chunk count are constants.
+else the CPUs this process may run on; see `utils/threads.py`); the chunk count
+follows each launch's cap.
 
 **Waiting policy.** A worker that finds no launch looks again after a
 `pause`, then sleeps; how long it looks depends on whether a call of the
@@ -184,6 +201,8 @@ from tilecraft.backends.llvm.target import (
 from tilecraft.utils.threads import resolve_threads
 
 PARALLEL_LAUNCH = "tilecraft_parallel_launch"
+# The cap a launch passes when its loop has none (`tc.max_threads` absent).
+NO_THREAD_CAP = (1 << 31) - 1
 
 # Chunks per thread: enough that the threads that run can absorb the share of
 # one that is descheduled, few enough that a chunk's claim (an atomic add on a
@@ -210,10 +229,10 @@ _I32 = ir.IntType(32)
 _I64 = ir.IntType(64)
 _PTR = ir.PointerType()
 _TASK = ir.FunctionType(ir.VoidType(), [_PTR, _I32, _I32])
-_LAUNCH = ir.FunctionType(ir.VoidType(), [_PTR, _PTR])
+_LAUNCH = ir.FunctionType(ir.VoidType(), [_PTR, _PTR, _I32])
 _REGION = ir.FunctionType(ir.VoidType(), [])
-# What the threads of one launch share: {task, ctx, next chunk}.
-_RECORD = ir.LiteralStructType([_PTR, _PTR, _I64])
+# What the threads of one launch share: {task, ctx, next chunk, chunks}.
+_RECORD = ir.LiteralStructType([_PTR, _PTR, _I64, _I32])
 
 
 def default_flavour() -> str:
@@ -227,7 +246,8 @@ _SHARED_POOLS: set[tuple[int, int]] = set()
 
 def shared_pool_launch(threads: int) -> str:
     """The symbol of the process's pool of `threads` threads, compiled on first
-    use: `void name(ptr task, ptr context)` launches as `tilecraft_parallel_launch`.
+    use: `void name(ptr task, ptr context, i32 cap)` launches as
+    `tilecraft_parallel_launch`.
 
     JIT modules call it (their `tilecraft_parallel_launch` is one call), so the
     pool's code and threads outlive every module. `llvm.add_symbol` makes the
@@ -244,9 +264,7 @@ def shared_pool_launch(threads: int) -> str:
     module.triple, module.data_layout = triple_and_layout()
     launch = ir.Function(module, _LAUNCH, name)
     launch.attributes.add("nounwind")
-    pool = _define_pool_launch(
-        module, launch, _define_worker(module, chunks), threads, register_atfork=False
-    )
+    pool = _define_pool_launch(module, launch, _define_worker(module), threads, register_atfork=False)
     pool.after_fork.name = f"{name}_after_fork"
     _define_pool_region(module, pool, f"{name}_enter", f"{name}_exit", "external")
     engine = llvm_binding.create_mcjit_compiler(
@@ -315,7 +333,7 @@ def add_parallel_runtime(module: ir.Module, flavour: str, threads: int | None = 
         raise ValueError(
             f"unknown parallel runtime '{flavour}' (expected pool, shared-pool or pthread)"
         )
-    worker = _define_worker(module, threads * CHUNKS_PER_THREAD)
+    worker = _define_worker(module)
     if flavour == "pool" and pool_supported(module.triple):
         pool = _define_pool_launch(module, launch, worker, threads)
         enter, exit_ = _define_pool_region(
@@ -352,16 +370,17 @@ def _call_task(builder: ir.IRBuilder, task: ir.Value, args: list[ir.Value]) -> N
     builder.call(task, args)
 
 
-def _define_worker(module: ir.Module, chunks: int) -> ir.Function:
-    """`void tilecraft_parallel_worker(ptr task, ptr ctx, ptr next)`: claim and run
-    chunks until none is left (the loop in the module docstring). The caller of a
-    pthread launch calls it with the task itself, so that call can be inlined."""
+def _define_worker(module: ir.Module) -> ir.Function:
+    """`void tilecraft_parallel_worker(ptr task, ptr ctx, ptr next, i32 chunks)`:
+    claim and run chunks until none is left (the loop in the module docstring).
+    The caller of a pthread launch calls it with the task itself, so that call
+    can be inlined."""
     worker = ir.Function(
-        module, ir.FunctionType(ir.VoidType(), [_PTR, _PTR, _PTR]), "tilecraft_parallel_worker"
+        module, ir.FunctionType(ir.VoidType(), [_PTR, _PTR, _PTR, _I32]), "tilecraft_parallel_worker"
     )
     worker.linkage = "internal"
     worker.attributes.add("nounwind")
-    task, context, next_chunk = worker.args
+    task, context, next_chunk, chunks = worker.args
     entry = worker.append_basic_block("entry")
     claim = worker.append_basic_block("claim")
     run = worker.append_basic_block("run")
@@ -372,10 +391,10 @@ def _define_worker(module: ir.Module, chunks: int) -> ir.Function:
 
     builder.position_at_end(claim)
     chunk = builder.atomic_rmw("add", next_chunk, _I64(1), "monotonic")
-    builder.cbranch(builder.icmp_unsigned("<", chunk, _I64(chunks)), run, done)
+    builder.cbranch(builder.icmp_unsigned("<", chunk, builder.zext(chunks, _I64)), run, done)
 
     builder.position_at_end(run)
-    _call_task(builder, task, [context, builder.trunc(chunk, _I32), _I32(chunks)])
+    _call_task(builder, task, [context, builder.trunc(chunk, _I32), chunks])
     builder.branch(claim)
 
     builder.position_at_end(done)
@@ -393,9 +412,7 @@ def _define_thread_entry(
     entry.attributes.add("nounwind")
     builder = ir.IRBuilder(entry.append_basic_block())
     record = entry.args[0]
-    task = builder.load(_field(builder, record, 0), typ=_PTR)
-    context = builder.load(_field(builder, record, 1), typ=_PTR)
-    builder.call(worker, [task, context, _field(builder, record, 2)])
+    _run_record(builder, worker, record)
     if isinstance(result, ir.VoidType):
         builder.ret_void()
     else:
@@ -403,13 +420,44 @@ def _define_thread_entry(
     return entry
 
 
-def _fill_record(builder: ir.IRBuilder, task: ir.Value, context: ir.Value) -> ir.Value:
+def _run_record(builder: ir.IRBuilder, worker: ir.Function, record: ir.Value) -> None:
+    """Run the worker loop on the launch `record` (a thread that joins it)."""
+    task = builder.load(_field(builder, record, 0), typ=_PTR)
+    context = builder.load(_field(builder, record, 1), typ=_PTR)
+    chunks = builder.load(_field(builder, record, 3), typ=_I32)
+    builder.call(worker, [task, context, _field(builder, record, 2), chunks])
+
+
+def _alloca_record(builder: ir.IRBuilder) -> ir.Value:
     record = _alloca(builder, _RECORD)
     record.align = 8
+    return record
+
+
+def _fill_record(
+    builder: ir.IRBuilder, record: ir.Value, task: ir.Value, context: ir.Value, chunks: ir.Value
+) -> None:
     builder.store(task, _field(builder, record, 0))
     builder.store(context, _field(builder, record, 1))
     builder.store(_I64(0), _field(builder, record, 2))
-    return record
+    builder.store(chunks, _field(builder, record, 3))
+
+
+def _launch_threads(builder: ir.IRBuilder, launch: ir.Function, threads: int) -> tuple[ir.Value, ir.Value]:
+    """The start of every launch: the threads it runs on, `min(cap, threads)`, and
+    its chunk count; a launch of one thread (or a module of one) runs its loop as
+    one chunk on the caller and returns here, without touching the pool."""
+    task, context, cap = launch.args
+    capped = builder.icmp_unsigned("<", cap, _I32(threads))
+    used = builder.select(capped, cap, _I32(threads))
+    alone = launch.append_basic_block("inline")
+    shared = launch.append_basic_block("shared")
+    builder.cbranch(builder.icmp_unsigned("<=", used, _I32(1)), alone, shared)
+    builder.position_at_end(alone)
+    _call_task(builder, task, [context, _I32(0), _I32(1)])
+    builder.ret_void()
+    builder.position_at_end(shared)
+    return used, builder.mul(used, _I32(CHUNKS_PER_THREAD))
 
 
 def _define_pthread_launch(
@@ -422,22 +470,31 @@ def _define_pthread_launch(
     thread_main = _define_thread_entry(module, worker, "tilecraft_thread_main", _PTR)
 
     # Straight-line code per thread: the count is a constant, and small.
-    builder = ir.IRBuilder(launch.append_basic_block())
-    task, context = launch.args
-    record = _fill_record(builder, task, context)
+    builder = ir.IRBuilder(launch.append_basic_block("entry"))
+    task, context, _ = launch.args
     handles_type = ir.ArrayType(_I64, threads)
     handles = _alloca(builder, handles_type)
+    statuses_type = ir.ArrayType(_I32, threads)
+    statuses = _alloca(builder, statuses_type)
+    record = _alloca_record(builder)
+    used, chunks = _launch_threads(builder, launch, threads)
+    _fill_record(builder, record, task, context, chunks)
     started = []
     for t in range(1, threads):
         handle = builder.gep(handles, [_I32(0), _I32(t)], source_etype=handles_type)
-        status = builder.call(
-            pthread_create, [handle, ir.Constant(_PTR, None), thread_main, record]
-        )
-        started.append((builder.icmp_signed("==", status, _I32(0)), handle))
+        status = builder.gep(statuses, [_I32(0), _I32(t)], source_etype=statuses_type)
+        builder.store(_I32(1), status)  # not started
+        # Threads past the launch's cap are not created.
+        with builder.if_then(builder.icmp_unsigned("<", _I32(t), used)):
+            created = builder.call(
+                pthread_create, [handle, ir.Constant(_PTR, None), thread_main, record]
+            )
+            builder.store(created, status)
+        started.append((status, handle))
     # The caller works too; if a thread could not start, its chunks run here.
-    builder.call(worker, [task, context, _field(builder, record, 2)])
-    for ok, handle in started:
-        with builder.if_then(ok):
+    builder.call(worker, [task, context, _field(builder, record, 2), chunks])
+    for status, handle in started:
+        with builder.if_then(builder.icmp_signed("==", builder.load(status, typ=_I32), _I32(0))):
             builder.call(pthread_join, [builder.load(handle, typ=_I64), ir.Constant(_PTR, None)])
     builder.ret_void()
 
@@ -454,9 +511,12 @@ _FUTEX_WAIT_PRIVATE, _FUTEX_WAKE_PRIVATE = 128, 129
 _RELAX = {"x86_64": ("llvm.x86.sse2.pause", []), "aarch64": ("llvm.aarch64.hint", [1])}
 
 
-# The pool's `state`: this bit while no launch is open for workers to join,
-# the bits below it count the workers inside the open launch.
+# The pool's `state`: the top bit while no launch is open for workers to join,
+# bits 16-30 the workers that may still join the open launch (its cap's), the
+# low 16 bits the workers inside it.
 _CLOSED = 1 << 31
+_SLOT = 1 << 16
+_INSIDE = _SLOT - 1
 
 
 def pool_supported(triple: str) -> bool:
@@ -596,10 +656,11 @@ def _define_pool_thread(module: ir.Module, pool: _Pool, worker: ir.Function) -> 
     builder.store(_I32(1), woke)
     builder.branch(spin)
 
-    # A new generation: join the launch if it is still open (compare-and-swap
-    # of the count, acquire: then the record is the open launch's), run chunks,
-    # leave (release: the caller reads what the chunks wrote). A launch that
-    # closed before this worker came needs nothing from it.
+    # A new generation: join the launch if it is still open and has a free slot
+    # (compare-and-swap that moves one slot to the count inside, acquire: then
+    # the record is the open launch's), run chunks, leave (release: the caller
+    # reads what the chunks wrote). A launch that closed before this worker
+    # came needs nothing from it; one its cap has filled, nothing either.
     join, joined, leave, late = (thread.append_basic_block(n) for n in ("join", "joined", "leave", "late"))
     builder.position_at_end(run)
     builder.store(generation, seen)
@@ -610,10 +671,14 @@ def _define_pool_thread(module: ir.Module, pool: _Pool, worker: ir.Function) -> 
     current = builder.phi(_I32)
     current.add_incoming(state, run)
     closed = builder.icmp_unsigned("!=", builder.and_(current, _I32(_CLOSED)), _I32(0))
-    try_join = thread.append_basic_block("try_join")
-    builder.cbranch(closed, late, try_join)
+    open_, try_join, full = (thread.append_basic_block(n) for n in ("open", "try_join", "full"))
+    builder.cbranch(closed, late, open_)
+    builder.position_at_end(open_)
+    no_slot = builder.icmp_unsigned("<", current, _I32(_SLOT))
+    builder.cbranch(no_slot, full, try_join)
     builder.position_at_end(try_join)
-    swapped = builder.cmpxchg(pool.state, current, builder.add(current, _I32(1)), "acquire", "monotonic")
+    entered = builder.add(current, _I32(1 - _SLOT))
+    swapped = builder.cmpxchg(pool.state, current, entered, "acquire", "monotonic")
     current.add_incoming(builder.extract_value(swapped, 0), try_join)
     builder.cbranch(builder.extract_value(swapped, 1), joined, join)
     # The budget adapts: a launch joined doubles it (looking found work), one
@@ -629,15 +694,17 @@ def _define_pool_thread(module: ir.Module, pool: _Pool, worker: ir.Function) -> 
     builder.store(_I32(0), woke)
     builder.branch(spin)
 
+    # A launch its cap keeps this worker out of: not late, so the budget stays.
+    builder.position_at_end(full)
+    builder.store(_I32(0), woke)
+    builder.branch(spin)
+
     builder.position_at_end(joined)
     doubled = builder.shl(builder.load(budget, typ=_I32), _I32(1))
     doubled = builder.select(builder.icmp_unsigned(">", doubled, _I32(BUSY_SPIN_MAX)), _I32(BUSY_SPIN_MAX), doubled)
     builder.store(doubled, budget)
     builder.store(_I32(0), woke)
-    record = builder.load(pool.job, typ=_PTR)
-    task = builder.load(_field(builder, record, 0), typ=_PTR)
-    context = builder.load(_field(builder, record, 1), typ=_PTR)
-    builder.call(worker, [task, context, _field(builder, record, 2)])
+    _run_record(builder, worker, builder.load(pool.job, typ=_PTR))
     builder.branch(leave)
     builder.position_at_end(leave)
     builder.atomic_rmw("sub", pool.state, _I32(1), "release")
@@ -700,18 +767,20 @@ def _define_pool_launch(
     entry, alone, owned, start_block, publish, wake, run, join, relax, yield_, done = (
         launch.append_basic_block(n) for n in blocks
     )
-    task, context = launch.args
+    task, context, _ = launch.args
     builder = ir.IRBuilder(entry)
-    record = _fill_record(builder, task, context)
+    record = _alloca_record(builder)
     spins = _alloca(builder, _I32)
+    used, chunks = _launch_threads(builder, launch, threads)
+    _fill_record(builder, record, task, context, chunks)
     builder.store(_I32(0), spins)
     # One launch at a time owns the pool; a launch from another thread while
-    # it is busy runs all its chunks on its own thread.
+    # it is busy runs its loop on its own thread, as one chunk.
     claim = builder.cmpxchg(pool.lock, _I32(0), _I32(1), "acquire", "monotonic")
     builder.cbranch(builder.extract_value(claim, 1), owned, alone)
 
     builder.position_at_end(alone)
-    builder.call(worker, [task, context, _field(builder, record, 2)])
+    _call_task(builder, task, [context, _I32(0), _I32(1)])
     builder.ret_void()
 
     builder.position_at_end(owned)
@@ -721,20 +790,22 @@ def _define_pool_launch(
     builder.call(start, [])
     builder.branch(publish)
 
-    # Publish the record, open the launch (release: a worker that joins sees
-    # the record), then the new generation.
+    # Publish the record, open the launch with a slot for each thread but the
+    # caller (release: a worker that joins sees the record), then the new
+    # generation; wake as many sleepers as there are slots.
     builder.position_at_end(publish)
     builder.store(record, pool.job)
-    builder.store_atomic(_I32(0), pool.state, "release", 4)  # open, nobody inside
+    slots = builder.sub(used, _I32(1))
+    builder.store_atomic(builder.mul(slots, _I32(_SLOT)), pool.state, "release", 4)  # open, nobody inside
     builder.atomic_rmw("add", pool.generation, _I32(1), "seq_cst")
     sleepers = builder.load_atomic(pool.sleepers, "seq_cst", 4, typ=_I32)
     builder.cbranch(builder.icmp_unsigned("!=", sleepers, _I32(0)), wake, run)
     builder.position_at_end(wake)
-    pool.futex(builder, _FUTEX_WAKE_PRIVATE, _I64(0x7FFFFFFF))
+    pool.futex(builder, _FUTEX_WAKE_PRIVATE, builder.zext(slots, _I64))
     builder.branch(run)
 
     builder.position_at_end(run)
-    builder.call(worker, [task, context, _field(builder, record, 2)])
+    builder.call(worker, [task, context, _field(builder, record, 2), chunks])
     builder.atomic_rmw("or", pool.state, _I32(_CLOSED), "monotonic")
     builder.branch(join)
 
@@ -743,7 +814,8 @@ def _define_pool_launch(
     # spin, then yield the core to a worker that has none.
     builder.position_at_end(join)
     state = builder.load_atomic(pool.state, "acquire", 4, typ=_I32)
-    builder.cbranch(builder.icmp_unsigned("==", state, _I32(_CLOSED)), done, relax)
+    inside = builder.and_(state, _I32(_INSIDE))
+    builder.cbranch(builder.icmp_unsigned("==", inside, _I32(0)), done, relax)
     builder.position_at_end(relax)
     pool.spin_or(builder, spins, join, yield_)
     builder.position_at_end(yield_)

@@ -4,6 +4,7 @@ unsupported op is rejected at the op, so no pattern fails half way."""
 from __future__ import annotations
 
 
+from tilecraft.analysis.parallel_work import MAX_THREADS_ATTR
 from tilecraft.backends.llvm.builder import scalar_type
 from tilecraft.backends.llvm.ops import HANDLERS
 from tilecraft.dialects.loop import (
@@ -107,6 +108,13 @@ def _is_scalar(t: Attribute) -> bool:
 
 
 def _check_op(op: Operation) -> None:
+    if isinstance(op, LaunchOp) and MAX_THREADS_ATTR in op.attributes:
+        cap = op.attributes[MAX_THREADS_ATTR]
+        if not isinstance(cap, IntegerAttr) or cap.value.data < 1:
+            raise OpError(
+                op, f"{PASS}: {MAX_THREADS_ATTR} must be a positive integer (the most threads "
+                f"the launch may use), not {cap}.",
+            )
     if isinstance(op, ForOp) and op.kind.data == LoopKind.UNROLLED and op.extent > 1:
         raise OpError(op, f"{PASS}: an unrolled loop is left; run loop-unroll first.")
     if isinstance(op, ForOp) and op.kind.data == LoopKind.PARALLEL and op.extent > 1:

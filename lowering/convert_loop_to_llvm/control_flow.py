@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tilecraft.backends.llvm.builder import NSW, PTR, FunctionBuilder, scalar_type
-from tilecraft.backends.llvm.runtime import PARALLEL_LAUNCH
+from tilecraft.analysis.parallel_work import MAX_THREADS_ATTR
+from tilecraft.backends.llvm.runtime import NO_THREAD_CAP, PARALLEL_LAUNCH
 from tilecraft.dialects.loop import AssertOp, ForOp, GuardOp, LaunchOp
 from tilecraft.lowering.convert_loop_to_llvm.state import (
     RUNTIME_ERROR,
@@ -200,7 +201,10 @@ class IfLowering(RewritePattern):
 @dataclass
 class LaunchLowering(RewritePattern):
     """`loop.launch @body(args) lb to ub` → a task `@body_task(%ctx, %chunk,
-    %chunks)` and a call of the runtime with the task and a context struct.
+    %chunks)` and a call of the runtime with the task, a context struct and the
+    most threads the launch may use (its `tc.max_threads`, else no cap). A launch
+    capped at one thread is a call of the body on `[lb, ub)`: no task, no
+    runtime, and a module with no other launch has no pool.
 
     The task only knows how to split: chunk `c` of `n` is `[lb + c * extent / n,
     lb + (c + 1) * extent / n)`, contiguous and balanced (chunks differ by at most
@@ -215,6 +219,12 @@ class LaunchLowering(RewritePattern):
         b = self.state.builder(op)
         body = op.body.root_reference.data
         args = [pointer_of(a) for a in op.args]
+        cap = op.attributes.get(MAX_THREADS_ATTR)
+        cap = min(cap.value.data, NO_THREAD_CAP) if isinstance(cap, IntegerAttr) else NO_THREAD_CAP
+        if cap == 1:
+            b.call(body, [*args, b.index(op.lb.value.data), b.index(op.ub.value.data)])
+            rewriter.erase(op)
+            return
         types: list[Attribute] = [a.type for a in args]
         context_type = llvm.LLVMStructType.from_type_list(types)
         name = f"{body}_task"
@@ -244,11 +254,11 @@ class LaunchLowering(RewritePattern):
         rewriter.insert(task_function, InsertPoint.after(function))
 
         # The launch, where the loop was.
-        self.state.declare(PARALLEL_LAUNCH, [PTR, PTR], None)
+        self.state.declare(PARALLEL_LAUNCH, [PTR, PTR, i32], None)
         context = b.hoist(llvm.AllocaOp(b.index(1), context_type, alignment=8))
         for index, value in enumerate(args):
             pointer = b.add(llvm.GEPOp(context, [0, index], context_type))
             b.add(llvm.StoreOp(value, pointer))
         task_pointer = b.add(llvm.AddressOfOp(name, PTR))
-        b.call(PARALLEL_LAUNCH, [task_pointer, context])
+        b.call(PARALLEL_LAUNCH, [task_pointer, context, b.const(cap, i32)])
         rewriter.erase(op)

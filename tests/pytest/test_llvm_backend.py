@@ -908,8 +908,11 @@ def test_non_memref_argument_is_rejected():
 def test_emitters_and_shared_library(tmp_path):
     text = register_tiled_matmul(12, 32, 8, mr=6, nr=16, scope="local")
     module = parse_text(text)
-    assert "define void @matmul(ptr noalias nonnull align 4 dereferenceable(384)" in emit_llvm_ir(
-        module
+    # (12 x 32 x 8 is too small for a second thread: the loop runs on the caller,
+    # inlined, and LLVM adds what it infers about the buffers.)
+    assert re.search(
+        r"define void @matmul\(ptr noalias nonnull (readonly )?align 4 (captures\(none\) )?dereferenceable\(384\)",
+        emit_llvm_ir(module),
     )
     assert "vfmadd" in emit_assembly(module)
     assert emit_object(module)[:4] == b"\x7fELF"

@@ -6,8 +6,11 @@ call an element holds how many times its iteration ran. A chunk run twice, a
 chunk skipped, or two threads racing on one chunk shows up as a count other than
 the number of calls. Extents 0..67 cover loops shorter than the thread count and
 than the chunk count, primes, and counts that divide unevenly; thread counts and
-chunks per thread are varied so the number of chunks is awkward too. No timings
-are asserted (see the module docstring of backends/llvm/runtime.py).
+chunks per thread are varied so the number of chunks is awkward too. These
+kernels are far too small to pay for a second thread (`loop-outline-parallel`
+would run them on the caller alone), so they carry a cap above every thread
+count used here, and the pool runs them on all its threads. No timings are
+asserted (see the module docstring of backends/llvm/runtime.py).
 """
 
 from __future__ import annotations
@@ -30,10 +33,13 @@ EXTENTS = range(68)
 SHIFTED = (0, 1, 2, 3, 5, 16, 17, 31, 64, 67)  # extents also run from a lower bound > 0
 SIZE = 80  # every buffer; iterations past the extent must stay untouched
 LOWER = 5  # the lower bound of the shifted loops
+UNCAPPED = 64  # a thread cap above every thread count here
 
 
-def counting_function(name: str, lb: int, extent: int) -> str:
-    """`@name(%B)`: B[i] += 1 for i in [lb, lb + extent), in parallel."""
+def counting_function(name: str, lb: int, extent: int, cap: int | None = UNCAPPED) -> str:
+    """`@name(%B)`: B[i] += 1 for i in [lb, lb + extent), in parallel on at most
+    `cap` threads (None: as many as its work pays for, which is one)."""
+    attributes = "" if cap is None else f" {{tc.max_threads = {cap}}}"
     return f"""
 func.func @{name}(%B: memref<{SIZE}xi32>) {{
   %one = arith.constant 1 : i32
@@ -41,7 +47,7 @@ func.func @{name}(%B: memref<{SIZE}xi32>) {{
     %b = memref.load %B[%i] : memref<{SIZE}xi32>
     %c = arith.addi %b, %one : i32
     memref.store %c, %B[%i] : memref<{SIZE}xi32>
-  }}
+  }}{attributes}
   func.return
 }}"""
 
@@ -114,7 +120,7 @@ func.func @f(%B: memref<13x11xi32>) {
       %c = arith.addi %b, %one : i32
       memref.store %c, %B[%i, %j] : memref<13x11xi32>
     }
-  }
+  } {tc.max_threads = 64}
   func.return
 }"""
     jit = compile_loop_module(parse_text(text), num_threads=3, runtime=flavour)
@@ -129,8 +135,6 @@ func.func @f(%B: memref<13x11xi32>) {
 def test_launch_hands_out_chunks_from_an_atomic_counter():
     ir = emit_llvm_ir(parse_text(counting_function("f", 0, 67)), num_threads=3)
     assert "atomicrmw add ptr" in ir
-    # The task is told the chunk count: 3 threads x CHUNKS_PER_THREAD.
-    assert f"i32 {3 * runtime.CHUNKS_PER_THREAD})" in ir
 
 
 def shared_library(tmp_path, source: str, threads: int) -> ctypes.CDLL:
@@ -302,7 +306,7 @@ func.func @kernel(%B: memref<80xi32>) {
     %b = memref.load %B[%i] : memref<80xi32>
     %c = arith.addi %b, %one : i32
     memref.store %c, %B[%i] : memref<80xi32>
-  }
+  } {tc.max_threads = 64}
   func.return
 }
 func.func @model(%B: memref<80xi32>, %S: memref<80xi32>) {
@@ -436,3 +440,126 @@ def test_shared_pool_in_a_forked_child():
 def test_unknown_runtime_is_refused():
     with pytest.raises(ValueError, match="unknown parallel runtime 'gomp'"):
         compile_loop_module(parse_text(counting_function("f", 0, 67)), runtime="gomp")
+
+
+# -- thread caps: a launch runs on at most `tc.max_threads` threads ----------------
+
+IDS = 64  # slots of the launch probe: at least 4 threads x CHUNKS_PER_THREAD, plus one
+_ENGINES = []  # the JIT's probes stay: the shared pool's workers may still be in them
+
+
+def launch_probe(tmp_path, flavour: str, threads: int):
+    """`run(ids, cap)`: one launch capped at `cap` whose task writes the thread
+    that ran chunk c into ids[c] and the chunk count into ids[IDS - 1], then
+    sleeps a little so that every thread allowed in has time to join. Built
+    around the runtime's launch directly: what a launch runs on is the runtime's
+    whole business, and a loop-level kernel cannot ask which thread it is on.
+    The pool of a module's own runs in a shared library (as ahead-of-time code
+    does: the JIT cannot resolve its `pthread_atfork`)."""
+    import shutil
+
+    import llvmlite.binding as llvm_binding
+    from llvmlite import ir
+    from tilecraft.backends.llvm.target import (
+        create_host_target_machine,
+        host_target_machine,
+        parse_and_optimize,
+        triple_and_layout,
+    )
+
+    i32, i64, ptr = ir.IntType(32), ir.IntType(64), ir.PointerType()
+    module = ir.Module("probe")
+    module.triple, module.data_layout = triple_and_layout()
+    launch = ir.Function(module, ir.FunctionType(ir.VoidType(), [ptr, ptr, i32]), runtime.PARALLEL_LAUNCH)
+    self_id = ir.Function(module, ir.FunctionType(i64, []), "pthread_self")
+    usleep = ir.Function(module, ir.FunctionType(i32, [i32]), "usleep")
+    task = ir.Function(module, ir.FunctionType(ir.VoidType(), [ptr, i32, i32]), "probe_task")
+    task.linkage = "internal"
+    b = ir.IRBuilder(task.append_basic_block())
+    ids, chunk, chunks = task.args
+    b.store(b.call(self_id, []), b.gep(ids, [b.zext(chunk, i64)], source_etype=i64))
+    b.store(b.zext(chunks, i64), b.gep(ids, [i64(IDS - 1)], source_etype=i64))
+    b.call(usleep, [i32(200)])
+    b.ret_void()
+    run = ir.Function(module, ir.FunctionType(ir.VoidType(), [ptr, i32]), "run")
+    b = ir.IRBuilder(run.append_basic_block())
+    b.call(launch, [task, *run.args])
+    b.ret_void()
+    runtime.add_parallel_runtime(module, flavour, threads)
+    if flavour == "pool":
+        cc = shutil.which("cc") or pytest.skip("links a shared library with cc")
+        (tmp_path / "probe.o").write_bytes(host_target_machine().emit_object(parse_and_optimize(str(module))))
+        library = tmp_path / "libprobe.so"
+        subprocess.run([cc, "-shared", "-Wl,-z,nodelete", "-o", library, tmp_path / "probe.o", "-lpthread"], check=True)
+        run = ctypes.CDLL(str(library)).run
+        run.argtypes = [ctypes.c_void_p, ctypes.c_int32]
+    else:
+        engine = llvm_binding.create_mcjit_compiler(
+            parse_and_optimize(str(module)), create_host_target_machine(jit=True)
+        )
+        engine.finalize_object()
+        _ENGINES.append(engine)
+        run = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int32)(engine.get_function_address("run"))
+
+    def probe(cap: int) -> tuple[set[int], int, int]:
+        """(the threads that ran chunks, the chunk count, how many chunks ran)."""
+        ids = np.zeros(IDS, np.uint64)
+        run(ids.ctypes.data, cap)
+        ran = ids[: IDS - 1]
+        return set(ran[ran != 0].tolist()), int(ids[IDS - 1]), int(np.count_nonzero(ran))
+
+    return probe
+
+
+@pytest.mark.parametrize("flavour", ["pool", "shared-pool", "pthread"])
+def test_a_launch_runs_on_at_most_its_cap(tmp_path, flavour):
+    """Cap 1 runs the loop as one chunk on the calling thread (no pool traffic);
+    cap c splits it into c x CHUNKS_PER_THREAD chunks of which at most c threads
+    run some; a cap above the thread count is the thread count."""
+    probe = launch_probe(tmp_path, flavour, threads=4)
+    per_thread = runtime.CHUNKS_PER_THREAD
+    caller = threading.get_ident()  # pthread_self() of this thread
+    for _ in range(3):
+        threads, chunks, ran = probe(1)
+        assert (threads, chunks, ran) == ({caller}, 1, 1)
+        for cap in (2, 3):
+            threads, chunks, ran = probe(cap)
+            assert chunks == ran == cap * per_thread
+            assert 1 <= len(threads) <= cap, threads
+        threads, chunks, ran = probe(runtime.NO_THREAD_CAP)
+        assert chunks == ran == 4 * per_thread
+        assert 1 <= len(threads) <= 4
+
+
+@pytest.mark.parametrize("where", ["jit", "library"])
+def test_capped_launches_count_exactly(tmp_path, where):
+    """Launches capped below the pool's 7 threads, then not, back to back: the
+    workers a cap keeps out must not take chunks, nor miss the next launch."""
+    source = "\n".join(
+        [counting_function(f"cap{cap}_{n}", 0, n, cap) for cap in (1, 2, 3, UNCAPPED) for n in (1, 7, 31, 67)]
+    )
+    if where == "jit":
+        jit = compile_loop_module(parse_text(source), num_threads=7)
+        call = lambda name, counts: jit[name](counts)  # noqa: E731
+    else:
+        call = native_call(shared_library(tmp_path, source, 7))
+    counts = {name: np.zeros(SIZE, np.int32) for cap in (1, 2, 3, UNCAPPED) for name in
+              (f"cap{cap}_{n}" for n in (1, 7, 31, 67))}  # fmt: skip
+    for _ in range(100):
+        for name, buffer in counts.items():
+            call(name, buffer)
+    for name, buffer in counts.items():
+        np.testing.assert_array_equal(buffer, expected(0, int(name.split("_")[1]), 100), err_msg=name)
+
+
+def test_a_cap_of_one_leaves_no_launch():
+    """A launch capped at one thread is a call of the loop's body on the caller:
+    a module whose launches all are has no runtime, no pool and no threads."""
+    ir = emit_llvm_ir(parse_text(counting_function("f", 0, 67, cap=1)), optimize=False, num_threads=3)
+    assert "call void @f_parallel0(" in ir
+    assert "tilecraft_parallel_launch" not in ir and "tilecraft_pool" not in ir
+    jit = compile_loop_module(parse_text(counting_function("f", 0, 67, cap=None)), num_threads=3)
+    assert "tilecraft_pool" not in jit.llvm_ir  # 67 additions pay for no thread
+    counts = np.zeros(SIZE, np.int32)
+    jit["f"](counts)
+    np.testing.assert_array_equal(counts, expected(0, 67, 1))

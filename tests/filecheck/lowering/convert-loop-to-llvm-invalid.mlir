@@ -89,3 +89,15 @@ func.func private @chunk(%A: memref<4xf32>, %begin: index, %end: index) {
   }
   func.return
 }
+
+// -----
+
+// A launch's thread cap is a count of threads: at least one.
+func.func @zero_threads(%A: memref<64xf32>) {
+  // CHECK: convert-loop-to-llvm-invalid.mlir:[[# @LINE + 1]]:3: error: convert-loop-to-llvm: tc.max_threads must be a positive integer (the most threads the launch may use), not 0 : i64.
+  loop.launch @zero_threads_parallel0(%A) 0 to 64 {tc.max_threads = 0 : i64} : memref<64xf32>
+  func.return
+}
+func.func private @zero_threads_parallel0(%A: memref<64xf32>, %begin: index, %end: index) {
+  func.return
+}

@@ -291,10 +291,11 @@ func.func @buffers(%A: memref<16xf32>) {
 // A launch (what loop-outline-parallel makes of a parallel loop): the caller
 // stores the arguments into a context struct and calls the runtime with a task
 // that unpacks them and computes its chunk's share; the outlined body is
-// internal, takes its buffers noalias and runs its chunk (maybe empty).
+// internal, takes its buffers noalias and runs its chunk (maybe empty). The
+// launch's thread cap is the runtime's third argument.
 
 func.func @parallel(%A: memref<64xf32>) {
-  loop.launch @parallel_parallel0(%A) 0 to 64 : memref<64xf32>
+  loop.launch @parallel_parallel0(%A) 0 to 64 {tc.max_threads = 3 : i64} : memref<64xf32>
   func.return
 }
 func.func private @parallel_parallel0(%A: memref<64xf32>, %begin: index, %end: index) {
@@ -311,10 +312,11 @@ func.func private @parallel_parallel0(%A: memref<64xf32>, %begin: index, %end: i
 // CHECK-LABEL: llvm.func @parallel(
 // CHECK-SAME:    %[[A:[0-9a-zA-Z_]+]]: !llvm.ptr
 // CHECK:         %[[CTX:.*]] = llvm.alloca %{{.*}} x !llvm.struct<(!llvm.ptr)> {alignment = 8 : i64} : (i64) -> !llvm.ptr
+// CHECK:         %[[CAP:.*]] = llvm.mlir.constant(3 : i32) : i32
 // CHECK:         %[[FIELD:.*]] = llvm.getelementptr %[[CTX]][0, 0] : (!llvm.ptr) -> !llvm.ptr, !llvm.struct<(!llvm.ptr)>
 // CHECK-NEXT:    llvm.store %[[A]], %[[FIELD]] : !llvm.ptr, !llvm.ptr
 // CHECK-NEXT:    %[[TASK:.*]] = llvm.mlir.addressof @parallel_parallel0_task : !llvm.ptr
-// CHECK-NEXT:    llvm.call @tilecraft_parallel_launch(%[[TASK]], %[[CTX]]) : (!llvm.ptr, !llvm.ptr) -> ()
+// CHECK-NEXT:    llvm.call @tilecraft_parallel_launch(%[[TASK]], %[[CTX]], %[[CAP]]) : (!llvm.ptr, !llvm.ptr, i32) -> ()
 // CHECK-NEXT:    llvm.return
 
 // CHECK-LABEL: llvm.func internal @parallel_parallel0_task(
@@ -339,7 +341,35 @@ func.func private @parallel_parallel0(%A: memref<64xf32>, %begin: index, %end: i
 // CHECK-NEXT:  ^[[BODY]](%[[I:.*]]: i64):
 // CHECK:         llvm.fmul %{{.*}}, %[[TWO]]
 // CHECK:         llvm.icmp "slt" %{{.*}}, %[[END]] : i64
-// CHECK:       llvm.func @tilecraft_parallel_launch(!llvm.ptr, !llvm.ptr)
+// CHECK:       llvm.func @tilecraft_parallel_launch(!llvm.ptr, !llvm.ptr, i32)
+
+// -----
+
+// A launch capped at one thread calls its body on the whole range from the
+// caller: no task, no runtime (the module declares no launch).
+
+func.func @one_thread(%A: memref<64xf32>, %X: memref<f32>) {
+  %x = memref.load %X[] : memref<f32>
+  loop.launch @one_thread_parallel0(%A, %x) 3 to 64 {tc.max_threads = 1 : i64} : memref<64xf32>, f32
+  func.return
+}
+func.func private @one_thread_parallel0(%A: memref<64xf32>, %x: f32, %begin: index, %end: index) {
+  %c1 = arith.constant 1 : index
+  scf.for %i = %begin to %end step %c1 {
+    memref.store %x, %A[%i] : memref<64xf32>
+  }
+  func.return
+}
+
+// CHECK-LABEL: llvm.func @one_thread(
+// CHECK-SAME:    %[[A:[0-9a-zA-Z_]+]]: !llvm.ptr
+// CHECK-DAG:     %[[LB:.*]] = llvm.mlir.constant(3) : i64
+// CHECK-DAG:     %[[UB:.*]] = llvm.mlir.constant(64) : i64
+// CHECK:         %[[X:.*]] = llvm.load
+// CHECK-NEXT:    llvm.call @one_thread_parallel0(%[[A]], %[[X]], %[[LB]], %[[UB]]) : (!llvm.ptr, f32, i64, i64) -> ()
+// CHECK-NEXT:    llvm.return
+// CHECK-NOT:   _task
+// CHECK-NOT:   tilecraft_parallel_launch
 
 // -----
 

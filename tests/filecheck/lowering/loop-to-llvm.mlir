@@ -6,7 +6,8 @@
 // Each stage is visible on its own:
 // RUN: tilecraft-opt %s -p loop-unroll,loop-outline-parallel,loop-vectorize | filecheck %s --check-prefix=VECTOR-IR
 
-// Rows in parallel, two rows of a block unrolled, columns vectorized.
+// Rows in parallel, two rows of a block unrolled, columns vectorized. (The loop
+// carries a thread cap: on its work alone it would run on one thread, a call.)
 func.func @scale(%A: memref<8x16xf32>, %B: memref<8x16xf32>) {
   loop.for %io = 0 to 4 parallel {
     loop.for %ii = 0 to 2 unrolled {
@@ -19,12 +20,12 @@ func.func @scale(%A: memref<8x16xf32>, %B: memref<8x16xf32>) {
         memref.store %b, %B[%i, %j] : memref<8x16xf32>
       }
     }
-  }
+  } {tc.max_threads = 4}
   func.return
 }
 
 // VECTOR-IR-LABEL: func.func @scale(
-// VECTOR-IR-NEXT:    loop.launch @scale_parallel0(%{{.*}}, %{{.*}}) 0 to 4 : memref<8x16xf32>, memref<8x16xf32>
+// VECTOR-IR-NEXT:    loop.launch @scale_parallel0(%{{.*}}, %{{.*}}) 0 to 4 {tc.max_threads = 4 : i64} : memref<8x16xf32>, memref<8x16xf32>
 // VECTOR-IR-LABEL: func.func private @scale_parallel0(
 // VECTOR-IR:         scf.for
 // VECTOR-IR-COUNT-2:   vector.load {{.*}} : memref<8x16xf32>, vector<16xf32>

@@ -1,0 +1,116 @@
+"""How much work one run of a parallel loop does, and how many threads it pays for.
+
+`loop_work(loop)` estimates the cost of one execution of a `loop.for` (all its
+iterations) in *work units*: one unit is one scalar arithmetic op or memory
+access, or one such op on a full 512-bit vector. The estimate walks the loop
+nest once, bottom up:
+
+- a loop multiplies its body by its extent; a vectorized loop by the number of
+  vectors its iterations fill (`ceil(extent * widest element bytes / 64)`: what
+  `loop-vectorize` makes of it on a 512-bit machine, where a 16-lane f32 loop
+  is one instruction per op);
+- a `loop.guard` counts its body, an `scf.if` its dearer branch (an upper
+  bound: the estimate must not make a loop look cheaper than it is);
+- memory accesses and arithmetic on values other than indices count 1; `math`
+  ops (exp, tanh, erf...) count `MATH_OP_UNITS`, the polynomial the backend
+  expands them into; constants, index arithmetic (folded into addresses by
+  LLVM), buffer allocations and views count nothing.
+
+`max_threads(work, thread_cost)` turns that into a thread cap. With `n` threads
+a launch takes about `work / n + thread_cost * (n - 1)` (in work units: the
+share of each thread plus what each thread beyond the caller adds to the
+launch: publishing and joining the launch, the claim of its chunks, the caller
+waiting for its last chunk, the cache lines the data moves in); the `n`-th
+thread pays while it saves more than it costs, `work / (n - 1) - work / n >
+thread_cost`, so the cap is the largest `n` with `n * (n - 1) * thread_cost <=
+work`. A loop with less than `2 * thread_cost` of work runs on its caller
+alone. `THREAD_COST` is measured, not guessed: `bench/threads.py --calibrate`
+times a launch on one thread and on all of them and the rate at which work
+units run, and prints the constant (how it was derived is in its docstring).
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import arith, memref, scf
+from xdsl.dialects.builtin import IndexType, MemRefType
+from xdsl.ir import Block, Operation
+
+from tilecraft.dialects.loop import (
+    AllocOp,
+    ForOp,
+    GuardOp,
+    LoopKind,
+    ViewOp,
+    YieldOp,
+)
+
+MAX_THREADS_ATTR = "tc.max_threads"
+"""The attribute of a `loop.launch` that caps its threads (`loop-outline-parallel`
+writes it, `convert-loop-to-llvm` passes it to the runtime's launch)."""
+
+# Work units of a transcendental op: the backend expands exp/tanh/erf/log into a
+# polynomial of about this many arithmetic instructions (backends/llvm/mathfuncs.py).
+MATH_OP_UNITS = 16
+# The bytes of one vector register the estimate assumes (512-bit).
+VECTOR_BYTES = 64
+# Work units one thread beyond the caller costs a launch: measured by
+# `bench/threads.py --calibrate` (how, and the figures, in its docstring).
+THREAD_COST = 4000
+# No cap is written above this many threads: the estimate is only an estimate,
+# and every machine this runs on has fewer cores.
+MAX_CAP = 1024
+
+_FREE = (arith.ConstantOp, AllocOp, ViewOp, YieldOp, scf.YieldOp, memref.SubviewOp)
+
+
+def _element_bytes(loop: ForOp) -> int:
+    widest = 4
+    for op in loop.walk():
+        if isinstance(op, memref.LoadOp | memref.StoreOp):
+            mtype = op.memref.type
+            assert isinstance(mtype, MemRefType)
+            widest = max(widest, (getattr(mtype.element_type, "bitwidth", 32) + 7) // 8)
+    return widest
+
+
+def _op_work(op: Operation) -> int:
+    if isinstance(op, ForOp):
+        body = _block_work(op.body.block)
+        extent = op.extent
+        if op.kind.data == LoopKind.VECTORIZED:
+            extent = -(-extent * _element_bytes(op) // VECTOR_BYTES)
+        return body * extent
+    if isinstance(op, GuardOp):
+        return _block_work(op.body.block)
+    if isinstance(op, scf.IfOp):
+        return max(_block_work(region.block) for region in op.regions if region.blocks)
+    if isinstance(op, _FREE):
+        return 0
+    if op.regions:  # an op of some other dialect with a body: its body, once
+        return sum(_block_work(block) for region in op.regions for block in region.blocks)
+    if op.results and all(isinstance(r.type, IndexType) for r in op.results):
+        return 0  # address arithmetic
+    if op.dialect_name() == "math":
+        return MATH_OP_UNITS
+    return 1
+
+
+def _block_work(block: Block) -> int:
+    return sum(_op_work(op) for op in block.ops)
+
+
+def loop_work(loop: ForOp) -> int:
+    """The estimated work of one run of `loop` (all its iterations), in work units."""
+    return _op_work(loop)
+
+
+def max_threads(work: int, thread_cost: int = THREAD_COST) -> int:
+    """The most threads a launch of `work` units pays for (the module docstring):
+    the largest `n` with `n * (n - 1) * thread_cost <= work`, at least 1 and at
+    most `MAX_CAP`."""
+    if thread_cost <= 0:
+        return MAX_CAP
+    n = 1
+    while n < MAX_CAP and (n + 1) * n * thread_cost <= work:
+        n += 1
+    return n
