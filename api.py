@@ -180,9 +180,7 @@ class Function:
     def _prepare(self, arrays) -> tuple[Callable, list]:
         from tilecraft.frontends.te.symbolic import bind_sizes
 
-        if len(arrays) != len(self._args):
-            names = ", ".join(_arg_name(a) for a in self._args)
-            raise TypeError(f"{self.entry_name}({names}) takes {len(self._args)} arguments, got {len(arrays)}")
+        self._check_count(arrays)
         values = []
         for a, kind, x in zip(self._args, self._kinds, arrays):
             if kind == "tensor":
@@ -219,8 +217,23 @@ class Function:
         arrays = [x for x, k in zip(values, self._kinds) if k != "size"]
         return self._specialize(key), arrays
 
+    def _check_count(self, arrays) -> None:
+        """One argument per entry of `args`, as given to build. The compiled
+        callable cannot say it: it takes the arrays reordered (inputs first) or
+        hands them to pieces, and would index past the end or drop some."""
+        if len(arrays) == len(self._args):
+            return
+        names = [_arg_name(a) for a in self._args]
+        missing = names[len(arrays):]
+        detail = f": missing {', '.join(missing)}" if missing else f", {len(arrays) - len(names)} too many"
+        raise TypeError(
+            f"{self.entry_name}({', '.join(names)}) takes {len(names)} arguments "
+            f"in the order of build's args, got {len(arrays)}{detail}"
+        )
+
     def __call__(self, *arrays) -> None:
-        if self._direct is not None:  # it checks count, shapes and dtypes itself
+        if self._direct is not None:  # it checks shapes and dtypes itself
+            self._check_count(arrays)
             return self._direct(*arrays)
         compiled, arrays = self._prepare(arrays)
         compiled(*arrays)

@@ -80,7 +80,11 @@ class AccelFunction:
 
     def __call__(self, *arrays: np.ndarray) -> SimResult:
         if len(arrays) != len(self.arg_types):
-            raise ValueError(f"{self.entry_name} takes {len(self.arg_types)} arrays, got {len(arrays)}")
+            names = ", ".join(b.name for b in self.program.buffers)
+            raise ValueError(
+                f"{self.entry_name} takes {len(self.arg_types)} arrays, got {len(arrays)}; "
+                f"its arguments are {names}"
+            )
         buffers = self.program.buffers
         for n, (a, t, b) in enumerate(zip(arrays, self.arg_types, buffers)):
             shape, dtype = tuple(t.get_shape()), numpy_dtype(t.element_type)
