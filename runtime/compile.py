@@ -127,6 +127,7 @@ def compile(  # noqa: A001 - TVM's and the issue's name
     extra_passes: ExtraPasses | None = None,
     schedule_configs=None,
     timing: bool = False,
+    per_kernel: bool = True,
 ) -> CompiledModel:
     """Compile an ONNX model (a ModelProto or a path), a `.mlir` graph file, or a
     graph-level `ModuleOp` (with its `WeightStore` as `store`, unless one is
@@ -140,13 +141,19 @@ def compile(  # noqa: A001 - TVM's and the issue's name
     `tuning_log` makes one of a log); what it answered for is `model.tuned`.
     `timing=True` prints where the compilation spent its time (each pass of
     compile-model and loop-to-llvm, translation, LLVM) on stderr, as MLIR's
-    `-mlir-timing` does; `model.timing` holds it either way (a `Timer`)."""
+    `-mlir-timing` does; `model.timing` holds it either way (a `Timer`).
+
+    Kernels are compiled one object file each, in parallel, and cached on disk
+    by their IR (utils/compile_cache.py), as is what the graph pipeline made of
+    the model; `per_kernel=False` compiles the loop module as one LLVM module,
+    uncached, in this process (for comparisons)."""
     from tilecraft.utils.compile_timing import collect_timing, current_timer
 
     outer = current_timer()
     with collect_timing(outer) if outer is not None else collect_timing() as timer:
         model = _compile(
-            model_or_path, target, fuse, input_shapes, store, num_threads, extra_passes, schedule_configs
+            model_or_path, target, fuse, input_shapes, store, num_threads, extra_passes, schedule_configs,
+            per_kernel,
         )
     model.timing = timer
     if timing:
@@ -156,10 +163,13 @@ def compile(  # noqa: A001 - TVM's and the issue's name
     return model
 
 
-def _compile(model_or_path, target, fuse, input_shapes, store, num_threads, extra_passes, schedule_configs):
+def _compile(
+    model_or_path, target, fuse, input_shapes, store, num_threads, extra_passes, schedule_configs, per_kernel
+):
     from tilecraft.compiler import make_context
     from tilecraft.pipelines.compile_model import CompileModelPass
     from tilecraft.topi.tuning import use_configs
+    from tilecraft.utils.compile_cache import open_cache
     from tilecraft.utils.diagnostics import verify_module
     from tilecraft.utils.threads import resolve_threads
 
@@ -172,6 +182,17 @@ def _compile(model_or_path, target, fuse, input_shapes, store, num_threads, extr
     name = graph_function(module).sym_name.data
     user_inputs, user_outputs = _user_shapes(graph_function(module))
     source = store_of(module)
+    cache = open_cache() if per_kernel else None
+    # What the graph pipeline makes of the model is cached only when nothing
+    # outside the graph and its weights decides it (no passes of the caller's, no
+    # tuning context).
+    key = None
+    if cache is not None and extra_passes is None and schedule_configs is None:
+        with section("cache key"):
+            key = model_key(module, source, fuse, threads)
+        cached = _cached_model(cache, key, source, threads, start)
+        if cached is not None:
+            return cached
     if source is not None:
         attach(module, source.child())  # what the passes add stays with this model
     verify_module(module)
@@ -186,15 +207,18 @@ def _compile(model_or_path, target, fuse, input_shapes, store, num_threads, extr
                 verify_module(module)
     main = next(f for f in module.ops if isinstance(f, func.FuncOp) and f.sym_name.data == name)
 
-    from tilecraft.compiler import compile_loop_module
+    from tilecraft.compiler import compile_loop_module, compile_model_module
 
     with section("print"):
         ir = str(module)
-    jit = compile_loop_module(module, num_threads=threads)
+    if per_kernel:
+        jit, piece_keys = compile_model_module(module, num_threads=threads, cache=cache)
+    else:
+        jit, piece_keys = compile_loop_module(module, num_threads=threads), []
     ports = ports_of(main, user_inputs, user_outputs)
     store = store_of(module)
     weights = {p.name: store[p.name] for p in ports if p.kind == WEIGHT} if store is not None else {}
-    return CompiledModel(
+    model = CompiledModel(
         jit[name].unchecked,
         ports,
         weights,
@@ -210,4 +234,140 @@ def _compile(model_or_path, target, fuse, input_shapes, store, num_threads, extr
         owner=jit,
         tuned=lookup.answered if lookup is not None else {},
     )
+    if key is not None and cache is not None:
+        with section("cache write"):
+            _store_model(cache, key, model, jit, piece_keys, source)
+    return model
 
+
+# -- the compile cache's model entries ------------------------------------------------
+# An entry holds what a warm compile needs without running a pass: the loop IR
+# (parsed only if the model is profiled or saved), the ports, the kernels called,
+# the signatures the JIT checks, the cache keys of the objects to link, and the
+# weights the pipeline derived (packed, transformed); weights the caller gave are
+# taken from the caller's store again (they are part of the key).
+
+
+def weights_digest(store: WeightStore | None) -> str:
+    """A SHA-256 of every array of `store`: names, dtypes, shapes and bytes."""
+    import hashlib
+
+    import numpy as np
+
+    digest = hashlib.sha256()
+    if store is None:
+        return "no weights"
+    arrays = store.arrays
+    for name in sorted(arrays):
+        array = np.ascontiguousarray(arrays[name])
+        digest.update(f"{name}\0{array.dtype.str}\0{array.shape}\0".encode())
+        digest.update(array.view(np.uint8).reshape(-1).data if array.size else b"")
+    return digest.hexdigest()
+
+
+def model_key(module: ModuleOp, store: WeightStore | None, fuse: bool, threads: int) -> str:
+    """The cache key of a graph module's compiled model."""
+    from tilecraft.backends.llvm.jit import jit_flavour
+    from tilecraft.backends.llvm.runtime import default_flavour
+    from tilecraft.backends.llvm.target import target_description
+    from tilecraft.utils.compile_cache import make_key
+
+    return make_key(
+        "model",
+        str(module),
+        weights_digest(store),
+        f"fuse={fuse}",
+        f"threads={threads}",
+        f"runtime={jit_flavour(default_flavour())}",
+        target_description(),
+    )
+
+
+def _store_model(cache, key: str, model: CompiledModel, jit, piece_keys: list[str], source) -> None:
+    import io
+    import json
+
+    import numpy as np
+
+    given = source.arrays if source is not None else {}
+    derived = {
+        p.name: np.asarray(model._weights[p.name])
+        for p in model.ports
+        if p.kind == WEIGHT and (p.name not in given)
+    }
+    meta = {
+        "ir": model.ir,
+        "entry": model.entry_name,
+        "ports": [p.to_json() for p in model.ports],
+        "kernel_calls": model.kernel_calls,
+        "arena_bytes": model.planned_bytes,
+        "naive_bytes": model.naive_bytes,
+        "passes": model.passes,
+        "pieces": piece_keys,
+        "symbols": jit._symbols,
+        "signatures": {
+            name: [[a.name, list(a.shape), a.dtype.str, a.output, a.weight] for a in f.specs]
+            for name, f in jit.functions.items()
+        },
+    }
+    buffer = io.BytesIO()
+    np.savez(buffer, **derived)
+    text = json.dumps(meta).encode()
+    cache.put("model", key, b"%d\n" % len(text) + text + buffer.getvalue())
+
+
+def _cached_model(cache, key: str, source, threads: int, start: float) -> CompiledModel | None:
+    """The model of a cache entry, its objects linked; None if anything is missing."""
+    import io
+    import json
+
+    import numpy as np
+
+    from tilecraft.backends.llvm.jit import ArgSpec, jit_objects
+
+    with section("cache read"):
+        payload = cache.get("model", key)
+        if payload is None:
+            return None
+        try:
+            end = payload.index(b"\n")
+            length = int(payload[:end])
+            meta = json.loads(payload[end + 1 : end + 1 + length])
+            with np.load(io.BytesIO(payload[end + 1 + length :]), allow_pickle=False) as data:
+                derived = {k: data[k] for k in data.files}
+        except (ValueError, OSError, KeyError):
+            return None  # a damaged entry that passed the checksum: compile again
+        objects = [cache.get("object", k) for k in meta["pieces"]]
+        if any(o is None for o in objects):
+            return None
+    signatures = {
+        name: [ArgSpec(a, tuple(shape), np.dtype(dtype), output, weight) for a, shape, dtype, output, weight in specs]
+        for name, specs in meta["signatures"].items()
+    }
+    ports = [Port.from_json(p) for p in meta["ports"]]
+    jit = jit_objects(objects, signatures, symbols=meta["symbols"], num_threads=threads)  # type: ignore[arg-type]
+    given = source.arrays if source is not None else {}
+    weights = {p.name: derived[p.name] if p.name in derived else given[p.name] for p in ports if p.kind == WEIGHT}
+    ir = meta["ir"]
+
+    def parse():
+        from tilecraft.compiler import parse_text
+
+        return parse_text(ir)
+
+    entry = meta["entry"]
+    return CompiledModel(
+        jit[entry].unchecked,
+        ports,
+        weights,
+        entry_name=entry,
+        kernel_calls=meta["kernel_calls"],
+        arena_bytes=meta["arena_bytes"],
+        naive_bytes=meta["naive_bytes"],
+        ir=ir,
+        module=parse,
+        num_threads=threads,
+        compile_seconds=time.perf_counter() - start,
+        passes=meta["passes"],
+        owner=jit,
+    )

@@ -101,6 +101,8 @@ class CompiledModel:
     @property
     def module(self):
         """The loop-level module that was compiled (None for a loaded model)."""
+        if callable(self._module):  # a model from the compile cache parses its IR on demand
+            self._module = self._module()
         return self._module
 
     @property
@@ -196,7 +198,7 @@ class CompiledModel:
         builds an instrumented copy of the model (runtime/profile.py)."""
         from tilecraft.runtime.profile import Profiler, median_times
 
-        if self._module is None:
+        if self.module is None:
             raise ValueError("a loaded model cannot be profiled; profile the compiled one")
         if getattr(self, "_profiler", None) is None:
             self._profiler = Profiler(
@@ -212,7 +214,7 @@ class CompiledModel:
         into the directory `path`; `tilecraft.runtime.load(path)` reads it back."""
         from tilecraft.runtime.saved import save
 
-        if self._module is None:
+        if self.module is None:
             raise ValueError("this model was loaded from a library; copy its directory instead")
         save(path, self)
 

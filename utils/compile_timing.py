@@ -87,6 +87,16 @@ class Timer:
         node.seconds += seconds
         node.count += count
 
+    @contextlib.contextmanager
+    def nested(self, name: str) -> Iterator[TimingNode]:
+        """Open the section `name` without timing it (to `record` under it)."""
+        node = self._stack[-1].child(name)
+        self._stack.append(node)
+        try:
+            yield node
+        finally:
+            self._stack.pop()
+
     def stop(self) -> None:
         self.root.seconds = time.perf_counter() - self._start
 

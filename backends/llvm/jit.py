@@ -30,8 +30,8 @@ from math import prod
 import llvmlite.binding as llvm_binding
 import numpy as np
 from tilecraft.backends.llvm.compile import CompileTimes, build_llvm_module
-from tilecraft.backends.llvm.runtime import default_flavour, pool_supported
-from tilecraft.backends.llvm.target import create_host_target_machine
+from tilecraft.backends.llvm.runtime import default_flavour, pool_supported, shared_pool_launch
+from tilecraft.backends.llvm.target import create_host_target_machine, object_target_machine
 from tilecraft.utils.compile_timing import section
 from tilecraft.utils.dtypes import numpy_dtype
 from tilecraft.utils.threads import resolve_threads
@@ -284,11 +284,13 @@ class JitModule:
     def __init__(
         self,
         engine: llvm_binding.ExecutionEngine,
-        llvm_module: llvm_binding.ModuleRef,
+        llvm_module: llvm_binding.ModuleRef | None,
         signatures: dict[str, list[ArgSpec]],
         times: CompileTimes,
+        symbols: dict[str, str] | None = None,
     ):
         self._engine = engine
+        self._symbols = dict(symbols or {})  # name -> the symbol of its code
         self.llvm_module = llvm_module
         self.times = times
         address = engine.get_global_value_address(RUNTIME_ERROR)
@@ -297,7 +299,7 @@ class JitModule:
             messages = engine.get_global_value_address(RUNTIME_ERROR_MESSAGES)
             self.runtime_errors = RuntimeErrors(address, messages)
         self.functions: dict[str, CompiledFunction] = {
-            name: CompiledFunction(name, specs, engine.get_function_address(name), self)
+            name: CompiledFunction(name, specs, engine.get_function_address(self._symbols.get(name, name)), self)
             for name, specs in signatures.items()
         }
 
@@ -321,14 +323,17 @@ class JitModule:
     def address(self, name: str) -> int:
         """The machine-code address of the function `name` (any function of the
         module, including ones lowered to the llvm dialect before compilation)."""
-        address = self._engine.get_function_address(name)
+        address = self._engine.get_function_address(self._symbols.get(name, name))
         if not address:
             raise KeyError(f"no function '{name}' in this module")
         return address
 
     @property
     def llvm_ir(self) -> str:
-        """The optimized LLVM IR that was compiled."""
+        """The optimized LLVM IR that was compiled (not kept when the module was
+        linked from object files: `jit_objects`)."""
+        if self.llvm_module is None:
+            raise ValueError("this module was linked from object files; its LLVM IR was not kept")
         return str(self.llvm_module)
 
 
@@ -356,6 +361,43 @@ def jit_module(
         engine = llvm_binding.create_mcjit_compiler(llvm_module, create_host_target_machine(jit=True))
         engine.finalize_object()
     return JitModule(engine, llvm_module, signatures, times)
+
+
+def emit_jit_object(
+    module: ModuleOp, *, num_threads: int | None = None, runtime: str | None = None
+) -> bytes:
+    """An llvm-dialect module compiled (O3) to an object file that `jit_objects`
+    loads: what `jit_module` would run, as bytes that can be cached or made in
+    another process. Its parallel loops call the process's shared pool."""
+    llvm_module = build_llvm_module(module, jit_flavour(runtime or default_flavour()), resolve_threads(num_threads))
+    with section("LLVM codegen"):
+        return object_target_machine().emit_object(llvm_module)
+
+
+def jit_objects(
+    objects: Sequence[bytes],
+    signatures: dict[str, list[ArgSpec]],
+    *,
+    symbols: dict[str, str] | None = None,
+    num_threads: int | None = None,
+    runtime: str | None = None,
+) -> JitModule:
+    """Load object files of `emit_jit_object` into one JIT module: their calls of
+    each other's functions are linked by name. `signatures` name the functions
+    callers see; `symbols` maps such a name to the symbol its code has where they
+    differ (a kernel compiled under the name of its content)."""
+    flavour = jit_flavour(runtime or default_flavour())
+    if flavour == "shared-pool":
+        # An object refers to the pool by name; the pool must exist to link it.
+        shared_pool_launch(resolve_threads(num_threads))
+    with section("LLVM link"):
+        empty = llvm_binding.parse_assembly("")
+        empty.triple = llvm_binding.get_process_triple()
+        engine = llvm_binding.create_mcjit_compiler(empty, create_host_target_machine(jit=True))
+        for data in objects:
+            engine.add_object_file(llvm_binding.ObjectFileRef.from_data(data))
+        engine.finalize_object()
+    return JitModule(engine, None, signatures, CompileTimes(), symbols)
 
 
 def jit_flavour(runtime: str) -> str:

@@ -61,9 +61,29 @@ def create_host_target_machine(jit: bool = False) -> llvm.TargetMachine:
 
 
 @functools.cache
+def object_target_machine() -> llvm.TargetMachine:
+    """The machine for object files the JIT links (`jit.jit_objects`): absolute
+    64-bit addresses (large code model, static), which the JIT's linker resolves
+    whatever distance it loads two objects apart. (Position-independent large-model
+    code addresses its constants from a GOT, which MCJIT's ELF linker gets wrong
+    once it has loaded more than one object; the small model's 32-bit offsets
+    overflow where the linker puts an object's code and constants far apart.)"""
+    _initialize()
+    target = llvm.Target.from_triple(llvm.get_process_triple())
+    return target.create_target_machine(
+        cpu=llvm.get_host_cpu_name(), features=host_features(), opt=3, reloc="static", codemodel="large"
+    )
+
+
+@functools.cache
 def host_target_machine() -> llvm.TargetMachine:
     """The shared target machine for optimizing and emitting code."""
     return create_host_target_machine()
+
+
+def target_description() -> str:
+    """What code is generated for: triple, CPU and features (a cache key's part)."""
+    return f"{llvm.get_process_triple()} {llvm.get_host_cpu_name()} {host_features()}"
 
 
 def triple_and_layout() -> tuple[str, str]:
