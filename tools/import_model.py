@@ -1,6 +1,6 @@
 """`tilecraft-import`: an ONNX model to graph-dialect IR plus a weight file.
 
-    tilecraft-import model.onnx -o model.mlir [--input-shape x=1,3,224,224 ...]
+    tilecraft-import model.onnx -o model.mlir [--input-shape x=1x3x224x224 ...]
 
 writes `model.mlir` and, beside it, `model.weights.npz` with the arrays that the
 IR's `graph.weight "name"` ops name. The module attribute `graph.weights` holds the
@@ -24,22 +24,10 @@ from xdsl.printer import Printer
 
 from tilecraft.frontends.onnx import from_onnx
 from tilecraft.tools.errors import ArgumentParser, UserError, add_traceback_option, run_tool, writing
+from tilecraft.tools.options import add_input_shape_option, input_shapes
 from tilecraft.utils.weights import attach
 
 PROG = "tilecraft-import"
-
-
-def parse_input_shape(text: str) -> tuple[str, tuple[int, ...]]:
-    name, eq, dims = text.rpartition("=")
-    try:
-        if not eq or not name:
-            raise ValueError
-        shape = tuple(int(d) for d in dims.split(",")) if dims else ()
-        if any(d <= 0 for d in shape):
-            raise ValueError
-    except ValueError:
-        raise UserError(f"bad --input-shape '{text}': write NAME=D1,D2,... with positive extents") from None
-    return name, shape
 
 
 def weights_path_for(output: str) -> str:
@@ -57,20 +45,13 @@ def make_arg_parser() -> ArgumentParser:
     parser.add_argument("model", help="the .onnx file")
     parser.add_argument("-o", "--output", help="the .mlir to write (weights go beside it as <name>.weights.npz)")
     parser.add_argument("--weights", help="where to write the weights (default: beside the output)")
-    parser.add_argument(
-        "--input-shape",
-        action="append",
-        default=[],
-        metavar="NAME=D1,D2,...",
-        help="fix the shape of an input with dynamic dimensions (repeatable)",
-    )
+    add_input_shape_option(parser)
     add_traceback_option(parser)
     return parser
 
 
 def run(args) -> None:
-    shapes = dict(parse_input_shape(s) for s in args.input_shape)
-    module, store = from_onnx(args.model, input_shapes=shapes)
+    module, store = from_onnx(args.model, input_shapes=input_shapes(args.input_shape))
     weights = args.weights or (weights_path_for(args.output) if args.output else None)
     if store.arrays:
         if weights is None:

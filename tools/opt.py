@@ -14,7 +14,6 @@ import argparse
 import sys
 import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp
@@ -31,6 +30,7 @@ from tilecraft.registry import (
     providers,
 )
 from tilecraft.tools.errors import UserError, add_traceback_option, run_tool, writing
+from tilecraft.tools.options import add_tuning_log_option, tuning_lookup
 from tilecraft.utils.compile_timing import record, section
 from tilecraft.utils.diagnostics import LocatedParser, verify_module
 from tilecraft.utils.weights import WeightError, WeightStore, attach, referenced_names, store_of
@@ -69,12 +69,7 @@ class TilecraftOptMain(xDSLOptMain):
             help="where to save the weight store (.npz) when a pass changed it; "
             "the printed IR then names that file",
         )
-        arg_parser.add_argument(
-            "--tuning-log",
-            metavar="PATH",
-            help="a tilecraft-tune log: convert-graph-to-te schedules each conv2d/dense/"
-            "matmul workload it tuned with its best record (as tc.compile(tuning_log=))",
-        )
+        add_tuning_log_option(arg_parser)
         arg_parser.add_argument(
             "--timing",
             action="store_true",
@@ -173,12 +168,11 @@ class TilecraftOptMain(xDSLOptMain):
         if self.args.tuning_log is None:
             super().apply_passes(prog)
         else:
-            from tilecraft.autotune.tasks import LogLookup
             from tilecraft.topi.tuning import use_configs
 
-            if not Path(self.args.tuning_log).is_file():
-                raise UserError(f"no tuning log '{self.args.tuning_log}'")
-            with use_configs(LogLookup(self.args.tuning_log)):
+            # Records that do not fit a schedule's knobs are refused with a
+            # diagnostic here, where the log is the input under test.
+            with use_configs(tuning_lookup(self.args.tuning_log, skip_invalid=False)):
                 super().apply_passes(prog)
         self._save_changed_weights(prog)
 

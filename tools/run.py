@@ -1,6 +1,7 @@
 """`tilecraft-run`: compile a model, or one function of an IR file, and run it on arrays.
 
     tilecraft-run model.onnx --input x=x.npy --output y.npy [--bench]
+    tilecraft-run model.onnx --input-shape x=1x3x224x224 --tuning-log tune.jsonl
     tilecraft-run matmul.mlir --entry matmul --input a.npy --input b.npy --output c.npy
     tilecraft-run matmul.mlir --entry matmul --seed 1 --check
     tilecraft-run model.mlir --entry main --input x=x.npy      # graph IR: a model
@@ -9,6 +10,9 @@ An ONNX model is compiled whole (`tilecraft.compile`): `--input NAME=FILE.npy` n
 the model input each file is for (a plain `FILE.npy` takes the next input in
 order; without any, inputs are random from `--seed`); `--output` saves the outputs
 in order; `--bench` also prints the median latency over `--runs` calls.
+`--input-shape NAME=1x3x224x224` fixes an input's dynamic dimensions and
+`--tuning-log` applies a tilecraft-tune log, as tilecraft-tune and tilecraft-opt
+spell them (tools/options.py).
 
 A graph-level function (graph dialect ops, as tilecraft-import writes) is a model:
 it is compiled whole and run as an ONNX file is. Otherwise the file holds a te
@@ -46,6 +50,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from tilecraft.dialects.te import ComputeOp
 from tilecraft.tools.errors import ArgumentParser, UserError, add_traceback_option, run_tool, writing
+from tilecraft.tools.options import STATIC_SHAPES, add_input_shape_option, add_tuning_log_option
 
 PROG = "tilecraft-run"
 
@@ -99,6 +104,8 @@ def make_arg_parser() -> argparse.ArgumentParser:
         metavar="FILE.npy",
         help="save an output array, once per output (default: print a summary)",
     )
+    add_input_shape_option(parser)
+    add_tuning_log_option(parser)
     parser.add_argument(
         "--check",
         action="store_true",
@@ -296,6 +303,13 @@ def run(args: argparse.Namespace) -> int:
         if ATTR in module.attributes:
             alone.attributes[ATTR] = module.attributes[ATTR]
         return run_model(args, alone)
+    if args.input_shape:
+        raise UserError(STATIC_SHAPES)
+    if args.tuning_log:
+        raise UserError(
+            f"--tuning-log applies to models (ONNX, or graph-level IR); @{args.entry} is a "
+            "te or loop function, scheduled as written"
+        )
     entry_is_te = any(isinstance(op, ComputeOp) for op in entry.walk())
     if entry_is_te and not entry.function_type.outputs.data:
         raise UserError(

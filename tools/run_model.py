@@ -50,13 +50,21 @@ def run_model(args: argparse.Namespace, module=None) -> int:
     """Compile and run the model `args.file`, or the graph-level `module` (a graph
     function of an IR file, alone in it)."""
     from tilecraft.runtime import compile as compile_model
+    from tilecraft.tools.options import STATIC_SHAPES, input_shapes, tuning_lookup
     from tilecraft.tools.run import summarize
 
     if args.check:
         raise UserError("--check compares a te function with its reference; it does not apply to models")
     if args.entry is not None and module is None:
         raise UserError("--entry names a function of an IR file; a model has one entry")
-    model = compile_model(module if module is not None else args.file, num_threads=args.num_threads)
+    if module is not None and args.input_shape:
+        raise UserError(STATIC_SHAPES)
+    model = compile_model(
+        module if module is not None else args.file,
+        input_shapes=input_shapes(args.input_shape) or None,
+        num_threads=args.num_threads,
+        schedule_configs=tuning_lookup(args.tuning_log) if args.tuning_log else None,
+    )
     feeds = _feeds(args, model)
     try:
         results = model(**feeds)
@@ -81,7 +89,8 @@ def run_model(args: argparse.Namespace, module=None) -> int:
             f"latency: median {statistics.median(times) * 1e3:.3f} ms over {args.runs} runs "
             f"(min {min(times) * 1e3:.3f} ms); compiled in {model.compile_seconds:.2f} s, "
             f"{len(model.kernel_calls)} kernel calls, planned memory {model.planned_bytes} of "
-            f"{model.naive_bytes} bytes",
+            f"{model.naive_bytes} bytes"
+            + (f", {len(model.tuned)} workload(s) tuned by the log" if args.tuning_log else ""),
             file=sys.stdout,
         )
     return 0

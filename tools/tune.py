@@ -3,6 +3,7 @@
     tilecraft-tune model.onnx --trials 64 --log tune.jsonl
     tilecraft-tune model.mlir --trials 64 --log tune.jsonl --scheduler tcp://host:8786
     tilecraft-tune model.onnx --trials 64 --log tune.jsonl --plot curves.png
+    tilecraft-tune model.onnx --input-shape x=1x3x224x224 --trials 64 --log tune.jsonl
 
 The model's tunable tasks (its conv2d, dense, matmul... workloads, each once however
 often the model uses it) are extracted (autotune/tasks.py) and tuned one after the
@@ -43,6 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tilecraft.tools.errors import ArgumentParser, UserError, add_traceback_option, run_tool, writing
+from tilecraft.tools.options import STATIC_SHAPES, add_input_shape_option, input_shapes
 
 PROG = "tilecraft-tune"
 
@@ -70,13 +72,7 @@ def make_arg_parser() -> argparse.ArgumentParser:
         help="also run random search (into <log>.random.jsonl) and plot both searches' best GFLOP/s "
         "against trials, with the untuned default",
     )
-    parser.add_argument(
-        "--input-shape",
-        action="append",
-        default=[],
-        metavar="NAME=1x3x224x224",
-        help="fix the shape of an ONNX input with dynamic dimensions (repeatable)",
-    )
+    add_input_shape_option(parser)
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds one measurement may take (default 60)")
     parser.add_argument(
         "--hot",
@@ -94,20 +90,6 @@ def make_arg_parser() -> argparse.ArgumentParser:
     )
     add_traceback_option(parser)
     return parser
-
-
-def parse_input_shape(text: str) -> tuple[str, tuple[int, ...]]:
-    """`x=1x3x224x224` (or `x=1,3,224,224`, as tilecraft-import writes it)."""
-    name, eq, dims = text.rpartition("=")
-    try:
-        if not eq or not name or not dims:
-            raise ValueError
-        shape = tuple(int(d) for d in dims.replace(",", "x").split("x"))
-        if any(d <= 0 for d in shape):
-            raise ValueError
-    except ValueError:
-        raise UserError(f"bad --input-shape '{text}': write NAME=D1xD2x... with positive extents") from None
-    return name, shape
 
 
 def random_log_path(log: str | Path) -> Path:
@@ -128,7 +110,7 @@ def check_model(path: Path, input_shapes: dict) -> None:
     if path.suffix not in (".onnx", ".mlir"):
         raise UserError(f"'{path}' is neither an ONNX model (.onnx) nor an IR file (.mlir)")
     if path.suffix == ".mlir" and input_shapes:
-        raise UserError("--input-shape fixes the inputs of an ONNX model; an IR file has static shapes")
+        raise UserError(STATIC_SHAPES)
 
 
 def check_log(path: Path) -> None:
@@ -296,7 +278,7 @@ def run(args: argparse.Namespace) -> None:
     from tilecraft.autotune.records import TuningLog
     from tilecraft.autotune.tasks import LogLookup
 
-    shapes = dict(parse_input_shape(s) for s in args.input_shape)
+    shapes = input_shapes(args.input_shape)
     check_model(Path(args.model), shapes)
     if args.plot and args.random:
         raise UserError("--plot runs both searches itself: leave out --random")

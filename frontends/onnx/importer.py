@@ -338,7 +338,7 @@ class Importer:
             # Not a scalar: ONNX leaves the rank unknown. The caller must say it.
             raise OnnxImportError(
                 f"graph input '{vi.name}' has no shape (not even a rank); give it with "
-                f"input_shapes={{'{vi.name}': (...)}} or tilecraft-import --input-shape {vi.name}=D1,D2,..."
+                f"input_shapes={{'{vi.name}': (...)}} or the tools' --input-shape {vi.name}=D1xD2x..."
             )
         if not tt.HasField("shape"):
             dims = ["?"] * len(self.input_shapes[vi.name])
@@ -352,11 +352,12 @@ class Importer:
             dims = list(fixed)
         if any(not isinstance(d, int) or d < 0 for d in dims):
             shown = ", ".join(map(str, dims))
-            example = ",".join(str(d) if isinstance(d, int) and d > 0 else "1" for d in dims)
+            extents = [str(d) if isinstance(d, int) and d > 0 else "1" for d in dims]
+            example = ", ".join(extents) + ("," if len(extents) == 1 else "")
             raise OnnxImportError(
                 f"graph input '{vi.name}' has a dynamic shape ({shown}); tilecraft compiles "
-                f"static shapes: fix it with input_shapes={{'{vi.name}': ({example.replace(',', ', ')})}} "
-                f"or tilecraft-import --input-shape {vi.name}={example}"
+                f"static shapes: fix it with input_shapes={{'{vi.name}': ({example})}} "
+                f"or the tools' --input-shape {vi.name}={'x'.join(extents)}"
             )
         ports = {**{t: port for t, (port, _, _) in UNSIGNED.items()}, **{t: port for t, (port, _, _) in NARROW.items()}}
         element = ports.get(tt.elem_type, ONNX_TYPES[tt.elem_type][0])

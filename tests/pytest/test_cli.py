@@ -241,3 +241,101 @@ def test_every_tool_exits_1_on_a_bad_command_line_and_has_traceback(tool, capsys
     assert f"{tool}: error: unrecognized arguments: --no-such-option" in capsys.readouterr().err
     help_text = subprocess.run([str(BIN_DIR / tool), "--help"], capture_output=True, text=True, timeout=60).stdout
     assert "--traceback" in help_text
+
+
+# -- one spelling of input shapes, one --tuning-log (tools/options.py) --------------
+
+
+def test_input_shape_spellings():
+    from tilecraft.tools.errors import UserError
+    from tilecraft.tools.options import input_shapes, parse_input_shape
+
+    assert parse_input_shape("x=1x3x224x224") == ("x", (1, 3, 224, 224))
+    assert parse_input_shape("x=1,3,224,224") == ("x", (1, 3, 224, 224))
+    assert parse_input_shape("in:0=4") == ("in:0", (4,))
+    assert parse_input_shape("a=b=2x2") == ("a=b", (2, 2))  # the name ends at the last '='
+    assert parse_input_shape("s=") == ("s", ())  # a scalar
+    assert input_shapes(["x=1x4", "y=2,3"]) == {"x": (1, 4), "y": (2, 3)}
+    for bad in ["x", "=1x4", "x=1xa", "x=0x4", "x=-1", "x=1x", "x=1,,2"]:
+        with pytest.raises(UserError, match=re.escape(f"bad --input-shape '{bad}': write NAME=D1xD2x...")):
+            parse_input_shape(bad)
+    with pytest.raises(UserError, match="--input-shape gives input 'x' twice"):
+        input_shapes(["x=1x4", "x=2x4"])
+
+
+def test_every_tool_that_reads_a_model_spells_input_shape_alike():
+    from tilecraft.tools import import_model, run, tune
+    from tilecraft.tools.options import INPUT_SHAPE_HELP, INPUT_SHAPE_METAVAR, TUNING_LOG_HELP
+
+    def option(parser, dest):
+        return next((a for a in parser._actions if a.dest == dest), None)
+
+    parsers = {"import": import_model.make_arg_parser(), "run": run.make_arg_parser(), "tune": tune.make_arg_parser()}
+    for name, parser in parsers.items():
+        action = option(parser, "input_shape")
+        assert action is not None, name
+        assert (action.metavar, action.help) == (INPUT_SHAPE_METAVAR, INPUT_SHAPE_HELP), name
+    # --tuning-log wherever a model is compiled (tilecraft-tune writes the log: --log)
+    assert option(parsers["run"], "tuning_log").help == TUNING_LOG_HELP
+    assert f"--tuning-log PATH {TUNING_LOG_HELP[:20]}" in " ".join(opt("--help").stdout.split())
+
+
+@pytest.fixture
+def dynamic_model(tmp_path):
+    import onnx
+    from onnx import TensorProto, helper
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 4])
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "dyn", [x], [y])
+    path = tmp_path / "dynamic.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), path)
+    return path
+
+
+@pytest.mark.parametrize("spelling", ["x=3x4", "x=3,4"])
+def test_import_and_run_take_both_spellings(dynamic_model, tmp_path, spelling, capsys):
+    import numpy as np
+
+    from tilecraft.tools import import_model, run
+
+    assert import_model.main([str(dynamic_model), "--input-shape", spelling]) == 0
+    assert "tensor<3x4xf32>" in capsys.readouterr().out
+    x = np.arange(-6, 6, dtype=np.float32).reshape(3, 4)
+    np.save(tmp_path / "x.npy", x)
+    out = tmp_path / "y.npy"
+    argv = [str(dynamic_model), "--input-shape", spelling, "--input", f"x={tmp_path / 'x.npy'}", "--output", str(out)]
+    assert run.main(argv) == 0
+    np.testing.assert_array_equal(np.load(out), np.maximum(x, 0))
+
+
+def test_run_without_input_shape_names_the_option(dynamic_model, capsys):
+    from tilecraft.tools import run
+
+    assert run.main([str(dynamic_model)]) == 1
+    assert capsys.readouterr().err.endswith("or the tools' --input-shape x=1x4\n")
+
+
+def test_tune_takes_both_spellings(dynamic_model, tmp_path, capsys):
+    from tilecraft.tools import tune
+
+    for spelling in ["x=2x4", "x=2,4"]:
+        argv = [str(dynamic_model), "--input-shape", spelling, "--trials", "1", "--log", str(tmp_path / "t.jsonl")]
+        assert tune.main(argv) == 1  # the shape is taken; a lone relu has nothing to tune
+        assert "nothing to tune in" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["--input-shape", "x=4"], "--input-shape fixes the inputs of an ONNX model; an IR file has static shapes"),
+        (["--tuning-log", "t.jsonl"], "--tuning-log applies to models (ONNX, or graph-level IR); @add is a te"),
+    ],
+)
+def test_run_refuses_model_options_for_a_te_function(tmp_path, argv, words, capsys):
+    from tilecraft.tools import run
+
+    assert run.main([write(tmp_path, GOOD), "--entry", "add", *argv]) == 1
+    assert capsys.readouterr().err == f"tilecraft-run: error: {words}" + (
+        "\n" if words.endswith("shapes") else " or loop function, scheduled as written\n"
+    )

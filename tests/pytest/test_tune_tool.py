@@ -17,7 +17,7 @@ import tilecraft as tc
 from tilecraft.autotune.plot import Panel, best_so_far, curve, plot_curves
 from tilecraft.autotune.records import Record, TuningLog, config_key
 from tilecraft.autotune.templates import get_template, workload_key
-from tilecraft.tools.tune import TaskResult, TaskRun, describe, main, parse_input_shape, random_log_path, summary
+from tilecraft.tools.tune import TaskResult, TaskRun, describe, main, random_log_path, summary
 
 SHAPE = (32, 32, 32)
 KEY = workload_key("matmul", SHAPE)
@@ -166,9 +166,7 @@ def test_bad_inputs_exit_1_with_one_line(model, tmp_path, capsys, argv, message)
     assert not (tmp_path / "t.jsonl").exists()
 
 
-def test_input_shapes_and_the_random_log_name():
-    assert parse_input_shape("x=1x3x224x224") == ("x", (1, 3, 224, 224))
-    assert parse_input_shape("in:0=1,4") == ("in:0", (1, 4))
+def test_the_random_log_name():
     assert random_log_path("runs/tune.jsonl").as_posix() == "runs/tune.random.jsonl"
     assert random_log_path("tune").as_posix() == "tune.random.jsonl"
 
@@ -203,3 +201,28 @@ def test_curve_colors_keep_each_search_in_its_family():
     guided = [colors["model-guided"], colors["model-guided (seed 1)"], colors["model-guided (seed 2)"]]
     assert len(set(guided)) == 3 and colors["random"] not in guided
     assert colors["random"] == _curve_colors(["random"])["random"] == "tab:orange"
+
+
+def test_tilecraft_run_applies_a_tuning_log(model, tmp_path, capsys):
+    """tilecraft-run --tuning-log compiles as tc.compile(tuning_log=) does: the log's
+    best config of the dense workload (faster than the default by more than noise)."""
+    from tilecraft.tools import run
+
+    dense = get_template("dense")
+    default = dense.default_config(*DENSE)
+    config = dense.space(*DENSE).neighbour(default, np.random.default_rng(0))
+    assert config != default
+    log = TuningLog(tmp_path / "t.jsonl")
+    log.measure(DENSE_KEY, "llvm", default, [1e-3])
+    log.measure(DENSE_KEY, "llvm", config, [1e-4])
+    x = np.random.default_rng(1).standard_normal((8, 64)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    out = tmp_path / "y.npy"
+    argv = [str(model), "--input", f"x={tmp_path / 'x.npy'}", "--output", str(out), "--bench", "--runs", "1"]
+    assert run.main([*argv, "--tuning-log", str(log.path)]) == 0
+    assert "1 workload(s) tuned by the log" in capsys.readouterr().out
+    assert tc.compile(str(model), tuning_log=str(log.path)).tuned == {DENSE_KEY: config}
+    np.testing.assert_allclose(np.load(out), tc.compile(str(model))(x), rtol=1e-5, atol=1e-5)
+    # A log that is not there is an error, not an untuned run.
+    assert run.main([*argv, "--tuning-log", str(tmp_path / "none.jsonl")]) == 1
+    assert capsys.readouterr().err == f"tilecraft-run: error: cannot read the tuning log '{tmp_path / 'none.jsonl'}': no such file\n"

@@ -5,10 +5,10 @@
 // UNKNOWN-OP-NOT: Traceback
 
 // RUN: not tilecraft-import %t/dynamic.onnx -o %t/dynamic.mlir 2>&1 | filecheck %s --check-prefix=DYNAMIC
-// DYNAMIC: tilecraft-import: error: graph input 'x' has a dynamic shape (batch, 4); tilecraft compiles static shapes: fix it with input_shapes={'x': (1, 4)} or tilecraft-import --input-shape x=1,4
+// DYNAMIC: tilecraft-import: error: graph input 'x' has a dynamic shape (batch, 4); tilecraft compiles static shapes: fix it with input_shapes={'x': (1, 4)} or the tools' --input-shape x=1x4
 
 // RUN: not tilecraft-import %t/dynamic.onnx --input-shape x=3,a 2>&1 | filecheck %s --check-prefix=BADSHAPE
-// BADSHAPE: tilecraft-import: error: bad --input-shape 'x=3,a': write NAME=D1,D2,... with positive extents
+// BADSHAPE: tilecraft-import: error: bad --input-shape 'x=3,a': write NAME=D1xD2x... (or NAME=D1,D2,...) with positive extents, e.g. x=1x3x224x224
 
 // RUN: not tilecraft-import %t/dynamic.onnx --input-shape x=3,4,5 2>&1 | filecheck %s --check-prefix=MISFIT
 // MISFIT: tilecraft-import: error: the shape (3, 4, 5) given for input 'x' does not fit its declared shape (batch, 4)

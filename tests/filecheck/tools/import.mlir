@@ -9,7 +9,8 @@
 // RUN: cd %t && tilecraft-import mlp.onnx -o rel.mlir && filecheck %s --check-prefix=REL --input-file rel.mlir
 // Without -o the IR goes to stdout; --weights says where the arrays go.
 // RUN: cd %t && tilecraft-import mlp.onnx --weights w.npz | filecheck %s --check-prefix=STDOUT
-// A dynamic dimension is fixed with --input-shape.
+// A dynamic dimension is fixed with --input-shape, spelled as a shape (3x4) or a list (3,4).
+// RUN: tilecraft-import %t/dynamic.onnx --input-shape x=3x4 | filecheck %s --check-prefix=SHAPE
 // RUN: tilecraft-import %t/dynamic.onnx --input-shape x=3,4 | filecheck %s --check-prefix=SHAPE
 
 // CHECK:      builtin.module attributes {graph.weights = "{{.*}}/mlp.weights.npz"} {

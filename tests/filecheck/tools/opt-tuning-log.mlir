@@ -26,4 +26,4 @@ func.func @main(%x: tensor<4x16xf32>, %w: tensor<8x16xf32>) -> tensor<4x8xf32> {
 // TUNED:       sched.split %{{.*}} by 2
 // BAD:         knob 'tile' = [9, 9] is not one of
 // DAMAGED:     {{.*}}.jsonl:1: not a JSON record
-// MISSING:     tilecraft-opt: error: no tuning log '{{.*}}missing.jsonl'
+// MISSING:     tilecraft-opt: error: cannot read the tuning log '{{.*}}missing.jsonl': no such file

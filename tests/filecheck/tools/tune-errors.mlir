@@ -36,7 +36,7 @@
 // RUN: not tilecraft-tune %s --trials 4 2>&1 | filecheck %s --check-prefix=NOLOG
 // NOLOG: tilecraft-tune: error: the following arguments are required: --log
 // RUN: not tilecraft-tune %t.missing.onnx --trials 4 --log %t.jsonl --input-shape x=1xa 2>&1 | filecheck %s --check-prefix=SHAPE
-// SHAPE: tilecraft-tune: error: bad --input-shape 'x=1xa': write NAME=D1xD2x... with positive extents
+// SHAPE: tilecraft-tune: error: bad --input-shape 'x=1xa': write NAME=D1xD2x... (or NAME=D1,D2,...) with positive extents, e.g. x=1x3x224x224
 // RUN: not tilecraft-tune %s --trials 4 --log %t.jsonl --input-shape x=1x4 2>&1 | filecheck %s --check-prefix=SHAPE-IR
 // SHAPE-IR: tilecraft-tune: error: --input-shape fixes the inputs of an ONNX model; an IR file has static shapes
 // RUN: not tilecraft-tune %s --trials 4 --log %t.jsonl --plot %t.png --random 2>&1 | filecheck %s --check-prefix=PLOT-RANDOM
