@@ -135,7 +135,7 @@ def model_demo() -> None:
             return
         expected = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
         print(f"largest difference from onnxruntime: {np.abs(y - expected).max():.1e}")
-    print("the same model as text, level by level: see README (Whole models)")
+    print("the same model as text, level by level: see docs/guide/models.md")
 
 
 if __name__ == "__main__":
