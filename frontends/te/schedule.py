@@ -214,7 +214,16 @@ class Stage:
         self._set_attach("at", step)
 
     def compute_inline(self):
-        """Substitute this (injective) stage's expression into its readers."""
+        """Substitute this (injective) stage's expression into its readers. An
+        output of the schedule cannot be inlined (as in TVM): it has no readers
+        to take its expression, and it is what the function returns."""
+        if any(self.tensor is t for t in self.schedule.outputs):
+            name = self.tensor.name
+            raise ValueError(
+                f"s[{name}].compute_inline(): '{name}' is an output of the schedule "
+                "(te.create_schedule), so it is computed and stored, never inlined; "
+                "inline the stages it reads instead"
+            )
 
         def step(e: _ScheduleEmitter):
             e.add(sched_ir.ComputeInlineOp(e.stage(self)))

@@ -61,3 +61,35 @@ def test_wrong_count_for_a_function_run_in_pieces():
     out = np.zeros((6, 4), np.float32)
     f(x, out)
     np.testing.assert_allclose(out, np.cumsum(x, axis=0))
+
+
+# -- compute_inline of an output stage --------------------------------------------
+
+
+def chain():
+    A = te.placeholder((8,), "float32", name="A")
+    B = te.compute((8,), lambda i: A[i] * 2, name="B")
+    C = te.compute((8,), lambda i: B[i] + 1, name="C")
+    return A, B, C
+
+
+@pytest.mark.parametrize("outputs", ["C", "B and C"])
+def test_an_output_stage_cannot_be_inlined(outputs):
+    """TVM refuses it; it was accepted, and the output computed by a copy."""
+    A, B, C = chain()
+    s = te.create_schedule(C.op if outputs == "C" else [B.op, C.op])
+    inlined = C if outputs == "C" else B
+    name = inlined.name
+    with pytest.raises(ValueError, match=rf"^s\[{name}\]\.compute_inline\(\): '{name}' is an output of the schedule"):
+        s[inlined].compute_inline()
+
+
+def test_an_intermediate_stage_is_still_inlined():
+    A, B, C = chain()
+    s = te.create_schedule(C.op)
+    s[B].compute_inline()
+    assert "B" not in [line.split('"')[1] for line in tc.lower(s, [A, C]).splitlines() if "loop.alloc" in line]
+    f = tc.build(s, [A, C])
+    a, c = np.arange(8, dtype=np.float32), np.zeros(8, np.float32)
+    f(a, c)
+    np.testing.assert_array_equal(c, a * 2 + 1)
