@@ -11,6 +11,7 @@ pyproject.toml changed since the last one (its hash is stamped into .venv).
   is the inner loop: it skips the tests marked `slow` (the ONNX conformance chunks,
   the wheel install; `pytest --markers` lists the marker).
 - `demo`: run examples/demo.py with the project's interpreter.
+- `docs`: regenerate the reference pages of docs/reference/ from the code.
 """
 
 from __future__ import annotations
@@ -175,7 +176,13 @@ def task_demo(python: Path) -> int:
     return run([python, demo])
 
 
-TASKS = {"test": task_test, "demo": task_demo}
+def task_docs(python: Path) -> int:
+    """Write the generated reference (docs/reference/) from the pass and dialect
+    registries; tests/pytest/test_docs.py fails while it is stale."""
+    return run([python, "-m", "tilecraft.tools.gen_docs"])
+
+
+TASKS = {"test": task_test, "demo": task_demo, "docs": task_docs}
 
 
 def main() -> int:
