@@ -60,108 +60,74 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
     return {"graph": graph, "te": te, "sched": sched, "loop": loop, "llvmx": llvmx, "accel": accel}
 
 
-def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
-    def convert_te_to_loop():
-        from tilecraft.lowering.convert_te_to_loop import ConvertTeToLoopPass
+def _pass(module: str, cls: str) -> Callable[[], type[ModulePass]]:
+    """A lazy factory: `tilecraft.<module>.<cls>`, imported on first use."""
 
-        return ConvertTeToLoopPass
+    def load() -> type[ModulePass]:
+        from importlib import import_module
 
-    def convert_loop_to_llvm():
-        from tilecraft.lowering.convert_loop_to_llvm import ConvertLoopToLlvmPass
+        return getattr(import_module(f"tilecraft.{module}"), cls)
 
-        return ConvertLoopToLlvmPass
-
-    def bufferize_graph_function():
-        from tilecraft.lowering.bufferize_graph_function import (
-            BufferizeGraphFunctionPass,
-        )
-
-        return BufferizeGraphFunctionPass
+    return load
 
 
-    def te_inline():
-        from tilecraft.transforms.te_inline import TeInlinePass
-
-        return TeInlinePass
-
-    def transforms_pass(module: str, cls: str) -> Callable[[], type[ModulePass]]:
-        # The passes of transforms/ (graph and loop level), one module each.
-        def load() -> type[ModulePass]:
-            from importlib import import_module
-
-            return getattr(import_module(f"tilecraft.transforms.{module}"), cls)
-
-        return load
-
-    def convert_loop_to_accel():
-        from tilecraft.lowering.convert_loop_to_accel import ConvertLoopToAccelPass
-
-        return ConvertLoopToAccelPass
-
-    accel_passes = {
-        "lower-accel-tokens": transforms_pass("lower_accel_tokens", "LowerAccelTokensPass"),
-        "insert-dependences": transforms_pass("insert_dependences", "InsertDependencesPass"),
-        "convert-loop-to-accel": convert_loop_to_accel,
-    }
-
-    loop_passes = {
-        "loop-partition": transforms_pass("loop_partition", "LoopPartitionPass"),
-        "loop-unroll": transforms_pass("loop_unroll", "LoopUnrollPass"),
-        "loop-outline-parallel": transforms_pass("loop_outline_parallel", "LoopOutlineParallelPass"),
-        "loop-vectorize": transforms_pass("loop_vectorize", "LoopVectorizePass"),
-        "lower-tensor-intrin": transforms_pass("lower_tensor_intrin", "LowerTensorIntrinPass"),
-        "inject-dma": transforms_pass("inject_dma", "InjectDmaPass"),
-        "expand-dma": transforms_pass("expand_dma", "ExpandDmaPass"),
-        "inject-virtual-threads": transforms_pass("inject_virtual_threads", "InjectVirtualThreadsPass"),
-    }
-
-    graph_passes = {
-        "infer-shapes": transforms_pass("infer_shapes", "InferShapesPass"),
-        "fold-constants": transforms_pass("fold_constants", "FoldConstantsPass"),
-        "fold-empty-tensors": transforms_pass("fold_empty_tensors", "FoldEmptyTensorsPass"),
-        "quantize-int8": transforms_pass("quantize_int8", "QuantizeInt8Pass"),
-        "partition-accel": transforms_pass("partition_accel", "PartitionAccelPass"),
-        "alter-layout": transforms_pass("alter_layout", "AlterLayoutPass"),
-        "winograd-conv2d": transforms_pass("winograd_conv2d", "WinogradConv2dPass"),
-        "fuse-ops": transforms_pass("fuse_ops", "FuseOpsPass"),
-        "concat-in-place": transforms_pass("concat_in_place", "ConcatInPlacePass"),
-        "plan-memory": transforms_pass("plan_memory", "PlanMemoryPass"),
-        "fold-constant-kernels": transforms_pass("fold_constant_kernels", "FoldConstantKernelsPass"),
-    }
-
-    def loop_to_llvm():
-        from tilecraft.lowering.loop_to_llvm import LoopToLlvmPass
-
-        return LoopToLlvmPass
-
-    def convert_graph_to_te():
-        from tilecraft.lowering.convert_graph_to_te import ConvertGraphToTePass
-
-        return ConvertGraphToTePass
-
-    def check_graph_level():
-        from tilecraft.pipelines.check_graph_level import CheckGraphLevelPass
-
-        return CheckGraphLevelPass
-
-    def compile_model():
-        from tilecraft.pipelines.compile_model import CompileModelPass
-
-        return CompileModelPass
-
+def pass_groups() -> dict[str, dict[str, Callable[[], type[ModulePass]]]]:
+    """tilecraft's passes by the level they work at, each group in pipeline order,
+    the groups from a model down to machine code: how `tilecraft-opt --help` and the
+    reference pages list them."""
     return {
-        **graph_passes,
-        "compile-model": compile_model,
-        "check-graph-level": check_graph_level,
-        "convert-graph-to-te": convert_graph_to_te,
-        "convert-te-to-loop": convert_te_to_loop,
-        "bufferize-graph-function": bufferize_graph_function,
-        "convert-loop-to-llvm": convert_loop_to_llvm,
-        "loop-to-llvm": loop_to_llvm,
-        "te-inline": te_inline,
-        **loop_passes,
-        **accel_passes,
+        "pipelines": {
+            "compile-model": _pass("pipelines.compile_model", "CompileModelPass"),
+            "check-graph-level": _pass("pipelines.check_graph_level", "CheckGraphLevelPass"),
+        },
+        "graph level": {
+            "infer-shapes": _pass("transforms.infer_shapes", "InferShapesPass"),
+            "fold-constants": _pass("transforms.fold_constants", "FoldConstantsPass"),
+            "fold-empty-tensors": _pass("transforms.fold_empty_tensors", "FoldEmptyTensorsPass"),
+            "quantize-int8": _pass("transforms.quantize_int8", "QuantizeInt8Pass"),
+            "partition-accel": _pass("transforms.partition_accel", "PartitionAccelPass"),
+            "alter-layout": _pass("transforms.alter_layout", "AlterLayoutPass"),
+            "winograd-conv2d": _pass("transforms.winograd_conv2d", "WinogradConv2dPass"),
+            "fuse-ops": _pass("transforms.fuse_ops", "FuseOpsPass"),
+            "concat-in-place": _pass("transforms.concat_in_place", "ConcatInPlacePass"),
+            "plan-memory": _pass("transforms.plan_memory", "PlanMemoryPass"),
+            "fold-constant-kernels": _pass("transforms.fold_constant_kernels", "FoldConstantKernelsPass"),
+        },
+        "graph to te": {
+            "convert-graph-to-te": _pass("lowering.convert_graph_to_te", "ConvertGraphToTePass"),
+        },
+        "te level": {
+            "te-inline": _pass("transforms.te_inline", "TeInlinePass"),
+        },
+        "te to loop": {
+            "convert-te-to-loop": _pass("lowering.convert_te_to_loop", "ConvertTeToLoopPass"),
+            "bufferize-graph-function": _pass("lowering.bufferize_graph_function", "BufferizeGraphFunctionPass"),
+        },
+        "loop level": {
+            "loop-partition": _pass("transforms.loop_partition", "LoopPartitionPass"),
+            "loop-unroll": _pass("transforms.loop_unroll", "LoopUnrollPass"),
+            "loop-outline-parallel": _pass("transforms.loop_outline_parallel", "LoopOutlineParallelPass"),
+            "loop-vectorize": _pass("transforms.loop_vectorize", "LoopVectorizePass"),
+            "lower-tensor-intrin": _pass("transforms.lower_tensor_intrin", "LowerTensorIntrinPass"),
+            "inject-dma": _pass("transforms.inject_dma", "InjectDmaPass"),
+            "expand-dma": _pass("transforms.expand_dma", "ExpandDmaPass"),
+            "inject-virtual-threads": _pass("transforms.inject_virtual_threads", "InjectVirtualThreadsPass"),
+        },
+        "loop to llvm": {
+            "loop-to-llvm": _pass("lowering.loop_to_llvm", "LoopToLlvmPass"),
+            "convert-loop-to-llvm": _pass("lowering.convert_loop_to_llvm", "ConvertLoopToLlvmPass"),
+        },
+        "accelerator": {
+            "convert-loop-to-accel": _pass("lowering.convert_loop_to_accel", "ConvertLoopToAccelPass"),
+            "insert-dependences": _pass("transforms.insert_dependences", "InsertDependencesPass"),
+            "lower-accel-tokens": _pass("transforms.lower_accel_tokens", "LowerAccelTokensPass"),
+        },
     }
+
+
+def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    """Every pass of tilecraft, by name (in `pass_groups()` order)."""
+    return {name: factory for group in pass_groups().values() for name, factory in group.items()}
 
 
 TILECRAFT_UNIVERSE = Universe(

@@ -24,7 +24,7 @@ from xdsl.printer import Printer
 
 from tilecraft.frontends.onnx import from_onnx
 from tilecraft.tools.errors import ArgumentParser, UserError, add_traceback_option, run_tool, writing
-from tilecraft.tools.options import add_input_shape_option, input_shapes
+from tilecraft.tools.options import add_input_shape_option, add_version_option, input_shapes
 from tilecraft.utils.weights import attach
 
 PROG = "tilecraft-import"
@@ -47,6 +47,7 @@ def make_arg_parser() -> ArgumentParser:
     parser.add_argument("--weights", help="where to write the weights (default: beside the output)")
     add_input_shape_option(parser)
     add_traceback_option(parser)
+    add_version_option(parser)
     return parser
 
 

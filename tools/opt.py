@@ -1,36 +1,47 @@
 """`tilecraft-opt`: read IR, run a pass pipeline, print IR (xdsl-opt with diagnostics).
 
 On top of xDSL's driver it parses with op locations, verifies op by op so an error
-names `file:line:col` of the op at fault, lists every dialect and pass in `--help`
-(tilecraft's, then each plugin's, found through the `xdsl.universe` entry point),
-and turns every user error (bad IR, bad schedule, unknown pass, bad pass option, a
-plugin that does not load or clashes with another) into one line on stderr and exit
-code 1 instead of a traceback.
+names `file:line:col` of the op at fault, and turns every user error (bad IR, bad
+schedule, unknown pass, bad pass option, a plugin that does not load or clashes
+with another) into one line on stderr and exit code 1 instead of a traceback
+(tools/errors.py).
+
+It speaks tilecraft: `--help` lists tilecraft's dialects, passes (by level, in
+pipeline order) and targets, then each plugin's (found through the `xdsl.universe`
+entry point); xDSL's own passes and targets still run, but they know xDSL's
+dialects, not tilecraft's, so they are listed apart, by `--help-xdsl`. `-t` writes
+tilecraft's targets (tools/targets.py: mlir, llvm, asm, accel-asm), and `-v`
+prints tilecraft's version and the xDSL it is built on.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 import time
 from collections.abc import Sequence
 from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import PassPipeline
+from xdsl.universe import XDSL_UNIVERSE
+from xdsl.utils.arg_spec import parse_spec
 from xdsl.utils.exceptions import ArgSpecParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from tilecraft.registry import (
+    PluginError,
     Provider,
     get_all_dialects,
-    get_all_passes,
     get_multiverse,
+    pass_groups,
     plugins,
     providers,
 )
 from tilecraft.tools.errors import UserError, add_traceback_option, run_tool, writing
-from tilecraft.tools.options import add_tuning_log_option, tuning_lookup
+from tilecraft.tools.options import add_tuning_log_option, tuning_lookup, version_text
+from tilecraft.tools.targets import TARGET_SUMMARIES, get_all_targets
 from tilecraft.utils.compile_timing import record, section
 from tilecraft.utils.diagnostics import LocatedParser, verify_module
 from tilecraft.utils.weights import WeightError, WeightStore, attach, referenced_names, store_of
@@ -40,6 +51,8 @@ PROG = "tilecraft-opt"
 
 
 class TilecraftOptMain(xDSLOptMain):
+    version_format = version_text(PROG)  # -v (a format without fields)
+
     def __init__(self, args: Sequence[str] | None = None):
         self._line_offset = 0
         # Every `xdsl.universe` entry point, loaded once and checked for clashes
@@ -57,6 +70,17 @@ class TilecraftOptMain(xDSLOptMain):
             self.register_pass(name, factory)
 
     def register_all_targets(self):
+        # tilecraft's first: its `llvm` (te, loop or llvm IR -> LLVM IR) stands for
+        # xDSL's (the llvm dialect only); xDSL's others stay reachable, unlisted.
+        own = get_all_targets()
+        for provider in plugins(self._providers):
+            for name in provider.universe.all_targets:
+                if name in own:
+                    raise PluginError(
+                        f"target '{name}' is defined twice, by tilecraft and by {provider.describe()}; "
+                        "uninstall the plugin or rename its target"
+                    )
+        self.available_targets.update(own)
         for name, factory in self._multiverse.all_targets.items():
             self.available_targets.setdefault(name, factory)
 
@@ -77,14 +101,54 @@ class TilecraftOptMain(xDSLOptMain):
             "took on stderr, as mlir-opt's -mlir-timing",
         )
         add_traceback_option(arg_parser)
+        arg_parser.add_argument(
+            "--help-xdsl",
+            action=_ListXdsl,
+            help="list xDSL's own passes and targets (they run on tilecraft IR at your own risk)",
+        )
+        self._speak_tilecraft(arg_parser)
+
+    def _speak_tilecraft(self, arg_parser: argparse.ArgumentParser) -> None:
+        """-p, -t and the epilog list tilecraft's passes and targets, then plugins'."""
+        own_targets = list(get_all_targets())
+        plugin_targets = [name for p in plugins(self._providers) for name in p.universe.all_targets]
+        known = own_targets + plugin_targets
+
+        def target(text: str) -> str:
+            name = parse_spec(text).name
+            if name not in self.available_targets:
+                raise argparse.ArgumentTypeError(
+                    f"unknown target '{name}' (tilecraft's: {', '.join(known)}; xDSL's: see --help-xdsl)"
+                )
+            return text
+
+        for action in arg_parser._actions:
+            if action.dest == "target":
+                action.type = target
+                action.metavar = "TARGET"
+                action.help = f"what to write: {', '.join(known)} (default mlir; targets below)"
+            elif action.dest == "version":
+                action.help = "print tilecraft's version (and xDSL's) and exit"
+            elif action.dest == "passes":
+                action.metavar = "PIPELINE"
+                action.help = "the passes to run, e.g. 'fuse-ops,plan-memory' or 'tile{sizes=32,32}' (passes below)"
         arg_parser.formatter_class = argparse.RawDescriptionHelpFormatter
+        xdsl_passes = sorted(XDSL_UNIVERSE.all_passes)
+        examples = [name for name in ("canonicalize", "cse", "dce") if name in xdsl_passes]
         arg_parser.epilog = "\n".join(
             [
-                "tilecraft dialects: " + ", ".join(sorted(get_all_dialects())),
-                "tilecraft passes:",
-                *(f"  {name}" for name in sorted(get_all_passes())),
+                *_wrap("tilecraft dialects: ", ", ".join(sorted(get_all_dialects()))),
+                "tilecraft passes (-p), by level, in pipeline order:",
+                *(line for group, passes in pass_groups().items() for line in _wrap(f"  {group + ':':14}", " ".join(passes))),
+                "tilecraft targets (-t):",
+                *(f"  {name:14}{summary}" for name, summary in TARGET_SUMMARIES.items()),
                 *(line for p in plugins(self._providers) for line in _plugin_help(p)),
-                "(xDSL's own dialects and passes are available too.)",
+                *_wrap(
+                    "",
+                    f"xDSL's own {len(xdsl_passes)} passes ({', '.join(examples)}, ...) and its targets "
+                    "run too, but they know xDSL's dialects, not tilecraft's: use them on tilecraft IR at "
+                    "your own risk. --help-xdsl lists them.",
+                ),
             ]
         )
 
@@ -195,6 +259,34 @@ class TilecraftOptMain(xDSLOptMain):
         names = referenced_names(prog)
         kept = WeightStore({k: v for k, v in store.arrays.items() if k in names})
         attach(prog, kept, self.args.weights_out)
+
+
+def _wrap(head: str, text: str, width: int = 88) -> list[str]:
+    """`head` then `text`, wrapped under itself."""
+    return textwrap.wrap(text, width, initial_indent=head, subsequent_indent=" " * len(head), break_on_hyphens=False)
+
+
+class _ListXdsl(argparse.Action):
+    """`--help-xdsl`: xDSL's own passes and targets, then exit."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        own = get_all_targets()
+        targets = [name for name in XDSL_UNIVERSE.all_targets if name not in own]
+        shadowed = [n for n, f in XDSL_UNIVERSE.all_targets.items() if n in own and own[n]() is not f()]
+        lines = [
+            "xDSL's passes and targets, reachable from tilecraft-opt. They know xDSL's dialects,",
+            "not tilecraft's (graph, te, sched, loop, accel): run them on tilecraft IR at your own risk.",
+            f"xDSL passes ({len(XDSL_UNIVERSE.all_passes)}):",
+            *_wrap("  ", " ".join(sorted(XDSL_UNIVERSE.all_passes))),
+            "xDSL targets (-t):",
+            *_wrap("  ", " ".join(targets)),
+            *_wrap("", f"(xDSL's {', '.join(shadowed)} target: tilecraft's of that name stands for it.)"),
+        ]
+        print("\n".join(lines))
+        parser.exit()
 
 
 def _plugin_help(provider: Provider) -> list[str]:

@@ -8,6 +8,8 @@ model: one spelling, one parser, one message.
 - `--tuning-log PATH` compiles each tuned workload with its best record in a
   tilecraft-tune log (as `tc.compile(model, tuning_log=PATH)`): tilecraft-opt and
   tilecraft-run take it.
+- `--version` (every tool; tilecraft-opt's `-v` too) prints tilecraft's version and
+  the xDSL it is built on.
 """
 
 from __future__ import annotations
@@ -28,6 +30,21 @@ TUNING_LOG_HELP = (
     "with its best record (as tc.compile(model, tuning_log=PATH))"
 )
 STATIC_SHAPES = "--input-shape fixes the inputs of an ONNX model; an IR file has static shapes"
+
+
+def version_text(prog: str) -> str:
+    """`tilecraft-run from tilecraft 0.1.0, on xDSL 0.74.0`"""
+    from importlib.metadata import version
+
+    from tilecraft import __version__
+
+    return f"{prog} from tilecraft {__version__}, on xDSL {version('xdsl')}"
+
+
+def add_version_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--version", action="version", version=version_text(parser.prog), help="print tilecraft's version and exit"
+    )
 
 
 def add_input_shape_option(parser: argparse.ArgumentParser) -> None:

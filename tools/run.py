@@ -50,7 +50,12 @@ from xdsl.dialects.builtin import ModuleOp
 
 from tilecraft.dialects.te import ComputeOp
 from tilecraft.tools.errors import ArgumentParser, UserError, add_traceback_option, run_tool, writing
-from tilecraft.tools.options import STATIC_SHAPES, add_input_shape_option, add_tuning_log_option
+from tilecraft.tools.options import (
+    STATIC_SHAPES,
+    add_input_shape_option,
+    add_tuning_log_option,
+    add_version_option,
+)
 
 PROG = "tilecraft-run"
 
@@ -126,6 +131,7 @@ def make_arg_parser() -> argparse.ArgumentParser:
         "process may run on)",
     )
     add_traceback_option(parser)
+    add_version_option(parser)
     return parser
 
 

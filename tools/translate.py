@@ -26,6 +26,7 @@ import sys
 from collections.abc import Sequence
 
 from tilecraft.tools.errors import ArgumentParser, UserError, add_traceback_option, run_tool, writing
+from tilecraft.tools.options import add_version_option
 
 PROG = "tilecraft-translate"
 LLVM_EMITTERS = ("llvm-ir", "asm", "obj", "shared-lib")
@@ -66,6 +67,7 @@ def _arguments() -> argparse.ArgumentParser:
         "this process may run on)",
     )
     add_traceback_option(parser)
+    add_version_option(parser)
     return parser
 
 
@@ -80,23 +82,11 @@ def _thread_count(text: str) -> int:
 
 
 def _load(path: str):
-    from tilecraft.compiler import has_te, lower_to_loops, parse_file, parse_text
-    from tilecraft.utils.diagnostics import OpError
-    from tilecraft.utils.levels import function_level
-    from xdsl.dialects import func
+    from tilecraft.compiler import parse_file, parse_text
+    from tilecraft.tools.targets import to_loop_level
 
     module = parse_text(sys.stdin.read(), "<stdin>") if path == "-" else parse_file(path)
-    for f in module.ops:
-        level, op = function_level(f) if isinstance(f, func.FuncOp) else ("llvm", f)
-        if level == "graph" and op is not f:
-            raise OpError(
-                op,
-                f"tilecraft-translate: the input is graph-level IR ('{op.name}'), a model; it takes "
-                "te, loop or llvm IR: lower the model with tilecraft-opt -p compile-model first",
-            )
-    if has_te(module):
-        module = lower_to_loops(module)
-    return module
+    return to_loop_level(module, PROG)
 
 
 def _write(data: bytes | str, output: str | None) -> None:
@@ -115,16 +105,8 @@ def _translate_accel(args: argparse.Namespace) -> None:
     import io
 
     from tilecraft.backends.accel.binary import disassemble, write_binary
-    from tilecraft.backends.accel.program import (
-        ProgramNotFoundError,
-        find_program,
-        format_asm,
-        program_from_ir,
-    )
-    from tilecraft.dialects.accel import InstructionOp
-    from tilecraft.transforms.lower_accel_tokens import LowerAccelTokensPass
-    from tilecraft.utils.diagnostics import verify_module
-    from xdsl.context import Context
+    from tilecraft.backends.accel.program import format_asm
+    from tilecraft.tools.targets import accel_program
     from xdsl.printer import Printer
 
     if args.disassemble:
@@ -143,14 +125,7 @@ def _translate_accel(args: argparse.Namespace) -> None:
         from tilecraft.compiler import parse_file, parse_text
 
         module = parse_text(sys.stdin.read(), "<stdin>") if args.input == "-" else parse_file(args.input)
-    try:
-        program_op = find_program(module)
-    except ProgramNotFoundError as e:
-        raise UserError(f"--emit={args.emit} takes accel IR: {e}") from None
-    if any(isinstance(op, InstructionOp) and op.deps for op in program_op.body.block.ops):
-        LowerAccelTokensPass().apply(Context(), module)
-        verify_module(module)
-    program = program_from_ir(program_op)
+    program = accel_program(module, f"--emit={args.emit}")
     _write(write_binary(program) if args.emit == "accel-bin" else format_asm(program), args.output)
 
 

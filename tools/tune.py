@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tilecraft.tools.errors import ArgumentParser, UserError, add_traceback_option, run_tool, writing
-from tilecraft.tools.options import STATIC_SHAPES, add_input_shape_option, input_shapes
+from tilecraft.tools.options import STATIC_SHAPES, add_input_shape_option, add_version_option, input_shapes
 
 PROG = "tilecraft-tune"
 
@@ -89,6 +89,7 @@ def make_arg_parser() -> argparse.ArgumentParser:
         f"(default {CUTOFF:g}; 0 times every config in full)",
     )
     add_traceback_option(parser)
+    add_version_option(parser)
     return parser
 
 

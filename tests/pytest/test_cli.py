@@ -131,6 +131,59 @@ def test_help_lists_tilecraft():
     assert dialects == "tilecraft dialects: " + ", ".join(sorted(get_all_dialects()))
 
 
+def test_help_lists_tilecraft_passes_by_level_and_xdsls_apart():
+    from xdsl.universe import XDSL_UNIVERSE
+
+    from tilecraft.registry import get_all_passes, pass_groups
+
+    epilog = opt("--help").stdout.split("tilecraft passes (-p)")[1]
+    words = epilog.split()
+    # Every pass of tilecraft once, group by group in pipeline order.
+    listed = [w for w in words if w in get_all_passes()]
+    assert listed == [name for group in pass_groups().values() for name in group]
+    for group in pass_groups():
+        assert f"  {group}:" in epilog
+    # xDSL's passes are not listed (three it names as examples aside) ...
+    xdsl_only = set(XDSL_UNIVERSE.all_passes) - {"canonicalize", "cse", "dce"}
+    assert not xdsl_only & set(w.strip(",.()") for w in words)
+    assert "--help-xdsl lists them" in " ".join(words)
+    # ... but --help-xdsl does, and they still run.
+    xdsl = opt("--help-xdsl")
+    assert xdsl.returncode == 0
+    assert set(XDSL_UNIVERSE.all_passes) <= set(xdsl.stdout.split())
+    assert opt("-p", "convert-scf-to-cf", stdin=GOOD).returncode == 0
+
+
+def test_version_is_tilecrafts():
+    from importlib.metadata import version
+
+    import tilecraft
+
+    result = opt("-v")
+    assert result.returncode == 0
+    assert result.stdout == f"tilecraft-opt from tilecraft {tilecraft.__version__}, on xDSL {version('xdsl')}\n"
+    # One version: the package's metadata (pyproject.toml) and tilecraft.__version__.
+    assert version("tilecraft") == tilecraft.__version__
+
+
+@pytest.mark.parametrize("tool", ["tilecraft-translate", "tilecraft-run", "tilecraft-import", "tilecraft-tune"])
+def test_every_tool_has_version(tool):
+    import tilecraft
+
+    result = subprocess.run([str(BIN_DIR / tool), "--version"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(f"{tool} from tilecraft {tilecraft.__version__}, on xDSL ")
+
+
+def test_targets_are_tilecrafts(tmp_path):
+    path = write(tmp_path, GOOD)
+    llvm = opt(path, "-t", "llvm")
+    assert llvm.returncode == 0, llvm.stderr
+    assert "define void @add(" in llvm.stdout  # te lowered to loops, then LLVM IR
+    bad = opt(path, "-t", "csll")
+    assert_user_error(bad, re.compile(r"unknown target 'csll' \(tilecraft's: mlir, llvm, asm, accel-asm; "))
+
+
 # -- one error handler (tools/errors.py): the same error reads the same in every tool --
 
 def _tool_mains():
@@ -338,4 +391,19 @@ def test_run_refuses_model_options_for_a_te_function(tmp_path, argv, words, caps
     assert run.main([write(tmp_path, GOOD), "--entry", "add", *argv]) == 1
     assert capsys.readouterr().err == f"tilecraft-run: error: {words}" + (
         "\n" if words.endswith("shapes") else " or loop function, scheduled as written\n"
+    )
+
+
+def test_a_plugin_target_named_like_tilecrafts(monkeypatch, capsys):
+    from xdsl.universe import Universe
+
+    from tilecraft import registry
+    from tilecraft.tools import opt as opt_tool
+
+    clash = registry.Provider("myplugin", "myplugin:U", "myplugin 0.1", Universe(all_targets={"llvm": lambda: None}))
+    monkeypatch.setattr(opt_tool, "plugins", lambda found=None: [clash])
+    assert opt_tool.main(["--help"]) == 1
+    assert capsys.readouterr().err == (
+        "tilecraft-opt: error: target 'llvm' is defined twice, by tilecraft and by 'myplugin' "
+        "(package myplugin 0.1, myplugin:U); uninstall the plugin or rename its target\n"
     )

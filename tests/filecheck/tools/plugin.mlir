@@ -4,12 +4,13 @@
 
 // --help lists it apart from tilecraft's own, with the package it comes from.
 // RUN: env PYTHONDONTWRITEBYTECODE=1 PYTHONPATH=%S/Inputs/plugin tilecraft-opt --help | filecheck %s --check-prefix=HELP
-// HELP:      tilecraft passes:
+// HELP:      tilecraft passes (-p), by level, in pipeline order:
+// HELP:      tilecraft targets (-t):
 // HELP:      plugin 'myplugin' (package myplugin 0.1.0, myplugin:UNIVERSE):
 // HELP-NEXT:   dialects: myplugin
 // HELP-NEXT:   passes:
 // HELP-NEXT:     scale-relus
-// HELP-NEXT: (xDSL's own dialects and passes are available too.)
+// HELP-NEXT: xDSL's own {{[0-9]+}} passes (canonicalize, cse, dce, ...) and its targets run too
 
 // Without it on the path there is no plugin section.
 // RUN: tilecraft-opt --help | filecheck %s --check-prefix=NONE

@@ -1,6 +1,7 @@
 // tilecraft-translate on accel IR: the listing, the binary, and the disassembler
 // back to IR, which encodes to the same bytes.
 // RUN: tilecraft-translate %s --emit=accel-asm | filecheck %s
+// RUN: tilecraft-opt %s -t accel-asm | filecheck %s
 // RUN: tilecraft-translate %s --emit=accel-bin -o %t.bin
 // RUN: tilecraft-translate --disassemble %t.bin -o %t.dis.mlir
 // RUN: filecheck %s --check-prefix=DIS --input-file %t.dis.mlir
