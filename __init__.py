@@ -21,7 +21,7 @@ which import `tilecraft.*` modules, do not pay for the Python API.
 __version__ = "0.1.0"
 __all__ = [
     "te", "tir", "nd", "testing", "target", "runtime", "contrib", "lower", "build", "compile",
-    "quantize", "register_strategy", "register_func", "get_global_func", "cpu", "device", "__version__",
+    "quantize", "register_strategy", "register_func", "get_global_func", "cpu", "device", "ext_dev", "__version__",
 ]  # fmt: skip
 
 # TVM names that tilecraft does not provide, with the reason given to the user.
@@ -31,9 +31,10 @@ _NOT_HERE = {
     "autotvm": "AutoTVM is not supported; see tilecraft-tune",
     "auto_scheduler": "the auto-scheduler is not supported; see tilecraft-tune",
     "meta_schedule": "MetaSchedule is not supported; see tilecraft-tune",
-    "cuda": "tilecraft compiles for the CPU only",
-    "gpu": "tilecraft compiles for the CPU only",
-    "cl": "tilecraft compiles for the CPU only",
+    # (the GPU devices: where tilecraft runs instead is compat.WHERE_TILECRAFT_RUNS)
+    "cuda": None,
+    "gpu": None,
+    "cl": None,
     "rpc": "RPC is not supported",
     "ir": "IR objects and intrinsic lowering rules (register_intrin_lowering, register_op_attr) "
     "are not supported; te.exp, te.log, ... lower to LLVM's math functions",
@@ -53,7 +54,7 @@ def __getattr__(name: str):
         value = getattr(api, name)
     elif name in ("tir", "nd", "testing", "target", "runtime", "contrib"):
         value = importlib.import_module(f"tilecraft.{name}")
-    elif name in ("cpu", "device"):
+    elif name in ("cpu", "device", "ext_dev"):
         value = getattr(importlib.import_module("tilecraft.nd"), name)
     elif name in ("register_func", "get_global_func"):
         value = getattr(importlib.import_module("tilecraft.ffi"), name)
@@ -62,9 +63,9 @@ def __getattr__(name: str):
     elif name == "register_strategy":
         from tilecraft.topi.strategy import register_strategy as value
     elif name in _NOT_HERE:
-        from tilecraft.compat import UnsupportedError
+        from tilecraft.compat import WHERE_TILECRAFT_RUNS, UnsupportedError
 
-        raise UnsupportedError(f"tvm.{name}: {_NOT_HERE[name]}")
+        raise UnsupportedError(f"tvm.{name}: {_NOT_HERE[name] or WHERE_TILECRAFT_RUNS}")
     else:
         raise AttributeError(f"module 'tilecraft' has no attribute {name!r}")
     globals()[name] = value  # later lookups skip this function

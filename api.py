@@ -101,30 +101,15 @@ def build(
         raise ValueError("tvm.build needs the argument list: tvm.build(s, [A, B, C])")
     if binds:
         raise NotImplementedError("tvm.build(binds=...): buffer binding is not supported by tilecraft")
-    if isinstance(target, str) and target.split()[:1] == ["accel"]:
-        return _build_accel(s, _check_args(args), name, target)
-    resolve(target)
+    target = resolve(target)  # "llvm" or "accel [-spec=FILE] [-force-serial]" (target.py)
     if target_host is not None:
         resolve(target_host)
+    if target.kind.name == "accel":
+        from tilecraft.runtime.accel import build_accel
+
+        return build_accel(s, _check_args(args), name, target.spec, target.serial)
     args = _check_args(args)
     return Function(s, args, name)
-
-
-def _build_accel(s: te.Schedule, args: list, name: str, target: str):
-    """`target="accel [-spec=FILE] [-force-serial]"`: the schedule on the accelerator's
-    simulator (runtime/accel.py); `-force-serial` (or `-serial`) turns latency hiding
-    off (insert-dependences{serial=true})."""
-    from tilecraft.runtime.accel import build_accel
-
-    spec, serial = "", False
-    for option in target.split()[1:]:
-        if option.startswith("-spec="):
-            spec = option[len("-spec=") :]
-        elif option in ("-serial", "-force-serial"):
-            serial = True
-        else:
-            raise ValueError(f"unknown accel target option {option!r} (-spec=FILE, -force-serial)")
-    return build_accel(s, args, name, spec, serial)
 
 
 def _check_args(args) -> list:
@@ -347,7 +332,9 @@ def compile(  # noqa: A001
     the best config a `tuning_log` (autotune/records.py) holds for its workload.
     `timing=True` prints where the compilation spent its time on stderr (per pass
     and stage, as MLIR's `-mlir-timing`); `m.timing` holds it either way."""
-    if isinstance(target, str) and target.split()[:1] == ["accel"]:
+    from tilecraft.target import resolve
+
+    if resolve(target).kind.name == "accel":
         from tilecraft.runtime.offload import compile_offload
 
         configs = None if tuning_log is None else _log_lookup(tuning_log, "accel", skip_invalid=True)
@@ -356,7 +343,7 @@ def compile(  # noqa: A001
 
     return compile_model(
         model_or_path,
-        target,
+        "llvm",  # (options after the kind, `llvm -mcpu=...`, change nothing: the host CPU)
         fuse=fuse,
         input_shapes=input_shapes,
         store=store,

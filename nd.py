@@ -2,9 +2,11 @@
 
 `tvm.nd.array(x, dev)` gives an `NDArray`: a numpy array (a subclass, so built
 functions take it without a copy) with TVM's methods `numpy()`, `asnumpy()` and
-`copyto()`. tilecraft runs on the CPU only: `tvm.cpu(0)` and
-`tvm.device("llvm", 0)` are the one device; asking for another is an error
-that says so.
+`copyto()`. tilecraft runs on the CPU: `tvm.cpu(0)` and `tvm.device("llvm", 0)`;
+its tensor accelerator (`target="accel"`) runs on a simulator that reads and writes
+host memory, so its device, `tvm.ext_dev(0)` or `tvm.device("accel")` as VTA's
+tutorials spell it, holds the same numpy arrays. Asking for another device (a GPU)
+is an error that says so.
 """
 
 from __future__ import annotations
@@ -13,38 +15,51 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tilecraft.compat import WHERE_TILECRAFT_RUNS
 from tilecraft.utils.aligned import aligned_copy, aligned_empty
+
+CPU, EXT_DEV = 1, 12  # TVM's device types (DLPack's kDLCPU, kDLExtDev)
 
 
 @dataclass(frozen=True)
 class Device:
-    """The host CPU (TVM's `Device`): `device_type` 1, as in TVM."""
+    """TVM's `Device`: the host CPU (`device_type` 1) or the accelerator's (12,
+    TVM's ext_dev, which VTA uses), whose arrays are host memory too."""
 
-    device_type: int = 1
+    device_type: int = CPU
     device_id: int = 0
 
     def __repr__(self) -> str:
-        return f"cpu({self.device_id})"
+        return f"{'ext_dev' if self.device_type == EXT_DEV else 'cpu'}({self.device_id})"
 
     def sync(self) -> None:
         """Nothing to wait for: built functions return when they are done."""
 
 
 _CPU_KINDS = ("cpu", "llvm", "c", "stackvm")
+_ACCEL_KINDS = ("accel", "ext_dev", "vta")
 
 
 def cpu(dev_id: int = 0) -> Device:
-    return Device(1, dev_id)
+    return Device(CPU, dev_id)
+
+
+def ext_dev(dev_id: int = 0) -> Device:
+    """The accelerator's device (`tvm.ext_dev(0)`, as VTA's tutorials use it)."""
+    return Device(EXT_DEV, dev_id)
 
 
 def device(dev_type="cpu", dev_id: int = 0) -> Device:
-    """`tvm.device("llvm", 0)` or `tvm.device("cpu")`; only CPU devices exist here."""
+    """`tvm.device("llvm", 0)`, `tvm.device("cpu")`, or the accelerator's
+    `tvm.device("accel")` (also "ext_dev"); there are no others."""
     if isinstance(dev_type, Device):
         return dev_type
-    kind = str(dev_type).split()[0] if isinstance(dev_type, str) else dev_type
-    if kind in _CPU_KINDS or kind == 1:
-        return Device(1, dev_id)
-    raise ValueError(f"tilecraft runs on the CPU only; there is no device {dev_type!r}")
+    kind = str(dev_type).split()[0] if isinstance(dev_type, str) and dev_type.split() else dev_type
+    if kind in _CPU_KINDS or kind == CPU:
+        return Device(CPU, dev_id)
+    if kind in _ACCEL_KINDS or kind == EXT_DEV:
+        return Device(EXT_DEV, dev_id)
+    raise ValueError(f"there is no device {dev_type!r}: {WHERE_TILECRAFT_RUNS}")
 
 
 class NDArray(np.ndarray):
@@ -81,8 +96,9 @@ class NDArray(np.ndarray):
 
 
 def array(data, device: Device | None = None) -> NDArray:
-    """`tvm.nd.array(numpy_array, dev)`: a C-contiguous copy on the CPU, starting on
-    a cache line (as TVM's allocator does: utils/aligned.py)."""
+    """`tvm.nd.array(numpy_array, dev)`: a C-contiguous copy in host memory (the
+    accelerator's simulator reads it there too), starting on a cache line (as TVM's
+    allocator does: utils/aligned.py)."""
     if device is not None and not isinstance(device, Device):
         raise ValueError(f"tvm.nd.array takes a device such as tvm.cpu(0), not {device!r}")
     return aligned_copy(np.asarray(data)).view(NDArray)

@@ -1,8 +1,26 @@
-"""`tilecraft.target.Target`: TVM's target objects, for the one target here (llvm)."""
+"""`tilecraft.target.Target`: TVM's target objects, for tilecraft's two targets.
+
+- `llvm`: the host CPU, through LLVM (`llvm -mcpu=...` and other options after the
+  kind are accepted; code is always generated for the host CPU).
+- `accel`: the tensor accelerator (a VTA-like ISA), run on its simulator:
+  `accel -spec=FILE` reads another hardware spec, `accel -force-serial` (or
+  `-serial`) turns latency hiding off (insert-dependences{serial=true}).
+
+`tc.build(s, args, target=...)` and `tc.compile(model, target=...)` take a string or
+a `Target`; both go through `resolve`, so the two spellings agree.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from tilecraft.compat import WHERE_TILECRAFT_RUNS
+
+KINDS = {
+    "llvm": "the host CPU, through LLVM",
+    "accel": "the tensor accelerator, on its simulator",
+}
+ACCEL_OPTIONS = "-spec=FILE, -force-serial"
 
 
 @dataclass(frozen=True)
@@ -11,19 +29,31 @@ class TargetKind:
 
 
 class Target:
-    """`tvm.target.Target("llvm")` or `Target(target="llvm", host="llvm")`; options
-    after the kind (`llvm -mcpu=...`) are accepted and the host CPU is used."""
+    """`tvm.target.Target("llvm")`, `Target("accel -spec=vta.json")` or
+    `Target(target="llvm", host="llvm")`. The host (where the accelerator's driver
+    and the CPU kernels run) is always the CPU: `llvm`."""
 
     def __init__(self, target="llvm", host=None):
         text = target.text if isinstance(target, Target) else str(target)
-        kind = text.split()[0] if text.split() else ""
-        if kind != "llvm":
-            raise ValueError(f"unknown target {text!r}: tilecraft builds for target 'llvm' (the host CPU)")
-        if host is not None and Target(host).kind.name != "llvm":
-            raise ValueError(f"tilecraft's host target is 'llvm', not {host!r}")
+        words = text.split()
+        kind = words[0] if words else ""
+        if kind not in KINDS:
+            raise ValueError(f"unknown target {text!r}: {WHERE_TILECRAFT_RUNS}")
         self.text = text
         self.kind = TargetKind(kind)
-        self.host = self if host is None else None
+        self.spec = ""  # accel: the hardware spec file ("": the default spec)
+        self.serial = False  # accel: latency hiding off
+        if kind == "accel":
+            for option in words[1:]:
+                if option.startswith("-spec="):
+                    self.spec = option[len("-spec=") :]
+                elif option in ("-serial", "-force-serial"):
+                    self.serial = True
+                else:
+                    raise ValueError(f"unknown accel target option {option!r} ({ACCEL_OPTIONS})")
+        if host is not None and Target(host).kind.name != "llvm":
+            raise ValueError(f"tilecraft's host target is 'llvm' (the CPU), not {str(host)!r}")
+        self.host = Target(host) if host is not None else (self if kind == "llvm" else Target("llvm"))
 
     def __str__(self) -> str:
         return self.text
@@ -33,7 +63,7 @@ class Target:
 
 
 def resolve(target) -> Target:
-    """A Target from what `tvm.build` accepts: None, a string or a Target."""
+    """A Target from what `tvm.build` accepts: None (llvm), a string or a Target."""
     if target is None:
         return Target("llvm")
     return target if isinstance(target, Target) else Target(target)
@@ -44,4 +74,4 @@ def __getattr__(name: str):
         raise AttributeError(name)
     from tilecraft.compat import UnsupportedError
 
-    raise UnsupportedError(f"tvm.target.{name} is not supported by tilecraft (it has Target, for 'llvm')")
+    raise UnsupportedError(f"tvm.target.{name} is not supported by tilecraft (it has Target, for 'llvm' and 'accel')")
