@@ -104,6 +104,11 @@ def loop_work(loop: ForOp) -> int:
     return _op_work(loop)
 
 
+def block_work(block: Block) -> int:
+    """The estimated work of one run of `block` (a kernel function's body, say)."""
+    return _block_work(block)
+
+
 def max_threads(work: int, thread_cost: int = THREAD_COST) -> int:
     """The most threads a launch of `work` units pays for (the module docstring):
     the largest `n` with `n * (n - 1) * thread_cost <= work`, at least 1 and at

@@ -47,16 +47,16 @@ Parallel loops nested in the outlined one, or in a vectorized loop, run serially
 (one level of parallelism fills the cores): the pass makes them `serial`, so
 after it no parallel loop is left.
 
-Each launch says how many threads its work pays for: `{tc.max_threads = n}`,
+Each launch says how many threads its work pays for, `{tc.max_threads = n}`:
 from the loop's estimated work and the cost of a thread to a launch
 (`analysis/parallel_work.py`; the option `thread-cost`, in work units, 0 for no
-cap), unless the loop carries a `tc.max_threads` of its own (a decision made
-before: by hand, by a schedule), which the launch keeps. The runtime lets at most that many threads take part, and a launch of one
-runs its loop on the calling thread without touching the pool:
-
-the launch of `@f` above, whose loop does 64 x 3 work units (a load, a multiply,
-a store), is `loop.launch @f_parallel0(%A) 0 to 64 {tc.max_threads = 4 : i64}`
-with `thread-cost=10` (the largest n with n (n - 1) 10 <= 192).
+cap), and never more threads than iterations, unless the loop carries a
+`tc.max_threads` of its own (a decision made before: by hand, by a schedule),
+which the launch keeps. The runtime lets at most that many threads take part;
+a launch of one is a call of the body on the caller. The launch of `@f` above,
+whose loop does 64 x 3 work units (a load, a multiply, a store), is
+`loop.launch @f_parallel0(%A) 0 to 64 {tc.max_threads = 4 : i64}` with
+`thread-cost=10` (the largest n with n (n - 1) 10 <= 192).
 """
 
 from __future__ import annotations
@@ -168,11 +168,13 @@ def check_outlinable(module: ModuleOp) -> None:
 
 
 def _thread_cap(loop: ForOp, thread_cost: int) -> int | None:
-    """The loop's own cap if it has one, else what its work pays for (None: no cap)."""
+    """The loop's own cap if it has one, else what its work pays for, at most one
+    thread an iteration (None: no cap)."""
     given = loop.attributes.get(MAX_THREADS_ATTR)
     if isinstance(given, IntegerAttr):
         return given.value.data
-    return max_threads(loop_work(loop), thread_cost) if thread_cost else None
+    # More threads than iterations would find nothing to do.
+    return min(max_threads(loop_work(loop), thread_cost), loop.extent) if thread_cost else None
 
 
 @dataclass

@@ -563,3 +563,101 @@ def test_a_cap_of_one_leaves_no_launch():
     counts = np.zeros(SIZE, np.int32)
     jit["f"](counts)
     np.testing.assert_array_equal(counts, expected(0, 67, 1))
+
+
+# -- the decision: a kernel's work picks its threads -------------------------------
+
+
+def launch_caps(module) -> list[int]:
+    """`tc.max_threads` of each launch `loop-outline-parallel` makes of `module`
+    (run after the loop-to-llvm passes before it, as the backend runs it)."""
+    from tilecraft.dialects.loop import LaunchOp
+    from tilecraft.lowering.loop_to_llvm import loop_to_llvm_passes
+    from xdsl.context import Context
+
+    module = module.clone()
+    for stage in loop_to_llvm_passes():
+        stage.apply(Context(), module)
+        if stage.name == "loop-outline-parallel":
+            break
+    return [op.attributes["tc.max_threads"].value.data for op in module.walk() if isinstance(op, LaunchOp)]
+
+
+def test_work_decides_how_many_threads_a_kernel_gets():
+    """A 64-float add is not worth a second thread: it runs on the caller, and
+    right. A 256 x 256 x 256 matmul is worth all of a 16-core machine's."""
+    import tilecraft as tc
+    from tilecraft import te
+    from tilecraft.api import lower_module
+
+    rng = np.random.default_rng(0)
+    A = te.placeholder((64,), "float32", name="A")
+    B = te.placeholder((64,), "float32", name="B")
+    C = te.compute((64,), lambda i: A[i] + B[i], name="C")
+    s = te.create_schedule(C)
+    outer, inner = s[C].split(C.op.axis[0], factor=16)
+    s[C].parallel(outer)
+    s[C].vectorize(inner)
+    assert launch_caps(lower_module(s, [A, B, C])) == [1]
+    a, b = rng.standard_normal(64).astype(np.float32), rng.standard_normal(64).astype(np.float32)
+    c = np.zeros(64, np.float32)
+    tc.build(s, [A, B, C])(a, b, c)
+    np.testing.assert_allclose(c, a + b, rtol=1e-6)
+
+    n = 256
+    X = te.placeholder((n, n), "float32", name="X")
+    Y = te.placeholder((n, n), "float32", name="Y")
+    k = te.reduce_axis((0, n), name="k")
+    Z = te.compute((n, n), lambda i, j: te.sum(X[i, k] * Y[k, j], axis=k), name="Z")
+    s = te.create_schedule(Z)
+    io, jo, ii, ji = s[Z].tile(Z.op.axis[0], Z.op.axis[1], 8, 32)
+    s[Z].vectorize(ji)
+    s[Z].parallel(io)
+    assert launch_caps(lower_module(s, [X, Y, Z]))[0] >= 16
+    x, y = rng.standard_normal((n, n)).astype(np.float32), rng.standard_normal((n, n)).astype(np.float32)
+    z = np.zeros((n, n), np.float32)
+    tc.build(s, [X, Y, Z])(x, y, z)
+    np.testing.assert_allclose(z, x @ y, rtol=1e-4, atol=1e-3)
+
+
+def test_work_estimate_counts_what_runs():
+    """The estimate: data ops times the iterations around them, a vectorized loop
+    by its 512-bit vectors, a guard its body, an scf.if its dearer branch, a
+    transcendental 16; constants and index arithmetic nothing."""
+    from tilecraft.analysis.parallel_work import MATH_OP_UNITS, loop_work, max_threads
+    from tilecraft.dialects.loop import ForOp
+
+    module = parse_text("""
+func.func @f(%A: memref<8x64xf32>, %D: memref<8x64xf64>) {
+  %zero = arith.constant 0.0 : f32
+  loop.for %i = 0 to 8 parallel {
+    loop.for %j = 0 to 64 vectorized {
+      %c1 = arith.constant 1 : index
+      %k = arith.addi %j, %c1 : index
+      %a = memref.load %A[%i, %j] : memref<8x64xf32>
+      %p = arith.cmpf ogt, %a, %zero : f32
+      loop.guard %p {
+        %e = math.exp %a : f32
+        memref.store %e, %A[%i, %j] : memref<8x64xf32>
+      }
+    }
+    loop.for %j = 0 to 64 vectorized {
+      %d = memref.load %D[%i, %j] : memref<8x64xf64>
+      %r = scf.if %true -> (f64) {
+        %s = arith.addf %d, %d : f64
+        %t = arith.mulf %s, %d : f64
+        scf.yield %t : f64
+      } else {
+        scf.yield %d : f64
+      }
+      memref.store %r, %D[%i, %j] : memref<8x64xf64>
+    }
+  }
+  func.return
+}""".replace("%true", "%p2").replace("      %r = scf.if", "      %p2 = arith.cmpf ogt, %d, %d : f64\n      %r = scf.if"))
+    loop = next(op for op in module.walk() if isinstance(op, ForOp))
+    f32_part = 64 // 16 * (1 + 1 + MATH_OP_UNITS + 1)  # 4 vectors of load, cmpf, exp, store
+    f64_part = 64 // 8 * (1 + 1 + 2 + 1)  # 8 vectors of load, cmpf, (addf, mulf), store
+    assert loop_work(loop) == 8 * (f32_part + f64_part)
+    assert [max_threads(w, 10) for w in (0, 19, 20, 59, 60, 10**9)] == [1, 1, 2, 2, 3, 1024]
+    assert max_threads(10**9, 0) == 1024  # no cost: no cap

@@ -170,6 +170,18 @@ func.func @branches(%A: memref<290xf32>) {
   func.return
 }
 
+// 3 x 4096 x 3 units would pay for 6 threads, but 3 iterations keep 3 busy.
+func.func @few(%A: memref<3x4096xf32>) {
+  loop.for %i = 0 to 3 parallel {
+    loop.for %j = 0 to 4096 {
+      %a = memref.load %A[%i, %j] : memref<3x4096xf32>
+      %b = arith.addf %a, %a : f32
+      memref.store %b, %A[%i, %j] : memref<3x4096xf32>
+    }
+  }
+  func.return
+}
+
 // A loop that carries a cap keeps it, whatever its work (a decision made before).
 func.func @given(%A: memref<64xf32>) {
   loop.for %i = 0 to 64 parallel {
@@ -194,6 +206,8 @@ func.func @given(%A: memref<64xf32>) {
 // COST:         loop.launch @vectors_parallel0(%{{.*}}) 0 to 256 {tc.max_threads = 4 : i64}
 // COST-LABEL: func.func @branches(
 // COST:         loop.launch @branches_parallel0(%{{.*}}) 0 to 290 {tc.max_threads = 2 : i64}
+// COST-LABEL: func.func @few(
+// COST:         loop.launch @few_parallel0(%{{.*}}) 0 to 3 {tc.max_threads = 3 : i64}
 // COST-LABEL: func.func @given(
 // COST:         loop.launch @given_parallel0(%{{.*}}) 0 to 64 {tc.max_threads = 6 : i64}
 
