@@ -37,16 +37,21 @@ class EvaluationError(OpError):
 class LocatedParser(Parser):
     """A parser that records `file:line:col` of every op it reads.
 
-    It also words two errors of xDSL's parser for people: a file with nothing but
-    comments or blanks is "empty" (not "Could not parse entire input"), and a
+    It also words three errors of xDSL's parser for people: a file with nothing but
+    comments or blanks is "empty" (not "Could not parse entire input"); a
     value used but never defined is reported at its first use, not at the end of
-    the file."""
+    the file; and a file that ends inside a region (a truncated file) says which
+    ops' regions are still open and where each opens, not " in block
+    definition". To say so it keeps the stack of regions being parsed."""
 
     def __init__(self, ctx, text: str | bytes, name: str = "<stdin>", line_offset: int = 0):
         super().__init__(ctx, text, name)
         self._file_name = name
         self._line_offset = line_offset
         self._first_use: dict[str, Span] = {}
+        self._op_starts: list[Span] = []  # the first token of each op being parsed
+        self._open: list[tuple[Span, Span]] = []  # (its op's start, its '{') per open region
+        self._open_at_error: list[tuple[Span, Span]] | None = None
 
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
         if self._current_token.kind == MLIRTokenKind.EOF:
@@ -60,6 +65,10 @@ class LocatedParser(Parser):
         except ParseError as e:
             undefined = [n for n in self.forward_ssa_references if n in self._first_use]
             if not undefined or "values used but not defined" not in e.msg:
+                at_end = self._current_token.kind == MLIRTokenKind.EOF
+                if at_end and type(e) is ParseError and not e.msg.startswith("the file ends"):
+                    # Stopped at the end of the file: a truncated file, most likely.
+                    raise ParseError(e.span, self._ends_early(e.msg.strip())) from None
                 raise
             first = min(undefined, key=lambda n: self._first_use[n].start)
             others = [f"%{n}" for n in undefined if n != first]
@@ -74,12 +83,15 @@ class LocatedParser(Parser):
 
     def parse_operation(self) -> Operation:
         start = self._current_token.span
+        self._op_starts.append(start)
         try:
             op = super().parse_operation()
         except VerifyException as e:
             # A declarative assembly format checks operand types while it parses
             # and raises a VerifyException that knows no location: give it one.
             self.raise_error(str(e), start)
+        finally:
+            self._op_starts.pop()
         if isinstance(op.location, UnknownLoc):
             line, col = self._line_col(start.input.content, start.start)
             op.location = FileLineColLoc(
@@ -89,6 +101,62 @@ class LocatedParser(Parser):
             )
         return op
 
+
+    def parse_optional_region(self, arguments=None):
+        if self._current_token.kind != MLIRTokenKind.L_BRACE or not self._op_starts:
+            return super().parse_optional_region(arguments)
+        self._open.append((self._op_starts[-1], self._current_token.span))
+        try:
+            return super().parse_optional_region(arguments)
+        except ParseError:
+            # The innermost region sees an error first; only one at the end of the
+            # file is said to be inside the open regions.
+            if self._open_at_error is None and self._current_token.kind == MLIRTokenKind.EOF:
+                self._open_at_error = list(self._open)
+            raise
+        finally:
+            self._open.pop()
+
+    def _parse_block(self):
+        # After the ops of a region comes its '}' or a block label (^bb1:); xDSL
+        # then expects a label and says only " in block definition".
+        token = self._current_token
+        if token.kind != MLIRTokenKind.CARET_IDENT and self._open:
+            if token.kind == MLIRTokenKind.EOF:
+                self._open_at_error = list(self._open)
+                self.raise_error(self._ends_early(""), token.span)
+            op, brace = self._open[-1]
+            self.raise_error(
+                f"expected an operation or the '}}' that closes the region of "
+                f"{self._op_name(op, brace)} (opened at {self._where(brace)}), got '{token.text}'",
+                token.span,
+            )
+        return super()._parse_block()
+
+    def _ends_early(self, message: str) -> str:
+        """`message` for an error at the end of the file, with the regions still open."""
+        open_regions = self._open_at_error or []
+        if not open_regions:
+            return f"the file ends early: {message} (is the file truncated?)"
+        inside = ", inside ".join(
+            f"{self._op_name(op, brace)} (its region opens at {self._where(brace)})"
+            for op, brace in reversed(open_regions)
+        )
+        n = len(open_regions)
+        missing = "a '}' is missing" if n == 1 else f"{n} '}}' are missing"
+        before = f"{message}: " if message else ""
+        return f"{before}the file ends inside {inside}: {missing} (is the file truncated?)"
+
+    @staticmethod
+    def _op_name(start: Span, brace: Span) -> str:
+        """The name of the op whose text runs from `start` to its region's `brace`."""
+        text = start.input.content[start.start : brace.start]
+        found = re.match(r'\s*(?:%[^=]*=\s*)?"?([A-Za-z_][\w$.]*)', text)
+        return f"'{found.group(1)}'" if found else "an op"
+
+    def _where(self, span: Span) -> str:
+        line, col = self._line_col(span.input.content, span.start)
+        return f"{line + self._line_offset}:{col}"
 
     def _line_col(self, text: str, offset: int) -> tuple[int, int]:
         """1-based line and column of `offset`, by bisecting the text's line starts

@@ -93,3 +93,62 @@ def test_an_intermediate_stage_is_still_inlined():
     a, c = np.arange(8, dtype=np.float32), np.zeros(8, np.float32)
     f(a, c)
     np.testing.assert_array_equal(c, a * 2 + 1)
+
+
+# -- a truncated te file ------------------------------------------------------------
+
+TE_FILE = """\
+func.func @f(%A: tensor<8xf32>) -> tensor<8xf32> {
+  %C = te.compute "C" (%i: "i") -> tensor<8xf32> {
+    %a = te.read %A[%i] : tensor<8xf32>
+    te.yield %a : f32
+  }
+  func.return %C : tensor<8xf32>
+}
+"""
+
+
+def parse_error(text: str) -> str:
+    from xdsl.utils.exceptions import ParseError
+
+    from tilecraft.compiler import parse_text
+
+    with pytest.raises(ParseError) as raised:
+        parse_text(text, "cut.mlir")
+    # The tools print it as `file:line:col: error: message` (str() is xDSL's layout).
+    return f"{str(raised.value).splitlines()[0]}: error: {raised.value.msg}"
+
+
+@pytest.mark.parametrize(
+    "cut, message",
+    [
+        # inside the te.compute's body: two regions open
+        (TE_FILE.index("    te.yield"),
+         "cut.mlir:4:1: error: the file ends inside 'te.compute' (its region opens at 2:50), "
+         "inside 'func.func' (its region opens at 1:50): 2 '}' are missing (is the file truncated?)"),
+        # inside an op: what the op's parser expected, then where the file ends
+        (TE_FILE.index("-> tensor<8xf32> {\n    %a"),
+         "cut.mlir:2:33: error: Expected '->': the file ends inside 'func.func' (its region opens at 1:50): "
+         "a '}' is missing (is the file truncated?)"),
+        # before any region opens
+        (TE_FILE.index(") -> tensor<8xf32> {"),
+         "cut.mlir:1:31: error: the file ends early: ')' expected (is the file truncated?)"),
+    ],
+    ids=["in-a-body", "in-an-op", "in-the-signature"],
+)
+def test_a_truncated_file_says_where_it_ends_and_what_is_open(cut, message):
+    assert parse_error(TE_FILE[:cut]) == message
+
+
+def test_a_stray_token_in_a_region_names_the_region():
+    text = TE_FILE.replace("    te.yield", "    42\n    te.yield")
+    assert parse_error(text) == (
+        "cut.mlir:4:5: error: expected an operation or the '}' that closes the region of "
+        "'te.compute' (opened at 2:50), got '42'"
+    )
+
+
+def test_a_whole_file_still_parses():
+    from tilecraft.compiler import parse_text
+
+    parse_text(TE_FILE, "whole.mlir")
