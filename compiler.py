@@ -101,6 +101,7 @@ class CodePiece:
     module: ModuleOp  # loop level, ready to lower
     functions: list[str]  # the loop module's functions it holds
     symbols: dict[str, str]  # such a function -> the symbol it is compiled under
+    text: str = ""  # its IR as printed (a kernel's under the name "kernel")
     key: str = ""  # the cache key of its object (`piece_key`)
     size: int = 0  # its ops: a measure of its compile time
     callees: list[str] = field(default_factory=list)  # kernel symbols it calls (declared)
@@ -149,7 +150,8 @@ def split_kernels(module: ModuleOp) -> list[CodePiece]:
                     for arg in block.args:
                         arg.name_hint = None
         clone.sym_name = StringAttr("kernel")
-        digest = hashlib.sha256(str(clone).encode()).hexdigest()[:24]
+        text = str(clone)
+        digest = hashlib.sha256(text.encode()).hexdigest()[:24]
         symbol = f"tck_{digest}"
         symbols[name] = symbol
         if symbol in pieces:
@@ -158,7 +160,7 @@ def split_kernels(module: ModuleOp) -> list[CodePiece]:
             continue
         clone.sym_name = StringAttr(symbol)
         piece_module = ModuleOp([clone])
-        pieces[symbol] = CodePiece(piece_module, [name], {name: symbol}, size=size)
+        pieces[symbol] = CodePiece(piece_module, [name], {name: symbol}, text=text, size=size)
     rest = module.clone()
     rest_names = []
     callees: set[str] = set()
@@ -177,7 +179,7 @@ def split_kernels(module: ModuleOp) -> list[CodePiece]:
     result = list(pieces.values())
     if rest_names:
         size = sum(1 for _ in rest.walk())
-        result.append(CodePiece(rest, rest_names, {}, size=size, callees=sorted(callees)))
+        result.append(CodePiece(rest, rest_names, {}, text=str(rest), size=size, callees=sorted(callees)))
     return result
 
 
@@ -307,15 +309,15 @@ def compile_model_module(
 ):
     """JIT-compile a model's loop module piece by piece (`split_kernels`): each
     piece's object comes from `cache` (a `CompileCache`, or None) or is compiled,
-    in `jobs` processes when there is enough to compile (default: the CPUs this
-    process may run on); the JIT links them. Returns the `JitModule` and the
+    in `jobs` processes when there is enough to compile (default: `idle_cpus()`);
+    the JIT links them. Returns the `JitModule` and the
     pieces' cache keys (in link order)."""
     from xdsl.dialects import func
 
     from tilecraft.backends.llvm.jit import jit_flavour, jit_objects, signatures_of
     from tilecraft.backends.llvm.runtime import default_flavour
     from tilecraft.utils.compile_timing import section
-    from tilecraft.utils.threads import available_cpus, resolve_threads
+    from tilecraft.utils.threads import resolve_threads
 
     threads = resolve_threads(num_threads)
     flavour = jit_flavour(default_flavour())
@@ -324,13 +326,13 @@ def compile_model_module(
     with section("split"):
         pieces = split_kernels(module)
         for piece in pieces:
-            piece.key = piece_key(str(piece.module), threads, flavour)
+            piece.key = piece_key(piece.text, threads, flavour)
     objects: list[bytes | None] = [None] * len(pieces)
     if cache is not None:
         with section("cache read"):
             objects = [cache.get("object", p.key) for p in pieces]
     todo = [n for n, o in enumerate(objects) if o is None]
-    jobs = available_cpus() if jobs is None else jobs
+    jobs = idle_cpus() if jobs is None else jobs
     for n, data in zip(todo, compile_pieces([pieces[n] for n in todo], threads, jobs)):
         objects[n] = data
         if cache is not None:
@@ -340,13 +342,31 @@ def compile_model_module(
     return jit, [p.key for p in pieces]
 
 
-# Below this many ops to compile, forking workers costs more than it saves.
-PARALLEL_MIN_OPS = 4000
+def idle_cpus() -> int:
+    """The CPUs this process may run on that other processes leave idle (by the
+    load average, this process counted idle): workers beyond those would only
+    take turns on busy cores (a test suite on every core, a shared machine)."""
+    import os
+
+    from tilecraft.utils.threads import available_cpus
+
+    cpus = available_cpus()
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        return cpus
+    return max(1, min(cpus, round(cpus - load + 1)))
+
+
+# Below this many loop-level ops to compile (a second or two of work), forking
+# workers costs more than it saves.
+PARALLEL_MIN_OPS = 300
 
 
 def compile_pieces(pieces: list[CodePiece], num_threads: int, jobs: int) -> list[bytes]:
     """The pieces' objects, compiled here or, with `jobs` > 1 and enough work, in
     forked worker processes (xDSL's passes hold the GIL; a fork needs no IR sent)."""
+    import gc
     import multiprocessing
     import sys
 
@@ -364,6 +384,9 @@ def compile_pieces(pieces: list[CodePiece], num_threads: int, jobs: int) -> list
     _PIECES = (pieces, num_threads, current_timer() is not None)
     order = sorted(range(len(pieces)), key=lambda n: -pieces[n].size)  # longest first
     results: list[bytes] = [b""] * len(pieces)
+    # Frozen, the objects that exist now are never traversed by the workers'
+    # garbage collector, which would copy every page of them into each worker.
+    gc.freeze()
     try:
         with section("compile kernels (parallel)"):
             context = multiprocessing.get_context("fork")
@@ -373,6 +396,7 @@ def compile_pieces(pieces: list[CodePiece], num_threads: int, jobs: int) -> list
                     if timing is not None:
                         _merge_timing(timing)
     finally:
+        gc.unfreeze()
         _PIECES = None
     return results
 
