@@ -98,6 +98,16 @@ def test_second_compile_hits_and_matches_numpy(seeded, cache):
     assert second.timing.root.find("compile-model") is None
 
 
+def test_a_cached_model_saves_and_profiles(cache, tmp_path):
+    from tilecraft.runtime import load
+
+    m, counts = compile_counted()
+    assert counts[("model", "hit")] == 1
+    m.save(tmp_path / "saved")
+    np.testing.assert_allclose(load(tmp_path / "saved")(X), expected(), rtol=1e-4, atol=1e-4)
+    assert [k for k, _ in m.profile(X, repeat=1)] == m.kernel_calls
+
+
 def test_other_weights_miss_the_model_but_share_its_kernels(cache):
     other = (W2 * -1.5).astype(np.float32)
     m, counts = compile_counted(two_convs(other))
