@@ -104,6 +104,10 @@ defined and tested (tests/pytest/test_parallel_runtime.py):
   the user's needs the same flag;
 - a thread that cannot be created is missing from the pool, nothing waits
   for it; with none, launches run on the caller alone.
+- a launch capped at `n` threads splits into `n * CHUNKS_PER_THREAD` chunks
+  that at most `n` threads run, the caller among them; capped at one, it runs
+  as one chunk on the caller; launches capped below the pool's size, back to
+  back with uncapped ones, count exactly.
 
 Why a pool of our own rather than libgomp's (`GOMP_parallel`, which the JIT
 used until the pool ran there too): libgomp's barrier at the end of a region
