@@ -135,11 +135,12 @@ class TilecraftOptMain(xDSLOptMain):
         arg_parser.formatter_class = argparse.RawDescriptionHelpFormatter
         xdsl_passes = sorted(XDSL_UNIVERSE.all_passes)
         examples = [name for name in ("canonicalize", "cse", "dce") if name in xdsl_passes]
+        groups = pass_groups()
         arg_parser.epilog = "\n".join(
             [
                 *_wrap("tilecraft dialects: ", ", ".join(sorted(get_all_dialects()))),
                 "tilecraft passes (-p), by level, in pipeline order:",
-                *(line for group, passes in pass_groups().items() for line in _wrap(f"  {group + ':':14}", " ".join(passes))),
+                *(line for group, names in groups.items() for line in _wrap(f"  {group}:".ljust(16), " ".join(names))),
                 "tilecraft targets (-t):",
                 *(f"  {name:14}{summary}" for name, summary in TARGET_SUMMARIES.items()),
                 *(line for p in plugins(self._providers) for line in _plugin_help(p)),

@@ -90,7 +90,8 @@ class Argument:
 def make_arg_parser() -> argparse.ArgumentParser:
     parser = ArgumentParser(
         prog=PROG,
-        description="Compile a function of an IR file with LLVM and run it on arrays.",
+        description="Compile a model (ONNX, or graph-level IR) or a te or loop function of an IR file "
+        "for the CPU and run it on arrays.",
     )
     parser.add_argument("file", help="an ONNX model (.onnx), or an IR file (.mlir) with te or loop functions")
     parser.add_argument("--entry", help="the function of an IR file to run (required for .mlir)")

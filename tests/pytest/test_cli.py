@@ -131,12 +131,20 @@ def test_help_lists_tilecraft():
     assert dialects == "tilecraft dialects: " + ", ".join(sorted(get_all_dialects()))
 
 
-def test_help_lists_tilecraft_passes_by_level_and_xdsls_apart():
+def _opt_in_process(capsys, *args: str) -> str:
+    """tilecraft-opt's stdout, run in this process (a process costs ~0.5 s)."""
+    from tilecraft.tools import opt as opt_tool
+
+    assert opt_tool.main(list(args)) == 0, capsys.readouterr().err
+    return capsys.readouterr().out
+
+
+def test_help_lists_tilecraft_passes_by_level_and_xdsls_apart(tmp_path, capsys):
     from xdsl.universe import XDSL_UNIVERSE
 
     from tilecraft.registry import get_all_passes, pass_groups
 
-    epilog = opt("--help").stdout.split("tilecraft passes (-p)")[1]
+    epilog = _opt_in_process(capsys, "--help").split("tilecraft passes (-p)")[1]
     words = epilog.split()
     # Every pass of tilecraft once, group by group in pipeline order.
     listed = [w for w in words if w in get_all_passes()]
@@ -148,40 +156,40 @@ def test_help_lists_tilecraft_passes_by_level_and_xdsls_apart():
     assert not xdsl_only & set(w.strip(",.()") for w in words)
     assert "--help-xdsl lists them" in " ".join(words)
     # ... but --help-xdsl does, and they still run.
-    xdsl = opt("--help-xdsl")
-    assert xdsl.returncode == 0
-    assert set(XDSL_UNIVERSE.all_passes) <= set(xdsl.stdout.split())
-    assert opt("-p", "convert-scf-to-cf", stdin=GOOD).returncode == 0
+    assert set(XDSL_UNIVERSE.all_passes) <= set(_opt_in_process(capsys, "--help-xdsl").split())
+    assert "te.compute" in _opt_in_process(capsys, write(tmp_path, GOOD), "-p", "convert-scf-to-cf")
 
 
-def test_version_is_tilecrafts():
+def test_version_is_tilecrafts(capsys):
     from importlib.metadata import version
 
     import tilecraft
 
-    result = opt("-v")
-    assert result.returncode == 0
-    assert result.stdout == f"tilecraft-opt from tilecraft {tilecraft.__version__}, on xDSL {version('xdsl')}\n"
+    expected = f"tilecraft-opt from tilecraft {tilecraft.__version__}, on xDSL {version('xdsl')}\n"
+    assert _opt_in_process(capsys, "-v") == expected
     # One version: the package's metadata (pyproject.toml) and tilecraft.__version__.
     assert version("tilecraft") == tilecraft.__version__
 
 
 @pytest.mark.parametrize("tool", ["tilecraft-translate", "tilecraft-run", "tilecraft-import", "tilecraft-tune"])
-def test_every_tool_has_version(tool):
+def test_every_tool_has_version(tool, capsys):
     import tilecraft
 
-    result = subprocess.run([str(BIN_DIR / tool), "--version"], capture_output=True, text=True, timeout=60)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.startswith(f"{tool} from tilecraft {tilecraft.__version__}, on xDSL ")
+    main, _ = _tool_mains()[tool]
+    with pytest.raises(SystemExit) as stop:
+        main(["--version"])
+    assert stop.value.code == 0
+    assert capsys.readouterr().out.startswith(f"{tool} from tilecraft {tilecraft.__version__}, on xDSL ")
 
 
-def test_targets_are_tilecrafts(tmp_path):
+def test_targets_are_tilecrafts(tmp_path, capsys):
+    from tilecraft.tools import opt as opt_tool
+
     path = write(tmp_path, GOOD)
-    llvm = opt(path, "-t", "llvm")
-    assert llvm.returncode == 0, llvm.stderr
-    assert "define void @add(" in llvm.stdout  # te lowered to loops, then LLVM IR
-    bad = opt(path, "-t", "csll")
-    assert_user_error(bad, re.compile(r"unknown target 'csll' \(tilecraft's: mlir, llvm, asm, accel-asm; "))
+    assert "define void @add(" in _opt_in_process(capsys, path, "-t", "llvm")  # te lowered to loops, then LLVM IR
+    assert opt_tool.main([path, "-t", "csll"]) == 1
+    err = capsys.readouterr().err
+    assert "tilecraft-opt: error: argument -t/--target: unknown target 'csll' (tilecraft's: mlir, llvm, asm, " in err
 
 
 # -- one error handler (tools/errors.py): the same error reads the same in every tool --
@@ -292,8 +300,11 @@ def test_every_tool_exits_1_on_a_bad_command_line_and_has_traceback(tool, capsys
         code = stop.code
     assert code == 1
     assert f"{tool}: error: unrecognized arguments: --no-such-option" in capsys.readouterr().err
-    help_text = subprocess.run([str(BIN_DIR / tool), "--help"], capture_output=True, text=True, timeout=60).stdout
-    assert "--traceback" in help_text
+    try:
+        main(["--help"])
+    except SystemExit as stop:
+        assert stop.code == 0
+    assert "--traceback" in capsys.readouterr().out
 
 
 # -- one spelling of input shapes, one --tuning-log (tools/options.py) --------------
@@ -316,7 +327,7 @@ def test_input_shape_spellings():
         input_shapes(["x=1x4", "x=2x4"])
 
 
-def test_every_tool_that_reads_a_model_spells_input_shape_alike():
+def test_every_tool_that_reads_a_model_spells_input_shape_alike(capsys):
     from tilecraft.tools import import_model, run, tune
     from tilecraft.tools.options import INPUT_SHAPE_HELP, INPUT_SHAPE_METAVAR, TUNING_LOG_HELP
 
@@ -330,7 +341,11 @@ def test_every_tool_that_reads_a_model_spells_input_shape_alike():
         assert (action.metavar, action.help) == (INPUT_SHAPE_METAVAR, INPUT_SHAPE_HELP), name
     # --tuning-log wherever a model is compiled (tilecraft-tune writes the log: --log)
     assert option(parsers["run"], "tuning_log").help == TUNING_LOG_HELP
-    assert f"--tuning-log PATH {TUNING_LOG_HELP[:20]}" in " ".join(opt("--help").stdout.split())
+    from tilecraft.tools.opt import TilecraftOptMain
+
+    with pytest.raises(SystemExit):
+        TilecraftOptMain(["--help"])
+    assert f"--tuning-log PATH {TUNING_LOG_HELP[:20]}" in " ".join(capsys.readouterr().out.split())
 
 
 @pytest.fixture

@@ -224,5 +224,6 @@ def test_tilecraft_run_applies_a_tuning_log(model, tmp_path, capsys):
     assert tc.compile(str(model), tuning_log=str(log.path)).tuned == {DENSE_KEY: config}
     np.testing.assert_allclose(np.load(out), tc.compile(str(model))(x), rtol=1e-5, atol=1e-5)
     # A log that is not there is an error, not an untuned run.
-    assert run.main([*argv, "--tuning-log", str(tmp_path / "none.jsonl")]) == 1
-    assert capsys.readouterr().err == f"tilecraft-run: error: cannot read the tuning log '{tmp_path / 'none.jsonl'}': no such file\n"
+    missing = tmp_path / "none.jsonl"
+    assert run.main([*argv, "--tuning-log", str(missing)]) == 1
+    assert capsys.readouterr().err == f"tilecraft-run: error: cannot read the tuning log '{missing}': no such file\n"
