@@ -284,7 +284,6 @@ def model_key(module: ModuleOp, store: WeightStore | None, fuse: bool, threads: 
 
 
 def _store_model(cache, key: str, model: CompiledModel, jit, piece_keys: list[str], source) -> None:
-    import io
     import json
 
     import numpy as np
@@ -310,15 +309,25 @@ def _store_model(cache, key: str, model: CompiledModel, jit, piece_keys: list[st
             for name, f in jit.functions.items()
         },
     }
-    buffer = io.BytesIO()
-    np.savez(buffer, **derived)
+    # The derived weights follow the metadata as raw bytes, each at a 64-byte
+    # aligned offset, so a warm compile makes arrays of the entry without copies.
+    chunks, offset = [], 0
+    meta["weights"] = {}
+    for name, array in derived.items():
+        array = np.ascontiguousarray(array)
+        pad = -offset % 64
+        chunks += [b"\0" * pad, array.tobytes()]
+        offset += pad
+        meta["weights"][name] = [offset, array.dtype.str, list(array.shape)]
+        offset += array.nbytes
     text = json.dumps(meta).encode()
-    cache.put("model", key, b"%d\n" % len(text) + text + buffer.getvalue())
+    header = b"%d\n" % len(text) + text
+    header += b"\0" * (-len(header) % 64)
+    cache.put("model", key, header + b"".join(chunks))
 
 
 def _cached_model(cache, key: str, source, threads: int, start: float) -> CompiledModel | None:
     """The model of a cache entry, its objects linked; None if anything is missing."""
-    import io
     import json
 
     import numpy as np
@@ -330,12 +339,18 @@ def _cached_model(cache, key: str, source, threads: int, start: float) -> Compil
         if payload is None:
             return None
         try:
-            end = payload.index(b"\n")
-            length = int(payload[:end])
-            meta = json.loads(payload[end + 1 : end + 1 + length])
-            with np.load(io.BytesIO(payload[end + 1 + length :]), allow_pickle=False) as data:
-                derived = {k: data[k] for k in data.files}
-        except (ValueError, OSError, KeyError):
+            end = bytes(payload[:32]).index(b"\n")
+            length = int(bytes(payload[:end]))
+            meta = json.loads(bytes(payload[end + 1 : end + 1 + length]))
+            start_of_data = end + 1 + length
+            start_of_data += -start_of_data % 64
+            derived = {
+                name: np.frombuffer(
+                    payload, np.dtype(dtype), int(np.prod(shape)), start_of_data + offset
+                ).reshape(shape)
+                for name, (offset, dtype, shape) in meta["weights"].items()
+            }
+        except (ValueError, TypeError, OSError, KeyError):
             return None  # a damaged entry that passed the checksum: compile again
         objects = [cache.get("object", k) for k in meta["pieces"]]
         if any(o is None for o in objects):

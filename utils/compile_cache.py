@@ -102,8 +102,9 @@ class CompileCache:
     def path(self, kind: str, key: str) -> Path:
         return self.directory / kind / key[:2] / key
 
-    def get(self, kind: str, key: str) -> bytes | None:
-        """The entry's payload, or None (absent, or rejected and deleted)."""
+    def get(self, kind: str, key: str) -> memoryview | None:
+        """The entry's payload (a view of the file's bytes), or None (absent, or
+        rejected and deleted)."""
         path = self.path(kind, key)
         try:
             data = path.read_bytes()
@@ -142,7 +143,7 @@ class CompileCache:
         stats[kind, "write"] += 1
 
 
-def _check(data: bytes, kind: str, key: str) -> bytes | None:
+def _check(data: bytes, kind: str, key: str) -> memoryview | None:
     """The payload of an entry file if its header says it is this entry, whole."""
     end = data.find(b"\n", 0, 256)
     if end < 0:
@@ -159,7 +160,7 @@ def _check(data: bytes, kind: str, key: str) -> bytes | None:
         return None
     if len(payload) != length or zlib.crc32(payload) != crc:
         return None
-    return bytes(payload)
+    return payload
 
 
 def open_cache() -> CompileCache | None:

@@ -395,7 +395,7 @@ def jit_objects(
         empty.triple = llvm_binding.get_process_triple()
         engine = llvm_binding.create_mcjit_compiler(empty, create_host_target_machine(jit=True))
         for data in objects:
-            engine.add_object_file(llvm_binding.ObjectFileRef.from_data(data))
+            engine.add_object_file(llvm_binding.ObjectFileRef.from_data(bytes(data)))
         engine.finalize_object()
     return JitModule(engine, None, signatures, CompileTimes(), symbols)
 
