@@ -177,17 +177,29 @@ def _compile(
         raise ValueError(f"unknown target {target!r}; tilecraft.compile supports 'llvm'")
     threads = resolve_threads(num_threads)
     start = time.perf_counter()
+    cache = open_cache() if per_kernel else None
+    # What the graph pipeline makes of the model is cached only when nothing
+    # outside the model decides it (no passes of the caller's, no tuning context).
+    cacheable = cache is not None and extra_passes is None and schedule_configs is None
+    key, onnx_model = None, None
+    if cacheable and store is None and _is_onnx(model_or_path):
+        # An ONNX model is keyed by its bytes, so a warm compile skips the import
+        # too; its entry then holds every weight the model binds.
+        with section("cache key"):
+            try:
+                onnx_model, key = onnx_model_key(model_or_path, input_shapes, fuse, threads)
+            except Exception:  # noqa: BLE001 - unreadable: the import below says why
+                onnx_model, key = None, None
+        cached = _cached_model(cache, key, None, threads, start) if key is not None else None
+        if cached is not None:
+            return cached
     with section("load-model"):
+        # The caller's model, not the one read above: the importer's diagnostics name the file.
         module = load_model(model_or_path, input_shapes, store)
     name = graph_function(module).sym_name.data
     user_inputs, user_outputs = _user_shapes(graph_function(module))
     source = store_of(module)
-    cache = open_cache() if per_kernel else None
-    # What the graph pipeline makes of the model is cached only when nothing
-    # outside the graph and its weights decides it (no passes of the caller's, no
-    # tuning context).
-    key = None
-    if cache is not None and extra_passes is None and schedule_configs is None:
+    if cacheable and key is None:
         with section("cache key"):
             key = model_key(module, source, fuse, threads)
         cached = _cached_model(cache, key, source, threads, start)
@@ -236,7 +248,7 @@ def _compile(
     )
     if key is not None and cache is not None:
         with section("cache write"):
-            _store_model(cache, key, model, jit, piece_keys, source)
+            _store_model(cache, key, model, jit, piece_keys, None if onnx_model is not None else source)
     return model
 
 
@@ -265,17 +277,40 @@ def weights_digest(store: WeightStore | None) -> str:
     return digest.hexdigest()
 
 
+def _is_onnx(model_or_path) -> bool:
+    if isinstance(model_or_path, (str, Path)):
+        return str(model_or_path).endswith(".onnx")
+    return type(model_or_path).__name__ == "ModelProto"
+
+
+def onnx_model_key(model_or_path, input_shapes, fuse: bool, threads: int):
+    """The ONNX model (loaded, with any external data) and the cache key of its
+    compiled model: its serialized bytes, the input shapes and the options."""
+    import hashlib
+
+    import onnx
+
+    model = onnx.load(str(model_or_path)) if isinstance(model_or_path, (str, Path)) else model_or_path
+    digest = hashlib.sha256(model.SerializeToString()).hexdigest()
+    shapes = repr(sorted((k, tuple(v)) for k, v in (input_shapes or {}).items()))
+    return model, _key("onnx-model", digest, shapes, fuse, threads)
+
+
 def model_key(module: ModuleOp, store: WeightStore | None, fuse: bool, threads: int) -> str:
     """The cache key of a graph module's compiled model."""
+    return _key("model", str(module), weights_digest(store), fuse, threads)
+
+
+def _key(kind: str, source: str, weights: str, fuse: bool, threads: int) -> str:
     from tilecraft.backends.llvm.jit import jit_flavour
     from tilecraft.backends.llvm.runtime import default_flavour
     from tilecraft.backends.llvm.target import target_description
     from tilecraft.utils.compile_cache import make_key
 
     return make_key(
-        "model",
-        str(module),
-        weights_digest(store),
+        kind,
+        source,
+        weights,
         f"fuse={fuse}",
         f"threads={threads}",
         f"runtime={jit_flavour(default_flavour())}",
@@ -362,7 +397,9 @@ def _cached_model(cache, key: str, source, threads: int, start: float) -> Compil
     ports = [Port.from_json(p) for p in meta["ports"]]
     jit = jit_objects(objects, signatures, symbols=meta["symbols"], num_threads=threads)  # type: ignore[arg-type]
     given = source.arrays if source is not None else {}
-    weights = {p.name: derived[p.name] if p.name in derived else given[p.name] for p in ports if p.kind == WEIGHT}
+    weights = {p.name: derived[p.name] if p.name in derived else given.get(p.name) for p in ports if p.kind == WEIGHT}
+    if any(w is None for w in weights.values()):
+        return None  # an entry without a weight it needs: compile again
     ir = meta["ir"]
 
     def parse():

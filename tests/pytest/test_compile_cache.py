@@ -95,7 +95,8 @@ def test_second_compile_hits_and_matches_numpy(seeded, cache):
     assert second.ir == first.ir and second.kernel_calls == first.kernel_calls
     # the loop IR of a cached model is parsed when asked for
     assert second.module is not None and "func.func @main" in str(second.module)
-    assert second.timing.root.find("compile-model") is None
+    # an ONNX model is keyed by its bytes: a hit imports nothing
+    assert second.timing.root.find("compile-model") is None and second.timing.root.find("load-model") is None
 
 
 def test_a_cached_model_saves_and_profiles(cache, tmp_path):
@@ -159,6 +160,17 @@ def test_other_target_features_miss(cache, monkeypatch):
     monkeypatch.setattr(target, "target_description", lambda: real + ",-avx512f")
     _, counts = compile_counted()
     assert counts[("model", "miss")] == 1 and counts.get(("object", "hit"), 0) == 0
+
+
+def test_a_graph_module_is_keyed_by_its_ir_and_weights(cache):
+    from tilecraft.runtime.compile import load_model
+
+    module = load_model(two_convs())
+    _, cold = compile_counted(module)
+    m, warm = compile_counted(module)
+    assert cold[("model", "miss")] == 1 and warm[("model", "hit")] == 1
+    assert cold[("object", "hit")] >= 2  # the ONNX model's kernels, seeded
+    np.testing.assert_allclose(m(X), expected(), rtol=1e-4, atol=1e-4)
 
 
 def test_keys_cover_threads_and_fusion():
