@@ -53,16 +53,17 @@ writes it, `convert-loop-to-llvm` passes it to the runtime's launch)."""
 MATH_OP_UNITS = 16
 # The bytes of one vector register the estimate assumes (512-bit).
 VECTOR_BYTES = 64
-# Work units one thread beyond the caller costs a launch, r * c: r = 6,700 units
-# a microsecond, the median single-thread rate of the 86 parallel kernels of four
-# bench networks (SqueezeNet-1.1, ShuffleNet-v2, ResNet-18, MobileNet-v2; quartiles
-# 5,700-8,900: half the kernels run within -15% and +33% of it), measured by
-# `bench/threads.py --calibrate` on the 2-vCPU AVX-512 development VM; c = 1 us,
-# a launch on that VM's two threads (backends/llvm/runtime.py). A machine with
-# more cores pays more a thread (SqueezeNet's, ShuffleNet's and ResNet-50's times
-# at 2 and 16 threads on a 16-core Xeon, read with the model above, suggest 5-7
-# us): rerun the calibration there and pass `loop-outline-parallel{thread-cost=}`.
-THREAD_COST = 6700
+# Work units one thread beyond the caller costs a launch, r * c, both measured by
+# `bench/threads.py --calibrate` on the 2-vCPU AVX-512 development VM (shared with
+# other work): r = 6,700 units a microsecond, the median single-thread rate of the
+# 86 parallel kernels of SqueezeNet-1.1, ShuffleNet-v2, ResNet-18 and MobileNet-v2
+# (quartiles 5,700-8,900: half the kernels run within -15% and +33% of it); c =
+# 1.1 us, from where two threads first beat one on the launch probe (7,200 units,
+# 2.2 us on one thread). A machine with more cores pays more a thread
+# (SqueezeNet's, ShuffleNet's and ResNet-50's times at 2 and 16 threads on a
+# 16-core Xeon, read with the model above, suggest 5-7 us): rerun the
+# calibration there and pass `loop-outline-parallel{thread-cost=...}`.
+THREAD_COST = 7400
 # No cap is written above this many threads: the estimate is only an estimate,
 # and every machine this runs on has fewer cores.
 MAX_CAP = 1024
