@@ -394,7 +394,9 @@ class LaunchOp(IRDLOperation):
     `@body` is a `func.func` taking `args` followed by two `index` values. The
     runtime (`backends/llvm/runtime.py`) decides how many chunks there are and
     which thread runs which; chunks are contiguous and balanced, and may be empty.
-    The launch returns when every chunk has run.
+    The launch returns when every chunk has run. `{tc.max_threads = n}` lets at
+    most `n` threads take part (`loop-outline-parallel` writes what the loop's work
+    pays for); with `n` = 1 the body runs on `[lb, ub)` on the caller.
     """
 
     name = "loop.launch"
