@@ -192,17 +192,19 @@ def piece_key(text: str, num_threads: int, flavour: str) -> str:
 
 
 def compile_piece(piece: CodePiece, num_threads: int) -> bytes:
-    """A piece lowered (loop-to-llvm) and compiled to an object file."""
+    """A piece lowered (loop-to-llvm, in place: the piece is used up) and
+    compiled to an object file."""
     from xdsl.dialects import llvm
 
     from tilecraft.backends.llvm.jit import emit_jit_object
     from tilecraft.lowering.loop_to_llvm import lower_to_llvm_dialect
     from tilecraft.utils.compile_timing import section
 
+    arities = _arities(piece.module, piece.callees)  # before the calls are lowered
     with section("loop-to-llvm"):
-        lowered = lower_to_llvm_dialect(piece.module)
+        lowered = lower_to_llvm_dialect(piece.module, in_place=True)
     for symbol in piece.callees:
-        arity = len(next(iter(_arities(piece.module, symbol))))
+        arity = arities[symbol]
         lowered.body.block.add_op(
             llvm.FuncOp(
                 symbol,
@@ -214,12 +216,16 @@ def compile_piece(piece: CodePiece, num_threads: int) -> bytes:
         return emit_jit_object(lowered, num_threads=num_threads)
 
 
-def _arities(module: ModuleOp, symbol: str):
+def _arities(module: ModuleOp, symbols: list[str]) -> dict[str, int]:
+    """How many arguments `module`'s calls pass each of `symbols`."""
     from xdsl.dialects import func
 
-    for op in module.walk():
-        if isinstance(op, func.CallOp) and op.callee.root_reference.data == symbol:
-            yield list(op.arguments)
+    wanted = set(symbols)
+    return {
+        op.callee.root_reference.data: len(op.arguments)
+        for op in module.walk()
+        if isinstance(op, func.CallOp) and op.callee.root_reference.data in wanted
+    }
 
 
 def check_argument_types(module: ModuleOp) -> None:

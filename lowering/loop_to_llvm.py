@@ -84,15 +84,19 @@ class LoopToLlvmPass(ModulePass):
             stage.apply(ctx, op)
 
 
-def lower_to_llvm_dialect(module: ModuleOp, reassociate: bool = True) -> ModuleOp:
+def lower_to_llvm_dialect(module: ModuleOp, reassociate: bool = True, in_place: bool = False) -> ModuleOp:
     """A clone of `module` in the llvm dialect (lowered if it holds loop-level
-    functions); the caller's module stays as it was."""
+    functions); the caller's module stays as it was, unless `in_place` (a module
+    the caller made to be lowered and has no further use for)."""
     from xdsl.dialects import func
 
     from tilecraft.utils.compile_timing import section
 
-    with section("clone"):
-        clone = module.clone()
+    if in_place:
+        clone = module
+    else:
+        with section("clone"):
+            clone = module.clone()
     if any(isinstance(op, func.FuncOp) for op in clone.ops):
         ctx = Context()
         for stage in LoopToLlvmPass(reassociate=reassociate).stages():

@@ -8,6 +8,15 @@ ONNX / graph module ──compile-model (pipelines/compile_model.py)──▶ lo
 The pipeline is the `compile-model` pass, the same one `tilecraft-opt -p
 compile-model` runs, so `CompiledModel.ir` is the text that tool prints. The
 caller's weight store is never written: the passes get a child of it.
+
+The loop module is compiled kernel by kernel (`compiler.compile_model_module`:
+one object file per distinct kernel, compiled in parallel where CPUs are idle,
+linked by the JIT), and both the objects and the whole result are kept in the
+compile cache (utils/compile_cache.py): a model entry is keyed by the ONNX
+model's bytes (or a graph module's IR and a digest of its weights), the options,
+the thread count and the target, and holds the loop IR, the ports, the weights
+the passes derived and the keys of the objects to link, so a warm compile runs
+no pass and no LLVM.
 """
 
 from __future__ import annotations

@@ -68,12 +68,15 @@ def environment() -> str:
     import llvmlite.binding as llvm
 
     root = Path(__file__).resolve().parent.parent
+    skipped = {"tests", "bench", "examples", "docs", "build", "__pycache__"}
+    sources = []
+    for directory, subdirectories, files in os.walk(root):
+        # Pruned in place: a virtual environment inside the checkout is never read.
+        subdirectories[:] = [d for d in subdirectories if d not in skipped and not d.startswith(".")]
+        sources += [Path(directory) / f for f in files if f.endswith(".py")]
     digest = hashlib.sha256()
-    for path in sorted(root.rglob("*.py")):
-        relative = path.relative_to(root)
-        if relative.parts[0] in ("tests", "bench", "examples", "docs") or relative.parts[0].startswith("."):
-            continue
-        digest.update(str(relative).encode() + b"\0" + path.read_bytes() + b"\0")
+    for path in sorted(sources):
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
     try:
         version = importlib.metadata.version("tilecraft")
     except importlib.metadata.PackageNotFoundError:
