@@ -188,8 +188,11 @@ def _compile(
     start = time.perf_counter()
     cache = open_cache() if per_kernel else None
     # What the graph pipeline makes of the model is cached only when nothing
-    # outside the model decides it (no passes of the caller's, no tuning context).
-    cacheable = cache is not None and extra_passes is None and schedule_configs is None
+    # outside the model decides it (no passes of the caller's, no tuning context,
+    # whether passed here or set around the call with use_configs).
+    from tilecraft.topi.tuning import configs_in_use
+
+    cacheable = cache is not None and extra_passes is None and schedule_configs is None and not configs_in_use()
     key, onnx_model = None, None
     if cacheable and store is None and _is_onnx(model_or_path):
         # An ONNX model is keyed by its bytes, so a warm compile skips the import

@@ -33,6 +33,12 @@ def config_for(template: str, params: tuple) -> dict | None:
     return None if lookup is None else lookup(template, tuple(params))
 
 
+def configs_in_use() -> bool:
+    """Whether a tuning context is set (`use_configs`): what it answers is outside
+    anything a cache could key, so a compile under one is not cached whole."""
+    return _LOOKUP.get() is not None
+
+
 @contextmanager
 def use_configs(lookup: Lookup | None) -> Iterator[None]:
     token = _LOOKUP.set(lookup)
