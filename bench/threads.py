@@ -46,8 +46,11 @@ on this machine:
 3. `THREAD_COST = r * c`: c in the work units of the models' kernels (the
    probe's elementwise units run at a lower rate than a convolution's).
 
+Models are named as bench/networks.py names them, the zoo's as `zoo-<name>`
+(`zoo-squeezenet`); `zoo` and `nets` name the two sets.
+
 Usage: python bench/threads.py [--models a,b|zoo|nets] [--threads 1,2,4,8,16]
-       [--repeat N] [--ab] [--calibrate]
+       [--repeat N] [--ab] [--calibrate [--probe-only]]
 """
 
 from __future__ import annotations
