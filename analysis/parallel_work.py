@@ -54,8 +54,8 @@ MATH_OP_UNITS = 16
 # The bytes of one vector register the estimate assumes (512-bit).
 VECTOR_BYTES = 64
 # Work units one thread beyond the caller costs a launch, r * c, both measured by
-# `bench/threads.py --calibrate` on the 2-vCPU AVX-512 development VM (shared with
-# other work): r = 6,700 units a microsecond, the median single-thread rate of the
+# `bench/threads.py --calibrate` on the 2-vCPU development VM (AMD EPYC, AVX2;
+# shared with other work): r = 6,700 units a microsecond, the median single-thread rate of the
 # 86 parallel kernels of SqueezeNet-1.1, ShuffleNet-v2, ResNet-18 and MobileNet-v2
 # (quartiles 5,700-8,900: half the kernels run within -15% and +33% of it); c =
 # 1.1 us, from where two threads first beat one on the launch probe (7,200 units,
