@@ -105,6 +105,11 @@ class CodePiece:
     key: str = ""  # the cache key of its object (`piece_key`)
     size: int = 0  # its ops: a measure of its compile time
     callees: list[str] = field(default_factory=list)  # kernel symbols it calls (declared)
+    # Whether its exported functions tell the thread pool they run (see
+    # `runtime.add_parallel_runtime`): never a kernel's, always `main`'s when
+    # kernels apart from it launch, else where it launches itself (None).
+    entry_points: bool | None = False
+    launches: bool = False  # it has a parallel loop
 
 
 def split_kernels(module: ModuleOp) -> list[CodePiece]:
@@ -114,7 +119,7 @@ def split_kernels(module: ModuleOp) -> list[CodePiece]:
     from xdsl.dialects import func
     from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, MemRefType, StringAttr, SymbolRefAttr
 
-    from tilecraft.dialects.loop import AssertOp
+    from tilecraft.dialects.loop import AssertOp, ForOp, LoopKind
 
     functions = [op for op in module.ops if isinstance(op, func.FuncOp)]
     called = {
@@ -140,9 +145,10 @@ def split_kernels(module: ModuleOp) -> list[CodePiece]:
             clone.arg_attrs = ArrayAttr(
                 [DictionaryAttr({k: v for k, v in a.data.items() if k != "tc.name"}) for a in clone.arg_attrs.data]
             )
-        size = 0
+        size, launches = 0, False
         for op in clone.walk():
             size += 1
+            launches = launches or (isinstance(op, ForOp) and op.kind.data == LoopKind.PARALLEL)
             for r in op.results:
                 r.name_hint = None
             for region in op.regions:
@@ -160,7 +166,7 @@ def split_kernels(module: ModuleOp) -> list[CodePiece]:
             continue
         clone.sym_name = StringAttr(symbol)
         piece_module = ModuleOp([clone])
-        pieces[symbol] = CodePiece(piece_module, [name], {name: symbol}, text=text, size=size)
+        pieces[symbol] = CodePiece(piece_module, [name], {name: symbol}, text=text, size=size, launches=launches)
     rest = module.clone()
     rest_names = []
     callees: set[str] = set()
@@ -179,24 +185,46 @@ def split_kernels(module: ModuleOp) -> list[CodePiece]:
     result = list(pieces.values())
     if rest_names:
         size = sum(1 for _ in rest.walk())
-        result.append(CodePiece(rest, rest_names, {}, text=str(rest), size=size, callees=sorted(callees)))
+        others_launch = any(p.launches for p in result)
+        result.append(
+            CodePiece(
+                rest, rest_names, {}, text=str(rest), size=size, callees=sorted(callees),
+                entry_points=True if others_launch else None,
+            )
+        )
     return result
 
 
-def piece_key(text: str, num_threads: int, flavour: str) -> str:
+def piece_key(piece: CodePiece, num_threads: int, flavour: str) -> str:
     """The cache key of a piece's object: its IR, the target and the threads."""
     from tilecraft.backends.llvm.target import target_description
     from tilecraft.utils.compile_cache import make_key
 
-    return make_key("object", text, target_description(), f"threads={num_threads}", f"runtime={flavour}")
+    return make_key(
+        "object",
+        piece.text,
+        target_description(),
+        f"threads={num_threads}",
+        f"runtime={flavour}",
+        f"entry_points={piece.entry_points}",
+    )
 
 
 def compile_piece(piece: CodePiece, num_threads: int) -> bytes:
     """A piece lowered (loop-to-llvm, in place: the piece is used up) and
     compiled to an object file."""
+    from tilecraft.backends.llvm.jit import emit_jit_object
+    from tilecraft.utils.compile_timing import section
+
+    lowered = lower_piece(piece)
+    with section("LLVM"):
+        return emit_jit_object(lowered, num_threads=num_threads, entry_points=piece.entry_points)
+
+
+def lower_piece(piece: CodePiece) -> ModuleOp:
+    """A piece in the llvm dialect (lowered in place), the kernels it calls declared."""
     from xdsl.dialects import llvm
 
-    from tilecraft.backends.llvm.jit import emit_jit_object
     from tilecraft.lowering.loop_to_llvm import lower_to_llvm_dialect
     from tilecraft.utils.compile_timing import section
 
@@ -212,8 +240,7 @@ def compile_piece(piece: CodePiece, num_threads: int) -> bytes:
                 linkage=llvm.LinkageAttr("external"),
             )
         )
-    with section("LLVM"):
-        return emit_jit_object(lowered, num_threads=num_threads)
+    return lowered
 
 
 def _arities(module: ModuleOp, symbols: list[str]) -> dict[str, int]:
@@ -332,7 +359,7 @@ def compile_model_module(
     with section("split"):
         pieces = split_kernels(module)
         for piece in pieces:
-            piece.key = piece_key(piece.text, threads, flavour)
+            piece.key = piece_key(piece, threads, flavour)
     objects: list[bytes | None] = [None] * len(pieces)
     if cache is not None:
         with section("cache read"):

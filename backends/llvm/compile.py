@@ -51,10 +51,11 @@ def build_llvm_module(
     threads: int | None = None,
     optimize: bool = True,
     times: CompileTimes | None = None,
+    entry_points: bool | None = None,
 ) -> llvm_binding.ModuleRef:
     """Translate and optimize `module`, in xDSL's llvm dialect (loop IR goes through
     `lowering.loop_to_llvm.lower_to_llvm_dialect` first, as `tilecraft.compiler`
-    does); `runtime` is one of `runtime.add_parallel_runtime`'s."""
+    does); `runtime` and `entry_points` are `runtime.add_parallel_runtime`'s."""
     if any(isinstance(op, func.FuncOp) for op in module.ops):
         raise ValueError(
             "the LLVM backend takes the llvm dialect; lower loop IR with -p loop-to-llvm "
@@ -65,7 +66,7 @@ def build_llvm_module(
     with section("translate"):
         triple, layout = triple_and_layout()
         ir_module = translate_module(module, triple, layout)
-        add_parallel_runtime(ir_module, runtime, threads)
+        add_parallel_runtime(ir_module, runtime, threads, entry_points)
         text = add_half_conversions(str(ir_module))
     times.translate = time.perf_counter() - start
 

@@ -364,12 +364,19 @@ def jit_module(
 
 
 def emit_jit_object(
-    module: ModuleOp, *, num_threads: int | None = None, runtime: str | None = None
+    module: ModuleOp,
+    *,
+    num_threads: int | None = None,
+    runtime: str | None = None,
+    entry_points: bool | None = None,
 ) -> bytes:
     """An llvm-dialect module compiled (O3) to an object file that `jit_objects`
     loads: what `jit_module` would run, as bytes that can be cached or made in
-    another process. Its parallel loops call the process's shared pool."""
-    llvm_module = build_llvm_module(module, jit_flavour(runtime or default_flavour()), resolve_threads(num_threads))
+    another process. Its parallel loops call the process's shared pool;
+    `entry_points` as `runtime.add_parallel_runtime` takes it."""
+    llvm_module = build_llvm_module(
+        module, jit_flavour(runtime or default_flavour()), resolve_threads(num_threads), entry_points=entry_points
+    )
     with section("LLVM codegen"):
         return object_target_machine().emit_object(llvm_module)
 

@@ -286,12 +286,17 @@ def shared_pool_launch(threads: int) -> str:
     return name
 
 
-def _define_shared_pool_call(module: ir.Module, launch: ir.Function, threads: int) -> None:
+def _define_shared_pool_call(module: ir.Module, launch: ir.Function, threads: int, bracket: bool = True) -> None:
     name = shared_pool_launch(threads)
     pool_launch = _declare(module, name, _LAUNCH)
     builder = ir.IRBuilder(launch.append_basic_block())
     builder.call(pool_launch, launch.args)
     builder.ret_void()
+    if bracket:
+        _bracket_with_shared_pool(module, name)
+
+
+def _bracket_with_shared_pool(module: ir.Module, name: str) -> None:
     _bracket_entry_points(module, _declare(module, f"{name}_enter", _REGION), _declare(module, f"{name}_exit", _REGION))
 
 
@@ -318,20 +323,30 @@ def _bracket_entry_points(module: ir.Module, enter: ir.Function, exit_: ir.Funct
                 builder.call(exit_, [])
 
 
-def add_parallel_runtime(module: ir.Module, flavour: str, threads: int | None = None) -> None:
+def add_parallel_runtime(
+    module: ir.Module, flavour: str, threads: int | None = None, entry_points: bool | None = None
+) -> None:
     """Define `tilecraft_parallel_launch` in `module` if the module calls it:
     "pool" puts a pool in the module (pthread where the pool does not know the
-    architecture), "shared-pool" calls the process's (JIT modules only)."""
+    architecture), "shared-pool" calls the process's (JIT modules only).
+
+    `entry_points` (shared-pool only): whether the module's entry points are
+    bracketed (`_bracket_entry_points`); by default where the module launches.
+    A model linked from one object per kernel (compiler.compile_model_module)
+    brackets its `main` though it launches nothing itself (True), and not its
+    kernels, which `main` calls (False): as one module compiled whole would."""
     try:
         launch = module.get_global(PARALLEL_LAUNCH)
     except KeyError:
+        if entry_points and flavour == "shared-pool":
+            _bracket_with_shared_pool(module, shared_pool_launch(resolve_threads(threads)))
         return
     assert isinstance(launch, ir.Function) and launch.is_declaration
     threads = resolve_threads(threads)
     launch.linkage = "internal"
     launch.attributes.add("nounwind")
     if flavour == "shared-pool":
-        _define_shared_pool_call(module, launch, threads)
+        _define_shared_pool_call(module, launch, threads, bracket=entry_points is not False)
         return
     if flavour not in ("pool", "pthread"):
         raise ValueError(

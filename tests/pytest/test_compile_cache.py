@@ -267,3 +267,18 @@ def test_parallel_workers_compile_what_one_process_does(tmp_path, monkeypatch):
     b, c = np.zeros_like(a), np.zeros_like(a)
     jit["main"](a, b, c)
     np.testing.assert_array_equal(c, (2 * a) ** 2)
+
+
+def test_main_tells_the_pool_it_runs_its_kernels_do_not():
+    """One object per kernel brackets what one module would: `main` enters the
+    pool's busy state around all its kernels' launches, a kernel it calls does not."""
+    from tilecraft.backends.llvm.compile import build_llvm_module
+    from tilecraft.compiler import lower_piece, parse_text, split_kernels
+
+    module = parse_text(KERNELS.replace("loop.for %i = 0 to 64 {", "loop.for %i = 0 to 64 parallel {"))
+    pieces = {p.functions[0]: p for p in split_kernels(module)}
+    assert pieces["double_a"].launches and not pieces["double_b"].launches
+    assert pieces["main"].entry_points is True and pieces["double_a"].entry_points is False
+    for name, piece in pieces.items():
+        text = str(build_llvm_module(lower_piece(piece), "shared-pool", 2, entry_points=piece.entry_points))
+        assert ("_enter()" in text) == (name == "main"), name
