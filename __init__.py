@@ -11,8 +11,8 @@ f = tc.build(s, [A, B, C], target="llvm")
 m = tc.compile("model.onnx")              # a whole model: y = m(x)
 ```
 
-Plugins lower their own graph-level ops with `tc.register_strategy` (README,
-"Extending tilecraft").
+Plugins lower their own graph-level ops with `tc.register_strategy`
+(docs/guide/extending.md).
 
 `te`, `lower`, `build` and `compile` are imported on first use, so the command-line tools,
 which import `tilecraft.*` modules, do not pay for the Python API.

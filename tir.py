@@ -108,5 +108,5 @@ decl_buffer = _unsupported(
 def __getattr__(name: str):
     if name.startswith("__"):
         raise AttributeError(name)
-    raise UnsupportedError(f"tvm.tir.{name} is not supported by tilecraft (see the README's Compatibility section)")
+    raise UnsupportedError(f"tvm.tir.{name} is not supported by tilecraft (see docs/guide/compatibility.md)")
 

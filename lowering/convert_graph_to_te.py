@@ -207,7 +207,7 @@ def build_kernel(fused: graph.FusedOp, module: ModuleOp, name: str) -> Kernel:
             raise OpError(
                 op,
                 f"{PASS}: no te lowering for '{op.name}'; a plugin op gets one with "
-                "tilecraft.register_strategy (see README, Extending tilecraft)",
+                "tilecraft.register_strategy (see docs/guide/extending.md)",
             ) from None
         except (ValueError, graph.ShapeError) as e:
             raise OpError(op, f"{PASS}: cannot lower '{op.name}': {e}") from None

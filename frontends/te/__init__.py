@@ -150,7 +150,7 @@ _NOT_HERE = {
 def __getattr__(name: str):
     if name.startswith("__"):
         raise AttributeError(name)
-    why = _NOT_HERE.get(name, "not supported by tilecraft (see the README's Compatibility section)")
+    why = _NOT_HERE.get(name, "not supported by tilecraft (see docs/guide/compatibility.md)")
     from tilecraft.compat import UnsupportedError
 
     raise UnsupportedError(f"te.{name}: {why}")

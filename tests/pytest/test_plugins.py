@@ -1,4 +1,4 @@
-"""A plugin extends tilecraft without touching it (README, "Extending tilecraft").
+"""A plugin extends tilecraft without touching it (docs/guide/extending.md).
 
 The plugin, tests/filecheck/tools/Inputs/plugin (a `myplugin` dialect with one
 graph-level op, a pattern pass `scale-relus{alpha=...}`, a te strategy for the op,

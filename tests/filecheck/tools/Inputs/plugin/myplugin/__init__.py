@@ -1,4 +1,4 @@
-"""myplugin: a small tilecraft plugin (README, "Extending tilecraft").
+"""myplugin: a small tilecraft plugin (docs/guide/extending.md).
 
 - `myplugin.dialect`: the `myplugin` dialect, one graph-level op
   `myplugin.scaled_relu` (`alpha * max(x, 0)`), and its te strategy;
