@@ -13,7 +13,8 @@ networks of bench/networks.py, bench/models.py's MLP and MobileNet-v1):
   (`tilecraft.runtime.compile(..., per_kernel=False)`), the way tilecraft compiled
   before per-kernel objects;
 - run time: the cold-compiled model against the old one, interleaved in this
-  process (`timed` of bench/timing.py, medians); their outputs must agree.
+  process (`timed` of bench/timing.py, six rounds, which runs first alternating;
+  medians); their outputs must agree.
 
 Compile times depend on what else runs on the machine: the figures of a shared
 machine are upper bounds. Process-wide one-time work (imports, the thread pool's
@@ -120,9 +121,13 @@ def measure(name: str, build, repeat: int, old: bool) -> dict:
         got = got if isinstance(got, tuple) else (got,)
         expected = expected if isinstance(expected, tuple) else (expected,)
         row["same_outputs"] = all(np.allclose(g, e, rtol=1e-4, atol=1e-5) for g, e in zip(got, expected))
-        times = timed({"new": lambda: new(**feeds), "old": lambda: reference(**feeds)}, repeat)
-        row["new_ms"], row["old_ms"] = times["new"] * 1e3, times["old"] * 1e3
-        row["runtime_change"] = times["new"] / times["old"]
+        # One round at a time, the order alternating: the block that runs first
+        # after the pause finds the pool's workers asleep more often.
+        calls = {"new": lambda: new(**feeds), "old": lambda: reference(**feeds)}
+        rounds = [timed(dict(reversed(calls.items())) if r % 2 else calls, repeat, rounds=1) for r in range(6)]
+        row["new_ms"] = statistics.median(t["new"] for t in rounds) * 1e3
+        row["old_ms"] = statistics.median(t["old"] for t in rounds) * 1e3
+        row["runtime_change"] = statistics.median(t["new"] / t["old"] for t in rounds)
     return row
 
 
