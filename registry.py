@@ -5,7 +5,7 @@ and the plugins that extend it.
 entry point; a module is imported only when its dialect or pass is first used.
 
 Other installed packages extend tilecraft the same way: each declares a
-`Universe` under that entry point (see README, "Extending tilecraft").
+`Universe` under that entry point (see docs/guide/extending.md).
 `providers()` loads every such universe and says where it comes from;
 `get_multiverse()` merges them and, unlike xDSL's own merge, reports a name that
 two packages define as a `PluginError` naming both, which the tools print as one
