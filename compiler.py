@@ -44,14 +44,12 @@ def has_te(module: ModuleOp) -> bool:
 
 
 def lower_to_loops(module: ModuleOp) -> ModuleOp:
-    """te + sched -> loop in place, verifying after each pass (the te stages of
-    compile-model: `pipelines.compile_model.lower_te_stages`); returns `module`."""
+    """te + sched -> loop in place (the te stages of compile-model:
+    `pipelines.compile_model.lower_te_stages`), verified; returns `module`."""
     from tilecraft.pipelines.compile_model import lower_te_stages
+    from tilecraft.pipelines.run_stages import run_stages
 
-    ctx = make_context()
-    for stage in lower_te_stages():
-        stage().apply(ctx, module)
-        verify_module(module)
+    run_stages([stage() for stage in lower_te_stages()], make_context(), module)
     return module
 
 

@@ -64,22 +64,20 @@ def extract_tasks(model, input_shapes: dict | None = None, *, store=None) -> lis
     from tilecraft.lowering.convert_graph_to_te import ConvertGraphToTePass
     from tilecraft.pipelines.compile_model import CompileModelPass
     from tilecraft.runtime.compile import load_model
+    from tilecraft.pipelines.run_stages import run_stages
     from tilecraft.topi.tuning import use_configs
-    from tilecraft.utils.diagnostics import verify_module
     from tilecraft.utils.weights import attach, store_of
 
     module = load_model(model, input_shapes, store)
     source = store_of(module)
     if source is not None:
         attach(module, source.child())
-    verify_module(module)
+    stages = CompileModelPass().stages()
+    # The schedules are asked for by convert-graph-to-te: the passes after it are not run.
+    last = next(i for i, stage in enumerate(stages) if isinstance(stage, ConvertGraphToTePass))
     recorder = _Recorder()
-    ctx = make_context()
     with use_configs(recorder):
-        for stage in CompileModelPass().stages():
-            stage.apply(ctx, module)
-            if isinstance(stage, ConvertGraphToTePass):
-                break
+        run_stages(stages[: last + 1], make_context(), module)
     return list(recorder.tasks.values())
 
 

@@ -16,8 +16,9 @@ and calls the kernels on views of one arena. `tilecraft.compile` JIT-compiles
 that module and calls `@main` once per model call.
 
 The pipeline is a pass so that it has one name everywhere; `stages()` lists its
-passes, which `tilecraft-opt --print-between-passes` prints one by one, and the
-module is verified after each. Options: `fuse=false` compiles every op as its own
+passes, which `tilecraft-opt --print-between-passes` prints one by one; the
+module is verified after the last (after each with `TILECRAFT_VERIFY_EACH=1`,
+and always in `tilecraft-opt`). Options: `fuse=false` compiles every op as its own
 kernel (fuse-ops{enabled=false}, what TVM's opt level 0 does).
 """
 
@@ -29,7 +30,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from tilecraft.utils.diagnostics import verify_module
+from tilecraft.pipelines.run_stages import run_stages
 
 
 def lower_te_stages() -> tuple[type[ModulePass], ...]:
@@ -105,6 +106,4 @@ class CompileModelPass(ModulePass):
         return tuple(passes)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for stage in self.stages():
-            stage.apply(ctx, op)
-            verify_module(op)
+        run_stages(self.stages(), ctx, op)

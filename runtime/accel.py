@@ -31,7 +31,7 @@ from tilecraft.backends.accel.dram import Dram
 from tilecraft.backends.accel.program import Program, find_program, format_asm, program_from_ir
 from tilecraft.backends.accel.simulator import SimResult, simulate
 from tilecraft.backends.accel.spec import AccelSpec
-from tilecraft.utils.diagnostics import verify_module
+from tilecraft.pipelines.run_stages import run_stages
 from tilecraft.utils.dtypes import numpy_dtype
 
 ACCEL_PIPELINE = ("inject-dma", "inject-virtual-threads", "convert-loop-to-accel", "insert-dependences")
@@ -60,10 +60,7 @@ class AccelFunction:
         function = next(f for f in loop_module.ops if isinstance(f, func.FuncOp) and f.sym_name.data == name)
         self.arg_types: list[MemRefType] = list(function.function_type.inputs.data)  # type: ignore[arg-type]
         self.loop_ir = str(loop_module)
-        ctx = Context()
-        for p in accel_passes(spec_path, serial):
-            p.apply(ctx, loop_module)
-            verify_module(loop_module)
+        run_stages(accel_passes(spec_path, serial), Context(), loop_module)
         self.module = loop_module
         self.program: Program = program_from_ir(find_program(loop_module, name))
         self.spec: AccelSpec = self.program.spec

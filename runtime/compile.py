@@ -35,9 +35,12 @@ from tilecraft.utils.weights import WeightStore, attach, check_store, store_of
 
 
 def load_model(model, input_shapes: dict | None = None, store: WeightStore | None = None) -> ModuleOp:
-    """A graph-level module (its weight store attached) from an ONNX model or path,
-    a `.mlir` file, or a module (with `store` if it has none attached)."""
+    """A graph-level module (its weight store attached), verified, from an ONNX model
+    or path, a `.mlir` file, or a module (with `store` if it has none attached)."""
     if isinstance(model, ModuleOp):
+        from tilecraft.utils.diagnostics import verify_module
+
+        verify_module(model)
         module = model.clone()  # the caller's module is not rewritten
         store = store if store is not None else store_of(model)
         if store is not None:
@@ -177,9 +180,9 @@ def _compile(
 ):
     from tilecraft.compiler import make_context
     from tilecraft.pipelines.compile_model import CompileModelPass
+    from tilecraft.pipelines.run_stages import run_stages
     from tilecraft.topi.tuning import use_configs
     from tilecraft.utils.compile_cache import open_cache
-    from tilecraft.utils.diagnostics import verify_module
     from tilecraft.utils.threads import resolve_threads
 
     if target != "llvm":
@@ -219,16 +222,11 @@ def _compile(
             return cached
     if source is not None:
         attach(module, source.child())  # what the passes add stays with this model
-    verify_module(module)
     stages = insert_passes(CompileModelPass(fuse=fuse).stages(), extra_passes)
     ctx = make_context()
     lookup = _Answered(schedule_configs) if schedule_configs is not None else None
     with section("compile-model"), use_configs(lookup) if lookup is not None else contextlib.nullcontext():
-        for stage in stages:
-            with section(stage.name):
-                stage.apply(ctx, module)
-            with section("verify"):
-                verify_module(module)
+        run_stages(stages, ctx, module)
     main = next(f for f in module.ops if isinstance(f, func.FuncOp) and f.sym_name.data == name)
 
     from tilecraft.compiler import compile_loop_module, compile_model_module
