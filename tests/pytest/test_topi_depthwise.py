@@ -102,9 +102,11 @@ def test_depthwise_every_knob_value(name):
     """Each value of each knob (the others at their defaults) computes the same."""
     red, info = _reduction(name)
     space, default = conv2d_space(red, info), default_config(red, info)
+    _run(name, config=default)
     for knob, values in space.items():
         for value in values:
-            _run(name, config={**default, knob: value})
+            if value != default[knob]:  # (the default itself: built once, above)
+                _run(name, config={**default, knob: value})
 
 
 def test_depthwise_space_holds_the_default():
