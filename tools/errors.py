@@ -77,28 +77,31 @@ def add_traceback_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+# tilecraft's exceptions that mean bad input, not a bug, by the module that defines
+# each (besides UserError).
+_USER_ERRORS = (
+    ("tilecraft.frontends.onnx.importer", "OnnxImportError"),
+    ("tilecraft.utils.weights", "WeightError"),
+    ("tilecraft.utils.threads", "ThreadCountError"),
+    ("tilecraft.autotune.records", "TuningLogError"),
+    ("tilecraft.backends.llvm.emit", "LinkError"),
+    ("tilecraft.backends.llvm.translate", "TranslationError"),
+    ("tilecraft.runtime.saved", "SavedModelError"),
+)
+
+
 def user_error_types() -> tuple[type[BaseException], ...]:
     """tilecraft's exceptions that mean bad input, not a bug: printed as
-    `PROG: error: message`. Imported when an error is being reported, so that a
-    tool does not pay for the backends it did not use."""
-    from tilecraft.autotune.records import TuningLogError
-    from tilecraft.backends.llvm.emit import LinkError
-    from tilecraft.backends.llvm.translate import TranslationError
-    from tilecraft.frontends.onnx import OnnxImportError
-    from tilecraft.runtime.saved import SavedModelError
-    from tilecraft.utils.threads import ThreadCountError
-    from tilecraft.utils.weights import WeightError
-
-    return (
-        UserError,
-        OnnxImportError,
-        WeightError,
-        ThreadCountError,
-        TuningLogError,
-        LinkError,
-        TranslationError,
-        SavedModelError,
-    )
+    `PROG: error: message`. Only those whose module is loaded: an exception (or
+    a subclass of it) can only have been raised if the module defining it was
+    imported, and importing the others (onnx, llvmlite) to report an error would
+    cost a failing command more than half a second."""
+    types: list[type[BaseException]] = [UserError]
+    for module, name in _USER_ERRORS:
+        error_type = getattr(sys.modules.get(module), name, None)
+        if error_type is not None:
+            types.append(error_type)
+    return tuple(types)
 
 
 def describe(prog: str, error: BaseException) -> tuple[str, int] | None:

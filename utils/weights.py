@@ -29,9 +29,12 @@ import weakref
 import zipfile
 from collections import ChainMap
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
 from xdsl.dialects.builtin import ModuleOp, StringAttr
+
+if TYPE_CHECKING:  # numpy is imported where arrays are handled: tilecraft-opt on IR
+    import numpy as np  # without weights does not pay for it
 
 ATTR = "graph.weights"
 
@@ -80,6 +83,8 @@ class WeightStore:
 
     def add(self, array: np.ndarray, hint: str) -> str:
         """Store `array` under a fresh name derived from `hint`; returns the name."""
+        import numpy as np
+
         name, n = hint, 1
         while name in self.arrays:
             name, n = f"{hint}_{n}", n + 1
@@ -88,6 +93,8 @@ class WeightStore:
         return name
 
     def save(self, path: str | Path) -> None:
+        import numpy as np
+
         path = Path(path)
         with open(path, "wb") as f:
             np.savez(f, **dict(self.arrays))
@@ -96,6 +103,8 @@ class WeightStore:
 
     @staticmethod
     def load(path: str | Path) -> WeightStore:
+        import numpy as np
+
         path = Path(path)
         try:
             with np.load(path, allow_pickle=False) as data:
@@ -168,6 +177,8 @@ def mismatch(name: str, array: np.ndarray, shape: tuple[int, ...], dtype: np.dty
     The shape must be exactly `shape`: a transposed array holds as many elements
     in another order. Only a one-element array may differ in rank (a scalar
     weight is a one-element buffer)."""
+    import numpy as np
+
     same_shape = tuple(array.shape) == tuple(shape) or (array.size == 1 and int(np.prod(shape)) == 1)
     if same_shape and array.dtype == dtype:
         return None
@@ -183,6 +194,7 @@ def check_store(module: ModuleOp, store: WeightStore) -> None:
     """Each array of `store` that `module` names has the shape and dtype the
     module gives it; else an error at the op (or function) that names it. A name
     the store lacks is left to the reader (it says "no weight named")."""
+    import numpy as np
     from xdsl.dialects import func
     from xdsl.dialects.builtin import MemRefType, TensorType
 

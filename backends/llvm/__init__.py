@@ -15,23 +15,33 @@ Public API:
 - `emit_llvm_ir`, `emit_assembly`, `emit_object`, `emit_shared_library`.
 """
 
-from tilecraft.backends.llvm.emit import (
-    LinkError,
-    emit_assembly,
-    emit_llvm_ir,
-    emit_object,
-    emit_shared_library,
-)
-from tilecraft.backends.llvm.jit import CompiledFunction, JitModule, jit_module, signatures_of
+# The names below are imported on first use (PEP 562), so that importing a
+# submodule (the llvmx dialect, when a tool parses llvm-level IR) does not load
+# llvmlite and the JIT with it.
+_EXPORTS = {
+    "CompiledFunction": "jit",
+    "JitModule": "jit",
+    "LinkError": "emit",
+    "jit_module": "jit",
+    "signatures_of": "jit",
+    "emit_assembly": "emit",
+    "emit_llvm_ir": "emit",
+    "emit_object": "emit",
+    "emit_shared_library": "emit",
+}
+__all__ = list(_EXPORTS)
 
-__all__ = [
-    "CompiledFunction",
-    "JitModule",
-    "LinkError",
-    "jit_module",
-    "signatures_of",
-    "emit_assembly",
-    "emit_llvm_ir",
-    "emit_object",
-    "emit_shared_library",
-]
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

@@ -291,6 +291,27 @@ def test_the_handler_words_each_kind_of_error(capsys):
     assert run_tool("prog", lambda: None, []) == 0
 
 
+def test_user_error_table_names_exceptions_that_exist():
+    """The handler looks tilecraft's user-error types up by module and name (so a
+    failing command imports neither onnx nor llvmlite): a moved or renamed class
+    would silently turn its errors into internal errors."""
+    import importlib
+
+    from tilecraft.tools.errors import _USER_ERRORS, user_error_types
+
+    for module, name in _USER_ERRORS:
+        error_type = getattr(importlib.import_module(module), name)
+        assert issubclass(error_type, Exception) and error_type.__module__ == module, (module, name)
+        assert error_type in user_error_types()
+    from tilecraft.frontends.onnx import OnnxImportError
+    from tilecraft.tools.errors import run_tool
+
+    def body():
+        raise OnnxImportError("node 'n' (Foo): unsupported")
+
+    assert run_tool("prog", body, []) == 1
+
+
 @pytest.mark.parametrize("tool", TOOL_NAMES)
 def test_every_tool_exits_1_on_a_bad_command_line_and_has_traceback(tool, capsys):
     main, extra = _tool_mains()[tool]
