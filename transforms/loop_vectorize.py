@@ -87,6 +87,7 @@ from tilecraft.dialects.loop import (
     LoopKindAttr,
     ScatterOp,
 )
+from tilecraft.utils.attrs import integer_attr, integer_type, vector_type
 from tilecraft.utils.diagnostics import OpError
 from xdsl.context import Context
 from xdsl.dialects import arith, func, llvm, memref, scf, vector
@@ -285,7 +286,7 @@ class VectorWriter:
     def vtype(self, t: Attribute) -> VectorType:
         """`t` per lane (index lanes are i64)."""
         assert self.width is not None
-        return VectorType(i64 if isinstance(t, IndexType) else t, [self.width])
+        return vector_type(i64 if isinstance(t, IndexType) else t, self.width)
 
     def splat(self, x: SSAValue) -> SSAValue:
         """A uniform scalar in every lane."""
@@ -391,7 +392,7 @@ class VectorWriter:
         """Whether any lane of the i1 vector `lanes` is set ("ne"), or none is ("eq"):
         its bits, as one integer, compared with 0."""
         assert self.width is not None
-        bits_type = IntegerType(self.width)
+        bits_type = integer_type(self.width)
         bits = self.add(llvm.BitcastOp(lanes, bits_type))
         return self.add(arith.CmpiOp(bits, self.const(0, bits_type), predicate))
 
@@ -421,7 +422,7 @@ class VectorWriter:
         if isinstance(op, arith.CmpiOp):
             # arith and llvm number the integer predicates the same way.
             predicate = list(llvm.ICmpPredicateFlag)[op.predicate.value.data]
-            flag = IntegerAttr(predicate.to_int(), i64)
+            flag = integer_attr(predicate.to_int(), i64)
             return self.add(llvm.ICmpOp(operands[0], operands[1], flag))
         if isinstance(op, arith.CmpfOp):
             predicate = llvmx.FCMP_PREDICATES[op.predicate.value.data]

@@ -18,8 +18,10 @@ GEPs, splats) already computed in the current block are reused.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 
 from tilecraft.backends.llvm import llvmx
+from tilecraft.utils.attrs import integer_attr, integer_type, vector_type
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import (
     AnyFloat,
@@ -38,6 +40,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     MemRefType,
+    UnitAttr,
     VectorType,
     i32,
     i64,
@@ -53,8 +56,44 @@ _NARROW_FLOATS = (
     Float8E8M0FNUType,
     Float4E2M1FNType,
 )
-NSW = llvm.OverflowAttr([llvm.OverflowFlag.NO_SIGNED_WRAP])
+NSW = integer_attr(llvm.OverflowAttr([llvm.OverflowFlag.NO_SIGNED_WRAP]).to_int(), 32)  # as ops store it
 PTR = llvm.LLVMPointerType()
+
+
+# Loads, stores and GEPs are most of a kernel's ops: made with `create` from
+# shared attributes, they skip the constructors' per-op attribute building.
+_NOT_ATOMIC = integer_attr(0, i64)
+_NO_WRAP_FLAGS = integer_attr(0, 32)
+_INBOUNDS = UnitAttr()
+
+
+@lru_cache(maxsize=256)
+def _constant_indices(indices: tuple[int, ...]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i32, indices)
+
+
+def load_op(pointer: SSAValue, t: Attribute, alignment: int) -> llvm.LoadOp:
+    """`llvm.load` of a `t` at `pointer`, not atomic, not volatile."""
+    properties = {"ordering": _NOT_ATOMIC, "alignment": integer_attr(alignment, i64)}
+    return llvm.LoadOp.create(operands=[pointer], result_types=[t], properties=properties)
+
+
+def store_op(value: SSAValue, pointer: SSAValue, alignment: int) -> llvm.StoreOp:
+    """`llvm.store` of `value` at `pointer`, not atomic, not volatile."""
+    properties = {"ordering": _NOT_ATOMIC, "alignment": integer_attr(alignment, i64)}
+    return llvm.StoreOp.create(operands=[value, pointer], properties=properties)
+
+
+def gep_op(ptr: SSAValue, indices: Sequence[int], elem_type: Attribute, ssa_indices: Sequence[SSAValue] = ()) -> llvm.GEPOp:
+    """An inbounds `llvm.getelementptr` (`llvm.GEP_USE_SSA_VAL` in `indices` takes
+    the next of `ssa_indices`), as `llvm.GEPOp(..., inbounds=True)` makes it."""
+    properties = {
+        "rawConstantIndices": _constant_indices(tuple(indices)),
+        "elem_type": elem_type,
+        "noWrapFlags": _NO_WRAP_FLAGS,
+        "inbounds": _INBOUNDS,
+    }
+    return llvm.GEPOp.create(operands=[ptr, *ssa_indices], result_types=[PTR], properties=properties)
 
 
 def scalar_type(t: Attribute) -> Attribute:
@@ -67,10 +106,16 @@ def scalar_type(t: Attribute) -> Attribute:
     if isinstance(t, MemRefType):
         return PTR
     if isinstance(t, VectorType) and isinstance(t.element_type, _NARROW_FLOATS):
-        return VectorType(IntegerType(t.element_type.bitwidth), t.get_shape())
+        return vector_type(integer_type(t.element_type.bitwidth), t.get_shape()[0])
     if isinstance(t, _NARROW_FLOATS):
-        return IntegerType(t.bitwidth)
+        return integer_type(t.bitwidth)
     return t
+
+
+@lru_cache(maxsize=64)
+def _zero_mask(width: int) -> DenseArrayBase:
+    """A shuffle mask that takes lane 0 `width` times (a splat)."""
+    return DenseArrayBase.from_list(i32, [0] * width)
 
 
 def element_of(t: Attribute) -> Attribute:
@@ -202,19 +247,18 @@ class FunctionBuilder:
 
     def iota(self, width: int, step: int = 1) -> SSAValue:
         """<0, step, 2*step, ...> as a vector of i64."""
-        return self.const_vector([i * step for i in range(width)], VectorType(i64, [width]))
+        return self.const_vector([i * step for i in range(width)], vector_type(i64, width))
 
     def splat(self, value: SSAValue, width: int) -> SSAValue:
         """`value` in every lane of a `width`-lane vector."""
-        vector_type = VectorType(value.type, [width])
+        vtype = vector_type(value.type, width)
         if value in self.known:
-            return self.const(self.known[value], vector_type)
+            return self.const(self.known[value], vtype)
         key = ("splat", value, width)
         if key not in self._local:
-            undef = self.undef(vector_type)
+            undef = self.undef(vtype)
             one = self.add(llvm.InsertElementOp(undef, value, self.const(0, i32)))
-            mask = DenseArrayBase.from_list(i32, [0] * width)
-            self._local[key] = self.add(llvm.ShuffleVectorOp(one, one, mask, vector_type))
+            self._local[key] = self.add(llvm.ShuffleVectorOp(one, one, _zero_mask(width), vtype))
         return self._local[key]
 
     def pure(self, key: tuple, make: Callable[[], Operation]) -> SSAValue:
@@ -266,7 +310,7 @@ class FunctionBuilder:
 
     def icmp(self, predicate: str, a: SSAValue, b: SSAValue) -> SSAValue:
         flag = llvm.ICmpPredicateFlag(predicate).to_int()
-        return self.add(llvm.ICmpOp(a, b, IntegerAttr(flag, i64)))
+        return self.add(llvm.ICmpOp(a, b, integer_attr(flag, i64)))
 
     def select(self, cond: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
         if isinstance(cond.type, VectorType):
@@ -295,13 +339,11 @@ class FunctionBuilder:
             if -(2**31) < constant < 2**31:  # fits GEP's constant index field
                 return self.pure(
                     ("gep", ptr, constant, elem_type),
-                    lambda: llvm.GEPOp(ptr, [constant], elem_type, inbounds=True),
+                    lambda: gep_op(ptr, [constant], elem_type),
                 )
         return self.pure(
             ("gep", ptr, offset, elem_type),
-            lambda: llvm.GEPOp(
-                ptr, [llvm.GEP_USE_SSA_VAL], elem_type, ssa_indices=[offset], inbounds=True
-            ),
+            lambda: gep_op(ptr, [llvm.GEP_USE_SSA_VAL], elem_type, [offset]),
         )
 
     def alloca(self, elem_type: Attribute, count: int, alignment: int) -> SSAValue:

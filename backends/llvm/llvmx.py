@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from tilecraft.utils.attrs import integer_attr
 from xdsl.dialects.builtin import (
     I32,
     AnyFloatConstr,
@@ -201,7 +202,7 @@ class MaskedLoadOp(_MaskedMemoryOp):
         super().__init__(
             operands=[ptr, mask, passthru],
             result_types=[passthru.type],
-            properties={"alignment": IntegerAttr(alignment, 32)},
+            properties={"alignment": integer_attr(alignment, 32)},
         )
 
     def verify_(self) -> None:
@@ -224,7 +225,7 @@ class MaskedStoreOp(_MaskedMemoryOp):
     def __init__(self, value: SSAValue, ptr: SSAValue, mask: SSAValue, alignment: int):
         super().__init__(
             operands=[value, ptr, mask],
-            properties={"alignment": IntegerAttr(alignment, 32)},
+            properties={"alignment": integer_attr(alignment, 32)},
         )
 
     def verify_(self) -> None:
@@ -261,7 +262,7 @@ class MaskedGatherOp(_MaskedMemoryOp):
             operands=[base, offsets, mask, passthru],
             result_types=[passthru.type],
             properties={
-                "alignment": IntegerAttr(alignment, 32),
+                "alignment": integer_attr(alignment, 32),
                 "elem_type": elem_type,
             },
         )
@@ -299,7 +300,7 @@ class MaskedScatterOp(_MaskedMemoryOp):
         super().__init__(
             operands=[value, base, offsets, mask],
             properties={
-                "alignment": IntegerAttr(alignment, 32),
+                "alignment": integer_attr(alignment, 32),
                 "elem_type": elem_type,
             },
         )

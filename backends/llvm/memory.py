@@ -27,7 +27,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from tilecraft.backends.llvm import llvmx
-from tilecraft.backends.llvm.builder import FunctionBuilder, scalar_type
+from tilecraft.backends.llvm.builder import FunctionBuilder, load_op, scalar_type, store_op
+from tilecraft.utils.attrs import vector_type
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import IntegerType, MemRefType, VectorType, i8
 from xdsl.ir import Attribute, SSAValue
@@ -74,11 +75,11 @@ def load(
     align = element_bytes(element)
     pointer = address(b, ref, mtype, indices)
     if width is None:
-        value = b.add(llvm.LoadOp(pointer, stored, align))
+        value = b.add(load_op(pointer, stored, align))
     elif mask is None:
-        value = b.add(llvm.LoadOp(pointer, VectorType(stored, [width]), align))
+        value = b.add(load_op(pointer, vector_type(stored, width), align))
     else:
-        zero = b.const(0, VectorType(stored, [width]))
+        zero = b.const(0, vector_type(stored, width))
         value = b.add(llvmx.MaskedLoadOp(pointer, mask, zero, align))
     return _from_memory(b, value, element)
 
@@ -97,7 +98,7 @@ def store(
     pointer = address(b, ref, mtype, indices)
     stored = _to_memory(b, value, element)
     if mask is None:
-        b.add(llvm.StoreOp(stored, pointer, align))
+        b.add(store_op(stored, pointer, align))
     else:
         b.add(llvmx.MaskedStoreOp(stored, pointer, mask, align))
 
@@ -109,7 +110,7 @@ def gather(
     element = mtype.element_type
     stored = memory_type(element)
     width = offsets.type.get_shape()[0]  # type: ignore[attr-defined]
-    zero = b.const(0, VectorType(stored, [width]))
+    zero = b.const(0, vector_type(stored, width))
     value = b.add(
         llvmx.MaskedGatherOp(ref, offsets, mask, zero, stored, element_bytes(element))
     )

@@ -10,6 +10,7 @@ from tilecraft.backends.llvm.builder import NSW, PTR, FunctionBuilder, scalar_ty
 from tilecraft.analysis.parallel_work import MAX_THREADS_ATTR
 from tilecraft.backends.llvm.runtime import NO_THREAD_CAP, PARALLEL_LAUNCH
 from tilecraft.dialects.loop import AssertOp, ForOp, GuardOp, LaunchOp
+from tilecraft.utils.attrs import integer_attr
 from tilecraft.lowering.convert_loop_to_llvm.state import (
     RUNTIME_ERROR,
     Conversion,
@@ -21,6 +22,8 @@ from xdsl.dialects.builtin import IntegerAttr, i32, i64
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.rewriter import InsertPoint
+
+SLT = integer_attr(llvm.ICmpPredicateFlag("slt").to_int(), i64)
 
 
 # Control flow -----------------------------------------------------------------
@@ -57,13 +60,13 @@ def _loop_body(
     yield_op = body.last_op
     assert yield_op is not None
     following = llvm.AddOp(iv, b.index(1), overflow=NSW)
-    more = llvm.ICmpOp(following.res, ub, IntegerAttr(llvm.ICmpPredicateFlag("slt").to_int(), i64))
+    more = llvm.ICmpOp(following.res, ub, SLT)
     latch = llvm.CondBrOp(more.res, body, [following.res], after, [])
     for new in (following, more, latch):
         body.insert_op_before(new, yield_op)
     rewriter.erase(yield_op)
     if maybe_empty:
-        enter = llvm.ICmpOp(lb, ub, IntegerAttr(llvm.ICmpPredicateFlag("slt").to_int(), i64))
+        enter = llvm.ICmpOp(lb, ub, SLT)
         before.add_op(enter)
         before.add_op(llvm.CondBrOp(enter.res, body, [lb], after, []))
     else:
