@@ -20,12 +20,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from xdsl.printer import Printer
-
-from tilecraft.frontends.onnx import from_onnx
 from tilecraft.tools.errors import ArgumentParser, UserError, add_traceback_option, run_tool, writing
 from tilecraft.tools.options import add_input_shape_option, add_version_option, input_shapes
-from tilecraft.utils.weights import attach
 
 PROG = "tilecraft-import"
 
@@ -52,6 +48,12 @@ def make_arg_parser() -> ArgumentParser:
 
 
 def run(args) -> None:
+    # Imported here: the command line is checked before onnx and xDSL are loaded.
+    from xdsl.printer import Printer
+
+    from tilecraft.frontends.onnx import from_onnx
+    from tilecraft.utils.weights import attach
+
     module, store = from_onnx(args.model, input_shapes=input_shapes(args.input_shape))
     weights = args.weights or (weights_path_for(args.output) if args.output else None)
     if store.arrays:

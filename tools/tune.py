@@ -47,14 +47,16 @@ from tilecraft.tools.errors import ArgumentParser, UserError, add_traceback_opti
 from tilecraft.tools.options import STATIC_SHAPES, add_input_shape_option, add_version_option, input_shapes
 
 PROG = "tilecraft-tune"
+# autotune.tuner.CUTOFF, spelled out so that building the command line does not
+# import the tuner (0.3 s, numpy with it) for a run that stops at a bad option;
+# tests/pytest/test_cli.py keeps the two equal.
+CUTOFF = 10.0
 
 
 # -- the command line ---------------------------------------------------------
 
 
 def make_arg_parser() -> argparse.ArgumentParser:
-    from tilecraft.autotune.tuner import CUTOFF
-
     parser = ArgumentParser(
         prog=PROG,
         description="Tune the tunable kernels of a model (schedule search guided by a cost model) "
@@ -277,7 +279,6 @@ def _seconds(s: float) -> str:
 
 def run(args: argparse.Namespace) -> None:
     from tilecraft.autotune.records import TuningLog
-    from tilecraft.autotune.tasks import LogLookup
 
     shapes = input_shapes(args.input_shape)
     check_model(Path(args.model), shapes)
@@ -292,6 +293,8 @@ def run(args: argparse.Namespace) -> None:
         random_log.records()
     executor = make_executor(args.scheduler, args.workers)  # a scheduler that does not answer fails fast
     results: list[TaskResult] = []
+    from tilecraft.autotune.tasks import LogLookup  # (after the checks above: it takes 0.2 s)
+
     with executor:
         tasks = load_tasks(Path(args.model), shapes)
         print(f"{len(tasks)} tunable task(s) in {args.model}; {args.trials} trials each, "

@@ -312,6 +312,13 @@ def test_user_error_table_names_exceptions_that_exist():
     assert run_tool("prog", body, []) == 1
 
 
+def test_tune_tool_default_cutoff_is_the_tuners():
+    from tilecraft.autotune.tuner import CUTOFF
+    from tilecraft.tools import tune
+
+    assert tune.CUTOFF == CUTOFF
+
+
 @pytest.mark.parametrize("tool", TOOL_NAMES)
 def test_every_tool_exits_1_on_a_bad_command_line_and_has_traceback(tool, capsys):
     main, extra = _tool_mains()[tool]
