@@ -14,6 +14,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 
 from tilecraft.utils.diagnostics import LocatedParser, verify_module
+from tilecraft.utils.gc_pause import compiling
 
 
 def make_context() -> Context:
@@ -43,6 +44,7 @@ def has_te(module: ModuleOp) -> bool:
     return any(isinstance(op, ComputeOp) for op in module.walk())
 
 
+@compiling
 def lower_to_loops(module: ModuleOp) -> ModuleOp:
     """te + sched -> loop in place (the te stages of compile-model:
     `pipelines.compile_model.lower_te_stages`), verified; returns `module`."""
@@ -58,6 +60,7 @@ def lower_to_loops(module: ModuleOp) -> ModuleOp:
 # loop-to-llvm pipeline first (the caller's module stays as it was).
 
 
+@compiling
 def compile_loop_module(module: ModuleOp, *, num_threads: int | None = None, runtime: str | None = None):
     """JIT-compile every function of a loop-level module for this CPU (a
     `JitModule`: `jit[name]` is called with numpy arrays). `num_threads` defaults
@@ -331,6 +334,7 @@ def _constant_function(name: str, value: int):
     return llvm.FuncOp(name, llvm.LLVMFunctionType([], i64), linkage=llvm.LinkageAttr("external"), body=body)
 
 
+@compiling
 def compile_model_module(
     module: ModuleOp,
     *,
@@ -435,6 +439,7 @@ def compile_pieces(pieces: list[CodePiece], num_threads: int, jobs: int) -> list
 _PIECES: tuple[list[CodePiece], int, bool] | None = None
 
 
+@compiling
 def _compile_piece_at(n: int):
     """In a worker: the `n`-th piece's object (and the worker's timing of it)."""
     from tilecraft.utils.compile_timing import collect_timing

@@ -24,6 +24,7 @@ from tilecraft.frontends.te.scan import ScanOp
 from tilecraft.frontends.te.schedule import Schedule, _reachable
 from tilecraft.frontends.te.symbolic import Var, evaluate
 from tilecraft.frontends.te.tensor import ComputeOp, Tensor
+from tilecraft.utils.gc_pause import compiling
 
 
 def lower_module(s, args, name: str, sizes: dict[int, int] | None = None, only_own_stages: bool = False):
@@ -55,6 +56,7 @@ def cut_ops(args: Sequence) -> list | None:
     return list(found.values()) or None
 
 
+@compiling
 def build_pieces(
     s: Schedule, args: list, name: str, sizes: dict[int, int], jit: bool = True
 ) -> tuple[Callable | None, list]:

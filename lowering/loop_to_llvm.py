@@ -38,6 +38,7 @@ from tilecraft.transforms.loop_vectorize import LoopVectorizePass
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
+from tilecraft.utils.gc_pause import compiling
 
 LOOP_TO_LLVM = (
     "lower-tensor-intrin",
@@ -84,6 +85,7 @@ class LoopToLlvmPass(ModulePass):
             stage.apply(ctx, op)
 
 
+@compiling
 def lower_to_llvm_dialect(module: ModuleOp, reassociate: bool = True, in_place: bool = False) -> ModuleOp:
     """A clone of `module` in the llvm dialect (lowered if it holds loop-level
     functions); the caller's module stays as it was, unless `in_place` (a module

@@ -19,6 +19,7 @@ from xdsl.passes import ModulePass
 
 from tilecraft.utils.compile_timing import section
 from tilecraft.utils.diagnostics import OpError, verify_module
+from tilecraft.utils.gc_pause import compiling
 
 
 def verify_each_default() -> bool:
@@ -26,6 +27,7 @@ def verify_each_default() -> bool:
     return os.environ.get("TILECRAFT_VERIFY_EACH", "0") not in ("", "0")
 
 
+@compiling
 def run_stages(
     stages: Iterable[ModulePass], ctx: Context, module: ModuleOp, *, verify_each: bool | None = None
 ) -> None:

@@ -32,6 +32,7 @@ from tilecraft.runtime.extension import ExtraPasses, insert_passes
 from tilecraft.runtime.model import INPUT, OUTPUT, WEIGHT, CompiledModel, Port
 from tilecraft.utils.compile_timing import section
 from tilecraft.utils.weights import WeightStore, attach, check_store, store_of
+from tilecraft.utils.gc_pause import compiling
 
 
 def load_model(model, input_shapes: dict | None = None, store: WeightStore | None = None) -> ModuleOp:
@@ -175,6 +176,7 @@ def compile(  # noqa: A001 - TVM's and the issue's name
     return model
 
 
+@compiling
 def _compile(
     model_or_path, target, fuse, input_shapes, store, num_threads, extra_passes, schedule_configs, per_kernel
 ):

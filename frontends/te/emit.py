@@ -54,6 +54,7 @@ from tilecraft.frontends.te.symbolic import Var, evaluate, free_vars
 from tilecraft.frontends.te.tensor import ComputeOp, PlaceholderOp, Tensor
 from tilecraft.utils.diagnostics import verify_module
 from tilecraft.utils.names import name_hint
+from tilecraft.utils.gc_pause import compiling
 
 
 def _tensor_type(t: Tensor | CacheTensor, sizes: dict[int, int] | None = None) -> TensorType:
@@ -389,6 +390,7 @@ def shape_vars(args: Sequence) -> list[Var]:
     return list(found.values())
 
 
+@compiling
 def build_module(
     s: Schedule | None,
     args: Sequence[Tensor | Var],
