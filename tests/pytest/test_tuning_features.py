@@ -85,7 +85,7 @@ def key(config: dict) -> str:
 
 @functools.cache
 def _conv_configs_and_ir():
-    """Lowered once per worker (~20 s; two tests read it). The space, and (config, lowered module) for every direct config (the Winograd
+    """Lowered once per worker (~20 s; two tests read it). The space, and (config, lowered module, its text) for every direct config (the Winograd
     knobs at their first values), every Winograd config (the direct knobs at theirs)
     and a few configs that move a knob their algorithm does not use."""
     import itertools
@@ -104,7 +104,8 @@ def _conv_configs_and_ir():
         first | {"algorithm": "direct", "winograd_tile": space.knobs["winograd_tile"][-1]},
         first | {"algorithm": "direct", "winograd_parallel": 1, "tile": space.knobs["tile"][-1]},
     ]
-    return space, [(c, lower("conv2d", CONV, c, verify=False)) for c in every]
+    lowered = [(c, lower("conv2d", CONV, c, verify=False)) for c in every]
+    return space, [(c, m, str(m)) for c, m in lowered]  # (printing them all: ~2 s)
 
 
 def test_conv2d_configs_with_different_loop_nests_give_different_vectors():
@@ -114,11 +115,11 @@ def test_conv2d_configs_with_different_loop_nests_give_different_vectors():
     # cannot rank those configs.
     _, lowered = _conv_configs_and_ir()
     by_text: dict[str, np.ndarray] = {}
-    for _, module in lowered:
-        by_text.setdefault(str(module), features(module))
+    for _, module, text in lowered:
+        by_text.setdefault(text, features(module))
     vectors = {v.tobytes() for v in by_text.values()}
     assert len(by_text) > 50 and len(vectors) == len(by_text)
-    features_of = {key(c): v for c, v in ((c, features(m)) for c, m in lowered)}
+    features_of = {key(c): v for c, v in ((c, features(m)) for c, m, _ in lowered)}
     find = lambda c: features_of[key(c)]  # noqa: E731
     base = {"tile": [2, 8], "row": 0, "order": 1, "unroll_rx": 0, "parallel": 1, "algorithm": "direct"}
     base |= {"winograd_tile": [1, 1], "winograd_split": 1, "winograd_parallel": 0}
@@ -137,9 +138,9 @@ def test_conv2d_space_holds_no_two_configs_of_one_loop_nest():
     from tilecraft.autotune.templates import get_template
 
     space, lowered = _conv_configs_and_ir()
-    kept = [(c, str(m)) for c, m in lowered if space.contains(c)]
+    kept = [(c, text) for c, _, text in lowered if space.contains(c)]
     assert len({text for _, text in kept}) == len(kept) == space.size
-    dropped = [(c, str(m)) for c, m in lowered if not space.contains(c)]
+    dropped = [(c, text) for c, _, text in lowered if not space.contains(c)]
     # (and each algorithm leaves the other's knobs unused: only their first values are
     # kept); a dropped config's normal form is a point of the space with its loop nest
     first = {k: v[0] for k, v in space.knobs.items()}
