@@ -43,7 +43,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from timing import timed  # noqa: E402  (bench/timing.py)
+from timing import run_info, timed  # noqa: E402  (bench/timing.py)
 
 
 def zoo_models() -> dict:
@@ -162,7 +162,9 @@ def main() -> int:
 
     environment()
     shared_pool_launch(default_threads())
-    print(f"cpus: {os.cpu_count()}, load average: {os.getloadavg()[0]:.2f}", flush=True)
+    info = run_info()
+    print(f"{info['date']}, {info['cpu']}, {info['cores']} cpus, load average {info['load_average']}, "
+          f"commit {info['commit']}", flush=True)
 
     rows = []
     for name, build in chosen.items():
@@ -186,6 +188,7 @@ def main() -> int:
     change = geomean(r.get("runtime_change") for r in rows)
     print(json.dumps({
         "bench": "compile_time",
+        "run": info,
         "cold_max_s": round(max(r["cold_s"] for r in rows), 2),
         "cold_geomean_s": round(geomean(r["cold_s"] for r in rows), 2),
         "cold_cpu_geomean_s": round(geomean(r["cold_cpu_s"] for r in rows), 2),
