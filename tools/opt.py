@@ -40,7 +40,8 @@ from tilecraft.registry import (
     providers,
 )
 from tilecraft.tools.errors import UserError, add_traceback_option, run_tool, writing
-from tilecraft.tools.options import add_tuning_log_option, tuning_lookup, version_text
+from tilecraft.tools.options import add_tuning_log_option, tuning_lookup
+from tilecraft.tools.options import version_format as tool_version_format
 from tilecraft.tools.targets import TARGET_SUMMARIES, get_all_targets
 from tilecraft.utils.compile_timing import record, section
 from tilecraft.utils.diagnostics import LocatedParser, verify_module
@@ -51,7 +52,7 @@ PROG = "tilecraft-opt"
 
 
 class TilecraftOptMain(xDSLOptMain):
-    version_format = version_text(PROG)  # -v (a format without fields)
+    version_format = tool_version_format(PROG)  # -v (xDSL's driver fills in its version)
 
     def __init__(self, args: Sequence[str] | None = None):
         self._line_offset = 0

@@ -32,19 +32,36 @@ TUNING_LOG_HELP = (
 STATIC_SHAPES = "--input-shape fixes the inputs of an ONNX model; an IR file has static shapes"
 
 
+def version_format(prog: str) -> str:
+    """`version_text` with xDSL's version left as the field `{xdsl_version}`
+    (xDSL's driver fills it in when tilecraft-opt is asked for its version)."""
+    from tilecraft import __version__
+
+    return f"{prog} from tilecraft {__version__}, on xDSL {{xdsl_version}}"
+
+
 def version_text(prog: str) -> str:
     """`tilecraft-run from tilecraft 0.1.0, on xDSL 0.74.0`"""
     from importlib.metadata import version
 
-    from tilecraft import __version__
+    return version_format(prog).format(xdsl_version=version("xdsl"))
 
-    return f"{prog} from tilecraft {__version__}, on xDSL {version('xdsl')}"
+
+class _VersionAction(argparse.Action):
+    """`--version`: prints `version_text` and exits. The text is made only when
+    asked: reading xDSL's version imports importlib.metadata, which every run of
+    a tool would pay for otherwise."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest, nargs=0, default=default, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(version_text(parser.prog))
+        parser.exit()
 
 
 def add_version_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--version", action="version", version=version_text(parser.prog), help="print tilecraft's version and exit"
-    )
+    parser.add_argument("--version", action=_VersionAction, help="print tilecraft's version and exit")
 
 
 def add_input_shape_option(parser: argparse.ArgumentParser) -> None:

@@ -43,8 +43,8 @@ import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
@@ -57,6 +57,9 @@ from tilecraft.tools.options import (
     add_version_option,
 )
 
+if TYPE_CHECKING:  # numpy is imported where arrays are made: a command that stops
+    import numpy as np  # at its command line or its IR does not pay for it
+
 PROG = "tilecraft-run"
 
 @dataclass(frozen=True)
@@ -66,10 +69,11 @@ class Tolerance:
 
 
 # Like np.testing.assert_allclose: |actual - expected| <= atol + rtol * |expected|.
+# By the dtype's name (numpy's float16, float32, float64).
 TOLERANCES = {
-    np.dtype(np.float16): Tolerance(rtol=1e-2, atol=1e-3),
-    np.dtype(np.float32): Tolerance(rtol=1e-4, atol=1e-5),
-    np.dtype(np.float64): Tolerance(rtol=1e-9, atol=1e-12),
+    "float16": Tolerance(rtol=1e-2, atol=1e-3),
+    "float32": Tolerance(rtol=1e-4, atol=1e-5),
+    "float64": Tolerance(rtol=1e-9, atol=1e-12),
 }
 EXACT = Tolerance(rtol=0.0, atol=0.0)
 
@@ -177,6 +181,8 @@ def random_array(arg: Argument, rng: np.random.Generator) -> np.ndarray:
 
 
 def _random_array(arg: Argument, rng: np.random.Generator) -> np.ndarray:
+    import numpy as np
+
     if arg.dtype == np.bool_:
         return rng.integers(0, 2, size=arg.shape).astype(np.bool_)
     if np.issubdtype(arg.dtype, np.integer):
@@ -186,6 +192,8 @@ def _random_array(arg: Argument, rng: np.random.Generator) -> np.ndarray:
 
 def read_npy(path: str, where: str) -> np.ndarray:
     """The one array of a .npy file; `where` names it in the errors."""
+    import numpy as np
+
     try:
         array = np.load(path, allow_pickle=False)
     except (OSError, ValueError, EOFError) as e:
@@ -196,6 +204,8 @@ def read_npy(path: str, where: str) -> np.ndarray:
 
 
 def load_input(path: str, arg: Argument) -> np.ndarray:
+    import numpy as np
+
     where = f"input file '{path}' for argument '{arg.name}'"
     array = read_npy(path, where)
     if array.shape == () and arg.shape == (1,):  # a model's scalar, at the loop level
@@ -209,6 +219,8 @@ def load_input(path: str, arg: Argument) -> np.ndarray:
 
 
 def summarize(name: str, array: np.ndarray, count: int = 8) -> str:
+    import numpy as np
+
     flat = array.ravel()
     head = np.array2string(flat[:count], precision=6, separator=", ")
     more = f" ... ({flat.size} values)" if flat.size > count else ""
@@ -217,7 +229,9 @@ def summarize(name: str, array: np.ndarray, count: int = 8) -> str:
 
 def compare(name: str, actual: np.ndarray, expected: np.ndarray) -> tuple[bool, str]:
     """Whether `actual` matches `expected` within the dtype's tolerance, and a report."""
-    tol = TOLERANCES.get(actual.dtype, EXACT)
+    import numpy as np
+
+    tol = TOLERANCES.get(actual.dtype.name, EXACT) if actual.dtype.isnative else EXACT
     if actual.shape != expected.shape:
         return False, f"{name}: shape {actual.shape}, the reference has {expected.shape}"
     a = actual.astype(np.float64) if actual.dtype != np.bool_ else actual.astype(np.int8)
@@ -246,6 +260,8 @@ def bind_weights(module: ModuleOp, specs, weights: dict[int, str]) -> dict[int, 
     """The arrays of the `tc.weight` arguments, from the module's weight store."""
     if not weights:
         return {}
+    import numpy as np
+
     from tilecraft.utils.weights import WeightError, store_of
 
     try:
@@ -325,6 +341,8 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.check and not entry_is_te:
         raise UserError(f"--check needs a te function; @{args.entry} is loop-level IR")
+    import numpy as np
+
     # A te function's arguments are its inputs; a loop function's are the --input ones.
     n_inputs = len(entry.body.block.args) if entry_is_te else len(args.input)
     # Lowering rewrites the module in place: keep the te function for --check.
