@@ -107,7 +107,15 @@ def _is_scalar(t: Attribute) -> bool:
     return isinstance(t, IndexType) or scalar_type(t) is t and hasattr(t, "bitwidth")
 
 
+# Op types with nothing to check but their type, found supported once: a kernel
+# has tens of thousands of ops, and the checks below cost microseconds each.
+_SUPPORTED_TYPES: set[type] = set()
+_CHECKED_ONE_BY_ONE = (LaunchOp, ForOp, func.CallOp, arith.ConstantOp, scf.ForOp)
+
+
 def _check_op(op: Operation) -> None:
+    if type(op) in _SUPPORTED_TYPES:
+        return
     if isinstance(op, LaunchOp) and MAX_THREADS_ATTR in op.attributes:
         cap = op.attributes[MAX_THREADS_ATTR]
         if not isinstance(cap, IntegerAttr) or cap.value.data < 1:
@@ -149,3 +157,5 @@ def _check_op(op: Operation) -> None:
             f"{PASS}: '{op.name}' is not supported; "
             "lower it to loop, memref, scf.if, arith or math ops first.",
         )
+    if not isinstance(op, _CHECKED_ONE_BY_ONE):
+        _SUPPORTED_TYPES.add(type(op))
