@@ -101,15 +101,37 @@ def scalar_type(t: Attribute) -> Attribute:
     float type LLVM (or llvmlite) lacks (bf16, the float8 and float4 types: storage
     types, converted by bit arithmetic, see frontends/te/narrow.py) the integer of
     its width, on scalars and vectors alike."""
-    if isinstance(t, IndexType):
+    kind = _TYPE_KINDS.get(type(t))
+    if kind is None:
+        kind = _TYPE_KINDS[type(t)] = _type_kind(t)
+    if kind == "same":
+        return t
+    if kind == "index":
         return i64
-    if isinstance(t, MemRefType):
+    if kind == "memref":
         return PTR
-    if isinstance(t, VectorType) and isinstance(t.element_type, _NARROW_FLOATS):
-        return vector_type(integer_type(t.element_type.bitwidth), t.get_shape()[0])
+    if kind == "vector":
+        if isinstance(t.element_type, _NARROW_FLOATS):  # type: ignore[attr-defined]
+            return vector_type(integer_type(t.element_type.bitwidth), t.get_shape()[0])  # type: ignore[attr-defined]
+        return t
+    return integer_type(t.bitwidth)  # type: ignore[attr-defined]
+
+
+# scalar_type's answer depends on the attribute's class (and a vector's element):
+# looked up by class, it costs no chain of isinstance checks on every value.
+_TYPE_KINDS: dict[type, str] = {}
+
+
+def _type_kind(t: Attribute) -> str:
+    if isinstance(t, IndexType):
+        return "index"
+    if isinstance(t, MemRefType):
+        return "memref"
+    if isinstance(t, VectorType):
+        return "vector"
     if isinstance(t, _NARROW_FLOATS):
-        return integer_type(t.bitwidth)
-    return t
+        return "narrow"
+    return "same"
 
 
 @lru_cache(maxsize=64)
