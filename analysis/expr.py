@@ -15,8 +15,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:  # imported by the two functions that evaluate over grids: the
+    import numpy as np  # passes that only simplify expressions do not load numpy
 
 
 @dataclass(frozen=True)
@@ -214,6 +216,8 @@ def nonnegative(expr: Expr, lower: Callable[[Hashable], int | None] = lambda a: 
 def evaluate(expr: Expr, value: Callable[[Hashable], "np.ndarray | int"]):
     """`expr` evaluated with numpy (floor division and modulo, as the atoms mean),
     each leaf atom given by `value` (arrays broadcast against each other)."""
+    import numpy as np
+
     total = expr.const
     for a, c in expr.terms.items():
         if isinstance(a, Div):
@@ -234,6 +238,8 @@ def exact_range(expr: Expr, atom_range: Callable[[Hashable], Range], limit: int 
     ranges = [atom_range(a) for a in atoms]
     if math.prod(hi - lo + 1 for lo, hi in ranges) > limit:
         return bounds(expr, atom_range)
+    import numpy as np
+
     grids = {}
     for n, (a, (lo, hi)) in enumerate(zip(atoms, ranges)):
         shape = [1] * len(atoms)

@@ -12,13 +12,18 @@ arrays, the tuner's measurement buffers) are made here.
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # imported where arrays are made: passes that read ALIGNMENT
+    import numpy as np  # do not load numpy for it
 
 ALIGNMENT = 64
 
 
 def aligned_empty(shape, dtype) -> np.ndarray:
     """np.empty(shape, dtype) whose data starts on an ALIGNMENT-byte boundary."""
+    import numpy as np
+
     dtype = np.dtype(dtype)
     shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(n) for n in shape)
     nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
