@@ -168,14 +168,17 @@ def split_kernels(module: ModuleOp) -> list[CodePiece]:
         clone.sym_name = StringAttr(symbol)
         piece_module = ModuleOp([clone])
         pieces[symbol] = CodePiece(piece_module, [name], {name: symbol}, text=text, size=size, launches=launches)
-    rest = module.clone()
+    # The rest: every op but the kernels made pieces (cloned alone: cloning the
+    # module and erasing the kernels would copy every kernel once more).
+    rest = ModuleOp(
+        [op.clone() for op in module.ops if not (isinstance(op, func.FuncOp) and op.sym_name.data in symbols)]
+    )
+    rest.attributes.update(module.attributes)
+    rest.properties.update(module.properties)
     rest_names = []
     callees: set[str] = set()
     for f in list(rest.ops):
         if not isinstance(f, func.FuncOp):
-            continue
-        if f.sym_name.data in symbols:
-            rest.body.block.erase_op(f)
             continue
         rest_names.append(f.sym_name.data)
         for op in f.walk():
