@@ -397,12 +397,14 @@ def build_module(
     name: str = "main",
     sizes: dict[int, int] | None = None,
     only_own_stages: bool = False,
+    verify: bool = True,
 ) -> ModuleOp:
     """The te + sched IR of `args`' computes, scheduled by `s`, as one function.
 
     The function takes the placeholders in `args` (in order) and returns the computed
     tensors in `args` (in order); it holds every compute they need, producers first,
-    and the schedule at the end. The module is verified before it is returned.
+    and the schedule at the end. The module is verified before it is returned
+    (unless `verify=False`: the tuner's candidates, built from its own templates).
 
     `sizes` gives each `te.var` size its value (by `id`); a `te.var` in `args` that
     is not a size is a scalar parameter, taken as a 1-element input (`scalar_input`).
@@ -479,5 +481,6 @@ def build_module(
         body.add_op(sched_ir.ScheduleOp(Region(sched_block)))
     body.add_op(func.ReturnOp(*[values[id(t)] for t in outputs]))
     module = ModuleOp([function])
-    verify_module(module)
+    if verify:
+        verify_module(module)
     return module
