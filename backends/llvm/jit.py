@@ -44,9 +44,7 @@ from xdsl.dialects.builtin import (
 )
 
 
-# What convert-loop-to-llvm names them (lowering/convert_loop_to_llvm/state.py).
-RUNTIME_ERROR = "__tilecraft_error"
-RUNTIME_ERROR_MESSAGES = "__tilecraft_error_messages"
+from tilecraft.backends.llvm.names import RUNTIME_ERROR, RUNTIME_ERROR_MESSAGES  # noqa: E402, F401
 
 
 class RuntimeCheckError(DiagnosticException, RuntimeError):

@@ -204,9 +204,7 @@ from tilecraft.backends.llvm.target import (
 )
 from tilecraft.utils.threads import resolve_threads
 
-PARALLEL_LAUNCH = "tilecraft_parallel_launch"
-# The cap a launch passes when its loop has none (`tc.max_threads` absent).
-NO_THREAD_CAP = (1 << 31) - 1
+from tilecraft.backends.llvm.names import NO_THREAD_CAP, PARALLEL_LAUNCH  # noqa: E402, F401 (tests read them here)
 
 # Chunks per thread: enough that the threads that run can absorb the share of
 # one that is descheduled, few enough that a chunk's claim (an atomic add on a

@@ -10,7 +10,7 @@ from tilecraft.backends.llvm.builder import FunctionBuilder
 
 # The i32 a failed run-time check sets to its code, and the messages by code
 # (read by backends/llvm/jit.py, `RuntimeErrors`).
-from tilecraft.backends.llvm.jit import RUNTIME_ERROR, RUNTIME_ERROR_MESSAGES
+from tilecraft.backends.llvm.names import RUNTIME_ERROR, RUNTIME_ERROR_MESSAGES
 from tilecraft.backends.llvm.ops import OpLowering
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import (
