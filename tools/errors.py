@@ -138,11 +138,13 @@ def run_tool(
     code (the module docstring). `argv` is the command line (`--traceback`);
     `interrupted` what Ctrl-C prints after `PROG: `."""
     from tilecraft.utils.diagnostics import allow_deep_nesting
+    from tilecraft.utils.gc_pause import fewer_collections
 
     argv = sys.argv[1:] if argv is None else list(argv)
     allow_deep_nesting()
     try:
-        return body() or 0
+        with fewer_collections():  # a tool's whole run is a compile (utils/gc_pause.py)
+            return body() or 0
     except SystemExit as e:
         # argparse exits 2 on a bad command line (xDSL's driver builds a plain
         # parser); tilecraft's tools keep 2 for internal errors.
