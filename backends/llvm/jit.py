@@ -30,6 +30,7 @@ from math import prod
 import llvmlite.binding as llvm_binding
 import numpy as np
 from tilecraft.backends.llvm.compile import CompileTimes, build_llvm_module
+from tilecraft.backends.llvm.names import RUNTIME_ERROR, RUNTIME_ERROR_MESSAGES
 from tilecraft.backends.llvm.runtime import default_flavour, pool_supported, shared_pool_launch
 from tilecraft.backends.llvm.target import create_host_target_machine, object_target_machine
 from tilecraft.utils.compile_timing import section
@@ -42,9 +43,6 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     StringAttr,
 )
-
-
-from tilecraft.backends.llvm.names import RUNTIME_ERROR, RUNTIME_ERROR_MESSAGES  # noqa: E402, F401
 
 
 class RuntimeCheckError(DiagnosticException, RuntimeError):

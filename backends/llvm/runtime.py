@@ -202,9 +202,8 @@ from tilecraft.backends.llvm.target import (
     parse_and_optimize,
     triple_and_layout,
 )
+from tilecraft.backends.llvm.names import NO_THREAD_CAP, PARALLEL_LAUNCH  # noqa: F401 (NO_THREAD_CAP: tests read it here)
 from tilecraft.utils.threads import resolve_threads
-
-from tilecraft.backends.llvm.names import NO_THREAD_CAP, PARALLEL_LAUNCH  # noqa: E402, F401 (tests read them here)
 
 # Chunks per thread: enough that the threads that run can absorb the share of
 # one that is descheduled, few enough that a chunk's claim (an atomic add on a
