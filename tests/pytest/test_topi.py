@@ -181,5 +181,5 @@ def test_pooling():
     np.testing.assert_allclose(got, _windows(x, 3, 2, pads, 0).mean((4, 5)), rtol=1e-5, atol=1e-6)  # a mean near 0: its error scales with the inputs
     counts = _windows(np.ones_like(x), 3, 2, pads, 0).sum((4, 5))
     got = run(lambda t: pool.avg_pool(t, [3, 3], [2, 2], pads), x)
-    np.testing.assert_allclose(got, _windows(x, 3, 2, pads, 0).sum((4, 5)) / counts, rtol=1e-5)
-    np.testing.assert_allclose(run(reduce.global_avg_pool, x), x.mean((2, 3), keepdims=True), rtol=1e-5)
+    np.testing.assert_allclose(got, _windows(x, 3, 2, pads, 0).sum((4, 5)) / counts, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(run(reduce.global_avg_pool, x), x.mean((2, 3), keepdims=True), rtol=1e-5, atol=1e-6)
