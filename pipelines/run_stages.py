@@ -17,7 +17,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from tilecraft.utils.compile_timing import section
+from tilecraft.utils.compile_timing import pass_label, section
 from tilecraft.utils.diagnostics import OpError, verify_module
 from tilecraft.utils.gc_pause import compiling
 
@@ -38,7 +38,7 @@ def run_stages(
         verify_each = verify_each_default()
     stages = list(stages)
     for stage in stages:
-        with section(stage.name):
+        with section(pass_label(stage)):
             stage.apply(ctx, module)
         if verify_each:
             _verify(module, f"after pass '{stage.name}'")

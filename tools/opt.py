@@ -43,7 +43,7 @@ from tilecraft.tools.errors import UserError, add_traceback_option, run_tool, wr
 from tilecraft.tools.options import add_tuning_log_option, tuning_lookup
 from tilecraft.tools.options import version_format as tool_version_format
 from tilecraft.tools.targets import TARGET_SUMMARIES, get_all_targets
-from tilecraft.utils.compile_timing import record, section
+from tilecraft.utils.compile_timing import pass_label, record, section
 from tilecraft.utils.diagnostics import LocatedParser, verify_module
 from tilecraft.utils.weights import WeightError, WeightStore, attach, referenced_names, store_of
 
@@ -192,12 +192,12 @@ class TilecraftOptMain(xDSLOptMain):
 
         def callback(previous_pass, module: ModuleOp, next_pass) -> None:
             if previous_pass is not None:
-                record(previous_pass.name, time.perf_counter() - mark[0])
+                record(pass_label(previous_pass), time.perf_counter() - mark[0])
             with section("verify"):
                 if not self.args.disable_verify:
                     verify_module(module)
             if previous_pass and next_pass and self.args.print_between_passes:
-                print(f"// IR after {previous_pass.name}:")
+                print(f"// IR after {pass_label(previous_pass)}:")
                 print(module)
                 print()
             mark[0] = time.perf_counter()

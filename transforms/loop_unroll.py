@@ -8,8 +8,11 @@ loops), so an outer loop copies a body that is already unrolled.
 
 A loop of at most one iteration is "unrolled" whatever its kind: zero iterations
 erase it, one iteration leaves its body with the variable a constant (how it
-runs is then moot), so the later passes (`loop-outline-parallel`,
-`loop-vectorize`) never see a trivial loop.
+runs is then moot). With `trivial-only=true` the pass does only that: the
+pipeline `loop-to-llvm` runs it so before `loop-outline-parallel` and
+`loop-vectorize`, which then never see a trivial loop, and unrolls the rest
+after them, so those passes work on one copy of each body rather than on every
+copy (the unrolled loops are most of the IR they would otherwise walk).
 
 ```mlir
 loop.for %j = 0 to 2 unrolled {
@@ -94,17 +97,20 @@ def check_unroll_limit(module: ModuleOp, max_iterations: int) -> None:
                 )
 
 
+@dataclass(frozen=True)
 class UnrollLoop(RewritePattern):
     """`loop.for ... unrolled` (or any loop of at most one iteration) → body copies."""
 
+    trivial_only: bool = False
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: ForOp, rewriter: PatternRewriter) -> None:
-        if op.kind.data == LoopKind.UNROLLED or op.extent <= 1:
+        if op.extent <= 1 or (op.kind.data == LoopKind.UNROLLED and not self.trivial_only):
             unroll_into(op, rewriter)
 
 
-def loop_unroll_patterns() -> list[RewritePattern]:
-    return [UnrollLoop()]
+def loop_unroll_patterns(trivial_only: bool = False) -> list[RewritePattern]:
+    return [UnrollLoop(trivial_only)]
 
 
 @dataclass(frozen=True)
@@ -116,12 +122,15 @@ class LoopUnrollPass(ModulePass):
     max_iterations: int = MAX_UNROLL
     """The most copies of one loop body the pass makes."""
 
+    trivial_only: bool = False
+    """Unroll only the loops of at most one iteration."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         check_unroll_limit(op, self.max_iterations)
         # Inner loops first: an outer loop then copies a body already unrolled,
         # and one walk does it all.
         PatternRewriteWalker(
-            GreedyRewritePatternApplier(loop_unroll_patterns()),
+            GreedyRewritePatternApplier(loop_unroll_patterns(self.trivial_only)),
             walk_regions_first=True,
             apply_recursively=False,
         ).rewrite_module(op)

@@ -39,7 +39,8 @@ offset in every lane: a scatter writes lanes in order, so the last active lane
 wins, as in the serial loop), `scf.if` results are
 `arith.select`ed, and an integer division under a mask divides inactive lanes by
 one so they cannot trap. Uniform conditions stay `loop.guard`/`scf.if`. Loops
-inside the vectorized one run serially (their variable is uniform).
+inside the vectorized one run serially (their variable is uniform), unrolled
+ones stay unrolled.
 
 A loop whose extent is larger than `max_lanes` (4 zmm registers' worth) is strip
 mined: a serial loop over full vectors, then one vector for the tail. Every
@@ -558,8 +559,10 @@ class VectorWriter:
     # Control flow -------------------------------------------------------------
 
     def write_for(self, op: ForOp) -> None:
-        """A loop inside the vectorized one runs serially."""
-        new = ForOp(op.lb.data, op.ub.data, LoopKind.SERIAL, var_name=op.var.name_hint)
+        """A loop inside the vectorized one runs serially (an unrolled one stays
+        unrolled: `loop-unroll` runs after this pass in `loop-to-llvm`)."""
+        kind = LoopKind.UNROLLED if op.kind.data == LoopKind.UNROLLED else LoopKind.SERIAL
+        new = ForOp(op.lb.data, op.ub.data, kind, var_name=op.var.name_hint)
         self.add(new)
         self.values[op.var] = new.var
         with self.into(new.body.block, new.body.block.last_op):

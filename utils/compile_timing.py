@@ -159,3 +159,20 @@ def record(name: str, seconds: float, count: int = 1) -> None:
     timer = _CURRENT.get()
     if timer is not None:
         timer.record(name, seconds, count)
+
+
+
+def pass_label(p) -> str:
+    """A pass as `-p` spells it: its name, and its number and flag options not at
+    their defaults (`loop-unroll{trivial-only=true}`), so that two runs of one
+    pass with different options are two lines of a report (text options, file
+    paths mostly, are left out)."""
+    import dataclasses
+
+    options = []
+    for f in dataclasses.fields(p):
+        value = getattr(p, f.name)
+        if isinstance(value, bool | int) and value != f.default:
+            text = str(value).lower() if isinstance(value, bool) else str(value)
+            options.append(f"{f.name.replace('_', '-')}={text}")
+    return f"{p.name}{{{' '.join(options)}}}" if options else p.name

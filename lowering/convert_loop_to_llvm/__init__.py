@@ -1,6 +1,6 @@
 """`convert-loop-to-llvm`: the loop program as LLVM IR (xDSL's `llvm` dialect).
 
-It runs after `loop-unroll`, `loop-outline-parallel` and `loop-vectorize` (see
+It runs after `loop-outline-parallel`, `loop-vectorize` and `loop-unroll` (see
 the pipeline `loop-to-llvm`, `lowering/loop_to_llvm.py`): every loop left is serial,
 parallel work is a `loop.launch` of an outlined function and vector code is
 `vector`/`loop.gather`/`loop.scatter` ops and arith/math on vectors. One

@@ -109,6 +109,8 @@ def test_opt_timing_lists_each_pass(tmp_path, capsys):
     table = rows(captured.err)
     for name in ("parse", "loop-unroll", "loop-vectorize", "convert-loop-to-llvm", "output"):
         assert name in table, (name, captured.err)
+    # The pipeline runs loop-unroll twice with different options: two rows.
+    assert "loop-unroll{trivial-only=true}" in table, captured.err
     assert "llvm.func @add" in captured.out
 
 
@@ -119,3 +121,12 @@ def test_opt_without_timing_prints_no_report(tmp_path, capsys):
     source.write_text("builtin.module {}\n")
     main([str(source)])
     assert "Execution time report" not in capsys.readouterr().err
+
+
+def test_a_pass_label_shows_the_options_not_at_their_defaults():
+    from tilecraft.transforms.loop_unroll import LoopUnrollPass
+    from tilecraft.utils.compile_timing import pass_label
+
+    assert pass_label(LoopUnrollPass()) == "loop-unroll"
+    assert pass_label(LoopUnrollPass(trivial_only=True)) == "loop-unroll{trivial-only=true}"
+    assert pass_label(LoopUnrollPass(max_iterations=4)) == "loop-unroll{max-iterations=4}"

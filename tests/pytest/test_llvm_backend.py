@@ -1050,7 +1050,7 @@ func.func @matmul(%A: memref<{m}x{k}xf32> {{tc.name = "A"}}, %B: memref<{k}x{n}x
 
 def test_jit_runs_what_tilecraft_opt_prints(tmp_path):
     """The JIT lowers with the pipeline loop-to-llvm: the same text as
-    `tilecraft-opt -p lower-tensor-intrin,expand-dma,loop-partition,loop-unroll,loop-outline-parallel,loop-vectorize,convert-loop-to-llvm`."""
+    `tilecraft-opt -p lower-tensor-intrin,expand-dma,loop-partition,loop-unroll{trivial-only=true},loop-outline-parallel,loop-vectorize,loop-unroll,convert-loop-to-llvm`."""
     import subprocess
     import sys
     from pathlib import Path
@@ -1062,9 +1062,10 @@ def test_jit_runs_what_tilecraft_opt_prints(tmp_path):
         "lower-tensor-intrin",
         "expand-dma",
         "loop-partition",
-        "loop-unroll",
+        "loop-unroll{trivial-only=true}",
         "loop-outline-parallel",
         "loop-vectorize",
+        "loop-unroll",
         "convert-loop-to-llvm",
     )
     text = register_tiled_matmul(24, 48, 20, mr=6, nr=16, scope="local")

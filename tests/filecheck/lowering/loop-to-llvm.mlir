@@ -1,10 +1,10 @@
 // The pipeline is its passes in order, nothing else:
 // RUN: tilecraft-opt %s -p loop-to-llvm -o %t.pipeline.mlir
-// RUN: tilecraft-opt %s -p expand-dma,loop-partition,loop-unroll,loop-outline-parallel,loop-vectorize,convert-loop-to-llvm -o %t.passes.mlir
+// RUN: tilecraft-opt %s -p "expand-dma,loop-partition,loop-unroll{trivial-only=true},loop-outline-parallel,loop-vectorize,loop-unroll,convert-loop-to-llvm" -o %t.passes.mlir
 // RUN: diff %t.pipeline.mlir %t.passes.mlir
 // RUN: filecheck %s --input-file %t.pipeline.mlir
 // Each stage is visible on its own:
-// RUN: tilecraft-opt %s -p loop-unroll,loop-outline-parallel,loop-vectorize | filecheck %s --check-prefix=VECTOR-IR
+// RUN: tilecraft-opt %s -p "loop-unroll{trivial-only=true},loop-outline-parallel,loop-vectorize,loop-unroll" | filecheck %s --check-prefix=VECTOR-IR
 
 // Rows in parallel, two rows of a block unrolled, columns vectorized. (The loop
 // carries a thread cap: on its work alone it would run on one thread, a call.)

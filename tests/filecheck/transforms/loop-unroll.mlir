@@ -1,4 +1,5 @@
 // RUN: tilecraft-opt %s --split-input-file -p loop-unroll | filecheck %s
+// RUN: tilecraft-opt %s --split-input-file -p "loop-unroll{trivial-only=true}" | filecheck %s --check-prefix=TRIVIAL
 
 // Each iteration is a copy of the body with the variable a constant.
 func.func @unrolled(%A: memref<3xf32>, %x: f32) {
@@ -17,6 +18,10 @@ func.func @unrolled(%A: memref<3xf32>, %x: f32) {
 // CHECK-NEXT:    %[[C2:.*]] = arith.constant 2 : index
 // CHECK-NEXT:    memref.store %[[X]], %[[A]][%[[C2]]] : memref<3xf32>
 // CHECK-NEXT:    func.return
+
+// trivial-only=true leaves loops of more than one iteration, unrolled or not.
+// TRIVIAL-LABEL: func.func @unrolled(
+// TRIVIAL-NEXT:    loop.for %{{.*}} = 0 to 3 unrolled {
 
 // -----
 
@@ -90,6 +95,14 @@ func.func @trivial(%A: memref<4xf32>, %x: f32) {
 // CHECK-NEXT:      memref.store %[[X]], %[[A]][%[[I]]]
 // CHECK-NEXT:    }
 // CHECK-NEXT:    func.return
+
+// trivial-only=true unrolls these just the same.
+// TRIVIAL-LABEL: func.func @trivial(
+// TRIVIAL-NEXT:    %[[C2:.*]] = arith.constant 2 : index
+// TRIVIAL-NEXT:    memref.store %{{.*}}, %{{.*}}[%[[C2]]]
+// TRIVIAL-NEXT:    %[[C0:.*]] = arith.constant 0 : index
+// TRIVIAL-NEXT:    memref.store %{{.*}}, %{{.*}}[%[[C0]]]
+// TRIVIAL-NEXT:    loop.for %{{.*}} = 0 to 2 vectorized {
 
 // -----
 

@@ -90,6 +90,31 @@ func.func @tail_powers_of_two(%A: memref<400xf32>, %B: memref<108xf32>) {
 
 // -----
 
+// Loops inside the vectorized one run serially, with a uniform variable; an
+// unrolled one stays unrolled (loop-unroll runs after this pass in loop-to-llvm).
+func.func @inner_loops(%A: memref<4x16xf32>, %B: memref<16xf32>) {
+  loop.for %j = 0 to 16 vectorized {
+    loop.for %k = 0 to 2 unrolled {
+      %a = memref.load %A[%k, %j] : memref<4x16xf32>
+      memref.store %a, %B[%j] : memref<16xf32>
+    }
+    loop.for %k = 2 to 4 parallel {
+      %a = memref.load %A[%k, %j] : memref<4x16xf32>
+      memref.store %a, %B[%j] : memref<16xf32>
+    }
+  }
+  func.return
+}
+
+// CHECK-LABEL: func.func @inner_loops(
+// CHECK:         loop.for %[[K:.*]] = 0 to 2 unrolled {
+// CHECK-NEXT:      %[[V:.*]] = vector.load %{{.*}}[%[[K]], %{{.*}}] : memref<4x16xf32>, vector<16xf32>
+// CHECK-NEXT:      vector.store %[[V]], %{{.*}}[%{{.*}}] : memref<16xf32>, vector<16xf32>
+// CHECK:         loop.for %[[K2:.*]] = 2 to 4 {
+// CHECK-NEXT:      %[[W:.*]] = vector.load %{{.*}}[%[[K2]], %{{.*}}] : memref<4x16xf32>, vector<16xf32>
+
+// -----
+
 // A whole loop of 7 lanes: one 8-lane vector, the last lane masked off.
 func.func @tail_masked(%A: memref<7xf32>) {
   loop.for %i = 0 to 7 vectorized {
