@@ -17,15 +17,18 @@ per transformation, each printable on its own (`tilecraft-opt -p ...
    function of its captured values and a chunk, run by `loop.launch`;
 3. `loop-vectorize`: vectorized loops become vector IR (`vector` ops,
    `loop.gather`/`loop.scatter`, masks);
-4. `loop-unroll`: unrolled loops become copies of their body with a constant
-   induction variable;
-5. `convert-loop-to-llvm`: what is left, one conversion pattern per op kind.
+4. `convert-loop-to-llvm`: what is left, one conversion pattern per op kind;
+   an unrolled loop becomes a loop marked for LLVM to unroll fully, which the
+   backend does before O3 (`backends/llvm/target.py`).
 
 The order matters: outlining before vectorizing keeps the vector code inside
-the outlined bodies, where their buffers are `noalias` arguments; unrolling
-after both lets them work on one copy of each unrolled body (register tiles
-make unrolled copies most of a kernel: 3,000 loop ops become 37,000 in
-ResNet-50), and the code LLVM optimizes is the same as unrolling first.
+the outlined bodies, where their buffers are `noalias` arguments. Unrolled
+loops are left to LLVM: register tiles make unrolled copies most of a kernel
+(ResNet-50's 3,000 loop ops would become 37,000), and copies made here cost
+every later pass and the translation; made by LLVM they cost a fraction of a
+second of C++. `loop-unroll` still shows the unrolled loop IR
+(`tilecraft-opt -p loop-unroll`), and run before `convert-loop-to-llvm` it
+gives the same code.
 """
 
 from __future__ import annotations
@@ -51,7 +54,6 @@ LOOP_TO_LLVM = (
     "loop-unroll{trivial-only=true}",
     "loop-outline-parallel",
     "loop-vectorize",
-    "loop-unroll",
     "convert-loop-to-llvm",
 )
 
@@ -65,7 +67,6 @@ def loop_to_llvm_passes(reassociate: bool = True) -> tuple[ModulePass, ...]:
         LoopUnrollPass(trivial_only=True),
         LoopOutlineParallelPass(),
         LoopVectorizePass(),
-        LoopUnrollPass(),
         ConvertLoopToLlvmPass(reassociate=reassociate),
     )
     assert tuple(p.name for p in passes) == tuple(s.split("{")[0] for s in LOOP_TO_LLVM)
@@ -75,8 +76,8 @@ def loop_to_llvm_passes(reassociate: bool = True) -> tuple[ModulePass, ...]:
 @dataclass(frozen=True)
 class LoopToLlvmPass(ModulePass):
     """Run `lower-tensor-intrin`, `expand-dma`, `loop-partition`,
-    `loop-unroll{trivial-only=true}`, `loop-outline-parallel`, `loop-vectorize`,
-    `loop-unroll` and `convert-loop-to-llvm`, in that order."""
+    `loop-unroll{trivial-only=true}`, `loop-outline-parallel`, `loop-vectorize`
+    and `convert-loop-to-llvm`, in that order."""
 
     name = "loop-to-llvm"
 

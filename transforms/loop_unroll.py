@@ -10,9 +10,10 @@ A loop of at most one iteration is "unrolled" whatever its kind: zero iterations
 erase it, one iteration leaves its body with the variable a constant (how it
 runs is then moot). With `trivial-only=true` the pass does only that: the
 pipeline `loop-to-llvm` runs it so before `loop-outline-parallel` and
-`loop-vectorize`, which then never see a trivial loop, and unrolls the rest
-after them, so those passes work on one copy of each body rather than on every
-copy (the unrolled loops are most of the IR they would otherwise walk).
+`loop-vectorize`, which then never see a trivial loop, and leaves the other
+unrolled loops to LLVM (`convert-loop-to-llvm` marks them), so no pass works on
+the copies. This pass shows the unrolled loop IR; run before
+`convert-loop-to-llvm` it gives the same code.
 
 ```mlir
 loop.for %j = 0 to 2 unrolled {

@@ -39,7 +39,7 @@ offset in every lane: a scatter writes lanes in order, so the last active lane
 wins, as in the serial loop), `scf.if` results are
 `arith.select`ed, and an integer division under a mask divides inactive lanes by
 one so they cannot trap. Uniform conditions stay `loop.guard`/`scf.if`. Loops
-inside the vectorized one run serially (their variable is uniform), unrolled
+inside the vectorized one run serially (their variable is uniform); unrolled
 ones stay unrolled.
 
 A loop whose extent is larger than `max_lanes` (4 zmm registers' worth) is strip
@@ -560,7 +560,7 @@ class VectorWriter:
 
     def write_for(self, op: ForOp) -> None:
         """A loop inside the vectorized one runs serially (an unrolled one stays
-        unrolled: `loop-unroll` runs after this pass in `loop-to-llvm`)."""
+        unrolled: LLVM, or `loop-unroll`, unrolls it after this pass)."""
         kind = LoopKind.UNROLLED if op.kind.data == LoopKind.UNROLLED else LoopKind.SERIAL
         new = ForOp(op.lb.data, op.ub.data, kind, var_name=op.var.name_hint)
         self.add(new)

@@ -15,6 +15,12 @@ ops where it does not. xDSL 0.74 lacks (or restricts to scalars or floats):
 Intrinsics that are plain calls (`llvm.smax`, `llvm.tanh`, ...) need no op here:
 they use `llvm.call_intrinsic`.
 
+A loop LLVM is to unroll fully carries the unit attribute `llvmx.unroll_full`
+(`UNROLL_FULL`) on its back edge, an `llvm.cond_br`: what MLIR writes as
+`loop_annotation = #llvm.loop_annotation<unroll = #llvm.loop_unroll<full = true>>`,
+which xDSL 0.74's `llvm.cond_br` cannot hold. It becomes `!llvm.loop` metadata
+with `llvm.loop.unroll.full`.
+
 Why a dialect rather than patching the llvmlite module afterwards: the lowered IR
 stays complete and printable, so `tilecraft-opt -p convert-loop-to-llvm` shows
 every instruction and FileCheck tests can check them. `backends/llvm/translate.py`
@@ -59,6 +65,8 @@ from xdsl.irdl import (
 )
 from xdsl.traits import NoMemoryEffect, Pure
 from xdsl.utils.exceptions import VerifyException
+
+UNROLL_FULL = "llvmx.unroll_full"  # on a loop's back edge: LLVM unrolls it fully
 
 FCMP_PREDICATES = (
     "false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord",

@@ -145,6 +145,19 @@ def _define(op: llvm.FuncOp, function: ir.Function) -> None:
                     convert_op(inner, builder, values, blocks)
                 except NotImplementedError as e:
                     raise TranslationError(f"cannot translate '{inner.name}': {e}") from None
+                if llvmx.UNROLL_FULL in inner.attributes:
+                    branch = builder.block.instructions[-1]
+                    branch.set_metadata("llvm.loop", _unroll_full(function.module))
+
+
+def _unroll_full(module: ir.Module) -> ir.MDValue:
+    """A loop ID asking LLVM to unroll its loop fully. A loop ID is a node of its
+    own whose first operand is itself; llvmlite makes such nodes only for debug
+    info, and `add_metadata` would merge equal ones, so it is built directly."""
+    request = module.add_metadata([ir.MetaDataString(module, "llvm.loop.unroll.full")])
+    loop_id = ir.MDValue(module, [request], name=str(len(module.metadata)))
+    loop_id.operands = (loop_id, request)
+    return loop_id
 
 
 def _intrinsic(builder: ir.IRBuilder, name: str, result: ir.Type, args: list[ir.Value]) -> ir.Value:

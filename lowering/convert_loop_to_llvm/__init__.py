@@ -1,7 +1,8 @@
 """`convert-loop-to-llvm`: the loop program as LLVM IR (xDSL's `llvm` dialect).
 
-It runs after `loop-outline-parallel`, `loop-vectorize` and `loop-unroll` (see
-the pipeline `loop-to-llvm`, `lowering/loop_to_llvm.py`): every loop left is serial,
+It runs after `loop-outline-parallel` and `loop-vectorize` (see
+the pipeline `loop-to-llvm`, `lowering/loop_to_llvm.py`): every loop left is serial
+(or unrolled, for LLVM to unroll),
 parallel work is a `loop.launch` of an outlined function and vector code is
 `vector`/`loop.gather`/`loop.scatter` ops and arith/math on vectors. One
 conversion pattern per op kind, applied in one forward walk (parents before
@@ -15,7 +16,9 @@ their bodies, so every operand an op sees is already an LLVM value):
 - `loop.for` (serial): its body block moves into the function and branches back
   to itself, `br ^body(lb)` ... `cond_br %more, ^body(%next), ^exit`
   (bottom-tested: the extent is static and non-zero); `scf.for` (the dynamic
-  chunk loop of an outlined body) the same with an entry test;
+  chunk loop of an outlined body) the same with an entry test; an unrolled
+  `loop.for` the same, its back edge marked `llvmx.unroll_full`, which LLVM
+  unrolls fully before O3 (`backends/llvm/target.py`);
 - `loop.guard`, `scf.if`: branches (a condition known to be constant is folded);
 - `loop.assert`: a branch to a block that stores the message's code in the global
   `__tilecraft_error` (the messages are the constant `__tilecraft_error_messages`),

@@ -123,8 +123,6 @@ def _check_op(op: Operation) -> None:
                 op, f"{PASS}: {MAX_THREADS_ATTR} must be a positive integer (the most threads "
                 f"the launch may use), not {cap}.",
             )
-    if isinstance(op, ForOp) and op.kind.data == LoopKind.UNROLLED and op.extent > 1:
-        raise OpError(op, f"{PASS}: an unrolled loop is left; run loop-unroll first.")
     if isinstance(op, ForOp) and op.kind.data == LoopKind.PARALLEL and op.extent > 1:
         raise OpError(
             op, f"{PASS}: a parallel loop is left; run loop-outline-parallel first."

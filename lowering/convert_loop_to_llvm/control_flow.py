@@ -8,8 +8,9 @@ from dataclasses import dataclass
 
 from tilecraft.backends.llvm.builder import NSW, PTR, FunctionBuilder, scalar_type
 from tilecraft.analysis.parallel_work import MAX_THREADS_ATTR
+from tilecraft.backends.llvm.llvmx import UNROLL_FULL
 from tilecraft.backends.llvm.names import NO_THREAD_CAP, PARALLEL_LAUNCH
-from tilecraft.dialects.loop import AssertOp, ForOp, GuardOp, LaunchOp
+from tilecraft.dialects.loop import AssertOp, ForOp, GuardOp, LaunchOp, LoopKind
 from tilecraft.utils.attrs import integer_attr
 from tilecraft.lowering.convert_loop_to_llvm.state import (
     RUNTIME_ERROR,
@@ -18,7 +19,7 @@ from tilecraft.lowering.convert_loop_to_llvm.state import (
     replace_with,
 )
 from xdsl.dialects import llvm, scf
-from xdsl.dialects.builtin import IntegerAttr, i32, i64
+from xdsl.dialects.builtin import IntegerAttr, UnitAttr, i32, i64
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.rewriter import InsertPoint
@@ -62,6 +63,8 @@ def _loop_body(
     following = llvm.AddOp(iv, b.index(1), overflow=NSW)
     more = llvm.ICmpOp(following.res, ub, SLT)
     latch = llvm.CondBrOp(more.res, body, [following.res], after, [])
+    if isinstance(op, ForOp) and op.kind.data == LoopKind.UNROLLED:
+        latch.attributes[UNROLL_FULL] = UnitAttr()
     for new in (following, more, latch):
         body.insert_op_before(new, yield_op)
     rewriter.erase(yield_op)
@@ -76,7 +79,8 @@ def _loop_body(
 
 @dataclass
 class ForLowering(RewritePattern):
-    """A serial `loop.for` → a counted loop."""
+    """A serial `loop.for` → a counted loop; an unrolled one → a counted loop that
+    LLVM unrolls fully (`llvmx.unroll_full` on its back edge)."""
 
     state: Conversion
 

@@ -480,6 +480,33 @@ def test_register_tiled_matmul_with_buffers(scope):
     np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
 
 
+def test_unrolled_loops_are_unrolled_by_llvm(monkeypatch):
+    """The pipeline leaves unrolled loops to LLVM (`llvm.loop.unroll.full`), which
+    unrolls them before O3: no loop of the tile is left, and the numbers are
+    those of the loop IR unrolled by loop-unroll."""
+    from tilecraft.lowering import loop_to_llvm
+    from tilecraft.transforms.loop_unroll import LoopUnrollPass
+
+    text = register_tiled_matmul(24, 48, 20, mr=6, nr=16, scope="local")
+    marked = emit_llvm_ir(parse_text(text), optimize=False)
+    assert marked.count("llvm.loop.unroll.full") == 1, marked  # one request node
+    assert len(re.findall(r"!llvm\.loop !\d+", marked)) >= 2, marked  # the tile's loops
+    assert "llvm.loop.unroll.full" not in emit_llvm_ir(parse_text(text))
+    a, b = rand((24, 20)), rand((20, 48))
+    by_llvm = np.zeros((24, 48), np.float32)
+    single(text)(a, b, by_llvm)
+    passes = loop_to_llvm.loop_to_llvm_passes()
+    monkeypatch.setattr(
+        loop_to_llvm, "loop_to_llvm_passes", lambda reassociate=True: (*passes[:-1], LoopUnrollPass(), passes[-1])
+    )
+    unrolled = emit_llvm_ir(parse_text(text), optimize=False)
+    assert "llvm.loop.unroll.full" not in unrolled
+    by_loop_unroll = np.zeros((24, 48), np.float32)
+    single(text)(a, b, by_loop_unroll)
+    np.testing.assert_allclose(by_llvm, a @ b, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(by_llvm, by_loop_unroll, rtol=1e-5, atol=1e-5)
+
+
 def test_large_local_buffer_goes_to_the_heap():
     """A 'local' buffer too big for a thread's stack (1 MiB) still works."""
     f = single(
@@ -1050,7 +1077,7 @@ func.func @matmul(%A: memref<{m}x{k}xf32> {{tc.name = "A"}}, %B: memref<{k}x{n}x
 
 def test_jit_runs_what_tilecraft_opt_prints(tmp_path):
     """The JIT lowers with the pipeline loop-to-llvm: the same text as
-    `tilecraft-opt -p lower-tensor-intrin,expand-dma,loop-partition,loop-unroll{trivial-only=true},loop-outline-parallel,loop-vectorize,loop-unroll,convert-loop-to-llvm`."""
+    `tilecraft-opt -p lower-tensor-intrin,expand-dma,loop-partition,loop-unroll{trivial-only=true},loop-outline-parallel,loop-vectorize,convert-loop-to-llvm`."""
     import subprocess
     import sys
     from pathlib import Path
@@ -1065,7 +1092,6 @@ def test_jit_runs_what_tilecraft_opt_prints(tmp_path):
         "loop-unroll{trivial-only=true}",
         "loop-outline-parallel",
         "loop-vectorize",
-        "loop-unroll",
         "convert-loop-to-llvm",
     )
     text = register_tiled_matmul(24, 48, 20, mr=6, nr=16, scope="local")

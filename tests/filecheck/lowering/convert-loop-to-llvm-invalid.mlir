@@ -53,16 +53,7 @@ func.func @f(%A: memref<4xf32>) -> index {
 
 // -----
 
-// Unrolling and outlining are passes of their own, run before this one.
-func.func @unrolled_left(%A: memref<4xf32>) {
-  // CHECK: convert-loop-to-llvm-invalid.mlir:[[# @LINE + 1]]:3: error: convert-loop-to-llvm: an unrolled loop is left; run loop-unroll first.
-  loop.for %i = 0 to 4 unrolled {
-  }
-  func.return
-}
-
-// -----
-
+// Vectorizing and outlining are passes of their own, run before this one.
 func.func @vectorized_left(%A: memref<4xf32>) {
   // CHECK: convert-loop-to-llvm-invalid.mlir:[[# @LINE + 1]]:3: error: convert-loop-to-llvm: a vectorized loop is left; run loop-vectorize first.
   loop.for %i = 0 to 4 vectorized {

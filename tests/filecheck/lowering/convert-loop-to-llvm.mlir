@@ -43,6 +43,26 @@ func.func @serial(%A: memref<8xf32>, %B: memref<8xf32>) {
 
 // -----
 
+// An unrolled loop is a counted loop too, its back edge marked for LLVM to
+// unroll it fully (the copies are made and folded before O3,
+// backends/llvm/target.py).
+func.func @unrolled(%A: memref<4xf32>) {
+  %x = arith.constant 1.0 : f32
+  loop.for %i = 0 to 4 unrolled {
+    memref.store %x, %A[%i] : memref<4xf32>
+  }
+  loop.for %i = 0 to 4 {
+    memref.store %x, %A[%i] : memref<4xf32>
+  }
+  func.return
+}
+
+// CHECK-LABEL: llvm.func @unrolled(
+// CHECK:         llvm.cond_br %{{.*}}, ^{{.*}}(%{{.*}} : i64), ^{{.*}} {llvmx.unroll_full}
+// CHECK:         llvm.cond_br %{{.*}}, ^{{.*}}(%{{.*}} : i64), ^{{[^ ]*}}{{$}}
+
+// -----
+
 // Constant indices (what loop-unroll leaves of an unrolled loop) fold into
 // constant GEP offsets (row-major: A[2, i] is element 6 + i).
 

@@ -1,10 +1,10 @@
 // The pipeline is its passes in order, nothing else:
 // RUN: tilecraft-opt %s -p loop-to-llvm -o %t.pipeline.mlir
-// RUN: tilecraft-opt %s -p "expand-dma,loop-partition,loop-unroll{trivial-only=true},loop-outline-parallel,loop-vectorize,loop-unroll,convert-loop-to-llvm" -o %t.passes.mlir
+// RUN: tilecraft-opt %s -p "expand-dma,loop-partition,loop-unroll{trivial-only=true},loop-outline-parallel,loop-vectorize,convert-loop-to-llvm" -o %t.passes.mlir
 // RUN: diff %t.pipeline.mlir %t.passes.mlir
 // RUN: filecheck %s --input-file %t.pipeline.mlir
 // Each stage is visible on its own:
-// RUN: tilecraft-opt %s -p "loop-unroll{trivial-only=true},loop-outline-parallel,loop-vectorize,loop-unroll" | filecheck %s --check-prefix=VECTOR-IR
+// RUN: tilecraft-opt %s -p "loop-unroll{trivial-only=true},loop-outline-parallel,loop-vectorize" | filecheck %s --check-prefix=VECTOR-IR
 
 // Rows in parallel, two rows of a block unrolled, columns vectorized. (The loop
 // carries a thread cap: on its work alone it would run on one thread, a call.)
@@ -28,16 +28,19 @@ func.func @scale(%A: memref<8x16xf32>, %B: memref<8x16xf32>) {
 // VECTOR-IR-NEXT:    loop.launch @scale_parallel0(%{{.*}}, %{{.*}}) 0 to 4 {tc.max_threads = 4 : i64} : memref<8x16xf32>, memref<8x16xf32>
 // VECTOR-IR-LABEL: func.func private @scale_parallel0(
 // VECTOR-IR:         scf.for
-// VECTOR-IR-COUNT-2:   vector.load {{.*}} : memref<8x16xf32>, vector<16xf32>
-// VECTOR-IR-NOT:     loop.for
+// VECTOR-IR:           loop.for %{{.*}} = 0 to 2 unrolled {
+// VECTOR-IR:             vector.load {{.*}} : memref<8x16xf32>, vector<16xf32>
+// VECTOR-IR-NOT:         vector.load
 
 // The kernel launches the task; the task calls the outlined body on its chunk;
-// the body runs its rows with two 16-lane loads and stores each.
+// the body runs its rows with a 16-lane load and store each, the two rows a
+// loop that LLVM unrolls.
 // CHECK-LABEL: llvm.func @scale(
 // CHECK:         llvm.call @tilecraft_parallel_launch
 // CHECK-LABEL: llvm.func internal @scale_parallel0_task(
 // CHECK:         llvm.call @scale_parallel0(
 // CHECK-LABEL: llvm.func internal @scale_parallel0(
-// CHECK-COUNT-2: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr -> vector<16xf32>
+// CHECK:         llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr -> vector<16xf32>
+// CHECK:         llvm.cond_br {{.*}} {llvmx.unroll_full}
 // CHECK-NOT:     loop.
 // CHECK-NOT:     vector.

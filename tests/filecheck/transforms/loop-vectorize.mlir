@@ -91,7 +91,7 @@ func.func @tail_powers_of_two(%A: memref<400xf32>, %B: memref<108xf32>) {
 // -----
 
 // Loops inside the vectorized one run serially, with a uniform variable; an
-// unrolled one stays unrolled (loop-unroll runs after this pass in loop-to-llvm).
+// unrolled one stays unrolled (LLVM or loop-unroll unrolls it after this pass).
 func.func @inner_loops(%A: memref<4x16xf32>, %B: memref<16xf32>) {
   loop.for %j = 0 to 16 vectorized {
     loop.for %k = 0 to 2 unrolled {
