@@ -363,14 +363,14 @@ def _store_model(cache, key: str, model: CompiledModel, jit, piece_keys: list[st
     for name, array in derived.items():
         array = np.ascontiguousarray(array)
         pad = -offset % 64
-        chunks += [b"\0" * pad, array.tobytes()]
+        chunks += [b"\0" * pad, array.reshape(-1).view(np.uint8)]  # the array's bytes, not a copy
         offset += pad
         meta["weights"][name] = [offset, array.dtype.str, list(array.shape)]
         offset += array.nbytes
     text = json.dumps(meta).encode()
     header = b"%d\n" % len(text) + text
     header += b"\0" * (-len(header) % 64)
-    cache.put("model", key, header + b"".join(chunks))
+    cache.put("model", key, [header, *chunks])
 
 
 def _cached_model(cache, key: str, source, threads: int, start: float) -> CompiledModel | None:

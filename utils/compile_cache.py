@@ -31,6 +31,7 @@ import os
 import tempfile
 import zlib
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
 ENV = "TILECRAFT_CACHE_DIR"
@@ -126,17 +127,26 @@ class CompileCache:
         stats[kind, "hit"] += 1
         return payload
 
-    def put(self, kind: str, key: str, payload: bytes) -> None:
-        """Store `payload` (atomically); a cache that cannot be written is skipped."""
+    def put(self, kind: str, key: str, payload: bytes | Sequence) -> None:
+        """Store `payload`, or the concatenation of its parts (bytes-like objects,
+        written one after another: a model's weights are not copied into one
+        string first),
+        atomically; a cache that cannot be written is skipped."""
+        parts = [payload] if isinstance(payload, bytes | bytearray | memoryview) else list(payload)
+        length, crc = 0, 0
+        for part in parts:
+            length += memoryview(part).nbytes
+            crc = zlib.crc32(part, crc)
         path = self.path(kind, key)
-        header = b"%s %s %s %d %08x\n" % (FORMAT, kind.encode(), key.encode(), len(payload), zlib.crc32(payload))
+        header = b"%s %s %s %d %08x\n" % (FORMAT, kind.encode(), key.encode(), length, crc)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{key[:8]}.", suffix=".tmp")
             try:
                 with os.fdopen(fd, "wb") as f:
                     f.write(header)
-                    f.write(payload)
+                    for part in parts:
+                        f.write(part)
                 os.replace(tmp, path)
             except BaseException:
                 os.unlink(tmp)

@@ -206,6 +206,21 @@ def test_entries_round_trip_and_reject_other_keys(tmp_path):
     assert not list(tmp_path.rglob("*.tmp"))  # no temporary file left behind
 
 
+def test_an_entry_written_in_parts_is_their_concatenation(tmp_path):
+    """A model entry is written as its header and its weights' own bytes, one
+    after another; the entry (and its checksum) is the concatenation."""
+    cache = CompileCache(tmp_path)
+    weights = np.arange(12, dtype=np.float32).reshape(3, 4)
+    parts = [b"header\n", memoryview(b"\0" * 3), weights.reshape(-1).view(np.uint8)]
+    cache.put("model", "ef" * 32, parts)
+    whole = b"header\n" + b"\0" * 3 + weights.tobytes()
+    assert cache.get("model", "ef" * 32) == whole
+    cache.put("model", "12" * 32, whole)
+    assert cache.path("model", "12" * 32).read_bytes().split(b"\n", 1)[0].split()[-2:] == (
+        cache.path("model", "ef" * 32).read_bytes().split(b"\n", 1)[0].split()[-2:]
+    )  # the same length and checksum
+
+
 def test_keys_depend_on_every_part():
     assert compile_cache.make_key("a", "bc") != compile_cache.make_key("ab", "c")
     assert compile_cache.make_key("x") == compile_cache.make_key("x")
