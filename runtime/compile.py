@@ -297,13 +297,13 @@ def _is_onnx(model_or_path) -> bool:
 
 def onnx_model_key(model_or_path, input_shapes, fuse: bool, threads: int):
     """The ONNX model (loaded, with any external data) and the cache key of its
-    compiled model: its serialized bytes, the input shapes and the options."""
-    import hashlib
-
+    compiled model: its content (`model_digest`), the input shapes and the options."""
     import onnx
 
+    from tilecraft.frontends.onnx.skeleton import model_digest
+
     model = onnx.load(str(model_or_path)) if isinstance(model_or_path, (str, Path)) else model_or_path
-    digest = hashlib.sha256(model.SerializeToString()).hexdigest()
+    digest = model_digest(model)
     shapes = repr(sorted((k, tuple(v)) for k, v in (input_shapes or {}).items()))
     return model, _key("onnx-model", digest, shapes, fuse, threads)
 

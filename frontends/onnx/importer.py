@@ -281,11 +281,16 @@ class Node:
 
 def upgrade_opset(model: onnx.ModelProto, version: int) -> onnx.ModelProto:
     """`model` (default-domain opset `version` < MIN_OPSET) converted to MIN_OPSET by
-    onnx's version converter, the adapters ONNX keeps for every operator change."""
+    onnx's version converter, the adapters ONNX keeps for every operator change.
+    The converter is given the model without its weights' data (`skeleton`): it
+    copies every byte it is given, twice, and reads no floating-point weight."""
     from onnx import version_converter
 
+    from tilecraft.frontends.onnx.skeleton import restore, skeleton
+
     try:
-        return version_converter.convert_version(model, MIN_OPSET)
+        shape, weights = skeleton(model)
+        return restore(version_converter.convert_version(shape, MIN_OPSET), weights)
     except Exception as e:  # noqa: BLE001 - the converter raises RuntimeError/ValueError/...
         reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         reason = re.sub(r"^\S+\.h:\d+: \w+: ", "", reason)  # the C++ adapter's file:line
