@@ -71,7 +71,7 @@ def compile_loop_module(module: ModuleOp, *, num_threads: int | None = None, run
 
     from tilecraft.backends.llvm.compile import CompileTimes
     from tilecraft.backends.llvm.jit import jit_module, signatures_of
-    from tilecraft.lowering.loop_to_llvm import lower_to_llvm_dialect
+    from tilecraft.pipelines.loop_to_llvm import lower_to_llvm_dialect
 
     from tilecraft.utils.compile_timing import section
 
@@ -229,7 +229,7 @@ def lower_piece(piece: CodePiece) -> ModuleOp:
     """A piece in the llvm dialect (lowered in place), the kernels it calls declared."""
     from xdsl.dialects import llvm
 
-    from tilecraft.lowering.loop_to_llvm import lower_to_llvm_dialect
+    from tilecraft.pipelines.loop_to_llvm import lower_to_llvm_dialect
     from tilecraft.utils.compile_timing import section
 
     arities = _arities(piece.module, piece.callees)  # before the calls are lowered
@@ -288,21 +288,21 @@ def check_argument_types(module: ModuleOp) -> None:
 def emit_llvm_ir(module: ModuleOp, optimize: bool = True, num_threads: int | None = None) -> str:
     """A loop-level (or llvm-dialect) module as LLVM IR text, after O3 unless not `optimize`."""
     from tilecraft.backends import llvm as backend
-    from tilecraft.lowering.loop_to_llvm import lower_to_llvm_dialect
+    from tilecraft.pipelines.loop_to_llvm import lower_to_llvm_dialect
 
     return backend.emit_llvm_ir(lower_to_llvm_dialect(module), optimize, num_threads)
 
 
 def emit_assembly(module: ModuleOp, num_threads: int | None = None) -> str:
     from tilecraft.backends import llvm as backend
-    from tilecraft.lowering.loop_to_llvm import lower_to_llvm_dialect
+    from tilecraft.pipelines.loop_to_llvm import lower_to_llvm_dialect
 
     return backend.emit_assembly(lower_to_llvm_dialect(module), num_threads)
 
 
 def emit_object(module: ModuleOp, num_threads: int | None = None) -> bytes:
     from tilecraft.backends import llvm as backend
-    from tilecraft.lowering.loop_to_llvm import lower_to_llvm_dialect
+    from tilecraft.pipelines.loop_to_llvm import lower_to_llvm_dialect
 
     return backend.emit_object(lower_to_llvm_dialect(module), num_threads)
 
@@ -317,7 +317,7 @@ def emit_shared_library(
     64-bit unsigned value) becomes an exported function `uint64_t name(void)`
     returning it: a saved model records what it was compiled for that way."""
     from tilecraft.backends import llvm as backend
-    from tilecraft.lowering.loop_to_llvm import lower_to_llvm_dialect
+    from tilecraft.pipelines.loop_to_llvm import lower_to_llvm_dialect
 
     lowered = lower_to_llvm_dialect(module)
     for name, value in (constants or {}).items():

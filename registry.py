@@ -79,6 +79,8 @@ def pass_groups() -> dict[str, dict[str, Callable[[], type[ModulePass]]]]:
         "pipelines": {
             "compile-model": _pass("pipelines.compile_model", "CompileModelPass"),
             "check-graph-level": _pass("pipelines.check_graph_level", "CheckGraphLevelPass"),
+            "loop-to-llvm": _pass("pipelines.loop_to_llvm", "LoopToLlvmPass"),
+            "loop-to-accel": _pass("pipelines.loop_to_accel", "LoopToAccelPass"),
         },
         "graph level": {
             "infer-shapes": _pass("transforms.infer_shapes", "InferShapesPass"),
@@ -114,7 +116,6 @@ def pass_groups() -> dict[str, dict[str, Callable[[], type[ModulePass]]]]:
             "inject-virtual-threads": _pass("transforms.inject_virtual_threads", "InjectVirtualThreadsPass"),
         },
         "loop to llvm": {
-            "loop-to-llvm": _pass("lowering.loop_to_llvm", "LoopToLlvmPass"),
             "convert-loop-to-llvm": _pass("lowering.convert_loop_to_llvm", "ConvertLoopToLlvmPass"),
         },
         "accelerator": {

@@ -192,11 +192,10 @@ def lower(template: str, params, config: dict | None, *, verify: bool = True):
         return lower_module(s, args, "main")
     from tilecraft.frontends.te.emit import build_module
     from tilecraft.pipelines.compile_model import lower_te_stages
+    from tilecraft.pipelines.run_stages import run_stages
 
     module = build_module(s, args, "main", verify=False)
-    ctx = _context()
-    for stage in lower_te_stages():
-        stage().apply(ctx, module)
+    run_stages([stage() for stage in lower_te_stages()], _context(), module, verify_last=False)
     return module
 
 

@@ -108,7 +108,7 @@ def ort_session(model, threads: int):
 def thread_cost(cost: int | None):
     """Lower loop IR with `loop-outline-parallel{thread-cost=cost}` (0: no caps)
     inside the block; None leaves the default."""
-    from tilecraft.lowering import loop_to_llvm
+    from tilecraft.pipelines import loop_to_llvm
     from tilecraft.transforms.loop_outline_parallel import LoopOutlineParallelPass
 
     if cost is None:
@@ -134,7 +134,7 @@ def launch_caps(compiled) -> list[int]:
 
     from tilecraft.analysis.parallel_work import MAX_THREADS_ATTR
     from tilecraft.dialects.loop import LaunchOp
-    from tilecraft.lowering.loop_to_llvm import loop_to_llvm_passes
+    from tilecraft.pipelines.loop_to_llvm import loop_to_llvm_passes
 
     module = compiled.module.clone()
     for stage in loop_to_llvm_passes():
@@ -310,7 +310,7 @@ def kernel_rates(names: list[str]) -> list[float]:
 
     from tilecraft.analysis.parallel_work import block_work
     from tilecraft.dialects.loop import ForOp, LoopKind
-    from tilecraft.lowering.loop_to_llvm import loop_to_llvm_passes
+    from tilecraft.pipelines.loop_to_llvm import loop_to_llvm_passes
 
     rates = []
     for name in names:

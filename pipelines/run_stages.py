@@ -29,11 +29,17 @@ def verify_each_default() -> bool:
 
 @compiling
 def run_stages(
-    stages: Iterable[ModulePass], ctx: Context, module: ModuleOp, *, verify_each: bool | None = None
+    stages: Iterable[ModulePass],
+    ctx: Context,
+    module: ModuleOp,
+    *,
+    verify_each: bool | None = None,
+    verify_last: bool = True,
 ) -> None:
     """Apply `stages` to `module` in order, each in a timing section of its name;
     verify after each when `verify_each` (default: `verify_each_default()`), and
-    after the last in any case."""
+    after the last unless not `verify_last` (a module that another verifier
+    checks next: LLVM's, of the LLVM IR the llvm dialect becomes)."""
     if verify_each is None:
         verify_each = verify_each_default()
     stages = list(stages)
@@ -42,7 +48,7 @@ def run_stages(
             stage.apply(ctx, module)
         if verify_each:
             _verify(module, f"after pass '{stage.name}'")
-    if not verify_each and stages:
+    if verify_last and not verify_each and stages:
         names = ", ".join(stage.name for stage in stages)
         _verify(module, f"after passes {names} (TILECRAFT_VERIFY_EACH=1 names the pass at fault)")
 

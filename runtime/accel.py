@@ -1,7 +1,8 @@
 """Running a schedule on the accelerator: `tc.build(s, args, target="accel")`.
 
-The schedule is lowered to loop IR as for the CPU, then taken down the accelerator
-pipeline, each step a pass that `tilecraft-opt` runs by name:
+The schedule is lowered to loop IR as for the CPU, then taken down the pipeline
+`loop-to-accel` (`pipelines/loop_to_accel.py`), which `tilecraft-opt` runs by name
+as well:
 
     inject-dma, inject-virtual-threads, convert-loop-to-accel, insert-dependences
 
@@ -25,32 +26,14 @@ import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType, ModuleOp
-from xdsl.passes import ModulePass
 
 from tilecraft.backends.accel.dram import Dram
 from tilecraft.backends.accel.program import Program, find_program, format_asm, program_from_ir
 from tilecraft.backends.accel.simulator import SimResult, simulate
 from tilecraft.backends.accel.spec import AccelSpec
+from tilecraft.pipelines.loop_to_accel import LoopToAccelPass
 from tilecraft.pipelines.run_stages import run_stages
 from tilecraft.utils.dtypes import numpy_dtype
-
-ACCEL_PIPELINE = ("inject-dma", "inject-virtual-threads", "convert-loop-to-accel", "insert-dependences")
-
-
-def accel_passes(spec_path: str = "", serial: bool = False) -> tuple[ModulePass, ...]:
-    """The passes of ACCEL_PIPELINE, in order."""
-    from tilecraft.lowering.convert_loop_to_accel import ConvertLoopToAccelPass
-    from tilecraft.transforms.inject_dma import InjectDmaPass
-    from tilecraft.transforms.inject_virtual_threads import InjectVirtualThreadsPass
-    from tilecraft.transforms.insert_dependences import InsertDependencesPass
-
-    return (
-        InjectDmaPass(spec=spec_path),
-        InjectVirtualThreadsPass(),
-        ConvertLoopToAccelPass(spec=spec_path),
-        InsertDependencesPass(serial=serial),
-    )
-
 
 class AccelFunction:
     """A schedule compiled for the accelerator; `f(a, b, c)` runs it on the simulator,
@@ -60,7 +43,7 @@ class AccelFunction:
         function = next(f for f in loop_module.ops if isinstance(f, func.FuncOp) and f.sym_name.data == name)
         self.arg_types: list[MemRefType] = list(function.function_type.inputs.data)  # type: ignore[arg-type]
         self.loop_ir = str(loop_module)
-        run_stages(accel_passes(spec_path, serial), Context(), loop_module)
+        run_stages(LoopToAccelPass(spec=spec_path, serial=serial).stages(), Context(), loop_module)
         self.module = loop_module
         self.program: Program = program_from_ir(find_program(loop_module, name))
         self.spec: AccelSpec = self.program.spec

@@ -62,7 +62,7 @@ class Profiler:
         from xdsl.dialects import func
 
         from tilecraft.backends.llvm import jit_module, signatures_of
-        from tilecraft.lowering.loop_to_llvm import lower_to_llvm_dialect
+        from tilecraft.pipelines.loop_to_llvm import lower_to_llvm_dialect
 
         lowered = lower_to_llvm_dialect(module)
         self.count = instrument(lowered, entry)

@@ -29,18 +29,14 @@ def quantize(model, calibration: Iterable, *, input_shapes: dict | None = None, 
     from tilecraft.transforms.fold_empty_tensors import FoldEmptyTensorsPass
     from tilecraft.transforms.infer_shapes import InferShapesPass
     from tilecraft.transforms.quantize_int8 import QuantizeInt8Pass
-    from tilecraft.utils.diagnostics import verify_module
+    from tilecraft.pipelines.run_stages import run_stages
 
     module = load_model(model, input_shapes, store)
     source = store_of(module)
     if source is not None:
         attach(module, source.child())  # quantized weights stay with this module
     ctx = make_context()
-    for p in (FoldEmptyTensorsPass(), InferShapesPass(), CanonicalizePass()):
-        p.apply(ctx, module)
-    verify_module(module)
+    run_stages([FoldEmptyTensorsPass(), InferShapesPass(), CanonicalizePass()], ctx, module)
     annotate(module, calibration, graph_function(module).sym_name.data)
-    QuantizeInt8Pass().apply(ctx, module)
-    CanonicalizePass().apply(ctx, module)
-    verify_module(module)
+    run_stages([QuantizeInt8Pass(), CanonicalizePass()], ctx, module)
     return module

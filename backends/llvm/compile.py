@@ -2,7 +2,7 @@
 
 The steps every entry point shares (JIT, `.ll`, `.s`, `.o`, `.so`):
 
-1. the pipeline `loop-to-llvm` (`lowering/loop_to_llvm.py`: `loop-unroll`,
+1. the pipeline `loop-to-llvm` (`pipelines/loop_to_llvm.py`: `loop-unroll`,
    `loop-outline-parallel`, `loop-vectorize`, `convert-loop-to-llvm`) on a clone
    (the caller's module stays as it was), unless the module is already made of
    `llvm.func`s: `tilecraft-opt -p loop-to-llvm` prints what the JIT compiles;
@@ -54,7 +54,7 @@ def build_llvm_module(
     entry_points: bool | None = None,
 ) -> llvm_binding.ModuleRef:
     """Translate and optimize `module`, in xDSL's llvm dialect (loop IR goes through
-    `lowering.loop_to_llvm.lower_to_llvm_dialect` first, as `tilecraft.compiler`
+    `pipelines.loop_to_llvm.lower_to_llvm_dialect` first, as `tilecraft.compiler`
     does); `runtime` and `entry_points` are `runtime.add_parallel_runtime`'s."""
     if any(isinstance(op, func.FuncOp) for op in module.ops):
         raise ValueError(

@@ -1,7 +1,7 @@
 """`convert-loop-to-llvm`: the loop program as LLVM IR (xDSL's `llvm` dialect).
 
 It runs after `loop-outline-parallel` and `loop-vectorize` (see
-the pipeline `loop-to-llvm`, `lowering/loop_to_llvm.py`): every loop left is serial
+the pipeline `loop-to-llvm`, `pipelines/loop_to_llvm.py`): every loop left is serial
 (or unrolled, for LLVM to unroll),
 parallel work is a `loop.launch` of an outlined function and vector code is
 `vector`/`loop.gather`/`loop.scatter` ops and arith/math on vectors. One

@@ -484,7 +484,7 @@ def test_unrolled_loops_are_unrolled_by_llvm(monkeypatch):
     """The pipeline leaves unrolled loops to LLVM (`llvm.loop.unroll.full`), which
     unrolls them before O3: no loop of the tile is left, and the numbers are
     those of the loop IR unrolled by loop-unroll."""
-    from tilecraft.lowering import loop_to_llvm
+    from tilecraft.pipelines import loop_to_llvm
     from tilecraft.transforms.loop_unroll import LoopUnrollPass
 
     text = register_tiled_matmul(24, 48, 20, mr=6, nr=16, scope="local")
@@ -1082,8 +1082,8 @@ def test_jit_runs_what_tilecraft_opt_prints(tmp_path):
     import sys
     from pathlib import Path
 
-    from tilecraft.lowering.loop_to_llvm import lower_to_llvm_dialect
-    from tilecraft.lowering.loop_to_llvm import LOOP_TO_LLVM
+    from tilecraft.pipelines.loop_to_llvm import lower_to_llvm_dialect
+    from tilecraft.pipelines.loop_to_llvm import LOOP_TO_LLVM
 
     assert LOOP_TO_LLVM == (
         "lower-tensor-intrin",
@@ -1110,7 +1110,7 @@ def test_jit_runs_what_tilecraft_opt_prints(tmp_path):
 def test_unrolled_copies_of_a_large_local_buffer_share_a_stack_slot():
     """loop-unroll copies a buffer per iteration; copies over 4 KiB share one
     stack slot (a worker thread's stack is small), and each copy still works."""
-    from tilecraft.lowering.loop_to_llvm import lower_to_llvm_dialect
+    from tilecraft.pipelines.loop_to_llvm import lower_to_llvm_dialect
 
     text = """
 func.func @f(%A: memref<4x2048xf32>, %B: memref<4x2048xf32>) {

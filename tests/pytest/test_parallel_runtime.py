@@ -572,7 +572,7 @@ def launch_caps(module) -> list[int]:
     """`tc.max_threads` of each launch `loop-outline-parallel` makes of `module`
     (run after the loop-to-llvm passes before it, as the backend runs it)."""
     from tilecraft.dialects.loop import LaunchOp
-    from tilecraft.lowering.loop_to_llvm import loop_to_llvm_passes
+    from tilecraft.pipelines.loop_to_llvm import loop_to_llvm_passes
     from xdsl.context import Context
 
     module = module.clone()

@@ -72,7 +72,7 @@ EXPECTED_PASSES = {
     "convert-graph-to-te", "convert-loop-to-accel", "convert-loop-to-llvm", "convert-te-to-loop",
     "expand-dma", "inject-dma", "inject-virtual-threads",
     "fold-constant-kernels", "fold-constants", "fold-empty-tensors", "fuse-ops", "infer-shapes", "insert-dependences",
-    "loop-outline-parallel", "loop-partition", "loop-to-llvm", "loop-unroll", "loop-vectorize", "lower-accel-tokens",
+    "loop-outline-parallel", "loop-partition", "loop-to-accel", "loop-to-llvm", "loop-unroll", "loop-vectorize", "lower-accel-tokens",
     "lower-tensor-intrin", "partition-accel", "plan-memory", "quantize-int8", "te-inline", "winograd-conv2d",
 }  # fmt: skip
 EXPECTED_DIALECTS = {"accel", "graph", "llvmx", "loop", "sched", "te"}
