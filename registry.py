@@ -53,7 +53,7 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
         return ACCEL
 
     def llvmx():
-        from tilecraft.backends.llvm.llvmx import LLVMX
+        from tilecraft.dialects.llvmx import LLVMX
 
         return LLVMX
 

@@ -76,7 +76,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from tilecraft.backends.llvm import llvmx
+from tilecraft.dialects import llvmx
 from tilecraft.dialects.loop import (
     AllocOp,
     AssertOp,

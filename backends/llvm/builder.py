@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 
-from tilecraft.backends.llvm import llvmx
+from tilecraft.dialects import llvmx
 from tilecraft.utils.attrs import integer_attr, integer_type, vector_type
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import (

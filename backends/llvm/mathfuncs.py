@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tilecraft.backends.llvm import llvmx
+from tilecraft.dialects import llvmx
 from tilecraft.backends.llvm.builder import FunctionBuilder, width_of
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import VectorType, i32

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tilecraft.backends.llvm import llvmx
+from tilecraft.dialects import llvmx
 from tilecraft.backends.llvm.builder import FunctionBuilder, load_op, scalar_type, store_op
 from tilecraft.utils.attrs import vector_type
 from xdsl.dialects import llvm

@@ -20,14 +20,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from tilecraft.backends.llvm import llvmx
+from tilecraft.dialects import llvmx
 from tilecraft.backends.llvm.builder import (
     FunctionBuilder,
     element_of,
     mangle,
     width_of,
 )
-from tilecraft.backends.llvm.llvmx import FCMP_PREDICATES
+from tilecraft.dialects.llvmx import FCMP_PREDICATES
 from tilecraft.backends.llvm.mathfuncs import FloatMath, erf_f32, exp_f32, tanh_f32
 from xdsl.dialects import arith, llvm, math
 from xdsl.dialects.builtin import Float32Type, Float64Type, IntegerType, VectorType, f32, i1, i64

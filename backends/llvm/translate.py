@@ -35,7 +35,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from llvmlite import ir
-from tilecraft.backends.llvm import llvmx
+from tilecraft.dialects import llvmx
 from tilecraft.backends.llvm.builder import mangle
 from tilecraft.backends.llvm.target import native_vector_bits
 from xdsl.backend.llvm.convert_op import convert_op

@@ -54,7 +54,7 @@ they share and `checks.py` what is checked before the walk.
 
 Where xDSL's `llvm` dialect has no op for an instruction (vector fcmp/select,
 fptosi, masked and gather/scatter memory access), the small `llvmx` dialect in
-`backends/llvm/llvmx.py` says it. `llvm`/`llvmx` ops already in the input (the
+`dialects/llvmx.py` says it. `llvm`/`llvmx` ops already in the input (the
 vector comparisons and casts `loop-vectorize` writes) are kept as they are.
 
 ```mlir

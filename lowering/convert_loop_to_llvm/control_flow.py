@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from tilecraft.backends.llvm.builder import NSW, PTR, FunctionBuilder, scalar_type
 from tilecraft.analysis.parallel_work import MAX_THREADS_ATTR
-from tilecraft.backends.llvm.llvmx import UNROLL_FULL
+from tilecraft.dialects.llvmx import UNROLL_FULL
 from tilecraft.backends.llvm.names import NO_THREAD_CAP, PARALLEL_LAUNCH
 from tilecraft.dialects.loop import AssertOp, ForOp, GuardOp, LaunchOp, LoopKind
 from tilecraft.utils.attrs import integer_attr
