@@ -146,7 +146,7 @@ class Matmul(Template):
         return 2.0 * n * m * k
 
     def schedule(self, n: int, m: int, k: int, config: dict | None):
-        from tilecraft import te
+        from tilecraft.frontends import te
 
         A = te.placeholder((n, k), "float32", name="A")
         B = te.placeholder((k, m), "float32", name="B")

@@ -18,7 +18,8 @@ operator and node.
 - `elementwise.py`, `activations.py`, `composed.py`, `nn.py`, `conv_variants.py`, `attention.py`,
   `losses.py`, `reduce.py`, `indexing.py`, `einsum.py`, `quantize.py`, `tensor.py`: one
   converter per ONNX operator;
-- `freeze.py`: graph inputs made constants (the backend, for shapes given as inputs).
+- `freeze.py`: graph inputs made constants (for `runtime/onnx_backend.py`, shapes given as inputs);
+- `skeleton.py`: a model without its weights' data (opset conversion, cache keys).
 """
 
 from tilecraft.frontends.onnx import (  # noqa: F401  (registers converters)

@@ -6,7 +6,7 @@ Most models give them as initializers or compute them from shapes (`fold.py`), b
 some take them as graph inputs. The ONNX backend learns their values only at `run`;
 it then freezes those inputs (`freeze_inputs`: each becomes an initializer holding
 the value given) and compiles the model specialized to them, once per distinct
-value (`TilecraftRep` in backend.py). Which inputs to freeze comes from the importer:
+value (`TilecraftRep` in runtime/onnx_backend.py). Which inputs to freeze comes from the importer:
 `ConstantInputNeeded.tensor` names the tensor a node needed, `inputs_behind` the graph
 inputs it is computed from. (An empty graph input, a 0 extent, needs no freezing:
 it holds no data, and compile-model's fold-empty-tensors folds what reads it.)

@@ -1,6 +1,12 @@
-"""The packages form layers: no import cycle between them, and the lowest ones
-import nothing above them. Every import counts, at module level or inside a
-function (a lazy import is still a dependency)."""
+"""The packages form layers: each imports only its own layer and those below, and
+no import cycle joins packages. Every import counts, at module level or inside a
+function (a lazy import is still a dependency), and so does an import of the
+package root (`import tilecraft`, `from tilecraft import te`): through the root
+a function-level `tc.build` depends on everything the Python API does.
+
+The few imports that still go up are listed in `KNOWN_UPWARD`, each with what
+removes it; the test fails on any other, and on a listed one that is gone (so the
+list only shrinks)."""
 
 from __future__ import annotations
 
@@ -9,16 +15,51 @@ from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-SKIP = {"tests", "bench", "examples", "build"}
-# What the bottom layers may import (besides themselves and third-party code).
-ALLOWED = {
-    "utils": set(),
-    "dialects": {"utils"},
+SKIP = {"tests", "bench", "examples", "build", "docs"}
+
+# Lowest first. A package (directory) or top-level module of tilecraft, by name;
+# "__init__" is the package root.
+LAYERS: list[set[str]] = [
+    {"utils"},
+    {"dialects"},
+    {"analysis", "frontends", "backends"},
+    {"topi"},
+    {"transforms"},
+    {"lowering"},
+    {"pipelines", "registry"},
+    {"compiler", "te_pieces", "te_library"},  # the driver
+    {"runtime"},
+    {"autotune"},
+    # The entry points and the TVM-spelling modules.
+    {"api", "tools", "__init__", "tasks", "tir", "nd", "target", "contrib", "testing", "timing", "ffi", "compat"},
+]
+RANK = {name: n for n, layer in enumerate(LAYERS) for name in layer}
+
+KNOWN_UPWARD = {
+    ("frontends", "compat"): "te's errors for TVM features tilecraft lacks; moves with the TVM surface package",
+    ("te_library", "timing"): "time_evaluator; moves with the TVM surface package",
+    ("te_pieces", "ffi"): "registered extern functions; moves with the TVM surface package",
+    ("te_pieces", "nd"): "NDArray arguments; moves with the TVM surface package",
+    ("autotune", "__init__"): "tc.build of accelerator configs; goes when tc.build's logic is in the driver",
 }
+
+
+def module_names() -> set[str]:
+    """tilecraft's packages and top-level modules."""
+    names = {"__init__"}
+    for path in ROOT.iterdir():
+        if path.name.startswith(".") or path.name in SKIP:
+            continue
+        if path.is_dir() and (path / "__init__.py").exists():
+            names.add(path.name)
+        elif path.suffix == ".py" and path.stem != "__init__":
+            names.add(path.stem)
+    return names
 
 
 def package_imports() -> dict[tuple[str, str], list[str]]:
     """(importing package, imported package) -> where, for tilecraft's own imports."""
+    known = module_names()
     edges: dict[tuple[str, str], list[str]] = defaultdict(list)
     for path in sorted(ROOT.rglob("*.py")):
         rel = path.relative_to(ROOT)
@@ -26,20 +67,43 @@ def package_imports() -> dict[tuple[str, str], list[str]]:
             continue
         source = rel.parts[0] if len(rel.parts) > 1 else rel.stem
         for node in ast.walk(ast.parse(path.read_text(), str(rel))):
-            names = []
+            targets = []
             if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                names = [node.module]
+                parts = node.module.split(".")
+                if parts[0] != "tilecraft":
+                    continue
+                if len(parts) > 1:
+                    targets = [parts[1]]
+                else:  # from tilecraft import x: a module of the package, or a name of the root's
+                    targets = [a.name if a.name in known else "__init__" for a in node.names]
             elif isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            for name in names:
-                parts = name.split(".")
-                if parts[0] == "tilecraft" and len(parts) > 1 and parts[1] != source:
-                    edges[(source, parts[1])].append(f"{rel}:{node.lineno}")
+                for alias in node.names:
+                    parts = alias.name.split(".")
+                    if parts[0] == "tilecraft":
+                        targets.append(parts[1] if len(parts) > 1 else "__init__")
+            for target in targets:
+                if target != source:
+                    edges[(source, target)].append(f"{rel}:{node.lineno}")
     return edges
 
 
-def test_no_import_cycle_between_packages():
+def test_every_package_has_a_layer():
+    assert module_names() - set(RANK) == set(), "place the new package or module in LAYERS"
+
+
+def test_no_import_goes_up_a_layer():
     edges = package_imports()
+    upward = {(a, b): where for (a, b), where in edges.items() if RANK[b] > RANK[a]}
+    new = [f"{a} imports {b} ({', '.join(where[:3])})" for (a, b), where in sorted(upward.items())
+           if (a, b) not in KNOWN_UPWARD]  # fmt: skip
+    assert not new, "imports from a lower layer to a higher one:\n" + "\n".join(new)
+    gone = sorted(set(KNOWN_UPWARD) - set(upward))
+    assert not gone, f"no longer imported: remove from KNOWN_UPWARD: {gone}"
+
+
+def test_no_import_cycle_between_packages():
+    """No cycle, the known upward imports aside (each closes one, and goes with it)."""
+    edges = {e: w for e, w in package_imports().items() if e not in KNOWN_UPWARD}
     graph: dict[str, set[str]] = defaultdict(set)
     for a, b in edges:
         graph[a].add(b)
@@ -66,10 +130,17 @@ def test_no_import_cycle_between_packages():
     assert not cycles, "import cycles between packages:\n" + "\n".join(sorted(set(cycles)))
 
 
-def test_bottom_layers_import_nothing_above_them():
-    bad = [
-        f"{a} imports {b} ({', '.join(where[:3])})"
-        for (a, b), where in sorted(package_imports().items())
-        if a in ALLOWED and b not in ALLOWED[a]
-    ]
-    assert not bad, "\n".join(bad)
+def test_the_check_sees_function_level_and_root_imports(tmp_path, monkeypatch):
+    """The walk counts what the checks above rely on: an import inside a function
+    and an import of the package root."""
+    package = tmp_path / "pkg"
+    (package / "low").mkdir(parents=True)
+    (package / "low" / "__init__.py").write_text("")
+    (package / "low" / "m.py").write_text(
+        "def f():\n    import tilecraft as tc\n    from tilecraft import te\n    from tilecraft.api import build\n"
+    )
+    (package / "api.py").write_text("")
+    monkeypatch.setitem(globals(), "ROOT", package)
+    edges = package_imports()
+    assert sorted(edges) == [("low", "__init__"), ("low", "api")]
+    assert edges[("low", "__init__")] == ["low/m.py:2", "low/m.py:3"]

@@ -1,4 +1,4 @@
-"""The ONNX backend conformance suite (`tilecraft.frontends.onnx.conformance`): every
+"""The ONNX backend conformance suite (`tilecraft.runtime.onnx_conformance`): every
 node case of `onnx.backend.test` outside the documented exclusions, plus the
 pytorch-converted, pytorch-operator and simple model cases, compiled with
 `TilecraftBackend` and compared as `BackendTest` compares.
@@ -6,7 +6,7 @@ pytorch-converted, pytorch-operator and simple model cases, compiled with
 The cases run in `CHUNKS` tests of every `CHUNKS`-th case, so the suite's workers
 share them (one test of all 1,900 cases kept one core busy for ten minutes while the
 other idled). A case that passed once is listed in `onnx_conformance_passing.txt` and
-must keep passing (`python -m tilecraft.frontends.onnx.conformance --write-passing
+must keep passing (`python -m tilecraft.runtime.onnx_conformance --write-passing
 tests/pytest/onnx_conformance_passing.txt` rewrites the list); since every listed case
 is checked, the listed share of the cases bounds the pass rate from below.
 """
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tilecraft.frontends.onnx import conformance
+from tilecraft.runtime import onnx_conformance as conformance
 
 PASSING = Path(__file__).with_name("onnx_conformance_passing.txt")
 # The pass rate this suite must keep (the issue asks 0.75); raised as operators land.
@@ -89,7 +89,7 @@ def test_backend_runs_under_onnx_backend_test():
 
     from onnx.backend.test import BackendTest
 
-    from tilecraft.frontends.onnx.backend import TilecraftBackend
+    from tilecraft.runtime.onnx_backend import TilecraftBackend
 
     runner = BackendTest(TilecraftBackend, __name__)
     runner.include(r"^test_(relu|add_bcast|flatten_negative_axis1|matmul_2d)_cpu$")

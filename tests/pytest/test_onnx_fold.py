@@ -9,7 +9,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from tilecraft.frontends.onnx import from_onnx
-from tilecraft.frontends.onnx.backend import TilecraftBackend
+from tilecraft.runtime.onnx_backend import TilecraftBackend
 
 RNG = np.random.default_rng(3)
 

@@ -10,7 +10,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 import tilecraft as tc
 from tilecraft.frontends.onnx import OnnxImportError
-from tilecraft.frontends.onnx.backend import TilecraftBackend
+from tilecraft.runtime.onnx_backend import TilecraftBackend
 
 ort = pytest.importorskip("onnxruntime")
 RNG = np.random.default_rng(7)

@@ -12,7 +12,7 @@ Every case ends in one of:
 - `wrong`: compiled and ran but the outputs differ — a bug;
 - `error`: any other exception — a bug.
 
-`python -m tilecraft.frontends.onnx.conformance` prints the per-operator table and, as
+`python -m tilecraft.runtime.onnx_conformance` prints the per-operator table and, as
 its last line, a JSON summary; it exits 1 on a wrong answer or an internal error.
 """
 
@@ -191,7 +191,7 @@ def run_case(case: Case) -> Result:
     from onnx.backend.test.runner import Runner
     from xdsl.utils.exceptions import DiagnosticException
 
-    from tilecraft.frontends.onnx.backend import TilecraftBackend
+    from tilecraft.runtime.onnx_backend import TilecraftBackend
     from tilecraft.frontends.onnx.importer import OnnxImportError
 
     start = time.perf_counter()

@@ -2,8 +2,8 @@
 backend implements and `onnx.backend.test.BackendTest` drives:
 
 ```python
-from tilecraft.frontends.onnx.backend import TilecraftBackend
-rep = TilecraftBackend.prepare(model)        # compiles with tc.compile
+from tilecraft.runtime.onnx_backend import TilecraftBackend
+rep = TilecraftBackend.prepare(model)        # compiles as tc.compile does
 outputs = rep.run([x, y])                    # inputs in graph-input order
 ```
 
@@ -53,9 +53,9 @@ class TilecraftRep(BackendRep):
         return outputs if isinstance(outputs, tuple) else (outputs,)
 
     def _run_specialized(self, inputs: Any) -> tuple[np.ndarray, ...]:
-        import tilecraft
         from tilecraft.frontends.onnx import freeze
         from tilecraft.frontends.onnx.importer import ConstantInputNeeded
+        from tilecraft.runtime.compile import compile as compile_model
 
         names = freeze.graph_inputs(self.model)
         if isinstance(inputs, dict):
@@ -74,7 +74,7 @@ class TilecraftRep(BackendRep):
                 break
             model = freeze.freeze_inputs(self.model, {n: values[n] for n in self.frozen})
             try:
-                compiled = tilecraft.compile(model, **self.options)
+                compiled = compile_model(model, **self.options)
             except ConstantInputNeeded as e:
                 more = freeze.inputs_behind(self.model, e.tensor) - self.frozen
                 if not more or not all(freeze.freezable(values[n]) for n in more):
@@ -96,7 +96,7 @@ class TilecraftBackend(Backend):
 
     @classmethod
     def prepare(cls, model: ModelProto, device: str = "CPU", **kwargs: Any) -> TilecraftRep:
-        import tilecraft
+        from tilecraft.runtime.compile import compile as compile_model
 
         if not cls.supports_device(device):
             raise ValueError(f"tilecraft runs ONNX models on the CPU, not on {device!r}")
@@ -105,7 +105,7 @@ class TilecraftBackend(Backend):
 
         options = {k: kwargs[k] for k in ("fuse", "input_shapes", "num_threads") if k in kwargs}
         try:
-            return TilecraftRep(tilecraft.compile(model, **options))
+            return TilecraftRep(compile_model(model, **options))
         except ConstantInputNeeded as e:
             frozen, reason = freeze.inputs_behind(model, e.tensor), e
             if not frozen:
