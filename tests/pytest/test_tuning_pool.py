@@ -18,9 +18,7 @@ from tilecraft.autotune.measure import LocalExecutor
 from tilecraft.autotune.records import TuningLog
 from tilecraft.autotune.tasks import LogLookup, extract_tasks, tune_tasks
 from tilecraft.autotune.templates import _build, get_template, sched_ir, workload_key
-from tilecraft.frontends import te
 from tilecraft.frontends.te.emit import build_module
-from tilecraft.topi import pool, reduce
 from tilecraft.topi.schedule import default_schedule
 from tilecraft.topi.tuning import use_configs
 

@@ -306,7 +306,7 @@ def test_split_tile_fuse_reorder_with_symbolic_sizes():
     B = te.compute((m, n), lambda i, j: A[i, j], name="B")
     s = te.create_schedule(B.op)
     xo, yo, xi, yi = s[B].tile(B.op.axis[0], B.op.axis[1], x_factor=10, y_factor=5)
-    fused = s[B].fuse(xi, yi)
+    s[B].fuse(xi, yi)
     assert "loop.for" in tvm.lower(s, [A, B], simple_mode=True)
     f = tvm.build(s, [A, B])
     a = uniform(23, 17)
