@@ -16,7 +16,16 @@ Plugins lower their own graph-level ops with `tc.register_strategy`
 
 `te`, `lower`, `build` and `compile` are imported on first use, so the command-line tools,
 which import `tilecraft.*` modules, do not pay for the Python API.
+
+TVM's module names (`tilecraft.tir`, `tilecraft.nd`, ...) import the modules that
+define them (`_MODULES`: the TVM-spelled package `compat/`, and `utils/` for what
+the layers below use as well), as attributes and in import statements alike.
 """
+
+import importlib
+import importlib.abc
+import importlib.util
+import sys
 
 __version__ = "0.1.0"
 __all__ = [
@@ -43,27 +52,60 @@ _NOT_HERE = {
 }
 
 
-def __getattr__(name: str):
-    import importlib
+# TVM's module names -> where they are defined.
+_MODULES = {
+    "tir": "tilecraft.compat.tir",
+    "contrib": "tilecraft.compat.contrib",
+    "target": "tilecraft.compat.target",
+    "testing": "tilecraft.compat.testing",
+    "nd": "tilecraft.utils.ndarray",
+}
 
+
+class _ModuleNames(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """`import tilecraft.nd`, `from tilecraft.contrib import cc`: the module that
+    `_MODULES` names, under both names (one module object)."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        package, _, name = fullname.partition(".")
+        if package == __name__ and name in _MODULES:
+            return importlib.util.spec_from_loader(fullname, self)
+        return None
+
+    def create_module(self, spec):
+        module = importlib.import_module(_MODULES[spec.name.partition(".")[2]])
+        self.own_spec = module.__spec__
+        return module
+
+    def exec_module(self, module):
+        # The import system gave the defining module this name's spec; it keeps its own.
+        module.__spec__ = self.own_spec
+
+
+sys.meta_path.append(_ModuleNames())
+
+
+def __getattr__(name: str):
     if name == "te":
         from tilecraft.frontends import te as value
     elif name in ("lower", "build", "compile"):
         from tilecraft import api
 
         value = getattr(api, name)
-    elif name in ("tir", "nd", "testing", "target", "runtime", "contrib"):
-        value = importlib.import_module(f"tilecraft.{name}")
+    elif name in _MODULES:
+        value = importlib.import_module(_MODULES[name])
+    elif name == "runtime":
+        value = importlib.import_module("tilecraft.runtime")
     elif name in ("cpu", "device", "ext_dev"):
-        value = getattr(importlib.import_module("tilecraft.nd"), name)
+        value = getattr(importlib.import_module("tilecraft.utils.ndarray"), name)
     elif name in ("register_func", "get_global_func"):
-        value = getattr(importlib.import_module("tilecraft.ffi"), name)
+        value = getattr(importlib.import_module("tilecraft.utils.packed_funcs"), name)
     elif name == "quantize":
         from tilecraft.runtime.quantize import quantize as value
     elif name == "register_strategy":
         from tilecraft.topi.strategy import register_strategy as value
     elif name in _NOT_HERE:
-        from tilecraft.compat import WHERE_TILECRAFT_RUNS, UnsupportedError
+        from tilecraft.utils.unsupported import WHERE_TILECRAFT_RUNS, UnsupportedError
 
         raise UnsupportedError(f"tvm.{name}: {_NOT_HERE[name] or WHERE_TILECRAFT_RUNS}")
     else:

@@ -95,7 +95,7 @@ def build(
 ) -> Function:
     """A native function computing `args`' outputs: `f(a, b, c)` writes `c` in place.
     TVM's name default (`default_func`) is not used: the function is called `name`."""
-    from tilecraft.target import resolve
+    from tilecraft.compat.target import resolve
 
     if args is None:
         raise ValueError("tvm.build needs the argument list: tvm.build(s, [A, B, C])")
@@ -234,7 +234,7 @@ class Function:
         call, averaged over `number` calls, `repeat` times."""
         if func_name is not None and func_name != self.entry_name:
             raise KeyError(f"this module has one function, {self.entry_name!r}, not {func_name!r}")
-        from tilecraft.timing import time_calls
+        from tilecraft.utils.time_evaluator import time_calls
 
 
         def evaluate(*arrays):
@@ -332,7 +332,7 @@ def compile(  # noqa: A001
     the best config a `tuning_log` (autotune/records.py) holds for its workload.
     `timing=True` prints where the compilation spent its time on stderr (per pass
     and stage, as MLIR's `-mlir-timing`); `m.timing` holds it either way."""
-    from tilecraft.target import resolve
+    from tilecraft.compat.target import resolve
 
     if resolve(target).kind.name == "accel":
         from tilecraft.runtime.offload import compile_offload

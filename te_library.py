@@ -126,7 +126,7 @@ class LoadedFunction:
 
     def time_evaluator(self, func_name=None, dev=None, number: int = 10, repeat: int = 1,
                        min_repeat_ms: int = 0, **_):
-        from tilecraft.timing import time_calls
+        from tilecraft.utils.time_evaluator import time_calls
 
         return lambda *arrays: time_calls(lambda: self(*arrays), number, repeat, min_repeat_ms)
 

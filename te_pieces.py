@@ -37,8 +37,8 @@ def lower_module(s, args, name: str, sizes: dict[int, int] | None = None, only_o
 def call_packed_function(op: ExternOp, env: dict) -> None:
     """Run an extern op: its registered function on the arrays in `env` (by tensor
     id), as NDArrays, with its other arguments as given."""
-    from tilecraft.ffi import get_global_func
-    from tilecraft.nd import NDArray
+    from tilecraft.utils.packed_funcs import get_global_func
+    from tilecraft.utils.ndarray import NDArray
 
     call = op.call
     f = get_global_func(call.name)

@@ -151,7 +151,7 @@ def __getattr__(name: str):
     if name.startswith("__"):
         raise AttributeError(name)
     why = _NOT_HERE.get(name, "not supported by tilecraft (see docs/guide/compatibility.md)")
-    from tilecraft.compat import UnsupportedError
+    from tilecraft.utils.unsupported import UnsupportedError
 
     raise UnsupportedError(f"te.{name}: {why}")
 

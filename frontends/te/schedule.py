@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from xdsl.dialects.builtin import FileLineColLoc
 
-from tilecraft.compat import UnsupportedError
+from tilecraft.utils.unsupported import UnsupportedError
 from tilecraft.dialects import sched as sched_ir
 from tilecraft.frontends.te.expr import IterVar
 from tilecraft.frontends.te.tensor import ComputeOp, PlaceholderOp, Tensor, _caller_location

@@ -30,16 +30,12 @@ LAYERS: list[set[str]] = [
     {"compiler", "te_pieces", "te_library"},  # the driver
     {"runtime"},
     {"autotune"},
-    # The entry points and the TVM-spelling modules.
-    {"api", "tools", "__init__", "tasks", "tir", "nd", "target", "contrib", "testing", "timing", "ffi", "compat"},
+    # The entry points and the TVM-spelled package.
+    {"api", "tools", "__init__", "tasks", "compat"},
 ]
 RANK = {name: n for n, layer in enumerate(LAYERS) for name in layer}
 
 KNOWN_UPWARD = {
-    ("frontends", "compat"): "te's errors for TVM features tilecraft lacks; moves with the TVM surface package",
-    ("te_library", "timing"): "time_evaluator; moves with the TVM surface package",
-    ("te_pieces", "ffi"): "registered extern functions; moves with the TVM surface package",
-    ("te_pieces", "nd"): "NDArray arguments; moves with the TVM surface package",
     ("autotune", "__init__"): "tc.build of accelerator configs; goes when tc.build's logic is in the driver",
 }
 

@@ -1,4 +1,4 @@
-"""`tilecraft.nd` and devices, as TVM's tutorials use them.
+"""`tilecraft.nd` (TVM's `tvm.nd`) and devices, as TVM's tutorials use them.
 
 `tvm.nd.array(x, dev)` gives an `NDArray`: a numpy array (a subclass, so built
 functions take it without a copy) with TVM's methods `numpy()`, `asnumpy()` and
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tilecraft.compat import WHERE_TILECRAFT_RUNS
+from tilecraft.utils.unsupported import WHERE_TILECRAFT_RUNS
 from tilecraft.utils.aligned import aligned_copy, aligned_empty
 
 CPU, EXT_DEV = 1, 12  # TVM's device types (DLPack's kDLCPU, kDLExtDev)

@@ -9,7 +9,7 @@ Index arithmetic (`indexdiv`, `indexmod`, `floordiv`, `floormod`, `truncdiv`,
 
 from __future__ import annotations
 
-from tilecraft.compat import UnsupportedError
+from tilecraft.utils.unsupported import UnsupportedError
 from tilecraft.frontends.te.expr import (
     Expr,
     const,

@@ -1,7 +1,7 @@
 """`tilecraft.contrib`: the parts of TVM's `tvm.contrib` that its CPU tutorials use.
 
 `cblas.matmul(A, B)` is a `te.extern` calling the registered function
-`"tvm.contrib.cblas.matmul"`, which `tilecraft.ffi` provides through numpy (its BLAS);
+`"tvm.contrib.cblas.matmul"`, which `utils/packed_funcs.py` provides through numpy (its BLAS);
 `utils.tempdir()` and `cc.create_shared(so, [objects])` serve saving functions.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import types
 
-from tilecraft.compat import UnsupportedError
+from tilecraft.utils.unsupported import UnsupportedError
 
 
 def _matmul(lhs, rhs, transa=False, transb=False, **_):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tilecraft.compat import WHERE_TILECRAFT_RUNS
+from tilecraft.utils.unsupported import WHERE_TILECRAFT_RUNS
 
 KINDS = {
     "llvm": "the host CPU, through LLVM",
@@ -72,6 +72,6 @@ def resolve(target) -> Target:
 def __getattr__(name: str):
     if name.startswith("__"):
         raise AttributeError(name)
-    from tilecraft.compat import UnsupportedError
+    from tilecraft.utils.unsupported import UnsupportedError
 
     raise UnsupportedError(f"tvm.target.{name} is not supported by tilecraft (it has Target, for 'llvm' and 'accel')")
