@@ -144,14 +144,14 @@ CONV2D_ACCEL = register_template(Conv2dAccel())
 
 def run(params, config: dict | None, seed: int = 0):
     """Build and simulate `config` on random int8 inputs; (SimResult, bit-exact?)."""
-    import tilecraft as tc
+    from tilecraft.runtime.accel import build_accel
     from tilecraft.topi import accel_conv2d as ac
 
     data_shape, kernel_shape, strides, pads, shift, relu, spec = params
     machine = _spec(spec)
     s, args = CONV2D_ACCEL.schedule(*params, config=config)
     path = spec_path(spec)
-    f = tc.build(s, args, target=f"accel -spec={path}" if path else "accel")
+    f = build_accel(s, args, spec_path=path)
     rng = np.random.default_rng(seed)
     x = rng.integers(-128, 128, data_shape).astype(np.int8)
     w = rng.integers(-128, 128, kernel_shape).astype(np.int8)

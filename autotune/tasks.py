@@ -60,10 +60,10 @@ class _Recorder:
 def extract_tasks(model, input_shapes: dict | None = None, *, store=None) -> list[Task]:
     """The tunable workloads of a model (ONNX model or path, .mlir graph file, or
     graph module), in the order the model first schedules them."""
-    from tilecraft.compiler import make_context
+    from tilecraft.driver.context import make_context
     from tilecraft.lowering.convert_graph_to_te import ConvertGraphToTePass
     from tilecraft.pipelines.compile_model import CompileModelPass
-    from tilecraft.runtime.compile import load_model
+    from tilecraft.driver.compile_model import load_model
     from tilecraft.pipelines.run_stages import run_stages
     from tilecraft.topi.tuning import use_configs
     from tilecraft.utils.weights import attach, store_of

@@ -187,7 +187,7 @@ def lower(template: str, params, config: dict | None, *, verify: bool = True):
     the te module and the loop module (about 40% of the time) and reuses one context."""
     s, args = get_template(template).schedule(*params, config=config)
     if verify:
-        from tilecraft.te_pieces import lower_module
+        from tilecraft.driver.te_pieces import lower_module
 
         return lower_module(s, args, "main")
     from tilecraft.frontends.te.emit import build_module
@@ -201,7 +201,7 @@ def lower(template: str, params, config: dict | None, *, verify: bool = True):
 
 @functools.cache
 def _context():
-    from tilecraft.compiler import make_context
+    from tilecraft.driver.context import make_context
 
     return make_context()
 
@@ -240,7 +240,7 @@ def _reference(t: Template, params, inputs, out: np.ndarray, seed: int) -> np.nd
 def _build(s, args):
     """The native function of a schedule (what tc.build makes, without its argument
     checks: measuring calls it many times on arrays made to fit)."""
-    from tilecraft.te_pieces import build_pieces
+    from tilecraft.driver.te_pieces import build_pieces
 
     compiled, _ = build_pieces(s, list(args), "main", {})
     return compiled

@@ -141,7 +141,7 @@ def resnet18_offload(seed: int = 0) -> dict:
     from models import resnet18  # bench/models.py, beside this script
 
     from tilecraft.dialects.graph_reference import evaluate
-    from tilecraft.runtime.compile import graph_function
+    from tilecraft.driver.compile_model import graph_function
     from tilecraft.utils.weights import store_of
 
     rng = np.random.default_rng(seed)

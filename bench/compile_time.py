@@ -10,7 +10,7 @@ networks of bench/networks.py, bench/models.py's MLP and MobileNet-v1):
   workers (on a shared machine the wall time is an upper bound);
 - warm: `tc.compile` of the same model again, from that cache (median of 3);
 - old: the loop module compiled as one LLVM module in this process, uncached
-  (`tilecraft.runtime.compile(..., per_kernel=False)`), the way tilecraft compiled
+  (`tilecraft.compile(..., per_kernel=False)`), the way tilecraft compiled
   before per-kernel objects;
 - run time: the cold-compiled model against the old one, interleaved in this
   process (`timed` of bench/timing.py, six rounds, which runs first alternating;

@@ -271,7 +271,8 @@ PROBE_SIZES = (2, 4, 8, 32, 128, 256, 512, 1024, 2048, 4096, 8192)
 def probe_launches(threads: int, repeat: int) -> list[dict]:
     """Microseconds per launch of the probe at each size, on one thread and on all."""
     from tilecraft.analysis.parallel_work import loop_work
-    from tilecraft.compiler import compile_loop_module, parse_text
+    from tilecraft.driver.context import parse_text
+    from tilecraft.driver.kernels import compile_loop_module
     from tilecraft.dialects.loop import ForOp
 
     rows = []

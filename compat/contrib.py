@@ -56,7 +56,7 @@ def _create_shared(output: str, objects, options=None, cc: str | None = None, **
     import shutil
     import subprocess
 
-    from tilecraft.te_library import link_manifest
+    from tilecraft.driver.te_library import link_manifest
 
     objects = [objects] if isinstance(objects, str) else list(objects)
     compiler = cc or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")

@@ -1,9 +1,14 @@
-"""Compiled models: `tilecraft.compile(model)` and `tilecraft.runtime.load(path)`.
+"""What the driver's results become for the caller: compiled models and functions.
 
-- `compile.py`: `compile` runs the compile-model pipeline and JIT-compiles the
-  loop-level `@main` into one native entry point;
-- `model.py`: `CompiledModel` (one ctypes call per model call) and its `Port`s;
-- `saved.py`: `save` / `load` (shared library, manifest, weights).
+- `compile.py`: `tilecraft.compile`, a `CompiledModel` of what the model compile
+  driver (driver/compile_model.py) made;
+- `model.py`: `CompiledModel` (one ctypes call per model call);
+- `saved.py`: `save` / `load` of a model (shared library, manifest, weights);
+- `function.py`: `Function`, what `tilecraft.build` returns for the CPU;
+  `loaded_function.py`: one loaded back (`load_module`);
+- `accel.py`, `offload.py`: functions and models on the accelerator's simulator;
+- `profile.py`, `quantize.py`, `onnx_backend.py`, `onnx_conformance.py`: per-kernel
+  times, `tc.quantize`, ONNX's backend API and its conformance runner.
 """
 
 from tilecraft.runtime.compile import compile  # noqa: A004
@@ -16,6 +21,6 @@ __all__ = ["compile", "load", "load_module", "CompiledModel"]
 def load_module(path):
     """TVM's `tvm.runtime.load_module(path)`: a function saved with
     `tilecraft.build(...).export_library(path)`."""
-    from tilecraft.te_library import load_module as load
+    from tilecraft.runtime.loaded_function import load_module as load
 
     return load(path)

@@ -102,6 +102,6 @@ def _stored(program: Program) -> set[str]:
 
 
 def build_accel(s, args: Sequence, name: str = "main", spec_path: str = "", serial: bool = False) -> AccelFunction:
-    from tilecraft.te_pieces import lower_module
+    from tilecraft.driver.te_pieces import lower_module
 
     return AccelFunction(lower_module(s, list(args), name), name, spec_path, serial)

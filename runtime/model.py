@@ -9,41 +9,19 @@ allocated, and the pointers go to `@main` in one ctypes call. The weights are
 bound once, when the model is built. Weights and outputs start on a cache line
 (utils/aligned.py), as the arena does; inputs are read where the caller has them.
 
-`Port` describes one argument of `@main`; the list of ports is the model's
-signature, and what a saved model's manifest records.
+`Port` (driver/ports.py) describes one argument of `@main`; the list of ports
+is the model's signature, and what a saved model's manifest records.
 """
 
 from __future__ import annotations
 
 import ctypes
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
+from tilecraft.driver.ports import INPUT, OUTPUT, WEIGHT, Port
 from tilecraft.utils.aligned import aligned, aligned_empty
-
-INPUT, WEIGHT, OUTPUT = "input", "weight", "output"
-
-
-@dataclass(frozen=True)
-class Port:
-    """One argument of the model's native entry point."""
-
-    name: str  # the input's / output's name, or the weight's key in the store
-    kind: str  # INPUT | WEIGHT | OUTPUT
-    shape: tuple[int, ...]  # the buffer's shape (a scalar is a one-element buffer)
-    dtype: np.dtype
-    user_shape: tuple[int, ...]  # the shape the caller sees (() for a scalar)
-
-    def to_json(self) -> dict:
-        return {"name": self.name, "kind": self.kind, "shape": list(self.shape),
-                "dtype": self.dtype.name, "user_shape": list(self.user_shape)}
-
-    @staticmethod
-    def from_json(data: Mapping) -> Port:
-        return Port(str(data["name"]), str(data["kind"]), tuple(int(n) for n in data["shape"]),
-                    np.dtype(data["dtype"]), tuple(int(n) for n in data["user_shape"]))
 
 
 def ctypes_function(address_or_symbol, nargs: int) -> Callable:

@@ -104,7 +104,7 @@ def compile_offload(model, *, spec: AccelSpec | None = None, input_shapes=None, 
     from xdsl.context import Context
 
     from tilecraft.runtime.compile import compile as compile_cpu
-    from tilecraft.runtime.compile import graph_function, load_model
+    from tilecraft.driver.compile_model import graph_function, load_model
     from tilecraft.utils.diagnostics import verify_module
 
     spec = spec or default_spec()

@@ -24,8 +24,8 @@ def quantize(model, calibration: Iterable, *, input_shapes: dict | None = None, 
     from xdsl.transforms.canonicalize import CanonicalizePass
 
     from tilecraft.analysis.calibration import annotate
-    from tilecraft.compiler import make_context
-    from tilecraft.runtime.compile import graph_function, load_model
+    from tilecraft.driver.context import make_context
+    from tilecraft.driver.compile_model import graph_function, load_model
     from tilecraft.transforms.fold_empty_tensors import FoldEmptyTensorsPass
     from tilecraft.transforms.infer_shapes import InferShapesPass
     from tilecraft.transforms.quantize_int8 import QuantizeInt8Pass

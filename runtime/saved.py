@@ -66,7 +66,7 @@ def signature_symbol(entry_name: str) -> str:
 
 
 def save(path, model: CompiledModel) -> None:
-    from tilecraft.compiler import emit_shared_library
+    from tilecraft.driver.emit import emit_shared_library
 
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)

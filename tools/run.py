@@ -313,7 +313,7 @@ def loop_inputs(specs, weights: dict[int, str], given: int) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tilecraft import compiler
+    from tilecraft.driver import context as compiler
 
     module = compiler.parse_file(args.file)
     entry = find_entry(module, args.entry)
@@ -350,7 +350,7 @@ def run(args: argparse.Namespace) -> int:
     if compiler.has_te(module):
         compiler.lower_to_loops(module)
 
-    from tilecraft.compiler import compile_loop_module
+    from tilecraft.driver.kernels import compile_loop_module
 
     compiled = compile_loop_module(module, num_threads=args.num_threads)[args.entry]
     # A model's graph function takes its weights too: bound from the weight store.

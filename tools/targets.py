@@ -31,7 +31,7 @@ def to_loop_level(module: ModuleOp, tool: str) -> ModuleOp:
     place); graph-level IR, a model, is an error on its first graph op."""
     from xdsl.dialects import func
 
-    from tilecraft.compiler import has_te, lower_to_loops
+    from tilecraft.driver.context import has_te, lower_to_loops
     from tilecraft.utils.diagnostics import OpError
     from tilecraft.utils.levels import function_level
 
@@ -72,7 +72,7 @@ class LlvmTarget(Target):
     optimize: bool = True
 
     def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
-        from tilecraft.compiler import emit_llvm_ir
+        from tilecraft.driver.emit import emit_llvm_ir
 
         output.write(emit_llvm_ir(to_loop_level(module, "-t llvm"), optimize=self.optimize))
 
@@ -84,7 +84,7 @@ class AsmTarget(Target):
     name = "asm"
 
     def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
-        from tilecraft.compiler import emit_assembly
+        from tilecraft.driver.emit import emit_assembly
 
         output.write(emit_assembly(to_loop_level(module, "-t asm")))
 

@@ -82,7 +82,7 @@ def _thread_count(text: str) -> int:
 
 
 def _load(path: str):
-    from tilecraft.compiler import parse_file, parse_text
+    from tilecraft.driver.context import parse_file, parse_text
     from tilecraft.tools.targets import to_loop_level
 
     module = parse_text(sys.stdin.read(), "<stdin>") if path == "-" else parse_file(path)
@@ -122,7 +122,7 @@ def _translate_accel(args: argparse.Namespace) -> None:
             _write(out.getvalue() + "\n", args.output)
             return
     else:
-        from tilecraft.compiler import parse_file, parse_text
+        from tilecraft.driver.context import parse_file, parse_text
 
         module = parse_text(sys.stdin.read(), "<stdin>") if args.input == "-" else parse_file(args.input)
     program = accel_program(module, f"--emit={args.emit}")
@@ -130,7 +130,7 @@ def _translate_accel(args: argparse.Namespace) -> None:
 
 
 def _translate(args: argparse.Namespace) -> None:
-    from tilecraft import compiler as backend
+    from tilecraft.driver import emit as backend
 
     if args.disassemble or args.emit in ACCEL_EMITTERS:
         if args.disassemble and args.emit in LLVM_EMITTERS:

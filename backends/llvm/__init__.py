@@ -6,7 +6,7 @@ llvm (+ llvmx) dialect ──translate.py──▶ llvmlite IR (+ runtime.py: pa
 ```
 
 It takes modules that `loop-to-llvm` (lowering/) produced, and imports no
-lowering; `tilecraft.compiler` has the loop-level entry points
+lowering; `tilecraft.driver` has the loop-level entry points
 (`compile_loop_module`, `emit_*` of a loop module).
 
 Public API:

@@ -54,12 +54,12 @@ def build_llvm_module(
     entry_points: bool | None = None,
 ) -> llvm_binding.ModuleRef:
     """Translate and optimize `module`, in xDSL's llvm dialect (loop IR goes through
-    `pipelines.loop_to_llvm.lower_to_llvm_dialect` first, as `tilecraft.compiler`
+    `pipelines.loop_to_llvm.lower_to_llvm_dialect` first, as `tilecraft.driver`
     does); `runtime` and `entry_points` are `runtime.add_parallel_runtime`'s."""
     if any(isinstance(op, func.FuncOp) for op in module.ops):
         raise ValueError(
             "the LLVM backend takes the llvm dialect; lower loop IR with -p loop-to-llvm "
-            "first (tilecraft.compiler.compile_loop_module does)"
+            "first (tilecraft.driver.kernels.compile_loop_module does)"
         )
     times = times if times is not None else CompileTimes()
     start = time.perf_counter()

@@ -55,7 +55,7 @@ Design:
   bound per call (`symbolic`), `te.comm_reducer` maps to sum/prod/max/min or an
   argmax rewrite (`reducer`), `s.rfactor` makes two computes (`rfactor`), and
   `te.extern` / `te.scan` cut a computation into compiled parts run from Python
-  (`extern`, `scan`; the runner is `tilecraft.te_pieces`).
+  (`extern`, `scan`; the runner is `tilecraft.driver.te_pieces`).
 
 The package's modules, each importing only the ones before it: `dtypes`; `expr`
 (expression nodes, then the functions that build them with their type rules);

@@ -9,7 +9,7 @@ B = te.extern(A.shape, [A], lambda ins, outs: tvm.tir.call_packed("my.addone", i
 ```
 
 Native code does not call back into Python here: a computation with extern
-tensors is cut at them and run piece by piece (`tilecraft.te_pieces`).
+tensors is cut at them and run piece by piece (`tilecraft.driver.te_pieces`).
 """
 
 from __future__ import annotations

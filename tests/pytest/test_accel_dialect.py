@@ -30,7 +30,7 @@ from tilecraft.backends.accel.program import (
 )
 from tilecraft.backends.accel.spec import default_spec
 from tilecraft.backends.accel.verify import StreamError, check_flag_stream, plan_flags
-from tilecraft.compiler import parse_text
+from tilecraft.driver.context import parse_text
 from tilecraft.dialects.accel import (
     AluOp,
     FinishOp,

@@ -9,7 +9,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 import tilecraft as tc
 from tilecraft.dialects.graph_reference import evaluate
-from tilecraft.runtime.compile import graph_function
+from tilecraft.driver.compile_model import graph_function
 from tilecraft.runtime.offload import AccelStep
 from tilecraft.utils.weights import store_of
 

@@ -18,7 +18,7 @@ import tilecraft as tc
 from tilecraft import te
 from tilecraft.api import lower_module
 from tilecraft.backends.accel.spec import default_spec
-from tilecraft.compiler import compile_loop_module
+from tilecraft.driver.kernels import compile_loop_module
 from tilecraft.dialects.loop import DmaOp, ForOp, LoopKind
 from tilecraft.transforms.inject_dma import InjectDmaPass
 from tilecraft.transforms.inject_virtual_threads import InjectVirtualThreadsPass

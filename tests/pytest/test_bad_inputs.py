@@ -682,7 +682,7 @@ def test_parsed_ops_know_their_line_and_column():
     """Every parsed op's location is its file:line:col (found by bisecting line
     starts once: a 10k-op file used to take quadratic time here)."""
     from tilecraft.utils.diagnostics import location_of
-    from tilecraft.compiler import parse_text
+    from tilecraft.driver.context import parse_text
 
     lines = [f"{' ' * (2 + n % 3)}%v{n + 1} = arith.addi %v{n}, %v{n} : i32" for n in range(300)]
     text = "func.func @f(%v0: i32) {\n" + "\n".join(lines) + "\n  func.return\n}\n"

@@ -111,7 +111,7 @@ func.func @f(%A: tensor<8xf32>) -> tensor<8xf32> {
 def parse_error(text: str) -> str:
     from xdsl.utils.exceptions import ParseError
 
-    from tilecraft.compiler import parse_text
+    from tilecraft.driver.context import parse_text
 
     with pytest.raises(ParseError) as raised:
         parse_text(text, "cut.mlir")
@@ -149,6 +149,6 @@ def test_a_stray_token_in_a_region_names_the_region():
 
 
 def test_a_whole_file_still_parses():
-    from tilecraft.compiler import parse_text
+    from tilecraft.driver.context import parse_text
 
     parse_text(TE_FILE, "whole.mlir")

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import tilecraft as tc
-from tilecraft.compiler import parse_text
+from tilecraft.driver.context import parse_text
 from tilecraft.runtime.model import WEIGHT, Port, _bind_weight
 from tilecraft.utils.diagnostics import OpError
 from tilecraft.utils.weights import WeightStore

@@ -163,7 +163,7 @@ def test_other_target_features_miss(cache, monkeypatch):
 
 
 def test_a_graph_module_is_keyed_by_its_ir_and_weights(cache):
-    from tilecraft.runtime.compile import load_model
+    from tilecraft.driver.compile_model import load_model
 
     module = load_model(two_convs())
     _, cold = compile_counted(module)
@@ -174,7 +174,7 @@ def test_a_graph_module_is_keyed_by_its_ir_and_weights(cache):
 
 
 def test_keys_cover_threads_and_fusion():
-    from tilecraft.runtime.compile import load_model, model_key
+    from tilecraft.driver.compile_model import load_model, model_key
     from tilecraft.utils.weights import store_of
 
     module = load_model(two_convs())
@@ -253,7 +253,8 @@ func.func @double_b(%p: memref<64xf32> {tc.name = "p"}, %q: memref<64xf32> {tc.n
 
 
 def test_kernels_identical_up_to_names_compile_once(tmp_path):
-    from tilecraft.compiler import compile_model_module, parse_text, split_kernels
+    from tilecraft.driver.context import parse_text
+    from tilecraft.driver.kernels import compile_model_module, split_kernels
 
     module = parse_text(KERNELS)
     pieces = split_kernels(module)
@@ -271,11 +272,12 @@ def test_kernels_identical_up_to_names_compile_once(tmp_path):
 
 
 def test_parallel_workers_compile_what_one_process_does(tmp_path, monkeypatch):
-    import tilecraft.compiler as compiler
+    import tilecraft.driver.kernels as compiler
+    from tilecraft.driver.context import parse_text
 
     monkeypatch.setattr(compiler, "PARALLEL_MIN_OPS", 0)
     # double_b squares now: two kernels and @main, three objects
-    module = compiler.parse_text(KERNELS.replace("addf %s, %s", "mulf %s, %s"))
+    module = parse_text(KERNELS.replace("addf %s, %s", "mulf %s, %s"))
     jit, keys = compiler.compile_model_module(module, num_threads=1, jobs=2)
     assert len(keys) == 3
     a = np.arange(64, dtype=np.float32)
@@ -288,7 +290,8 @@ def test_main_tells_the_pool_it_runs_its_kernels_do_not():
     """One object per kernel brackets what one module would: `main` enters the
     pool's busy state around all its kernels' launches, a kernel it calls does not."""
     from tilecraft.backends.llvm.compile import build_llvm_module
-    from tilecraft.compiler import lower_piece, parse_text, split_kernels
+    from tilecraft.driver.context import parse_text
+    from tilecraft.driver.kernels import lower_piece, split_kernels
 
     module = parse_text(KERNELS.replace("loop.for %i = 0 to 64 {", "loop.for %i = 0 to 64 parallel {"))
     pieces = {p.functions[0]: p for p in split_kernels(module)}

@@ -405,7 +405,7 @@ builtin.module {
 
 @pytest.mark.parametrize("fuse", [True, False])
 def test_hand_written_graph_module(fuse):
-    from tilecraft.compiler import parse_text
+    from tilecraft.driver.context import parse_text
 
     compiled = tc.compile(parse_text(GRAPH_IR), fuse=fuse)
     x, w = randn(4, 16), randn(8, 16)

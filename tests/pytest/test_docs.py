@@ -132,7 +132,7 @@ def run_sh(block: Block, tools: dict[str, str]) -> None:
 
 
 def run_mlir(block: Block) -> None:
-    from tilecraft.compiler import parse_text
+    from tilecraft.driver.context import parse_text
     from tilecraft.utils.diagnostics import verify_module
 
     verify_module(parse_text(block.code, block.where))

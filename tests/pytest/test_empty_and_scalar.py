@@ -15,7 +15,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import tilecraft as tc
-from tilecraft.compiler import parse_text
+from tilecraft.driver.context import parse_text
 from tilecraft.utils.diagnostics import OpError
 
 RNG = np.random.default_rng(8)

@@ -1,4 +1,4 @@
-"""`insert_passes`: users' passes at named points of a pipeline (runtime/extension.py)."""
+"""`insert_passes`: users' passes at named points of a pipeline (pipelines/extra_passes.py)."""
 
 from dataclasses import dataclass
 
@@ -7,7 +7,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from tilecraft.runtime.extension import insert_passes, known_points
+from tilecraft.pipelines.extra_passes import insert_passes, known_points
 
 PIPELINE = ["infer-shapes", "fuse-ops", "plan-memory", "convert-graph-to-te"]
 

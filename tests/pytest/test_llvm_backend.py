@@ -17,14 +17,9 @@ import re
 
 import numpy as np
 import pytest
-from tilecraft.compiler import (
-    compile_loop_module,
-    emit_assembly,
-    emit_llvm_ir,
-    emit_object,
-    emit_shared_library,
-    parse_text,
-)
+from tilecraft.driver.context import parse_text
+from tilecraft.driver.emit import emit_assembly, emit_llvm_ir, emit_object, emit_shared_library
+from tilecraft.driver.kernels import compile_loop_module
 from tilecraft.utils.diagnostics import OpError
 
 RNG = np.random.default_rng(1234)

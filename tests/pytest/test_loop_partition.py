@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tilecraft as tc
-from tilecraft.compiler import parse_text
+from tilecraft.driver.context import parse_text
 from tilecraft.dialects.loop import ForOp, GuardOp
 from tilecraft.frontends import te
 from tilecraft.transforms.loop_partition import LoopPartitionPass

@@ -16,7 +16,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 from xdsl.printer import Printer
 
-from tilecraft.compiler import parse_text
+from tilecraft.driver.context import parse_text
 from tilecraft.frontends.onnx import OnnxImportError, from_onnx
 from tilecraft.utils.diagnostics import verify_module
 from tilecraft.utils.weights import store_of

@@ -143,7 +143,7 @@ def test_convolution_on_inputs_smaller_than_its_padded_window_matches_onnxruntim
     against onnxruntime."""
     from xdsl.transforms.canonicalize import CanonicalizePass
 
-    from tilecraft.compiler import make_context
+    from tilecraft.driver.context import make_context
     from tilecraft.utils.weights import attach
 
     spatial, kernel, strides, dilations, pads, group = TRIM_CASES[case]

@@ -25,9 +25,10 @@ import time
 
 import numpy as np
 import pytest
-from tilecraft.compiler import compile_loop_module, emit_llvm_ir, emit_shared_library
+from tilecraft.driver.emit import emit_llvm_ir, emit_shared_library
+from tilecraft.driver.kernels import compile_loop_module
 from tilecraft.backends.llvm import runtime
-from tilecraft.compiler import parse_text
+from tilecraft.driver.context import parse_text
 
 EXTENTS = range(68)
 SHIFTED = (0, 1, 2, 3, 5, 16, 17, 31, 64, 67)  # extents also run from a lower bound > 0
@@ -284,7 +285,7 @@ def test_spinning_threads_do_not_crash_the_exit():
     segfault at exit)."""
     program = (
         "import numpy as np\n"
-        "from tilecraft.compiler import compile_loop_module, parse_text\n"
+        "from tilecraft.driver.context import parse_text\nfrom tilecraft.driver.kernels import compile_loop_module\n"
         f"source = {counting_function('count', 0, 67)!r}\n"
         "native = compile_loop_module(parse_text(source))\n"
         f"counts = np.zeros({SIZE}, np.int32)\n"
@@ -410,7 +411,7 @@ def test_shared_pool_in_a_forked_child():
     program = (
         "import os\n"
         "import numpy as np\n"
-        "from tilecraft.compiler import compile_loop_module, parse_text\n"
+        "from tilecraft.driver.context import parse_text\nfrom tilecraft.driver.kernels import compile_loop_module\n"
         f"source = {counting_function('count', 0, 67)!r}\n"
         "jit = compile_loop_module(parse_text(source), num_threads=3)\n"
         f"counts = np.zeros({SIZE}, np.int32)\n"

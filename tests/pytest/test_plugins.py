@@ -24,7 +24,7 @@ from xdsl.rewriter import Rewriter
 
 import tilecraft as tc
 from tilecraft import registry
-from tilecraft.compiler import parse_text
+from tilecraft.driver.context import parse_text
 from tilecraft.dialects import graph
 from tilecraft.frontends import te
 from tilecraft.lowering.convert_graph_to_te import convert_graph_to_te

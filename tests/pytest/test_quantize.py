@@ -9,9 +9,9 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import tilecraft as tc
-from tilecraft.compiler import parse_text
+from tilecraft.driver.context import parse_text
 from tilecraft.dialects.graph_reference import evaluate
-from tilecraft.runtime.compile import graph_function
+from tilecraft.driver.compile_model import graph_function
 from tilecraft.transforms.quantize_int8 import scale_exponent
 from tilecraft.utils.weights import store_of
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from tilecraft import te
 from tilecraft.backends import reference
 from tilecraft.backends.reference import EvaluationError, evaluate, evaluate_module
-from tilecraft.compiler import parse_text
+from tilecraft.driver.context import parse_text
 from tilecraft.frontends.te.expr import floordiv, floormod, truncdiv, truncmod
 
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from xdsl.dialects import func
 
-import tilecraft.compiler
+import tilecraft.driver.kernels
 from tilecraft.backends.llvm.jit import signature_of
 from tilecraft.tools import run
 
@@ -65,7 +65,7 @@ def backend(monkeypatch):
         }
 
     monkeypatch.setattr(
-        tilecraft.compiler, "compile_loop_module", compile_loop_module, raising=False
+        tilecraft.driver.kernels, "compile_loop_module", compile_loop_module, raising=False
     )
     return bodies
 

@@ -19,7 +19,8 @@ import tilecraft as tc
 from tilecraft import te
 from tilecraft.backends.llvm.jit import RuntimeCheckError
 from tilecraft.backends.reference import EvaluationError, evaluate_module
-from tilecraft.compiler import compile_loop_module, parse_text
+from tilecraft.driver.context import parse_text
+from tilecraft.driver.kernels import compile_loop_module
 from tilecraft.frontends.te.expr import checked
 from tilecraft.topi import transform
 

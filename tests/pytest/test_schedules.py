@@ -16,9 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from schedule_gen import ScheduleWriter
 
-from tilecraft.compiler import compile_loop_module
+from tilecraft.driver.kernels import compile_loop_module
 from tilecraft.backends.reference import evaluate
-from tilecraft.compiler import lower_to_loops, parse_text
+from tilecraft.driver.context import lower_to_loops, parse_text
 from tilecraft.dialects.te import compute_ops
 
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import tilecraft as tc
 from tilecraft import te
 from tilecraft.backends.reference import evaluate_module
-from tilecraft.compiler import parse_text
+from tilecraft.driver.context import parse_text
 from tilecraft.dialects import sched as sched_ir
 from tilecraft.dialects import te as te_ir
 from tilecraft.utils.diagnostics import OpError, verify_module

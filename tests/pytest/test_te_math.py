@@ -10,7 +10,7 @@ import pytest
 import tilecraft as tc
 from tilecraft import te
 from tilecraft.backends.reference import evaluate_module
-from tilecraft.compiler import parse_text
+from tilecraft.driver.context import parse_text
 
 UNARY = {
     "sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin, "acos": np.arccos,

@@ -275,7 +275,7 @@ def test_wide_register_tiles_keep_their_accumulators_in_registers(c, hw, o, tile
     import re
 
     from tilecraft.autotune.templates import get_template, lower
-    from tilecraft.compiler import emit_assembly
+    from tilecraft.driver.emit import emit_assembly
 
     params = [[1, c // 16, hw, hw, 16], [o // 16, c // 16, 1, 1, 16, 16], [1, 1], [0, 0, 0, 0], [1, 1], 1,
               "NCHW16c", "OIHW16i16o", "NCHW16c", "float32", "float32"]  # fmt: skip

@@ -19,7 +19,7 @@ from tilecraft.autotune.templates import get_template, sched_ir, workload_key
 from tilecraft.autotune.tuner import tune
 from tilecraft.backends.accel.spec import default_spec, load_spec
 from tilecraft.dialects.graph_reference import evaluate
-from tilecraft.runtime.compile import graph_function
+from tilecraft.driver.compile_model import graph_function
 from tilecraft.runtime.offload import AccelStep, accel_params
 from tilecraft.topi import accel_conv2d as ac
 from tilecraft.utils.weights import store_of

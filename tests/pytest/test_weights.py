@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import tilecraft as tc
-from tilecraft.compiler import parse_text
+from tilecraft.driver.context import parse_text
 from tilecraft.utils.weights import ATTR, WeightError, WeightStore, attach, store_of
 
 MODEL = """

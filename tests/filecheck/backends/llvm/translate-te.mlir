@@ -1,6 +1,6 @@
 // RUN: tilecraft-translate %s --emit=llvm-ir --no-opt | filecheck %s
 
-// te-level input is lowered to loops first (tilecraft.compiler.lower_to_loops):
+// te-level input is lowered to loops first (tilecraft.driver.context.lower_to_loops):
 // 100 = 7 x 16 split, the outer part parallel, the inner one vectorized with a
 // guard for the last, partial vector.
 

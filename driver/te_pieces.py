@@ -29,7 +29,7 @@ from tilecraft.utils.gc_pause import compiling
 
 def lower_module(s, args, name: str, sizes: dict[int, int] | None = None, only_own_stages: bool = False):
     """The loop-level module of a schedule (te + sched lowered to the loop dialect)."""
-    from tilecraft.compiler import lower_to_loops
+    from tilecraft.driver.context import lower_to_loops
 
     return lower_to_loops(build_module(s, args, name, sizes, only_own_stages))
 
@@ -62,7 +62,7 @@ def build_pieces(
 ) -> tuple[Callable | None, list]:
     """A callable taking the call's arrays (args without explicit sizes) and the
     loop-level modules behind it (one, or a list of (what it computes, module))."""
-    from tilecraft.compiler import compile_loop_module
+    from tilecraft.driver.kernels import compile_loop_module
 
     call_args = [a for a in args if not (isinstance(a, Var) and id(a) in sizes)]
     ops = cut_ops(call_args)
@@ -91,7 +91,7 @@ class _Pieces:
     def piece(self, outputs: list[Tensor], what: str, extra: list | None = None):
         """Compile a function computing `outputs` from known tensors; `extra` are
         leading scalar parameters (a scan's time). Returns (function, inputs)."""
-        from tilecraft.compiler import compile_loop_module
+        from tilecraft.driver.kernels import compile_loop_module
 
         extra = extra or []
         inputs = [t for t in _reachable(outputs, through_externs=False) if not isinstance(t.op, ComputeOp)]
