@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, TensorType
 from xdsl.ir import Operation, SSAValue
-from xdsl.rewriter import Rewriter
+from xdsl.pattern_rewriter import PatternRewriter
 
 from tilecraft.dialects.graph_reference import constant_value
 from tilecraft.dialects import graph
@@ -81,9 +81,9 @@ def known_value(value: SSAValue, store: WeightStore | None, pass_name: str) -> n
     return None
 
 
-def erase_if_dead(values: list[SSAValue]) -> None:
+def erase_if_dead(values: list[SSAValue], rewriter: PatternRewriter) -> None:
     """Erase the constants and weights among `values` that nothing uses any more."""
     for v in values:
         owner = v.owner
         if isinstance(owner, (graph.ConstantOp, graph.WeightOp)) and owner.parent and not v.uses:
-            Rewriter.erase_op(owner)
+            rewriter.erase(owner)
