@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from math import prod
 
 from tilecraft.dialects.loop import DmaOp, ForOp, GuardOp
-from tilecraft.transforms.inject_dma import Builder
+from tilecraft.transforms.inject_dma.emit import Builder
 from xdsl.context import Context
 from xdsl.dialects import arith, memref, scf
 from xdsl.dialects.builtin import (

@@ -1,43 +1,6 @@
-"""convert-loop-to-accel: a loop function for the accelerator becomes an `accel.program`.
-
-The input is what a VTA-style schedule lowers to once `inject-dma` and
-`inject-virtual-threads` have run: loops over tiles (the host's part), buffers in
-the accelerator's scopes (`loop.alloc ... inp_buffer|wgt_buffer|acc_buffer`),
-`loop.dma` copies in and out of them, the GEMM intrinsic (`loop.tensor_intrin`
-of an intrinsic with an "accel" lowering), the reduction's zero-fill of the
-accumulator and elementwise integer math on it (the requantizing epilogue). The
-accelerator runs a straight instruction stream, so the host loops are unrolled
-here, as VTA's runtime does when the host code runs:
-
-- each `loop.alloc` in an accelerator scope gets an SRAM range (in elements; the
-  stack of the enclosing block, so a buffer allocated in a loop body reuses its
-  range every iteration: what makes the dependences between iterations real, and
-  what virtual threads' separate buffers avoid);
-- a `loop.dma` is a LOAD (into inp/wgt/acc) or a STORE (from the accumulator's
-  output buffer), its DRAM address the function argument's place in the DRAM
-  layout plus the offset, in elements of the memory type;
-- a *compute nest* — perfectly nested loops around one GEMM intrinsic, one store
-  of 0 into an accumulator buffer, or one elementwise store into one — becomes
-  as few instructions as possible: its index functions are affine in the nest's
-  loop variables (checked on corners and sample points: anything else is unrolled
-  further), the two longest loops become the instruction's iter_out/iter_in with
-  their factors, the others are enumerated into a micro-op kernel (named by its
-  content, so an identical kernel is one kernel: the backend loads it once while
-  it stays resident);
-- a zero-fill is a GEMM with `reset`; an elementwise chain (`v = acc[i]; v = v + b[j];
-  v = max(v, 0); v = (v + h) // 2^s; v = min(max(v, -128), 127); out[i] = trunc(v)`)
-  is one ALU instruction per operation (ADD, MAX, MIN, SHR, MUL with an immediate
-  or another accumulator buffer's element), computed in place; when the chain
-  writes another buffer than it reads, that buffer is zeroed (GEMM reset) and the
-  source added into it first. The narrowing to int8 is the STORE's.
-
-Dependences are not decided here: the program has no tokens, and
-`insert-dependences` adds the flags from what each instruction touches.
-The program takes the function's name; its `accel.buffer`s are the function's
-arguments, in order, named by `tc.name` (the runtime binds arrays by them).
-
-Anything else in the function (a CPU-only op, a global buffer allocated inside,
-an index that the accelerator cannot address) is an error at that op.
+"""convert-loop-to-accel's code generator: a loop function walked with its host
+loops unrolled (`_Lowering`), each DMA, zero-fill, GEMM nest and elementwise
+chain emitted as accelerator instructions with their micro-op kernels.
 """
 
 from __future__ import annotations
@@ -46,17 +9,12 @@ import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-from xdsl.context import Context
 from xdsl.dialects import arith, func, memref
-from xdsl.dialects.builtin import IntegerAttr, IntegerType, MemRefType, ModuleOp, StringAttr
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, StringAttr
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
-from xdsl.passes import ModulePass
-from xdsl.rewriter import Rewriter
-
 from tilecraft.backends.accel import isa
 from tilecraft.backends.accel.program import elem_bytes, spec_attribute
-from tilecraft.backends.accel.spec import AccelSpec, default_spec, load_spec
+from tilecraft.backends.accel.spec import AccelSpec
 from tilecraft.dialects import accel, te
 from tilecraft.dialects.loop import (
     ACCEL_SCOPES,
@@ -70,63 +28,15 @@ from tilecraft.dialects.loop import (
     buffer_scope,
 )
 from tilecraft.utils.diagnostics import OpError
-
-PASS = "convert-loop-to-accel"
-
-_MEMORY_TYPE = {
-    MemoryScope.INP_BUFFER: isa.MemoryType.INP,
-    MemoryScope.WGT_BUFFER: isa.MemoryType.WGT,
-    MemoryScope.ACC_BUFFER: isa.MemoryType.ACC,
-}
+from tilecraft.lowering.convert_loop_to_accel.affine import _Affine, _Loop, _NotAffine
+from tilecraft.lowering.convert_loop_to_accel.chains import _compare, _distributable, _is_scalar_math
+from tilecraft.lowering.convert_loop_to_accel.alu import AluStatements
+from tilecraft.lowering.convert_loop_to_accel.buffers import (
+    _MEMORY_TYPE, PASS, _Arg, _scalar_bytes, _strides, accel_gemm_lowering,
+)  # fmt: skip
 
 
-def accel_gemm_lowering() -> str:
-    """The value an intrinsic's "accel" lowering has when it is the GEMM unit."""
-    return "gemm"
-
-
-@dataclass
-class _Arg:
-    name: str
-    memory_type: isa.MemoryType
-    byte_base: int
-    scalar_bytes: int
-    nbytes: int
-
-
-@dataclass
-class _Loop:
-    var: SSAValue
-    extent: int
-
-
-class _Affine:
-    """f(v) = base + sum(coeff[k] * v[k]) over a nest's loop variables, found by finite
-    differences and checked at the far corner and sample points."""
-
-    def __init__(self, base: int, coeffs: list[int]):
-        self.base, self.coeffs = base, coeffs
-
-    def at(self, point: Sequence[int]) -> int:
-        return self.base + sum(c * v for c, v in zip(self.coeffs, point))
-
-
-class _NotAffine(Exception):
-    pass
-
-
-def _scalar_bytes(t: MemRefType) -> int:
-    element = t.element_type
-    width = element.width.data if isinstance(element, IntegerType) else element.bitwidth  # type: ignore[attr-defined]
-    return max(1, width // 8)
-
-
-def _strides(t: MemRefType) -> list[int]:
-    shape = list(t.get_shape())
-    return [math.prod(shape[k + 1 :]) for k in range(len(shape))]
-
-
-class _Lowering:
+class _Lowering(AluStatements):
     def __init__(self, f: func.FuncOp, spec: AccelSpec):
         self.f, self.spec = f, spec
         self.insns: list[Operation] = []
@@ -431,79 +341,6 @@ class _Lowering:
         return name, _Shape(iters[0], iters[1], factors)
 
     # -- stores into the accumulator: zero-fill and elementwise chains -------------------
-    def store(self, loops: list[_Loop], lower: list[int], op: memref.StoreOp, env) -> None:
-        target = op.memref
-        if buffer_scope(target) != MemoryScope.ACC_BUFFER:
-            raise OpError(op, f"{PASS}: the accelerator computes into acc_buffer buffers only; this store writes "
-                          f"a {buffer_scope(target).value} buffer")
-        scalar = self.affine(loops, lower, env, lambda e: self.flat(target, op.indices, e))
-        element_loops, lanes = self.lanes(loops, scalar, op)
-        dst = self.operand(target, scalar, scalar, element_loops, lanes, op)
-        outer = [loops[k] for k in element_loops]
-        if any(c == 0 for c, lp in zip(dst.coeffs, outer) if lp.extent > 1):
-            raise OpError(op, f"{PASS}: a loop of this nest writes the same accumulator element again")
-        if _is_zero(op.value):
-            self.emit_alu_like(outer, [dst, _zero(len(outer)), _zero(len(outer))], gemm_reset=True)
-            return
-        chain = _chain(op.value)
-        if chain is None:
-            raise OpError(op, f"{PASS}: this elementwise computation has no ALU form (a chain of add, sub of a "
-                          "constant, mul, max, min, shift or floor-division by a power of two, starting from one "
-                          "accumulator element)")
-        source, steps = chain
-        src_fit = self.affine(loops, lower, env, lambda e: self.flat(source.memref, source.indices, e))
-        src = self.operand(source.memref, src_fit, scalar, element_loops, lanes, op)
-        if buffer_scope(source.memref) != MemoryScope.ACC_BUFFER:
-            raise OpError(source, f"{PASS}: the ALU reads acc_buffer buffers; this load reads "
-                          f"{buffer_scope(source.memref).value}")
-        if (src.base, src.coeffs) != (dst.base, dst.coeffs):
-            same_place = src.coeffs == dst.coeffs and (
-                src.base - self.sram[source.memref] == dst.base - self.sram[target])
-            if same_place and _only_before(source.memref, op) and _only_after(target, op):
-                # the source dies here and the destination is born here: compute in place
-                self.sram[target] = self.sram[source.memref]
-                dst = src
-            else:
-                self.emit_alu_like(outer, [dst, _zero(len(outer)), _zero(len(outer))], gemm_reset=True)
-                self.emit_alu_like(outer, [dst, src], opcode="add")
-        for step in steps:
-            if step.operand is None:
-                self.emit_alu_like(outer, [dst, dst], opcode=step.opcode, imm=step.imm, at=step.op)
-                continue
-            other = step.operand
-            fit = self.affine(loops, lower, env, lambda e: self.flat(other.memref, other.indices, e))
-            if buffer_scope(other.memref) != MemoryScope.ACC_BUFFER:
-                raise OpError(other, f"{PASS}: the ALU's tensor operand must be in acc_buffer "
-                              f"(cache_read it into acc_buffer), not {buffer_scope(other.memref).value}")
-            operand = self.operand(other.memref, fit, scalar, element_loops, lanes, step.op)
-            self.emit_alu_like(outer, [dst, operand], opcode=step.opcode, at=step.op)
-
-    def lanes(self, loops: list[_Loop], scalar: _Affine, op: Operation) -> tuple[list[int], list[int]]:
-        """Split a scalar nest into the loops over an element's lanes and those over
-        elements: the lanes must be innermost-contiguous and cover one element."""
-        elem = self.element(MemoryScope.ACC_BUFFER)
-        lane_loops = [k for k in range(len(loops)) if 0 < scalar.coeffs[k] < elem and loops[k].extent > 1]
-        covered = 1
-        for k in sorted(lane_loops, key=lambda k: scalar.coeffs[k]):
-            if scalar.coeffs[k] != covered:
-                raise OpError(op, f"{PASS}: the loops over an accumulator element's {elem} values must walk "
-                              "them contiguously")
-            covered *= loops[k].extent
-        if covered != elem:
-            raise OpError(op, f"{PASS}: each iteration of the element loops must cover a whole accumulator element "
-                          f"({elem} values), not {covered}")
-        return [k for k in range(len(loops)) if k not in lane_loops], lane_loops
-
-    def operand(self, buffer: SSAValue, fit: _Affine, scalar: _Affine, element_loops: list[int], lanes: list[int],
-                op: Operation) -> _Affine:
-        """An access's element index over the element loops; its lane loops must walk
-        an element's values as the result's do (the ALU works on whole elements)."""
-        if any(fit.coeffs[k] != scalar.coeffs[k] for k in lanes):
-            raise OpError(op, f"{PASS}: {buffer.name_hint or 'an operand'} walks an element's values unlike the "
-                          "result it computes (the ALU works on whole elements)")
-        index = self._element_index(buffer, _project(fit, element_loops, len(fit.coeffs)), buffer_scope(buffer), op)
-        return _Affine(index.base, [index.coeffs[k] for k in element_loops])
-
     def emit_alu_like(self, loops: list[_Loop], fits: list[_Affine], *, gemm_reset: bool = False,
                       opcode: str | None = None, imm: int | None = None, at: Operation | None = None) -> None:
         kernel, shape = self.kernel(loops, fits if len(fits) == 3 else [fits[0], fits[1]])
@@ -522,191 +359,3 @@ class _Shape:
     iter_out: int
     iter_in: int
     factors: list[tuple[int, int]]
-
-
-def _distributable(leaves: list[Operation]) -> bool:
-    """Whether each statement of a loop body can run over the whole nest in turn: no
-    statement touches a buffer another one writes (the threads' copies of one
-    statement after inject-virtual-threads, each with its own buffers)."""
-    writes, touches = [], []
-    for leaf in leaves:
-        if isinstance(leaf, TensorIntrinOp):
-            regions = [b for b, _ in leaf.operand_regions()]
-            writes.append({regions[-1]})
-            touches.append(set(regions))
-        else:
-            loads = {op.memref for op in _loads(leaf.value)}
-            writes.append({leaf.memref})
-            touches.append(loads | {leaf.memref})
-    return all(not (writes[a] & touches[b]) for a in range(len(leaves)) for b in range(len(leaves)) if a != b)
-
-
-def _loads(value: SSAValue) -> list[memref.LoadOp]:
-    found, stack, seen = [], [value], set()
-    while stack:
-        v = stack.pop()
-        op = v.owner
-        if not isinstance(op, Operation) or op in seen:
-            continue
-        seen.add(op)
-        if isinstance(op, memref.LoadOp):
-            found.append(op)
-        elif _is_scalar_math(op):
-            stack.extend(op.operands)
-    return found
-
-
-def _ancestors(op: Operation) -> list[Operation]:
-    chain = [op]
-    while chain[-1].parent_op() is not None:
-        chain.append(chain[-1].parent_op())
-    return chain
-
-
-def _order(a: Operation, b: Operation) -> int:
-    """-1 if a runs before b, 1 if after, 0 if one contains the other (or they are
-    the same op), in program order."""
-    chain_b = _ancestors(b)
-    for x in _ancestors(a):
-        block = x.parent_block()
-        for y in chain_b:
-            if y is x:
-                return 0
-            if block is not None and y.parent_block() is block:
-                return -1 if block.get_operation_index(x) < block.get_operation_index(y) else 1
-    return 0
-
-
-def _nest_top(store: Operation) -> Operation:
-    """The outermost loop of the perfect nest around `store` (or the store itself)."""
-    top = store
-    while isinstance(top.parent_op(), ForOp):
-        top = top.parent_op()
-    return top
-
-
-def _only_before(buffer: SSAValue, store: Operation) -> bool:
-    """Whether every use of `buffer` runs before the nest of `store` or inside it."""
-    top = _nest_top(store)
-    return all(_order(use.operation, top) <= 0 for use in buffer.uses)
-
-
-def _only_after(buffer: SSAValue, store: Operation) -> bool:
-    """Whether every use of `buffer` (but its allocation) runs inside the nest of
-    `store` or after it."""
-    top = _nest_top(store)
-    return all(_order(use.operation, top) >= 0 for use in buffer.uses)
-
-
-def _zero(n: int) -> _Affine:
-    return _Affine(0, [0] * n)
-
-
-def _project(fit: _Affine, keep: list[int], n: int) -> _Affine:
-    return _Affine(fit.base, [fit.coeffs[k] if k in keep else 0 for k in range(n)])
-
-
-def _compare(predicate: int, a: int, b: int) -> bool:
-    # arith.cmpi predicates: eq ne slt sle sgt sge ult ule ugt uge
-    return [a == b, a != b, a < b, a <= b, a > b, a >= b, a < b, a <= b, a > b, a >= b][predicate]
-
-
-def _is_scalar_math(op: Operation) -> bool:
-    return op.dialect_name() == "arith" or isinstance(op, te.FloorModOp)
-
-
-def _is_zero(value: SSAValue) -> bool:
-    op = value.owner
-    return isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr) and op.value.value.data == 0
-
-
-@dataclass
-class _Step:
-    opcode: str
-    imm: int | None
-    operand: memref.LoadOp | None
-    op: Operation
-
-
-def _constant(value: SSAValue) -> int | None:
-    op = value.owner
-    if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
-        return op.value.value.data
-    return None
-
-
-def _chain(value: SSAValue) -> tuple[memref.LoadOp, list[_Step]] | None:
-    """`value` as ops applied in turn to one accumulator load, each with a constant
-    or another load as its other operand."""
-    steps: list[_Step] = []
-    while True:
-        op = value.owner
-        if isinstance(op, memref.LoadOp):
-            return op, steps[::-1]
-        if isinstance(op, (arith.TruncIOp, arith.ExtSIOp)):
-            value = op.input
-            continue
-        if not isinstance(op, (arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.MaxSIOp, arith.MinSIOp,
-                               arith.FloorDivSIOp, arith.ShRSIOp)):
-            return None
-        lhs, rhs = op.lhs, op.rhs
-        c_rhs, c_lhs = _constant(rhs), _constant(lhs)
-        commutes = isinstance(op, (arith.AddiOp, arith.MuliOp, arith.MaxSIOp, arith.MinSIOp))
-        if c_rhs is None and c_lhs is not None and commutes:
-            lhs, rhs, c_rhs = rhs, lhs, c_lhs
-        if c_rhs is not None:
-            step = _immediate(op, c_rhs)
-            if step is None:
-                return None
-            steps.append(step)
-            value = lhs
-            continue
-        # two tensors: the chain continues through the one that is not a plain load of
-        # another buffer (or, both loads, through the left one)
-        left_load, right_load = isinstance(lhs.owner, memref.LoadOp), isinstance(rhs.owner, memref.LoadOp)
-        if isinstance(op, (arith.SubiOp, arith.FloorDivSIOp, arith.ShRSIOp)):
-            return None
-        if right_load:
-            chain_value, other = lhs, rhs.owner
-        elif left_load and commutes:
-            chain_value, other = rhs, lhs.owner
-        else:
-            return None
-        steps.append(_Step(_TENSOR_OPCODE[type(op)], None, other, op))
-        value = chain_value
-
-
-_TENSOR_OPCODE = {arith.AddiOp: "add", arith.MuliOp: "mul", arith.MaxSIOp: "max", arith.MinSIOp: "min"}
-
-
-def _immediate(op: Operation, c: int) -> _Step | None:
-    if isinstance(op, arith.AddiOp):
-        return _Step("add", c, None, op)
-    if isinstance(op, arith.SubiOp):
-        return _Step("add", -c, None, op)
-    if isinstance(op, arith.MuliOp):
-        return _Step("mul", c, None, op)
-    if isinstance(op, arith.MaxSIOp):
-        return _Step("max", c, None, op)
-    if isinstance(op, arith.MinSIOp):
-        return _Step("min", c, None, op)
-    if isinstance(op, arith.ShRSIOp) and c >= 0:
-        return _Step("shr", c, None, op)
-    if isinstance(op, arith.FloorDivSIOp) and c > 0 and c & (c - 1) == 0:
-        return _Step("shr", c.bit_length() - 1, None, op)
-    return None
-
-
-@dataclass(frozen=True)
-class ConvertLoopToAccelPass(ModulePass):
-    """Every loop function of the module becomes an accel.program of the same name."""
-
-    name = PASS
-
-    spec: str = ""  # a spec file (JSON or TOML); VTA's default when empty
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        spec = load_spec(self.spec) if self.spec else default_spec()
-        for f in [f for f in op.ops if isinstance(f, func.FuncOp) and not f.is_declaration]:
-            program = _Lowering(f, spec).run()
-            Rewriter.replace_op(f, program)

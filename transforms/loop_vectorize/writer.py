@@ -1,234 +1,40 @@
-"""`loop-vectorize`: a `loop.for ... vectorized` becomes vector code, in IR.
-
-A vectorized loop of constant extent W is written once, with every value that
-depends on the loop variable held as a `vector<W x T>` (one lane per iteration)
-and every other value kept as a scalar and broadcast where it meets a vector
-(the way TVM vectorizes). While writing, each loop-level value has one of three
-forms:
-
-- a plain value: *uniform*, the same in every lane (a scalar);
-- `Affine(base, stride)`: an index that is `base + stride * lane` (the loop
-  variable is `Affine(lb, 1)`; `addi`/`subi`/`muli` by a constant keep the form).
-  This is what makes an access `A[i, uniform + j]` recognisably contiguous;
-- `Vec(value)`: anything else, a real vector.
-
-Affine values become vectors only when something needs one
-(`broadcast(base) + dense<[0, stride, 2 * stride, ...]>`).
-
-| access, per-lane part | load                         | store                     |
-|-----------------------|------------------------------|---------------------------|
-| none (uniform)        | `memref.load` (stays scalar) | `memref.store`            |
-| `lane` (stride 1)     | `vector.load`                | `vector.store`            |
-| under a mask          | `vector.maskedload`          | `vector.maskedstore`      |
-| anything else         | `loop.gather`                | `loop.scatter`            |
-
-Lane-wise arithmetic is `arith`/`math` on vectors where xDSL 0.74's ops accept
-vectors; comparisons, selects and integer/float conversions, which it restricts
-to scalars, are written with the LLVM dialect's vector forms (`llvm.icmp`,
-`llvmx.fcmp`, `llvmx.select`, `llvm.sext`, ...). Index lanes are `i64` (what
-`index` becomes in LLVM), so they meet those ops as they are.
-
-A `loop.assert` whose condition varies across lanes becomes one scalar check that
-no active lane fails (the failing lanes' mask bits, as one integer, are 0).
-
-Conditions that vary across lanes (`loop.guard`, `scf.if`) do not branch: they
-narrow the *mask* of active lanes (`arith.andi` of `vector<W x i1>`), memory
-access under a mask is masked (a load from a uniform address is one scalar load
-under `scf.if` any lane is active; a store to one is a scatter with the same
-offset in every lane: a scatter writes lanes in order, so the last active lane
-wins, as in the serial loop), `scf.if` results are
-`arith.select`ed, and an integer division under a mask divides inactive lanes by
-one so they cannot trap. Uniform conditions stay `loop.guard`/`scf.if`. Loops
-inside the vectorized one run serially (their variable is uniform); unrolled
-ones stay unrolled.
-
-A loop whose extent is larger than `max_lanes` (4 zmm registers' worth) is strip
-mined: a serial loop over full vectors, then one vector for the tail. Every
-vector has a power-of-two width: a tail (or a whole loop) of 12 is a 16-lane
-vector whose last 4 lanes are masked off, as a guard would mask them.
-
-```mlir
-loop.for %j = 0 to 16 vectorized {
-  %a = memref.load %A[%i, %j] : memref<4x16xf32>
-  %b = arith.mulf %a, %x : f32
-  memref.store %b, %B[%i, %j] : memref<4x16xf32>
-}
-```
-becomes
-```mlir
-%c0 = arith.constant 0 : index
-%a = vector.load %A[%i, %c0] : memref<4x16xf32>, vector<16xf32>
-%x16 = vector.broadcast %x : f32 to vector<16xf32>
-%b = arith.mulf %a, %x16 : vector<16xf32>
-vector.store %b, %B[%i, %c0] : memref<4x16xf32>, vector<16xf32>
-```
-
-A loop is made serial instead (still correct, and LLVM's own vectorizer may
-take it) when its lanes would not be independent: it allocates a buffer (one
-per lane would be needed), or it stores to one address from every lane (a
-reduction into a scalar, where each iteration reads the previous one's result).
-A call or a launch in a vectorized loop is an error.
+"""loop-vectorize's writer: the vector form of one vectorized loop, op by op
+(`VectorWriter`); memory accesses are `memory.py`'s.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
-
 from tilecraft.dialects import llvmx
 from tilecraft.dialects.loop import (
-    AllocOp,
     AssertOp,
     ForOp,
-    GatherOp,
     GuardOp,
-    LaunchOp,
     LoopKind,
-    LoopKindAttr,
-    ScatterOp,
 )
 from tilecraft.utils.attrs import integer_attr, integer_type, vector_type
 from tilecraft.utils.diagnostics import OpError
-from xdsl.context import Context
-from xdsl.dialects import arith, func, llvm, memref, scf, vector
+from xdsl.dialects import arith, llvm, memref, scf, vector
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     FloatAttr,
     IndexType,
     IntegerAttr,
     IntegerType,
-    MemRefType,
-    ModuleOp,
     VectorType,
     i1,
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
-from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import (
-    PatternRewriter,
-    PatternRewriteWalker,
-    RewritePattern,
-    op_type_rewrite_pattern,
-)
 from xdsl.traits import IsTerminator
 from xdsl.utils.exceptions import VerifyException
-
-PASS = "loop-vectorize"
-# Vectors wider than this many bytes are strip mined (4 x 512-bit registers).
-MAX_VECTOR_BYTES = 256
-MAX_LANES = 64
-# Integer divisions: inactive lanes divide by one under a mask.
-DIVISIONS = (arith.DivSIOp, arith.DivUIOp, arith.RemSIOp, arith.RemUIOp, arith.FloorDivSIOp,
-             arith.CeilDivSIOp)  # fmt: skip
+from tilecraft.transforms.loop_vectorize.legality import DIVISIONS, PASS, max_lanes
+from tilecraft.transforms.loop_vectorize.values import Affine, Lowered, Vec, constant_of, is_uniform
+from tilecraft.transforms.loop_vectorize.memory import MemoryAccess
 
 
-# Analyses ---------------------------------------------------------------------
-
-
-def max_lanes(loop: ForOp) -> int:
-    """The widest vector to use for `loop`, from the widest element it touches."""
-    widest = 1
-    for op in loop.walk():
-        if isinstance(op, memref.LoadOp | memref.StoreOp):
-            mtype = op.memref.type
-            assert isinstance(mtype, MemRefType)
-            bits = getattr(mtype.element_type, "bitwidth", 8)
-            widest = max(widest, (bits + 7) // 8)
-    return max(1, min(MAX_LANES, MAX_VECTOR_BYTES // widest))
-
-
-def vectorization_blocker(loop: ForOp) -> tuple[Operation, str] | None:
-    """Why `loop`'s lanes cannot run side by side (the op and a reason), or None."""
-    varying: set[SSAValue] = {loop.var}
-
-    def visit(block: Block, masked: bool) -> tuple[Operation, str] | None:
-        for op in block.ops:
-            found = None
-            if isinstance(op, AllocOp):
-                return op, "allocates a buffer inside the loop"
-            if isinstance(op, ForOp):
-                found = visit(op.body.block, masked)
-            elif isinstance(op, GuardOp):
-                found = visit(op.body.block, masked or op.cond in varying)
-            elif isinstance(op, scf.IfOp):
-                cond_varies = op.cond in varying
-                results_vary = cond_varies
-                for region in op.regions:
-                    if region.blocks:
-                        found = found or visit(region.block, masked or cond_varies)
-                        yielded = region.block.last_op
-                        assert yielded is not None
-                        results_vary |= any(v in varying for v in yielded.operands)
-                if results_vary:
-                    varying.update(op.results)
-            elif isinstance(op, memref.StoreOp):
-                address_varies = any(i in varying for i in op.indices)
-                if not address_varies and (masked or op.value in varying):
-                    return op, "stores to the same address from every iteration"
-            elif any(o in varying for o in op.operands):
-                varying.update(op.results)
-            if found:
-                return found
-        return None
-
-    return visit(loop.body.block, False)
-
-
-def check_vectorizable(module: ModuleOp) -> None:
-    """A call or a launch cannot run once per lane: refuse it at the op."""
-    for op in module.walk():
-        if isinstance(op, ForOp) and op.kind.data == LoopKind.VECTORIZED:
-            for inner in op.walk():
-                if isinstance(inner, func.CallOp | LaunchOp):
-                    raise OpError(
-                        inner,
-                        f"{PASS}: '{inner.name}' cannot be vectorized; make the loop "
-                        "around it serial.",
-                    )
-
-
-# Writing vector code ----------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Affine:
-    """An index whose value in lane `l` is `base + stride * l`."""
-
-    base: SSAValue
-    stride: int
-
-
-@dataclass(frozen=True)
-class Vec:
-    """A value that differs between lanes, as a `vector<W x T>`."""
-
-    value: SSAValue
-
-
-Lowered = SSAValue | Affine | Vec
-
-
-def is_uniform(x: Lowered) -> bool:
-    return isinstance(x, SSAValue)
-
-
-def row_major_strides(shape: tuple[int, ...]) -> list[int]:
-    strides = [1] * len(shape)
-    for d in range(len(shape) - 2, -1, -1):
-        strides[d] = strides[d + 1] * shape[d + 1]
-    return strides
-
-
-def constant_of(value: SSAValue) -> int | float | None:
-    owner = value.owner
-    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr | FloatAttr):
-        return owner.value.value.data
-    return None
-
-
-class VectorWriter:
+class VectorWriter(MemoryAccess):
     """Writes the vector form of one vectorized loop before it."""
 
     def __init__(self, loop: ForOp):
@@ -463,101 +269,6 @@ class VectorWriter:
 
     # Memory -------------------------------------------------------------------
 
-    def _access(self, mtype: MemRefType, indices: list[Lowered]):
-        """(per-dimension uniform indices, lane stride, varying parts) of an access."""
-        uniform: list[SSAValue] = []
-        lane_stride = 0
-        varying: list[tuple[SSAValue, int]] = []
-        for index, stride in zip(indices, row_major_strides(mtype.get_shape())):
-            if isinstance(index, Affine):
-                uniform.append(index.base)
-                lane_stride += index.stride * stride
-            elif isinstance(index, Vec):
-                uniform.append(self.index(0))
-                varying.append((index.value, stride))
-            else:
-                uniform.append(index)
-        return uniform, lane_stride, varying
-
-    def _offsets(self, mtype: MemRefType, uniform, lane_stride, varying) -> SSAValue:
-        """Per-lane element offsets from the buffer's start, for gather/scatter."""
-        flat: SSAValue | None = None
-        for index, stride in zip(uniform, row_major_strides(mtype.get_shape())):
-            if constant_of(index) == 0:
-                continue
-            term = self.add(arith.MuliOp(index, self.index(stride))) if stride != 1 else index
-            flat = term if flat is None else self.add(arith.AddiOp(flat, term))
-        total = self.vector(Affine(flat if flat is not None else self.index(0), lane_stride))
-        itype = self.vtype(IndexType())
-        for value, stride in varying:
-            if stride != 1:
-                value = self.add(arith.MuliOp(value, self.const(stride, itype)))
-            total = self.add(arith.AddiOp(total, value))
-        return total
-
-    def _all_lanes(self) -> SSAValue:
-        return self.mask if self.mask is not None else self.const(1, self.vtype(i1))
-
-    def write_load(self, op: memref.LoadOp) -> None:
-        mtype = op.memref.type
-        assert isinstance(mtype, MemRefType)
-        ref = op.memref
-        uniform, lane_stride, varying = self._access(mtype, [self.get(i) for i in op.indices])
-        element = mtype.element_type
-        if not varying and lane_stride == 0 and self.mask is None:
-            self.values[op.res] = self.add(memref.LoadOp.get(ref, uniform))
-            return
-        if not varying and lane_stride == 0:
-            self.values[op.res] = self._load_if_any_lane(ref, uniform, element)
-            return
-        result = self.vtype(element)
-        if not varying and lane_stride == 1 and self.mask is None:
-            value = self.add(vector.LoadOp(ref, uniform, result))
-        elif not varying and lane_stride == 1:
-            zero = self.const(0, result)
-            assert self.mask is not None
-            value = self.add(vector.MaskedLoadOp(ref, uniform, self.mask, zero))
-        else:
-            offsets = self._offsets(mtype, uniform, lane_stride, varying)
-            value = self.add(GatherOp(ref, offsets, self._all_lanes(), result))
-        self.values[op.res] = Vec(value)
-
-    def _load_if_any_lane(self, ref: SSAValue, indices: list[SSAValue], element: Attribute) -> SSAValue:
-        """A uniform address under a mask: one scalar load if any lane is active (the
-        serial loop loads it then; the guard may be what keeps the address in bounds),
-        a uniform value, not a gather of the same element into every lane."""
-        assert self.mask is not None
-        active = self._any_lane(self.mask)
-        taken, skipped = Block(), Block()
-        with self.into(taken):
-            loaded = self.add(memref.LoadOp.get(ref, indices))
-            self.add(scf.YieldOp(loaded))
-        with self.into(skipped):
-            self.add(scf.YieldOp(self.const(0, element)))
-        new = scf.IfOp(active, [element], Region(taken), Region(skipped))
-        self.add(new)
-        return new.results[0]
-
-    def write_store(self, op: memref.StoreOp) -> None:
-        mtype = op.memref.type
-        assert isinstance(mtype, MemRefType)
-        ref = op.memref
-        uniform, lane_stride, varying = self._access(mtype, [self.get(i) for i in op.indices])
-        value = self.get(op.value)
-        if not varying and lane_stride == 0 and self.mask is None and is_uniform(value):
-            self.add(memref.StoreOp.get(value, ref, uniform))  # type: ignore[arg-type]
-            return
-        lanes = self.vector(value)
-        if not varying and lane_stride == 1 and self.mask is None:
-            self.add(vector.StoreOp(lanes, ref, uniform))
-        elif not varying and lane_stride == 1:
-            self.add(vector.MaskedStoreOp(ref, uniform, self.mask, lanes))  # type: ignore[arg-type]
-        else:
-            offsets = self._offsets(mtype, uniform, lane_stride, varying)
-            self.add(ScatterOp(lanes, ref, offsets, self._all_lanes()))
-
-    # Control flow -------------------------------------------------------------
-
     def write_for(self, op: ForOp) -> None:
         """A loop inside the vectorized one runs serially (an unrolled one stays
         unrolled: LLVM, or `loop-unroll`, unrolls it after this pass)."""
@@ -658,30 +369,3 @@ class VectorWriter:
         self.run_block(self.loop.body.block)
         self.width = None
         self.mask = None
-
-
-class VectorizeLoop(RewritePattern):
-    """`loop.for ... vectorized` → vector code, or a serial loop if its lanes
-    are not independent."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: ForOp, rewriter: PatternRewriter) -> None:
-        if op.kind.data != LoopKind.VECTORIZED:
-            return
-        if op.extent > 1 and vectorization_blocker(op) is None:
-            VectorWriter(op).write_loop()
-            rewriter.erase(op)
-            return
-        op.kind = LoopKindAttr(LoopKind.SERIAL)
-        rewriter.notify_op_modified(op)
-
-
-@dataclass(frozen=True)
-class LoopVectorizePass(ModulePass):
-    """Write every `loop.for ... vectorized` as vector code."""
-
-    name = "loop-vectorize"
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        check_vectorizable(op)
-        PatternRewriteWalker(VectorizeLoop(), apply_recursively=False).rewrite_module(op)
