@@ -59,9 +59,13 @@ from xdsl.irdl import (
     BaseAttr,
     EqAttrConstraint,
     IRDLOperation,
+    OptOperandDef,
+    VarOperandDef,
     VerificationContext,
     irdl_attr_definition,
     irdl_op_definition,
+    operand_def,
+    opt_operand_def,
     opt_prop_def,
     prop_def,
     region_def,
@@ -478,15 +482,51 @@ def _is_discardable(name: str) -> bool:
 class GraphOp(IRDLOperation):
     """Tensors in, tensors out; typed properties (see `Prop`) for the rest.
 
-    Subclasses set `name`, `traits`, `ARITY` (min, max operands), their properties
-    and `infer`. An op accepts only its own properties and namespaced discardable
+    Subclasses set `name`, `traits`, their operands (IRDL operand definitions by
+    name: `input`, `weight`, an optional `bias`; at most one optional or variadic
+    group, whose count `VARIADIC` bounds), their properties and `infer`. `inputs` is
+    every operand, in order, for code that treats ops alike. An op accepts only its own properties and namespaced discardable
     attributes (`tc.offsets`); anything else, a misspelling above all, is an error
     that names it, so a typo never runs as the default."""
 
-    inputs = var_operand_def()
     outputs = var_result_def()
     traits = traits_def(GraphCanonicalization(), GraphFolder())
-    ARITY: ClassVar[tuple[int, int | None]] = (1, 1)
+    VARIADIC: ClassVar[tuple[int, int | None]] = (0, None)  # operands in the variadic group
+
+    @property
+    def inputs(self) -> tuple[SSAValue, ...]:
+        return tuple(self.operands)
+
+    @classmethod
+    @functools.cache
+    def arity(cls) -> tuple[int, int | None]:
+        """(least, most) operands: the single operands, plus the optional one or
+        the variadic group's `VARIADIC` range (None: no most)."""
+        defs = [d for _, d in cls.get_irdl_definition().operands]
+        single = sum(not isinstance(d, VarOperandDef) for d in defs)
+        if len(defs) == single:
+            return single, single
+        if any(isinstance(d, OptOperandDef) for d in defs):
+            return single, single + 1
+        lo, hi = cls.VARIADIC
+        return single + lo, None if hi is None else single + hi
+
+    @classmethod
+    def group_operands(cls, inputs: Sequence[SSAValue]) -> list[SSAValue | list[SSAValue]]:
+        """A flat operand list as IRDL takes it: one entry per operand definition,
+        the optional or variadic one a list of what is left for it."""
+        defs = [d for _, d in cls.get_irdl_definition().operands]
+        spare = len(inputs) - (len(defs) - 1)
+        grouped: list[SSAValue | list[SSAValue]] = []
+        at = 0
+        for d in defs:
+            if isinstance(d, VarOperandDef):
+                grouped.append(list(inputs[at : at + spare]))
+                at += spare
+            else:
+                grouped.append(inputs[at])
+                at += 1
+        return grouped
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
@@ -524,8 +564,17 @@ class GraphOp(IRDLOperation):
             probe = type(self).__new__(type(self))
             probe.properties, probe.attributes = props, attributes
             result_types = type(self).infer(probe, [v.type for v in inputs])
+        lo, hi = type(self).arity()
+        if len(inputs) < lo or (hi is not None and len(inputs) > hi):
+            # As a parser would make it, for the verifier to say what is wrong where
+            # (an importer's op of a malformed model names its node).
+            Operation.__init__(
+                self, operands=inputs, result_types=result_types, properties=props, attributes=attributes
+            )
+            return
         super().__init__(
-            operands=[list(inputs)], result_types=[list(result_types)], properties=props, attributes=attributes
+            operands=type(self).group_operands(list(inputs)), result_types=[list(result_types)],
+            properties=props, attributes=attributes,
         )
 
     def with_properties(self, inputs: Sequence[SSAValue], **changes: object) -> GraphOp:
@@ -576,8 +625,13 @@ class GraphOp(IRDLOperation):
     # verification -----------------------------------------------------------------
     def verify(self, verify_nested_ops: bool = True) -> None:
         # Names and kinds first: a misspelled attribute is reported as such, not
-        # as whatever its absence leads `infer` to complain about.
+        # as whatever its absence leads `infer` to complain about; then the operand
+        # count, said as the op's (IRDL's own message names no op).
         self.verify_properties()
+        lo, hi = type(self).arity()
+        n = len(self.operands)
+        if n < lo or (hi is not None and n > hi):
+            raise VerifyException(f"{self.name} takes {_count(lo, hi)}, not {n}.")
         super().verify(verify_nested_ops)
 
     def verify_properties(self) -> None:
@@ -597,12 +651,6 @@ class GraphOp(IRDLOperation):
         raise NotImplementedError
 
     def verify_(self) -> None:
-        lo, hi = self.ARITY
-        n = len(self.inputs)
-        if n < lo or (hi is not None and n > hi):
-            want = f"{lo}" if lo == hi else f"{lo} or more" if hi is None else f"{lo} to {hi}"
-            noun = "operand" if want == "1" else "operands"
-            raise VerifyException(f"{self.name} takes {want} {noun}, not {n}.")
         if any(isinstance(v.type, UnrankedTensorType) for v in self.inputs):
             return  # shapes are not known yet: infer-shapes will check this op
         try:
@@ -619,6 +667,17 @@ class GraphOp(IRDLOperation):
                 continue  # not inferred yet (infer-shapes fills it in)
             if r.type != t:
                 raise VerifyException(f"{self.name} result is {r.type} but its operands give {t}.")
+
+
+def present(*values: SSAValue | None) -> list[SSAValue]:
+    """The values given, an absent optional operand (None) left out:
+    `[x, w, *present(conv.bias)]`."""
+    return [v for v in values if v is not None]
+
+
+def _count(lo: int, hi: int | None) -> str:
+    want = f"{lo}" if lo == hi else f"{lo} or more" if hi is None else f"{lo} to {hi}"
+    return f"{want} {'operand' if want == '1' else 'operands'}"
 
 
 def verify_attribute_names(op: Operation, known: Collection[str]) -> None:
@@ -644,6 +703,7 @@ def _suggestion(key: str, known: Collection[str]) -> str:
 
 
 class _Unary(GraphOp):
+    input = operand_def()
     traits = traits_def(Pure(), Injective())
 
     def infer(self, types):
@@ -722,6 +782,7 @@ class RequantizeOp(GraphOp):
     ADD, SHR, MAX, MIN and a narrowing store."""
 
     name = "graph.requantize"
+    input = operand_def()
     traits = traits_def(Pure(), Injective())
     shift = Int(default=0)
     to = Type()
@@ -741,6 +802,7 @@ class CastOp(GraphOp):
     integers truncate toward zero, anything to i1 is `!= 0`."""
 
     name = "graph.cast"
+    input = operand_def()
     traits = traits_def(Pure(), Injective())
     to = Type()
 
@@ -759,6 +821,7 @@ class BitcastOp(GraphOp):
     (ONNX BitCast): `{to = i32}` on f32 gives the float's IEEE bits."""
 
     name = "graph.bitcast"
+    input = operand_def()
     traits = traits_def(Pure(), Injective())
     to = Type()
 
@@ -772,7 +835,8 @@ class BitcastOp(GraphOp):
 
 class _Binary(GraphOp):
     traits = traits_def(Pure(), Broadcast())
-    ARITY: ClassVar = (2, 2)
+    lhs = operand_def()
+    rhs = operand_def()
 
     def infer(self, types):
         a, b = ranked(types[0]), ranked(types[1])
@@ -822,7 +886,9 @@ class WhereOp(GraphOp):
 
     name = "graph.where"
     traits = traits_def(Pure(), Broadcast())
-    ARITY: ClassVar = (3, 3)
+    condition = operand_def()
+    on_true = operand_def()
+    on_false = operand_def()
 
     def infer(self, types):
         c, a, b = (ranked(t) for t in types)
@@ -862,6 +928,7 @@ class BroadcastToOp(GraphOp):
     broadcast of both, so `shape` may have 1s where the input is larger)."""
 
     name = "graph.broadcast_to"
+    input = operand_def()
     traits = traits_def(Pure(), Broadcast())
     shape = Ints()
 
@@ -974,7 +1041,9 @@ class Conv2dOp(GraphOp):
 
     name = "graph.conv2d"
     traits = traits_def(Pure(), ComplexOutFusable())
-    ARITY: ClassVar = (2, 3)
+    input = operand_def()
+    weight = operand_def()
+    bias = opt_operand_def()
     strides = Ints(default=lambda op: (1,) * window_rank(op))
     pads = Ints(default=lambda op: (0,) * 2 * window_rank(op))
     dilations = Ints(default=lambda op: (1,) * window_rank(op))
@@ -1114,7 +1183,9 @@ class DenseOp(GraphOp):
 
     name = "graph.dense"
     traits = traits_def(Pure(), ComplexOutFusable())
-    ARITY: ClassVar = (2, 3)
+    input = operand_def()
+    weight = operand_def()
+    bias = opt_operand_def()
     weight_layout = Enum(WeightLayoutAttr, default="NK")
 
     def infer(self, types):
@@ -1136,7 +1207,8 @@ class MatmulOp(GraphOp):
 
     name = "graph.matmul"
     traits = traits_def(Pure(), ComplexOutFusable())
-    ARITY: ClassVar = (2, 2)
+    lhs = operand_def()
+    rhs = operand_def()
 
     def infer(self, types):
         a, b = shape_of(types[0]), shape_of(types[1])
@@ -1162,6 +1234,7 @@ class _Pool(GraphOp):
     with; `kernel`'s length is the spatial rank): `kernel`, `strides`, `pads`
     [begin..., end...], `dilations` (defaults: ones, zeros, ones), `ceil_mode`, and
     in 2-D `layout` "NCHW" (default) or "NCHW<b>c" ([N, C/b, H, W, b] in and out)."""
+    input = operand_def()
 
     traits = traits_def(Pure(), ComplexOutFusable())
     kernel = Ints()
@@ -1230,6 +1303,7 @@ class GlobalAvgPool2dOp(GraphOp):
     "NCHW<b>c" ([N, C/b, 1, 1, b] out)."""
 
     name = "graph.global_avg_pool2d"
+    input = operand_def()
     traits = traits_def(Pure(), Reduction())
     layout = Str(default="NCHW")
 
@@ -1244,6 +1318,7 @@ class GlobalAvgPool2dOp(GraphOp):
 
 class _Reduce(GraphOp):
     """Reduce over `axes` (all when absent), keeping them as 1s if `keepdims` (default 1)."""
+    input = operand_def()
 
     traits = traits_def(Pure(), Reduction())
     axes = Ints(default=None, doc="the axes to reduce; None: all")
@@ -1296,6 +1371,7 @@ class CumulativeOp(GraphOp):
     and CumProd."""
 
     name = "graph.cumulative"
+    input = operand_def()
     traits = traits_def(Pure(), Opaque())
     axis = Int(default=0)
     kind = Str(default="sum")
@@ -1325,7 +1401,8 @@ class GatherElementsOp(GraphOp):
 
     name = "graph.gather_elements"
     traits = traits_def(Pure(), Injective())
-    ARITY: ClassVar = (2, 2)
+    input = operand_def()
+    indices = operand_def()
     axis = Int(default=0)
 
     def infer(self, types):
@@ -1344,7 +1421,8 @@ class GatherNDOp(GraphOp):
 
     name = "graph.gather_nd"
     traits = traits_def(Pure(), Injective())
-    ARITY: ClassVar = (2, 2)
+    input = operand_def()
+    indices = operand_def()
     batch_dims = Int(default=0)
 
     def infer(self, types):
@@ -1358,7 +1436,9 @@ class GatherNDOp(GraphOp):
 
 class _Scatter(GraphOp):
     traits = traits_def(Pure(), Opaque())
-    ARITY: ClassVar = (3, 3)
+    input = operand_def()
+    indices = operand_def()
+    updates = operand_def()
     reduction = Str(default="none", doc="none (the last update wins), add, mul, max or min")
 
     def check_reduction(self) -> None:
@@ -1405,6 +1485,7 @@ class SoftmaxOp(GraphOp):
     """softmax along `axis` (default -1)."""
 
     name = "graph.softmax"
+    input = operand_def()
     traits = traits_def(Pure(), Opaque())
     axis = Int(default=-1)
 
@@ -1420,7 +1501,9 @@ class LayerNormOp(GraphOp):
 
     name = "graph.layer_norm"
     traits = traits_def(Pure(), Opaque())
-    ARITY: ClassVar = (1, 3)
+    input = operand_def()
+    params = var_operand_def()  # scale, then bias, each optional
+    VARIADIC: ClassVar = (0, 2)
     axis = Int(default=-1)
     epsilon = Float(default=1e-5)
 
@@ -1441,8 +1524,16 @@ class BatchNormOp(GraphOp):
 
     name = "graph.batch_norm"
     traits = traits_def(Pure(), Opaque())
-    ARITY: ClassVar = (5, 5)
+    input = operand_def()
+    scale = operand_def()
+    bias = operand_def()
+    mean = operand_def()
+    variance = operand_def()
     epsilon = Float(default=1e-5)
+
+    def parameters(self) -> tuple[SSAValue, SSAValue, SSAValue, SSAValue]:
+        """scale, bias, mean, variance."""
+        return self.scale, self.bias, self.mean, self.variance
 
     def infer(self, types):
         x = shape_of(types[0])
@@ -1466,6 +1557,7 @@ class PadOp(_Injective):
     """Constant padding: `pads` [begin_0.., end_0..], `value` (default 0)."""
 
     name = "graph.pad"
+    input = operand_def()
     pads = Ints()
     value = Float(default=0.0)
 
@@ -1485,6 +1577,7 @@ class ReshapeOp(_Injective):
     """Row-major reshape to `shape` (one -1 allowed, 0 copies the input extent)."""
 
     name = "graph.reshape"
+    input = operand_def()
     shape = Ints()
 
     def infer(self, types):
@@ -1511,6 +1604,7 @@ class FlattenOp(_Injective):
     """To 2-D: dims before `axis` (default 1) and from it."""
 
     name = "graph.flatten"
+    input = operand_def()
     axis = Int(default=1)
 
     def infer(self, types):
@@ -1525,6 +1619,7 @@ class FlattenOp(_Injective):
 @irdl_op_definition
 class SqueezeOp(_Injective):
     name = "graph.squeeze"
+    input = operand_def()
     axes = Ints(default=None, doc="the axes to remove; None: every axis of extent 1")
 
     def infer(self, types):
@@ -1539,6 +1634,7 @@ class SqueezeOp(_Injective):
 @irdl_op_definition
 class UnsqueezeOp(_Injective):
     name = "graph.unsqueeze"
+    input = operand_def()
     axes = Ints()
 
     def infer(self, types):
@@ -1554,6 +1650,7 @@ class TransposeOp(_Injective):
     """Permute axes by `perm` (default: reverse)."""
 
     name = "graph.transpose"
+    input = operand_def()
     perm = Ints(default=None, doc="the permutation; None: reverse the axes")
 
     def permutation(self, rank: int) -> list[int]:
@@ -1570,7 +1667,8 @@ class TransposeOp(_Injective):
 @irdl_op_definition
 class ConcatOp(_Injective):
     name = "graph.concat"
-    ARITY: ClassVar = (1, None)
+    inputs = var_operand_def()
+    VARIADIC: ClassVar = (1, None)
     axis = Int()
 
     def infer(self, types):
@@ -1591,6 +1689,7 @@ class SplitOp(_Injective):
     """Split along `axis` into pieces of `sizes`."""
 
     name = "graph.split"
+    input = operand_def()
     axis = Int(default=0)
     sizes = Ints()
 
@@ -1610,6 +1709,7 @@ class SliceOp(_Injective):
     """`starts`, `ends`, `axes`, `steps` as ONNX Slice (static)."""
 
     name = "graph.slice"
+    input = operand_def()
     starts = Ints()
     ends = Ints()
     axes = Ints(default=None, doc="the axes sliced; None: the first len(starts)")
@@ -1638,7 +1738,8 @@ class GatherOp(_Injective):
     """take(data, indices, axis): embeddings with integer ids."""
 
     name = "graph.gather"
-    ARITY: ClassVar = (2, 2)
+    input = operand_def()
+    indices = operand_def()
     axis = Int(default=0)
 
     def infer(self, types):
@@ -1654,6 +1755,7 @@ class LayoutTransformOp(_Injective):
     """Between NCHW and blocked NCHW[x]c: `src` and `dst` layouts, e.g. "NCHW" -> "NCHW16c"."""
 
     name = "graph.layout_transform"
+    input = operand_def()
     src = Str()
     dst = Str()
 
@@ -1671,7 +1773,7 @@ class WinogradWeightOp(GraphOp):
 
     name = "graph.winograd_weight"
     traits = traits_def(Pure(), Opaque())
-    ARITY: ClassVar = (1, 1)
+    input = operand_def()
 
     def infer(self, types):
         w = shape_of(types[0])

@@ -107,7 +107,7 @@ def identity_operand(op: Operation) -> SSAValue | None:
             return x if op.min is None and op.max is None else None
         case graph.MulOp() | graph.AddOp() | graph.SubOp():
             neutral = 1.0 if isinstance(op, graph.MulOp) else 0.0
-            rhs, lhs = op.inputs[1], op.inputs[0]
+            lhs, rhs = op.lhs, op.rhs
             if _splat(rhs) == neutral and lhs.type == out.type:
                 return lhs
             if not isinstance(op, graph.SubOp) and _splat(lhs) == neutral and rhs.type == out.type:
@@ -149,10 +149,10 @@ def _erase_dead(values: list[SSAValue], rewriter: PatternRewriter) -> None:
 
 def scale_shift(bn: graph.BatchNormOp) -> tuple[np.ndarray, np.ndarray] | None:
     """(a, b) of `y = x * a + b` when every parameter of `bn` is known, else None."""
-    if not all(isinstance(v.owner, (graph.ConstantOp, graph.WeightOp)) for v in bn.inputs[1:]):
+    if not all(isinstance(v.owner, (graph.ConstantOp, graph.WeightOp)) for v in bn.parameters()):
         return None
     store = store_near(bn, NAME)
-    params = [known_value(v, store, NAME) for v in bn.inputs[1:]]
+    params = [known_value(v, store, NAME) for v in bn.parameters()]
     if any(p is None for p in params):
         return None
     scale, bias, mean, var = (p.astype(np.float64) for p in params)
@@ -193,27 +193,27 @@ class FoldBatchNormIntoProducer(RewritePattern):
             return  # batch_norm's channel axis is the dense's output axis only in 2-D
         elif producer.weight_layout != graph.WeightLayout.NK:
             return  # the scaling below is per row of an [N, K] weight
-        if not all(isinstance(v.owner, (graph.ConstantOp, graph.WeightOp)) for v in producer.inputs[1:]):
+        weight, bias = producer.weight, producer.bias
+        if not all(isinstance(v.owner, (graph.ConstantOp, graph.WeightOp)) for v in graph.present(weight, bias)):
             return
         affine = scale_shift(bn)
         if affine is None:
             return
         a, b = affine
         store = store_near(bn, NAME)
-        w = known_value(producer.inputs[1], store, NAME)
-        bias = known_value(producer.inputs[2], store, NAME) if len(producer.inputs) == 3 else np.zeros_like(a)
-        if w is None or bias is None:
+        w = known_value(weight, store, NAME)
+        b0 = known_value(bias, store, NAME) if bias is not None else np.zeros_like(a)
+        if w is None or b0 is None:
             return
         new_w = (w * a.reshape((-1,) + (1,) * (w.ndim - 1))).astype(w.dtype)
-        new_b = (bias * a + b).astype(w.dtype)
-        w_type = producer.inputs[1].type
-        b_type = TensorType(bn.inputs[1].type.get_element_type(), [len(a)])
-        w_op = value_op(new_w, w_type, store, _hint(producer.inputs[1], "bn"))
-        b_op = value_op(new_b, b_type, store, _hint(producer.inputs[1], "bn_bias"))
-        _name(w_op, producer.inputs[1].name_hint or "weight")
+        new_b = (b0 * a + b).astype(w.dtype)
+        b_type = TensorType(bn.scale.type.get_element_type(), [len(a)])
+        w_op = value_op(new_w, weight.type, store, _hint(weight, "bn"))
+        b_op = value_op(new_b, b_type, store, _hint(weight, "bn_bias"))
+        _name(w_op, weight.name_hint or "weight")
         _name(b_op, "bias")
-        new = producer.with_properties([producer.inputs[0], w_op.results[0], b_op.results[0]])
-        old_params = list(producer.inputs[1:]) + list(bn.inputs[1:])
+        new = producer.with_properties([producer.input, w_op.results[0], b_op.results[0]])
+        old_params = [*graph.present(weight, bias), *bn.parameters()]
         rewriter.replace(producer, [w_op, b_op, new], [new.outputs[0]])
         rewriter.replace(bn, [], [new.outputs[0]])
         _erase_dead(old_params, rewriter)
@@ -230,16 +230,16 @@ class BatchNormToScaleShift(RewritePattern):
             return
         a, b = affine
         store = store_near(bn, NAME)
-        x = bn.inputs[0]
+        x = bn.input
         shape = _channel_shape(x, len(a))
         element = x.type.get_element_type()
-        a_op = value_op(a.reshape(shape), TensorType(element, shape), store, _hint(bn.inputs[1], "bn_scale"))
-        b_op = value_op(b.reshape(shape), TensorType(element, shape), store, _hint(bn.inputs[2], "bn_shift"))
+        a_op = value_op(a.reshape(shape), TensorType(element, shape), store, _hint(bn.scale, "bn_scale"))
+        b_op = value_op(b.reshape(shape), TensorType(element, shape), store, _hint(bn.bias, "bn_shift"))
         _name(a_op, "scale")
         _name(b_op, "shift")
         mul = graph.MulOp([x, a_op.results[0]])
         add = graph.AddOp([mul.outputs[0], b_op.results[0]])
-        params = list(bn.inputs[1:])
+        params = list(bn.parameters())
         rewriter.replace(bn, [a_op, b_op, mul, add], [add.outputs[0]])
         _erase_dead(params, rewriter)
 
@@ -300,7 +300,7 @@ class TrimConvWindow(RewritePattern):
     def match_and_rewrite(self, conv: graph.Conv2dOp, rewriter: PatternRewriter, /) -> None:
         if conv.algorithm != "direct" or conv.layouts() != (0, (0, 0), 0):
             return
-        x, w = conv.inputs[0], conv.inputs[1]
+        x, w = conv.input, conv.weight
         if not all(isinstance(v.type, TensorType) for v in (x, w, conv.outputs[0])):
             return  # shapes not inferred yet
         sizes, kernel = graph.shape_of(x.type)[2:], graph.shape_of(w.type)[2:]
@@ -334,7 +334,7 @@ class TrimConvWindow(RewritePattern):
             w_op = graph.SliceOp([w], {"starts": [a for a, _ in cuts], "ends": [b for _, b in cuts], "axes": axes})
         _name(w_op, w.name_hint or "weight")
         pads = begin + end
-        new = conv.with_properties([x, w_op.results[0], *conv.inputs[2:]], pads=pads if any(pads) else None)
+        new = conv.with_properties([x, w_op.results[0], *graph.present(conv.bias)], pads=pads if any(pads) else None)
         rewriter.replace(conv, [w_op, new], [new.outputs[0]])
         _erase_dead([w], rewriter)
 

@@ -391,10 +391,12 @@ def render_op(op: type) -> str:
         return single
 
     if issubclass(op, GraphOp):
-        low, high = op.ARITY
-        count = f"{low}" if low == high else f"{low} to {high if high is not None else 'any number'}"
-        tensors = "tensor" if high == 1 else "tensors"
-        out += table(["operands", "results"], [[f"{count} {tensors}", "tensors (inferred by `infer`)"]])
+        low, high = op.VARIADIC
+        variadic = f"{low} or more" if high is None else f"{low} to {high}"
+        counts = {n: "optional" if isinstance(d, OptOperandDef) else variadic if isinstance(d, VarOperandDef)
+                  else "single" for n, d in definition.operands}  # fmt: skip
+        out += table(["operand", "count"], ([f"`{n}`", count] for n, count in counts.items()))
+        out.append("Results: tensors, their types inferred from the operands' (`infer`).\n")
         out += table(["property", "kind", "default", ""], graph_prop_rows(op))
     else:
         out += table(["operand", "count", "constraint"], ([f"`{n}`", arity(d, "single"), cell(constraint(d.constr))] for n, d in definition.operands))

@@ -221,7 +221,7 @@ COMPUTES: dict[str, Compute] = {
     "graph.slice": _slice,
     "graph.gather": lambda op, xs, cs: [
         transform.gather(xs[0], xs[1], _axis(op, len(xs[0].shape)), _value_names(op),
-                         scalar_ids=not graph.shape_of(op.operands[1].type))
+                         scalar_ids=not graph.shape_of(op.indices.type))
     ],
     "graph.layout_transform": lambda op, xs, cs: [
         transform.layout_transform(xs[0], op.src, op.dst)

@@ -190,17 +190,17 @@ class FoldReadOfEmpty(RewritePattern):
             else:
                 rewriter.replace(op, op.with_properties(kept))
             return
-        if isinstance(op, (graph.MatmulOp, graph.DenseOp)) and is_empty(op.inputs[1]):
+        if isinstance(op, (graph.MatmulOp, graph.DenseOp)) and is_empty(op.inputs[1]):  # rhs or weight
             # K is 0: every output element is an empty sum
-            if isinstance(op, graph.DenseOp) and len(op.inputs) == 3:
-                bias = graph.BroadcastToOp([op.inputs[2]], {"shape": tuple(t.get_shape())})
+            if isinstance(op, graph.DenseOp) and op.bias is not None:
+                bias = graph.BroadcastToOp([op.bias], {"shape": tuple(t.get_shape())})
                 rewriter.replace(op, bias)
             else:
                 constant = splat_constant(t, 0)
                 rewriter.replace(op, constant)
             return
-        if isinstance(op, (graph.ScatterElementsOp, graph.ScatterNDOp)) and is_empty(op.inputs[2]):
-            rewriter.replace(op, [], [op.inputs[0]])  # no updates: the data as it is
+        if isinstance(op, (graph.ScatterElementsOp, graph.ScatterNDOp)) and is_empty(op.updates):
+            rewriter.replace(op, [], [op.input])  # no updates: the data as it is
             return
         if isinstance(op, graph.PadOp) and is_empty(op.inputs[0]):
             constant = splat_constant(t, op.value)

@@ -96,16 +96,16 @@ def match_chain(requantize: Operation, spec: AccelSpec) -> Chain | None:
         return None
     if not _single_use(value):
         return None
-    x_cast, w_cast = anchor.inputs[0].owner, anchor.inputs[1].owner
+    x_cast, w_cast = anchor.input.owner, anchor.weight.owner
     if not isinstance(x_cast, graph.CastOp) or not isinstance(w_cast, graph.CastOp):
         return None
-    x, w = x_cast.inputs[0], w_cast.inputs[0]
+    x, w = x_cast.input, w_cast.input
     if not (_int(x, 8) and _int(w, 8) and _int(anchor.outputs[0], 32)):
         return None
     store = store_near(requantize, NAME)
     weight = known_value(w, store, NAME)
-    bias = known_value(anchor.inputs[2], store, NAME) if len(anchor.inputs) == 3 else None
-    if weight is None or (len(anchor.inputs) == 3 and bias is None):
+    bias = known_value(anchor.bias, store, NAME) if anchor.bias is not None else None
+    if weight is None or (anchor.bias is not None and bias is None):
         return None
     shape = graph.shape_of(x.type)
     dense = isinstance(anchor, graph.DenseOp)

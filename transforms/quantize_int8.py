@@ -89,13 +89,13 @@ class QuantizeAnchor(RewritePattern):
             return
         if isinstance(op, graph.DenseOp) and op.weight_layout != graph.WeightLayout.NK:
             return
-        x = op.inputs[0]
+        x = op.input
         if not isinstance(_element(x), Float32Type) or not isinstance(_element(op.outputs[0]), Float32Type):
             return
         store = store_near(op, NAME)
-        w = known_value(op.inputs[1], store, NAME)
-        b = known_value(op.inputs[2], store, NAME) if len(op.inputs) == 3 else None
-        if w is None or (len(op.inputs) == 3 and b is None):
+        w = known_value(op.weight, store, NAME)
+        b = known_value(op.bias, store, NAME) if op.bias is not None else None
+        if w is None or (op.bias is not None and b is None):
             return
         absmax = op.attributes[ABSMAX_ATTR]
         if not isinstance(absmax, FloatAttr) or not 0 <= absmax.value.data < math.inf:
@@ -104,7 +104,7 @@ class QuantizeAnchor(RewritePattern):
         ex = scale_exponent(absmax.value.data)
         ew = scale_exponent(float(np.max(np.abs(w))) if w.size else 0.0)
         wq = np.clip(np.round(w.astype(np.float64) / 2.0**ew), -QMAX, QMAX).astype(np.int8)
-        hint = op.inputs[1].name_hint or "weight"
+        hint = op.weight.name_hint or "weight"
         w_op = value_op(wq, TensorType(i8, list(w.shape)), store, f"{hint}.int8")
         rewriter.insert(w_op, _before(op))
         operands = [
@@ -172,14 +172,14 @@ def dequantized(value: SSAValue) -> Dequantized | None:
     relu = False
     owner = value.owner
     if isinstance(owner, graph.ReluOp):
-        relu, owner = True, owner.inputs[0].owner
+        relu, owner = True, owner.input.owner
     if not isinstance(owner, graph.MulOp):
         return None
-    for cast, scale in ((owner.inputs[0], owner.inputs[1]), (owner.inputs[1], owner.inputs[0])):
+    for cast, scale in ((owner.lhs, owner.rhs), (owner.rhs, owner.lhs)):
         e = _power_of_two(_splat_value(scale))
         if e is None or graph.shape_of(scale.type) != () or not isinstance(cast.owner, graph.CastOp):
             continue
-        acc = cast.owner.inputs[0]
+        acc = cast.owner.input
         element = _element(acc)
         if isinstance(element, IntegerType) and element.width.data == 32 and isinstance(_element(cast), Float32Type):
             return Dequantized(acc, e, relu)
@@ -192,15 +192,15 @@ class FoldRequantize(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
         if not isinstance(op, graph.CastOp) or _element(op.outputs[0]) != i8:
             return
-        clip = op.inputs[0].owner
+        clip = op.input.owner
         if not isinstance(clip, graph.ClipOp) or (clip.min, clip.max) != (-128.0, 127.0):
             return
-        rounded = clip.inputs[0].owner
-        if not isinstance(rounded, graph.RoundOp) or not isinstance(rounded.inputs[0].owner, graph.MulOp):
+        rounded = clip.input.owner
+        if not isinstance(rounded, graph.RoundOp) or not isinstance(rounded.input.owner, graph.MulOp):
             return
-        mul = rounded.inputs[0].owner
-        e = _power_of_two(_splat_value(mul.inputs[1]))
-        source = dequantized(mul.inputs[0])
+        mul = rounded.input.owner
+        e = _power_of_two(_splat_value(mul.rhs))
+        source = dequantized(mul.lhs)
         if e is None or source is None:
             return
         shift = -e - source.exponent  # value * 2^-ex' = acc * 2^(ea - ex')

@@ -65,12 +65,12 @@ NAME = "winograd-conv2d"
 
 def qualifies(conv: graph.Conv2dOp) -> bool:
     """Whether `conv` can run as Winograd F(2x2, 3x3) (see the module docstring)."""
-    if conv.algorithm != "direct" or len(conv.inputs) != 2 or conv.groups != 1:
+    if conv.algorithm != "direct" or conv.bias is not None or conv.groups != 1:
         return False
-    x, w = (v.type for v in conv.inputs)
+    x, w = conv.input.type, conv.weight.type
     if not all(isinstance(t, TensorType) and not any(d < 0 for d in t.get_shape()) for t in (x, w)):
         return False
-    if not isinstance(w.get_element_type(), Float32Type) or not is_known(conv.inputs[1]):
+    if not isinstance(w.get_element_type(), Float32Type) or not is_known(conv.weight):
         return False
     try:
         db, (kib, kob), ob = conv.layouts()
@@ -87,7 +87,7 @@ def qualifies(conv: graph.Conv2dOp) -> bool:
 def conv2d_params(conv: graph.Conv2dOp) -> tuple:
     """The workload parameters topi's conv2d compute records for this conv (the
     key of its tuning-log records: template "conv2d")."""
-    x, w = (v.type for v in conv.inputs)
+    x, w = conv.input.type, conv.weight.type
     assert isinstance(x, TensorType) and isinstance(w, TensorType)
     return (
         list(x.get_shape()), list(w.get_shape()), list(conv.strides), list(conv.pads), list(conv.dilations),

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.irdl import irdl_op_definition, traits_def
+from xdsl.irdl import irdl_op_definition, operand_def, traits_def
 from xdsl.rewriter import Rewriter
 
 import tilecraft as tc
@@ -223,6 +223,7 @@ class HalveOp(graph.GraphOp):
     """A graph-level op of a dialect of the test's own, `x / 2`."""
 
     name = "halving.halve"
+    input = operand_def()
     traits = traits_def(graph.Injective())
 
     def infer(self, types):

@@ -36,7 +36,7 @@ class BlockConv2d(RewritePattern):
         groups = conv.groups
         if conv.layouts() != (0, (0, 0), 0):
             return False
-        x, w = conv.inputs[0], conv.inputs[1]
+        x, w = conv.input, conv.weight
         if not isinstance(x.type.get_element_type(), Float32Type) or len(graph.shape_of(x.type)) != 4:
             return False  # (blocked layouts are 2-D)
         _, channels, _, _ = graph.shape_of(x.type)
@@ -95,8 +95,8 @@ class BlockConv2d(RewritePattern):
         )
         new_ops: list[Operation] = [w_op, new]
         result = new.outputs[0]
-        if len(conv.inputs) == 3:
-            result = self.add_blocked_bias(conv.inputs[2], result, out_channels, out_padded, b, new_ops)
+        if conv.bias is not None:
+            result = self.add_blocked_bias(conv.bias, result, out_channels, out_padded, b, new_ops)
         self.state.replace_blocked(conv, new_ops, result, b, rewriter)
         return True
 
@@ -127,7 +127,7 @@ class BlockConv2d(RewritePattern):
         useful multiply-adds: no 2-, 4- or 8-lane vectors and no layout transforms
         between 16-lane blocks and narrower ones. Channels the block does not
         divide are padded to whole blocks where `pads` allows it."""
-        x, w = conv.inputs[0], conv.inputs[1]
+        x, w = conv.input, conv.weight
         _, channels, _, _ = graph.shape_of(x.type)
         out_channels = graph.shape_of(w.type)[0]
         b = self.state.block
@@ -160,8 +160,8 @@ class BlockConv2d(RewritePattern):
         new_ops: list[Operation] = [w_op, new]
         result = new.outputs[0]
         out_padded = padded(out_channels, b)
-        if len(conv.inputs) == 3:
-            result = self.add_blocked_bias(conv.inputs[2], result, out_channels, out_padded, b, new_ops)
+        if conv.bias is not None:
+            result = self.add_blocked_bias(conv.bias, result, out_channels, out_padded, b, new_ops)
         self.state.replace_blocked(conv, new_ops, result, b, rewriter)
         return True
 
@@ -171,7 +171,7 @@ class BlockConv2d(RewritePattern):
         the unblocked kernel vectorizes the output row, and a 28 x 28 row of 784
         takes 16-lane vectors where 28 took 4 (2-2.5x faster measured here). The
         reshapes are free where they fuse into the kernels around the conv."""
-        x, w = conv.inputs[0], conv.inputs[1]
+        x, w = conv.input, conv.weight
         n, channels, h, width = graph.shape_of(x.type)
         kernel = graph.shape_of(w.type)[2:]
         if h == 1 or tuple(kernel) != (1, 1) or any(s != 1 for s in conv.strides) or any(conv.pads):
@@ -179,7 +179,7 @@ class BlockConv2d(RewritePattern):
         if vector_width(h * width) <= vector_width(width):
             return False
         row = graph.ReshapeOp([x], {"shape": [n, channels, 1, h * width]})
-        new = conv.with_properties([row.outputs[0], *conv.inputs[1:]])
+        new = conv.with_properties([row.outputs[0], conv.weight, *graph.present(conv.bias)])
         out = graph.shape_of(conv.outputs[0].type)
         back = graph.ReshapeOp([new.outputs[0]], {"shape": list(out)})
         rewriter.replace(conv, [row, new, back], [back.outputs[0]])

@@ -29,8 +29,8 @@ class KnDense(RewritePattern):
         N is not whole vectors (see the module docstring)."""
         if dense.weight_layout != graph.WeightLayout.NK:
             return False
-        w = dense.inputs[1]
-        x_shape = dense.inputs[0].type.get_shape()
+        w = dense.weight
+        x_shape = dense.input.type.get_shape()
         n = w.type.get_shape()[0]
         if x_shape[-1] % DOT_LANES == 0 and (math.prod(x_shape[:-1]) == 1 or n % DOT_LANES):
             return False
@@ -39,7 +39,7 @@ class KnDense(RewritePattern):
             return False
         layout = graph.WeightLayout.NK64n if weight.shape[0] % graph.PANEL == 0 else graph.WeightLayout.KN
         w_op = self.state.new_value(pack_dense_weight(weight, layout), w, str(layout))
-        operands = [dense.inputs[0], w_op.results[0], *dense.inputs[2:]]
+        operands = [dense.input, w_op.results[0], *graph.present(dense.bias)]
         new = dense.with_properties(operands, weight_layout=layout)
         rewriter.replace(dense, [w_op, new])
         erase_if_dead([w], rewriter)

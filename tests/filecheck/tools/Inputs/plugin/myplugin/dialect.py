@@ -9,7 +9,7 @@ trait lets fuse-ops put it in the group of the op that produces its operand.
 """
 
 from xdsl.ir import Dialect, SSAValue
-from xdsl.irdl import irdl_op_definition, traits_def
+from xdsl.irdl import irdl_op_definition, operand_def, traits_def
 from xdsl.traits import Pure
 
 import tilecraft as tc
@@ -22,6 +22,7 @@ class ScaledReluOp(graph.GraphOp):
     """`alpha * max(x, 0)`, elementwise."""
 
     name = "myplugin.scaled_relu"
+    input = operand_def()  # its operands, by name, as IRDL declares them
     # A typed property: `op.alpha` is a Python float; a misspelled or missing
     # attribute is a diagnostic naming it.
     alpha = graph.Float()
