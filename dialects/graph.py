@@ -470,6 +470,52 @@ class WeightLayoutAttr(EnumAttribute[WeightLayout], SpacedOpaqueSyntaxAttribute)
     name = "graph.weight_layout"
 
 
+class ConvAlgorithm(StrEnum):
+    """How graph.conv2d computes: directly, or by Winograd F(2x2, 3x3)."""
+
+    DIRECT = "direct"
+    WINOGRAD = "winograd"
+
+
+@irdl_attr_definition
+class ConvAlgorithmAttr(EnumAttribute[ConvAlgorithm], SpacedOpaqueSyntaxAttribute):
+    """`#graph<conv_algorithm winograd>`"""
+
+    name = "graph.conv_algorithm"
+
+
+class ScatterReduction(StrEnum):
+    """How a scatter combines an update with what is there: replace it (the last
+    update wins), add, multiply, or keep the larger or the smaller."""
+
+    NONE = "none"
+    ADD = "add"
+    MUL = "mul"
+    MAX = "max"
+    MIN = "min"
+
+
+@irdl_attr_definition
+class ScatterReductionAttr(EnumAttribute[ScatterReduction], SpacedOpaqueSyntaxAttribute):
+    """`#graph<scatter_reduction add>`"""
+
+    name = "graph.scatter_reduction"
+
+
+class CumulativeKind(StrEnum):
+    """What graph.cumulative accumulates: a running sum or product."""
+
+    SUM = "sum"
+    PROD = "prod"
+
+
+@irdl_attr_definition
+class CumulativeKindAttr(EnumAttribute[CumulativeKind], SpacedOpaqueSyntaxAttribute):
+    """`#graph<cumulative_kind prod>`"""
+
+    name = "graph.cumulative_kind"
+
+
 def _is_discardable(name: str) -> bool:
     """Discardable attributes are namespaced (`tc.offsets`); any other name must be
     a property of the op."""
@@ -1051,7 +1097,7 @@ class Conv2dOp(GraphOp):
     data_layout = Str(default="NCHW")
     kernel_layout = Str(default="OIHW")
     out_layout = Str(default=lambda op: op.data_layout)
-    algorithm = Str(default="direct")
+    algorithm = Enum(ConvAlgorithmAttr, default="direct")
 
     def layouts(self) -> tuple[int, tuple[int, int], int]:
         """(input block, (kernel in-block, kernel out-block), output block); 0 = unblocked."""
@@ -1081,8 +1127,6 @@ class Conv2dOp(GraphOp):
         rank = len(spatial)
         if rank != 2 and (kob or ob):
             raise ShapeError(f"blocked layouts are 2-D, the input {x} has {rank} spatial axes")
-        if self.algorithm not in ("direct", "winograd"):
-            raise ShapeError(f"unknown algorithm '{self.algorithm}' (direct or winograd)")
         straddle = straddle_layout(self.kernel_layout)
         if straddle is not None and self.algorithm == "direct":
             return self.infer_straddle(types, straddle)
@@ -1374,15 +1418,13 @@ class CumulativeOp(GraphOp):
     input = operand_def()
     traits = traits_def(Pure(), Opaque())
     axis = Int(default=0)
-    kind = Str(default="sum")
+    kind = Enum(CumulativeKindAttr, default="sum")
     exclusive = Bool(default=False)
     reverse = Bool(default=False)
 
     def infer(self, types):
         x = ranked(types[0])
         normalize_axis(self.axis, len(x.get_shape()))
-        if self.kind not in ("sum", "prod"):
-            raise ShapeError(f"graph.cumulative kind must be 'sum' or 'prod', not '{self.kind}'")
         return [x]
 
 
@@ -1439,11 +1481,7 @@ class _Scatter(GraphOp):
     input = operand_def()
     indices = operand_def()
     updates = operand_def()
-    reduction = Str(default="none", doc="none (the last update wins), add, mul, max or min")
-
-    def check_reduction(self) -> None:
-        if self.reduction not in ("none", "add", "mul", "max", "min"):
-            raise ShapeError(f"{self.name} reduction must be none, add, mul, max or min, not '{self.reduction}'")
+    reduction = Enum(ScatterReductionAttr, default="none", doc="none (the last update wins), add, mul, max or min")
 
 
 @irdl_op_definition
@@ -1457,7 +1495,6 @@ class ScatterElementsOp(_Scatter):
     def infer(self, types):
         x, idx, upd = shape_of(types[0]), shape_of(types[1]), shape_of(types[2])
         _integer_ids(types[1], self.name)
-        self.check_reduction()
         axis = normalize_axis(self.axis, len(x))
         if idx != upd or len(idx) != len(x) or any(i > n for d, (i, n) in enumerate(zip(idx, x)) if d != axis):
             raise ShapeError(f"indices {idx} and updates {upd} do not fit data {x}")
@@ -1474,7 +1511,6 @@ class ScatterNDOp(_Scatter):
     def infer(self, types):
         x, idx, upd = shape_of(types[0]), shape_of(types[1]), shape_of(types[2])
         _integer_ids(types[1], self.name)
-        self.check_reduction()
         if len(idx) != 2 or idx[1] > len(x) or tuple(upd) != (idx[0], *x[idx[1] :]):
             raise ShapeError(f"indices {idx} and updates {upd} do not fit data {x}")
         return [ranked(types[0])]
@@ -2147,4 +2183,9 @@ GRAPH_OPS += LOGIC_OPS
 GRAPH_OPS += MATH_OPS
 GRAPH_OPS += [BitcastOp, RequantizeOp]
 
-GRAPH = Dialect("graph", GRAPH_OPS, [ApproximateAttr, WeightLayoutAttr], [GraphConstantMaterialization()])
+GRAPH = Dialect(
+    "graph",
+    GRAPH_OPS,
+    [ApproximateAttr, WeightLayoutAttr, ConvAlgorithmAttr, ScatterReductionAttr, CumulativeKindAttr],
+    [GraphConstantMaterialization()],
+)

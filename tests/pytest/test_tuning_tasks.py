@@ -101,7 +101,7 @@ def _expected(log, task) -> dict:
 def test_a_tuned_config_must_beat_the_default_by_more_than_noise(cnn, tmp_path):
     task = extract_tasks(cnn)[0]
     default = _default(task)
-    # (a direct schedule: with algorithm = "winograd", this 14x14 conv's default, the
+    # (a direct schedule: with the winograd algorithm, this 14x14 conv's default, the
     # direct knobs are unused and a config varying them is not a point of the space)
     other = _direct(task, default, tile=[1, 2], parallel=0)
     log = TuningLog(tmp_path / "tune.jsonl")

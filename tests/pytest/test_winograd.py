@@ -41,7 +41,7 @@ def assert_close(y: np.ndarray, ref: np.ndarray) -> None:
     assert float(np.abs(y - ref).max()) <= 1e-4 * scale, float(np.abs(y - ref).max()) / scale
 
 
-# -- the numpy formula (the graph evaluator's meaning of algorithm = "winograd") ---------
+# -- the numpy formula (the graph evaluator's meaning of the winograd algorithm) ---------
 
 
 @pytest.mark.parametrize(
@@ -164,7 +164,7 @@ def test_weight_transform_at_run_time():
     text = """
 func.func @main(%x: tensor<1x2x6x6x16xf32>, %w: tensor<2x2x3x3x16x16xf32>) -> tensor<1x2x6x6x16xf32> {
   %u = graph.winograd_weight %w : (tensor<2x2x3x3x16x16xf32>) -> tensor<4x4x2x2x16x16xf32>
-  %y = graph.conv2d %x, %u {pads = array<i64: 1, 1, 1, 1>, data_layout = "NCHW16c", kernel_layout = "OIHW16i16o", out_layout = "NCHW16c", algorithm = "winograd"} : (tensor<1x2x6x6x16xf32>, tensor<4x4x2x2x16x16xf32>) -> tensor<1x2x6x6x16xf32>
+  %y = graph.conv2d %x, %u {pads = array<i64: 1, 1, 1, 1>, data_layout = "NCHW16c", kernel_layout = "OIHW16i16o", out_layout = "NCHW16c", algorithm = #graph<conv_algorithm winograd>} : (tensor<1x2x6x6x16xf32>, tensor<4x4x2x2x16x16xf32>) -> tensor<1x2x6x6x16xf32>
   func.return %y : tensor<1x2x6x6x16xf32>
 }
 """
@@ -254,7 +254,7 @@ def test_tuning_context_picks_the_algorithm(size, picked):
 
 def test_template_winograd_knobs_alone_and_random_configs_match_numpy():
     """The conv2d template's winograd_tile / winograd_split / winograd_parallel (the
-    Winograd schedule's knobs under algorithm = "winograd"), each alone on the
+    Winograd schedule's knobs under the winograd algorithm), each alone on the
     default config and in random configs of the space, against the numpy conv."""
     from tilecraft.autotune.templates import get_template, lower
 

@@ -135,7 +135,7 @@ func.func @unchanged(%x: tensor<3xf32>, %i: tensor<1x0x4x4xf32>, %k: tensor<2x0x
 // A scatter of no updates is its data.
 func.func @scatter(%x: tensor<4x3xf32>, %i: tensor<0x1xi64>, %u: tensor<0x3xf32>, %j: tensor<0x3xi64>) -> (tensor<4x3xf32>, tensor<4x3xf32>) {
   %n = graph.scatter_nd %x, %i, %u : (tensor<4x3xf32>, tensor<0x1xi64>, tensor<0x3xf32>) -> tensor<4x3xf32>
-  %e = graph.scatter_elements %x, %j, %u {reduction = "add"} : (tensor<4x3xf32>, tensor<0x3xi64>, tensor<0x3xf32>) -> tensor<4x3xf32>
+  %e = graph.scatter_elements %x, %j, %u {reduction = #graph<scatter_reduction add>} : (tensor<4x3xf32>, tensor<0x3xi64>, tensor<0x3xf32>) -> tensor<4x3xf32>
   func.return %n, %e : tensor<4x3xf32>, tensor<4x3xf32>
 }
 

@@ -8,10 +8,10 @@
 // CHECK-LABEL: func.func @resnet_layer
 // CHECK-NEXT:    %w = graph.weight "w" : tensor<2x2x3x3x16x16xf32>
 // CHECK-NEXT:    %[[U:.*]] = graph.winograd_weight %w : (tensor<2x2x3x3x16x16xf32>) -> tensor<4x4x2x2x16x16xf32>
-// CHECK-NEXT:    %y = graph.conv2d %x, %[[U]] {pads = array<i64: 1, 1, 1, 1>, data_layout = "NCHW16c", kernel_layout = "OIHW16i16o", out_layout = "NCHW16c", algorithm = "winograd"} : (tensor<1x2x14x14x16xf32>, tensor<4x4x2x2x16x16xf32>) -> tensor<1x2x14x14x16xf32>
+// CHECK-NEXT:    %y = graph.conv2d %x, %[[U]] {pads = array<i64: 1, 1, 1, 1>, data_layout = "NCHW16c", kernel_layout = "OIHW16i16o", out_layout = "NCHW16c", algorithm = #graph<conv_algorithm winograd>} : (tensor<1x2x14x14x16xf32>, tensor<4x4x2x2x16x16xf32>) -> tensor<1x2x14x14x16xf32>
 // FOLD-LABEL: func.func @resnet_layer
 // FOLD-NEXT:    %[[U:.*]] = graph.weight "w.winograd_weight" : tensor<4x4x2x2x16x16xf32>
-// FOLD-NEXT:    %y = graph.conv2d %x, %[[U]] {{.*}}algorithm = "winograd"
+// FOLD-NEXT:    %y = graph.conv2d %x, %[[U]] {{.*}}algorithm = #graph<conv_algorithm winograd>
 builtin.module attributes {graph.weights = "@STORE@"} {
   func.func @resnet_layer(%x: tensor<1x2x14x14x16xf32>) -> tensor<1x2x14x14x16xf32> {
     %w = graph.weight "w" : tensor<2x2x3x3x16x16xf32>
@@ -28,7 +28,7 @@ builtin.module attributes {graph.weights = "@STORE@"} {
 // CHECK-NOT:     winograd
 // ALL-LABEL: func.func @small
 // ALL:           graph.winograd_weight
-// ALL:           graph.conv2d {{.*}}pads = array<i64: 0, 1, 2, 1>{{.*}}algorithm = "winograd"
+// ALL:           graph.conv2d {{.*}}pads = array<i64: 0, 1, 2, 1>{{.*}}algorithm = #graph<conv_algorithm winograd>
 func.func @small(%x: tensor<1x2x7x7x16xf32>) -> tensor<1x2x7x7x16xf32> {
   %w = graph.weight "w" : tensor<2x2x3x3x16x16xf32>
   %y = graph.conv2d %x, %w {pads = array<i64: 0, 1, 2, 1>, data_layout = "NCHW16c", kernel_layout = "OIHW16i16o", out_layout = "NCHW16c"} : (tensor<1x2x7x7x16xf32>, tensor<2x2x3x3x16x16xf32>) -> tensor<1x2x7x7x16xf32>

@@ -18,7 +18,7 @@ func.func @prod_wrong_result(%x: tensor<2x3xf32>) {
 // -----
 
 func.func @cumulative_kind(%x: tensor<4xf32>) {
-  // CHECK: reductions-invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.cumulative' op: graph.cumulative kind must be 'sum' or 'prod', not 'max'.
+  // CHECK: reductions-invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.cumulative' op: graph.cumulative attribute 'kind' must be one of sum, prod (#graph<cumulative_kind ...>), not "max".
   %0 = graph.cumulative %x {kind = "max"} : (tensor<4xf32>) -> tensor<4xf32>
   func.return
 }
@@ -50,7 +50,7 @@ func.func @gather_nd_too_many_ids(%x: tensor<4x5xf32>, %ids: tensor<3x3xi64>) {
 // -----
 
 func.func @scatter_reduction(%x: tensor<4xf32>, %ids: tensor<2xi64>, %upd: tensor<2xf32>) {
-  // CHECK: error: 'graph.scatter_elements' op: graph.scatter_elements reduction must be none, add, mul, max or min, not 'avg'.
+  // CHECK: error: 'graph.scatter_elements' op: graph.scatter_elements attribute 'reduction' must be one of none, add, mul, max, min (#graph<scatter_reduction ...>), not "avg".
   %0 = graph.scatter_elements %x, %ids, %upd {reduction = "avg"} : (tensor<4xf32>, tensor<2xi64>, tensor<2xf32>) -> tensor<4xf32>
   func.return
 }
