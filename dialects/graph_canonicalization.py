@@ -1,6 +1,6 @@
 """The canonicalization patterns of the graph dialect, run by xDSL's `canonicalize`.
 
-Every graph op carries the `GraphCanonicalization` trait (dialects/graph.py), which
+Every graph op carries the `GraphCanonicalization` trait (dialects/graph/), which
 asks `patterns_for(op type)` here for its patterns; `canonicalize` applies them
 with the op folders (`dialects/graph_folders.py`) until nothing changes. What
 they do is what an inference compiler does first to an exported model:

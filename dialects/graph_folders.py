@@ -9,7 +9,7 @@ formula per op kind), so folding and the numeric oracle cannot disagree.
 Two drivers apply the folders:
 
 - xDSL's `canonicalize`, through the `HasFolder` trait every graph op carries
-  (`dialects/graph.py`, `GraphFolder`, which calls `fold` below). A fold may not
+  (`dialects/graph/traits.py`, `GraphFolder`, which calls `fold` below). A fold may not
   change the IR or the store, so it folds only results of at most
   `MAX_INLINE_ELEMENTS` elements; they come back as dense attributes that the
   dialect's `ConstantMaterializationInterface` turns into `graph.constant`s.

@@ -425,6 +425,9 @@ def render_dialect(name: str, dialect) -> str:
     ops = list(dialect.operations)
     attrs = list(dialect.attributes)
     module = sys.modules[ops[0].__module__] if ops else None
+    parent = sys.modules.get(module.__name__.rpartition(".")[0]) if module is not None else None
+    if parent is not None and any(v is dialect for v in vars(parent).values()):
+        module = parent  # a dialect that is a package of modules (graph): the package
     out = [HEADER + f"# The `{name}` dialect\n"]
     if module is not None:
         out.append(f"Defined in {link(source_path(module), 3)}; {len(ops)} operations, {len(attrs)} attributes and types.\n")

@@ -1,7 +1,7 @@
 """Which topi compute implements each graph op (TVM's op strategy, compute half).
 
 `compute(op, inputs, constants)` reads the op's attributes (ONNX meaning, see
-dialects/graph.py) and returns the te tensors of its results. `constants[i]` is
+dialects/graph/) and returns the te tensors of its results. `constants[i]` is
 the value of operand i when it is a known small constant (a Pow exponent of 2
 becomes a multiply). An op without an entry raises `NotImplementedError`; the
 caller turns that into a diagnostic at the op.
