@@ -3,14 +3,14 @@
 A topi function takes `te.Tensor`s and returns the `te.Tensor` it computes (or a
 tuple); it never schedules. What a schedule needs to know about the stages a
 compute made (that one must stay materialized, or that one is a row-wise
-reduction) is recorded as *tags* on the tensors (`tag`, `tags_of`), as TVM's
-`tag` strings do, in a weak side table so the te objects stay untouched.
+reduction) is recorded as *tags* in the compute's `attrs` (`tag`, `tags_of`), as
+TVM's `tag` strings do; a conv2d, dense or Winograd compute records its parts there
+too (`Conv2dInfo`, `DenseInfo`, `WinogradInfo`).
 """
 
 from __future__ import annotations
 
 import math
-import weakref
 from collections.abc import Sequence
 
 from tilecraft.frontends import te
@@ -21,16 +21,17 @@ from tilecraft.frontends import te
 # - "row": a reduction over the trailing `row` axes of its input;
 # - "workload": (template, params) of a tunable pooling or reduction stage, whose
 #   knobs the default schedule asks the tuning context for.
-_TAGS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
 def tag(tensor: te.Tensor, **info) -> te.Tensor:
-    _TAGS.setdefault(tensor, {}).update(info)
+    """`tensor`, its compute tagged with `info` (in the op's `attrs`)."""
+    tags = tensor.op.attrs.setdefault("tags", {})
+    assert isinstance(tags, dict)
+    tags.update(info)
     return tensor
 
 
 def tags_of(tensor: te.Tensor) -> dict:
-    return _TAGS.get(tensor, {})
+    attrs = getattr(tensor.op, "attrs", None)  # (a placeholder has none)
+    return attrs.get("tags", {}) if attrs is not None else {}
 
 
 def is_float(dtype: str) -> bool:

@@ -62,7 +62,6 @@ from __future__ import annotations
 import inspect
 import math
 import re
-import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -190,17 +189,17 @@ class Conv2dInfo:
     params: tuple = ()
 
 
-# The info of each conv2d reduction made here, keyed by its te ComputeOp.
-_INFO: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-# A straddling conv's row-sum stage -> its accumulators (conv2d_straddle_compute).
-_ROWS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# A conv2d reduction's compute holds its `Conv2dInfo` as attrs["conv2d"]; a
+# straddling conv's row-sum stage holds its accumulators as attrs["accumulators"]
+# (conv2d_straddle_compute).
 
 
 def conv2d_info(tensor: te.Tensor) -> Conv2dInfo | None:
     """The info of a conv2d reduction, or of the one a straddling conv's row sum reads."""
-    info = _INFO.get(tensor.op)
-    if info is None and tensor.op in _ROWS:
-        info = _INFO.get(_ROWS[tensor.op].op)
+    attrs = getattr(tensor.op, "attrs", {})
+    info = attrs.get("conv2d")
+    if info is None and "accumulators" in attrs:
+        info = attrs["accumulators"].op.attrs.get("conv2d")
     return info
 
 
@@ -375,7 +374,7 @@ def conv2d_compute(
         data_layout, kernel_layout, out_layout if out_layout is not None else data_layout,
         str(data.dtype), str(weight.dtype),
     )
-    _INFO[conv.op] = Conv2dInfo(
+    conv.op.attrs["conv2d"] = Conv2dInfo(
         db, (kib, kob), ob, groups, C, O, kernel, strides, padded if padded is not data else None, params
     )
     if bias is None:
@@ -1076,7 +1075,7 @@ def conv2d_straddle_compute(
         list(data.shape), list(weight.shape), list(strides), list(pads), [1, 1], groups,
         f"NCHW{db}c", f"straddle{C}c{O}o{ib}i{ob}o", f"NCHW{ob}c", str(data.dtype), str(weight.dtype),
     )
-    _INFO[acc.op] = Conv2dInfo(
+    acc.op.attrs["conv2d"] = Conv2dInfo(
         db, (ib, ob), ob, groups, C, R * ob, (KH, KW), strides, padded if padded is not data else None, params,
     )
     extra = [rows.extra(b) for b in range(OCB)]
@@ -1098,7 +1097,7 @@ def conv2d_straddle_compute(
     if not straddling and not O % ob and bias is None:
         return acc
     rows_sum = te.compute((N, OCB, OH, OW, ob), value, name=f"{name}_rows")
-    _ROWS[rows_sum.op] = acc
+    rows_sum.op.attrs["accumulators"] = acc
     return rows_sum
 
 

@@ -45,8 +45,8 @@ products stream each weight row once, bound by the weight's memory traffic.
 from __future__ import annotations
 
 import math
-import weakref
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -71,14 +71,22 @@ KC_CHUNKS = (64, 128, 256, 512)  # the `kc` knob's chunks of the reduction
 LANES = 16  # partial sums per output of an NK dense (one zmm register)
 DOT_ROWS, DOT_COLS = 4, 6  # NK register tile: 4 x 6 outputs of 16 partial sums each
 
-# Stages the schedule needs to find, keyed by the dense reduction's te ComputeOp:
-# the partial sums of an NK dense, the per-call transposed copy of an NK weight.
-_PARTIAL_SUMS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_TRANSPOSED_WEIGHT: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_KN_WEIGHT: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_PANEL_WEIGHT: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-# The tuning workload (template name, params) of each dense/matmul reduction.
-_WORKLOAD: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+@dataclass
+class DenseInfo:
+    """What a dense or matmul reduction's schedule needs to find, recorded in its
+    compute's attrs["dense"]: the stages it reads and its tuning workload."""
+
+    workload: tuple  # (template name, params)
+    partial: te.Tensor | None = None  # an NK dense's 16-lane partial sums
+    transposed: te.Tensor | None = None  # the per-call transposed copy of an NK weight
+    kn_weight: te.Tensor | None = None  # a KN weight, read in place (or packed per call)
+    panel_weight: te.Tensor | None = None  # an NK64n weight
+
+
+def dense_info(red: te.Tensor) -> DenseInfo | None:
+    return getattr(red.op, "attrs", {}).get("dense")
 
 
 def pack_dense_weight(w: np.ndarray, layout: str = "KN") -> np.ndarray:
@@ -130,7 +138,7 @@ def dense_compute(
         )
         lane = te.reduce_axis((0, LANES), name="lane")
         red = te.compute(shape, lambda *idx: te.sum(partial[(*idx, lane)], axis=lane), name=name)
-        _PARTIAL_SUMS[red.op] = partial
+        parts = {"partial": partial}
     elif weight_layout == "NK64n":
         k = te.reduce_axis((0, K), name="k")
         red = te.compute(
@@ -138,7 +146,7 @@ def dense_compute(
             lambda *idx: te.sum(x[(*idx[:-1], k)] * w[idx[-1] // PANEL, k, idx[-1] % PANEL], axis=k),
             name=name,
         )
-        _PANEL_WEIGHT[red.op] = w
+        parts = {"panel_weight": w}
     else:
         k = te.reduce_axis((0, K), name="k")
         # KN reads w[k, j]; an NK weight whose K does not split into lanes is read
@@ -151,11 +159,9 @@ def dense_compute(
             lambda *idx: te.sum(x[(*idx[:-1], k)] * weight_t[k, idx[-1]], axis=k),
             name=name,
         )
-        if weight_t is not w:
-            _TRANSPOSED_WEIGHT[red.op] = weight_t
-        else:
-            _KN_WEIGHT[red.op] = w
-    _WORKLOAD[red.op] = ("dense", (list(x.shape), list(w.shape), weight_layout, str(x.dtype)))
+        parts = {"transposed": weight_t} if weight_t is not w else {"kn_weight": w}
+    workload = ("dense", (list(x.shape), list(w.shape), weight_layout, str(x.dtype)))
+    red.op.attrs["dense"] = DenseInfo(workload, **parts)
     if bias is None:
         return red
     return te.compute(shape, lambda *i: red[i] + bias[i[-1]], name=f"{name}_bias")
@@ -190,7 +196,7 @@ def matmul_compute(a: te.Tensor, b: te.Tensor, name: str = "matmul") -> te.Tenso
         return te.sum(lhs * rhs, axis=k)
 
     mm = te.compute((*batch, M, N), body, name=name)
-    _WORKLOAD[mm.op] = ("batch_matmul", (list(a.shape), list(b.shape), str(a.dtype)))
+    mm.op.attrs["dense"] = DenseInfo(("batch_matmul", (list(a.shape), list(b.shape), str(a.dtype))))
     return mm
 
 
@@ -213,14 +219,15 @@ def gemm_space(red: te.Tensor) -> dict[str, tuple]:
     if red.ndim < 2:
         return {"parallel": (1,)}
     *_, M, N = red.shape
-    if red.op in _PARTIAL_SUMS:
+    info = dense_info(red) or DenseInfo(())
+    if info.partial is not None:
         tiles = [[r, c] for r in range(1, min(M, 6) + 1) for c in range(1, min(N, 8) + 1) if r * c <= 28]
         return {"tile": tuple(tiles), "parallel": (0, 1)}
     # A panel weight's columns j read w[j // 64, k, j % 64]: plain vector loads only
     # where a register tile is one panel wide.
-    widths = [PANEL] if red.op in _PANEL_WEIGHT else sorted({min(N, w) for w in (16, 32, 48, 64)})
+    widths = [PANEL] if info.panel_weight is not None else sorted({min(N, w) for w in (16, 32, 48, 64)})
     tiles = [[mr, nr] for mr in range(1, min(M, 8) + 1) for nr in widths if mr * -(-nr // BLOCK) <= 28]
-    packable = red.op in _KN_WEIGHT and red.op not in _TRANSPOSED_WEIGHT and N > min(widths)
+    packable = info.kn_weight is not None and N > min(widths)
     knobs = {"tile": tuple(tiles), "pack": (0, 1) if packable else (0,), "parallel": (0, 1)}
     return knobs | {"kc": kc_values(red)}
 
@@ -231,7 +238,8 @@ def kc_values(red: te.Tensor) -> tuple[int, ...]:
     *_, M, _ = red.shape
     (k,) = red.op.reduce_axis
     K = k.extent
-    if red.op in _TRANSPOSED_WEIGHT or M <= TILE_ROWS:
+    info = dense_info(red)
+    if (info is not None and info.transposed is not None) or M <= TILE_ROWS:
         return (0,)
     return (0, *(c for c in KC_CHUNKS if c < K and K % c == 0))
 
@@ -243,8 +251,9 @@ def default_gemm_config(red: te.Tensor) -> dict:
         return {"parallel": 1}
     *_, M, N = red.shape
     # A parallel launch must pay for itself (the threshold of topi/schedule.py).
-    parallel = int(parallel_pays(_PARTIAL_SUMS.get(red.op, red)))  # partial sums: an NK dense's multiplies
-    if red.op in _PARTIAL_SUMS:
+    info = dense_info(red) or DenseInfo(())
+    parallel = int(parallel_pays(info.partial if info.partial is not None else red))  # partial sums: an NK dense's multiplies
+    if info.partial is not None:
         return {"tile": [min(M, DOT_ROWS), min(N, DOT_COLS)], "parallel": parallel}
     nr = min(N, TILE_COLS)
     (k,) = red.op.reduce_axis
@@ -252,16 +261,17 @@ def default_gemm_config(red: te.Tensor) -> dict:
     mr = _tile_rows(M, k.extent, panels)
     # A packed panel pays when several row tiles read it; one row tile (a GEMV,
     # M = 1) would copy the whole weight on every call to read it once.
-    pack = int(red.op in _KN_WEIGHT and red.op not in _TRANSPOSED_WEIGHT and N > nr and M > mr)
+    pack = int(info.kn_weight is not None and N > nr and M > mr)
     return {"tile": [mr, nr], "pack": pack, "parallel": parallel, "kc": 0}
 
 
 def _config(red: te.Tensor, config: dict | None) -> dict:
     """`config`, else the tuning context's, else the default (checked against the space)."""
     where = red.name
-    if config is None and red.op in _WORKLOAD:
-        config = config_for(*_WORKLOAD[red.op])
-        where = f"{red.name} (the tuning log's config of {workload_key(*_WORKLOAD[red.op])})"
+    info = dense_info(red)
+    if config is None and info is not None:
+        config = config_for(*info.workload)
+        where = f"{red.name} (the tuning log's config of {workload_key(*info.workload)})"
     if config is None:
         return default_gemm_config(red)
     return check_config(config, gemm_space(red), where)
@@ -270,16 +280,17 @@ def _config(red: te.Tensor, config: dict | None) -> dict:
 def _schedule_gemm(s: te.Schedule, out: te.Tensor, red: te.Tensor, config: dict) -> None:
     """Register-tiled GEMM over the last two axes of `red` ([..., M, N]); `out` is
     `red` or an elementwise stage of its shape."""
-    transposed = _TRANSPOSED_WEIGHT.get(red.op)
-    if red.op in _PARTIAL_SUMS and red.ndim >= 2:
-        _schedule_dot_products(s, out, red, _PARTIAL_SUMS[red.op], config)
+    info = dense_info(red) or DenseInfo(())
+    transposed = info.transposed
+    if info.partial is not None and red.ndim >= 2:
+        _schedule_dot_products(s, out, red, info.partial, config)
         return
     if red.ndim < 2:  # x of rank 1: a dot product per output, nothing to tile
         _schedule_rows(s, red)
         if transposed is not None:
             s[transposed].compute_inline()
-        if red.op in _PARTIAL_SUMS:
-            _schedule_rows(s, _PARTIAL_SUMS[red.op])
+        if info.partial is not None:
+            _schedule_rows(s, info.partial)
         if out is not red:
             _schedule_rows(s, out)
         return
@@ -290,7 +301,8 @@ def _schedule_gemm(s: te.Schedule, out: te.Tensor, red: te.Tensor, config: dict)
         # Pack each KN column panel (K x nr, contiguous) once per call, as
         # bench/matmul packs B: the rows of a wide weight are N floats apart, so
         # reading a panel in place streams K rows of separate pages per tile.
-        transposed = s.cache_read(_KN_WEIGHT[red.op], "global", [local])
+        assert info.kn_weight is not None
+        transposed = s.cache_read(info.kn_weight, "global", [local])
     *batch, i, j = s[out].op.axis
     io, jo, ii, ji = s[out].tile(i, j, mr, nr)
     s[out].reorder(*batch, jo, io, ii, ji)

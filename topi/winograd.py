@@ -37,7 +37,6 @@ winograd-conv2d does) and uses its Winograd knobs.
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass
 
 from tilecraft.frontends import te
@@ -72,11 +71,9 @@ class WinogradInfo:
     params: tuple = ()  # the workload of the direct conv it computes (template "conv2d")
 
 
-_INFO: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
 def winograd_info(tensor: te.Tensor) -> WinogradInfo | None:
-    return _INFO.get(tensor.op)
+    """The record of a Winograd conv's output stage (its compute's attrs["winograd"])."""
+    return getattr(tensor.op, "attrs", {}).get("winograd")
 
 
 def tiles(size: int) -> int:
@@ -149,7 +146,7 @@ def winograd_conv2d_compute(data: te.Tensor, weight: te.Tensor, pads, name: str 
         list(data.shape), [KB, CB, 3, 3, ib, ob], [1, 1], [top, left, bottom, right], [1, 1], 1,
         f"NCHW{block}c", f"OIHW{ib}i{ob}o", f"NCHW{ob}c", str(data.dtype), str(weight.dtype),
     )  # fmt: skip
-    _INFO[Y.op] = WinogradInfo(padded if padded is not data else None, V, M, block, params)
+    Y.op.attrs["winograd"] = WinogradInfo(padded if padded is not data else None, V, M, block, params)
     return Y
 
 

@@ -57,6 +57,9 @@ class ComputeOp:
     # The other computes of one tuple-valued te.compute (each output is its own op
     # here; TVM has one op with several outputs). A schedule covers them all.
     siblings: list[Tensor] = field(default_factory=list)
+    # What a library records about this compute for its schedules (TVM's op attrs):
+    # topi's tags, and the record of a conv2d, dense or Winograd compute.
+    attrs: dict[str, object] = field(default_factory=dict)
 
     @property
     def num_outputs(self) -> int:
