@@ -22,6 +22,7 @@ from xdsl.dialects.builtin import ModuleOp
 from tilecraft.frontends import te
 
 if TYPE_CHECKING:
+    from tilecraft.runtime.accel import AccelFunction
     from tilecraft.runtime.function import Function
 
 
@@ -57,7 +58,7 @@ def build(
     target_host=None,
     name: str = "main",
     binds=None,
-) -> Function:
+) -> Function | AccelFunction:
     """A native function computing `args`' outputs: `f(a, b, c)` writes `c` in place.
     TVM's name default (`default_func`) is not used: the function is called `name`."""
     from tilecraft.compat.target import resolve

@@ -186,7 +186,7 @@ TASKS = {"test": task_test, "demo": task_demo, "docs": task_docs}
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("task", choices=sorted(TASKS))
     parser.add_argument(
         "--quick",

@@ -391,9 +391,13 @@ def _cached_model(cache, key: str, source, threads: int, start: float) -> ModelB
     ports = [Port.from_json(p) for p in meta["ports"]]
     jit = jit_objects(objects, signatures, symbols=meta["symbols"], num_threads=threads)  # type: ignore[arg-type]
     given = source.arrays if source is not None else {}
-    weights = {p.name: derived[p.name] if p.name in derived else given.get(p.name) for p in ports if p.kind == WEIGHT}
-    if any(w is None for w in weights.values()):
-        return None  # an entry without a weight it needs: compile again
+    weights: dict[str, np.ndarray] = {}
+    for p in ports:
+        if p.kind == WEIGHT:
+            array = derived[p.name] if p.name in derived else given.get(p.name)
+            if array is None:
+                return None  # an entry without a weight it needs: compile again
+            weights[p.name] = array
     ir = meta["ir"]
 
     def parse():

@@ -81,6 +81,7 @@ class TeBuild:
         if compiled is None:
             bindings = {id(v): n for v, n in zip(self.size_vars, key)}
             compiled, modules = build_pieces(self.schedule, self.args, self.entry_name, bindings)
+            assert compiled is not None  # (jit: a callable)
             self._compiled[key], self._modules[key] = compiled, modules
         return compiled
 

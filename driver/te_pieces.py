@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
+from xdsl.dialects.builtin import ModuleOp
 
 from tilecraft.frontends.te.emit import build_module, scalar_input
 from tilecraft.frontends.te.extern import ExternOp
@@ -42,6 +43,7 @@ def call_packed_function(op: ExternOp, env: dict) -> None:
 
     call = op.call
     f = get_global_func(call.name)
+    assert f is not None  # (get_global_func raises for a name not registered)
     f(*(env[id(a)].view(NDArray) if isinstance(a, Tensor) else a for a in call.args))
 
 
@@ -49,7 +51,7 @@ def cut_ops(args: Sequence) -> list | None:
     """The extern and scan ops the computation of `args` reaches, producers
     first, each once; None if there are none."""
     tensors = [t for t in args if isinstance(t, Tensor)]
-    found: dict[int, object] = {}
+    found: dict[int, ExternOp | ScanOp] = {}
     for t in _reachable(tensors):
         if isinstance(t.op, (ExternOp, ScanOp)):
             found.setdefault(id(t.op), t.op)
@@ -59,7 +61,7 @@ def cut_ops(args: Sequence) -> list | None:
 @compiling
 def build_pieces(
     s: Schedule, args: list, name: str, sizes: dict[int, int], jit: bool = True
-) -> tuple[Callable | None, list]:
+) -> tuple[Callable | None, ModuleOp | list]:
     """A callable taking the call's arrays (args without explicit sizes) and the
     loop-level modules behind it (one, or a list of (what it computes, module))."""
     from tilecraft.driver.kernels import compile_loop_module

@@ -98,11 +98,13 @@ class CompileModelPass(ModulePass):
     fuse: bool = True
 
     def stages(self) -> tuple[ModulePass, ...]:
+        from tilecraft.transforms.fuse_ops import FuseOpsPass
+
         passes: list[ModulePass] = []
         for stage in stage_classes():
             # Without fusion every op is a group of its own (TVM's opt level 0), so
             # plan-memory and convert-graph-to-te see groups either way.
-            passes.append(stage(enabled=False) if stage.name == "fuse-ops" and not self.fuse else stage())
+            passes.append(FuseOpsPass(enabled=False) if stage is FuseOpsPass and not self.fuse else stage())
         return tuple(passes)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:

@@ -58,18 +58,20 @@ def insert_passes(
                 + ", ".join(known_points(pipeline))
             )
         one = isinstance(passes, (ModulePass, str)) or not isinstance(passes, Sequence)
-        passes = [passes] if one else list(passes)
-        for p in passes:
+        given: list[object] = [passes] if one else list(passes)  # type: ignore[arg-type]
+        checked: list[ModulePass] = []
+        for p in given:
             if not isinstance(p, ModulePass):
                 hint = " (instantiate it)" if isinstance(p, type) and issubclass(p, ModulePass) else ""
                 raise TypeError(
                     f"extra_passes[{point!r}]: expected ModulePass instances, got {p!r}{hint}"
                 )
+            checked.append(p)
         if side == "before":
-            before.setdefault(names.index(target), []).extend(passes)
+            before.setdefault(names.index(target), []).extend(checked)
         else:
             last = len(names) - 1 - names[::-1].index(target)
-            after.setdefault(last, []).extend(passes)
+            after.setdefault(last, []).extend(checked)
     result: list[Item | ModulePass] = []
     for n, item in enumerate(pipeline):
         result += before.get(n, [])

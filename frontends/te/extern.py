@@ -27,7 +27,7 @@ class ExternOp:
 
     name: str
     inputs: list[Tensor]
-    call: object  # tir.PackedCall
+    call: PackedCall  # tir.call_packed's
     outputs: list[Tensor] = field(default_factory=list)
     axis: tuple = ()
     reduce_axis: tuple = ()
