@@ -46,6 +46,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from tilecraft.dialects import graph
@@ -271,45 +272,60 @@ def structure_key(fused: graph.FusedOp, module: ModuleOp) -> str:
 # -- the pass ------------------------------------------------------------------------------
 
 
-def convert_graph_to_te(module: ModuleOp) -> None:
-    wrap_unfused_ops(module)
-    kernels: dict[str, Kernel] = {}
-    taken = {op.sym_name.data for op in module.body.block.ops if isinstance(op, func.FuncOp)}
-    groups = [op for op in module.walk() if isinstance(op, graph.FusedOp)]
-    for fused in groups:
-        key = structure_key(fused, module)
-        kernel = kernels.get(key)
+class LowerFusedGroup(RewritePattern):
+    """A fused group becomes a call of its kernel, a te function built on first use
+    and shared by every group of the same structure (`structure_key`)."""
+
+    def __init__(self, module: ModuleOp):
+        self.module = module
+        self.kernels: dict[str, Kernel] = {}
+        self.taken = {op.sym_name.data for op in module.body.block.ops if isinstance(op, func.FuncOp)}
+
+    def kernel(self, fused: graph.FusedOp) -> Kernel:
+        key = structure_key(fused, self.module)
+        kernel = self.kernels.get(key)
         if kernel is None:
             name, n = _symbol(fused.group_name.data), 1
-            while name in taken:
+            while name in self.taken:
                 name, n = f"{_symbol(fused.group_name.data)}_{n}", n + 1
-            taken.add(name)
-            kernel = build_kernel(fused, module, name)
-            module.body.block.add_op(kernel.function)
-            kernels[key] = kernel
+            self.taken.add(name)
+            kernel = build_kernel(fused, self.module, name)
+            self.module.body.block.add_op(kernel.function)
+            self.kernels[key] = kernel
+        return kernel
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, fused: graph.FusedOp, rewriter: PatternRewriter) -> None:
+        kernel = self.kernel(fused)
         args = [fused.inputs[n] for n in kernel.passed]
         for op in _hoisted_ops(fused, kernel):
             clone = op.clone()
-            Rewriter.insert_op(clone, InsertPoint.before(fused))
+            rewriter.insert(clone, InsertPoint.before(fused))
             args.append(clone.results[0])
         # A scalar crosses the call as the kernel's one-element tensor (te tensors
         # have axes): graph.reshape at the boundary, which runtimes treat as a view.
         ftype = kernel.function.function_type
-        args = [_retyped(a, t, fused) for a, t in zip(args, ftype.inputs.data)]
+        args = [_retyped(a, t, fused, rewriter) for a, t in zip(args, ftype.inputs.data)]
         call = func.CallOp(kernel.function.sym_name.data, args, list(ftype.outputs.data))
         call.attributes.update(fused.attributes)
-        Rewriter.insert_op(call, InsertPoint.before(fused))
-        results = [_retyped(r, o.type, fused) for r, o in zip(call.results, fused.outputs)]
-        Rewriter.replace_op(fused, [], results)
+        rewriter.insert(call, InsertPoint.before(fused))
+        results = [_retyped(r, o.type, fused, rewriter) for r, o in zip(call.results, fused.outputs)]
+        rewriter.replace(fused, [], results)
 
 
-def _retyped(value: SSAValue, t: Attribute, before: Operation) -> SSAValue:
+def convert_graph_to_te(module: ModuleOp) -> None:
+    wrap_unfused_ops(module)
+    # Once over the groups in program order: kernels are named and shared in it.
+    PatternRewriteWalker(LowerFusedGroup(module), apply_recursively=False).rewrite_module(module)
+
+
+def _retyped(value: SSAValue, t: Attribute, before: Operation, rewriter: PatternRewriter) -> SSAValue:
     """`value` as type `t` (same elements): itself, or a graph.reshape before `before`."""
     if value.type == t:
         return value
     assert isinstance(t, TensorType)
     reshape = graph.ReshapeOp([value], {"shape": t.get_shape()})
-    Rewriter.insert_op(reshape, InsertPoint.before(before))
+    rewriter.insert(reshape, InsertPoint.before(before))
     return reshape.outputs[0]
 
 
