@@ -117,7 +117,10 @@ class GraphOp(IRDLOperation):
             if key not in known:
                 raise TypeError(f"{self.name} has no attribute '{key}'{_suggestion(key, known)}")
             if value is not None:
-                props[key] = known[key].to_attr(value)
+                try:
+                    props[key] = known[key].to_attr(value)
+                except ShapeError as e:
+                    raise ShapeError(f"{self.name} {e}") from None
         attributes = dict(attributes or {})
         if result_types is None:
             probe = type(self).__new__(type(self))

@@ -234,7 +234,13 @@ class Enum(Prop):
         return attr.data
 
     def to_attr(self, value: object) -> Attribute:
-        return value if isinstance(value, Attribute) else self.attr(self.attr.enum_type(value))
+        if isinstance(value, Attribute):
+            return value
+        try:
+            return self.attr(self.attr.enum_type(value))
+        except ValueError:
+            words = ", ".join(str(e.value) for e in self.attr.enum_type)
+            raise ShapeError(f"attribute '{self.name}' must be one of {words}, not '{value}'") from None
 
 
 class Approximate(StrEnum):

@@ -145,5 +145,5 @@ def test_scatter_op_rejects_unknown_reduction():
     from xdsl.ir import Block
 
     block = Block(arg_types=[TensorType(f32, [4]), TensorType(i64, [2]), TensorType(f32, [2])])
-    with pytest.raises(graph.ShapeError, match="reduction must be none, add, mul, max or min, not 'avg'"):
+    with pytest.raises(graph.ShapeError, match="graph.scatter_elements attribute 'reduction' must be one of none, add, mul, max, min, not 'avg'"):
         graph.ScatterElementsOp(block.args, {"reduction": "avg"})
