@@ -29,7 +29,7 @@ import sys
 
 __version__ = "0.1.0"
 __all__ = [
-    "te", "tir", "nd", "testing", "target", "runtime", "contrib", "lower", "build", "compile",
+    "te", "tir", "nd", "testing", "target", "runtime", "contrib", "lower", "build", "compile", "analyze",
     "quantize", "register_strategy", "register_func", "get_global_func", "cpu", "device", "ext_dev", "__version__",
 ]  # fmt: skip
 
@@ -88,7 +88,7 @@ sys.meta_path.append(_ModuleNames())
 def __getattr__(name: str):
     if name == "te":
         from tilecraft.frontends import te as value
-    elif name in ("lower", "build", "compile"):
+    elif name in ("lower", "build", "compile", "analyze"):
         from tilecraft import api
 
         value = getattr(api, name)

@@ -131,3 +131,16 @@ def _log_lookup(tuning_log, target: str = "llvm", **options):
     from tilecraft.autotune.tasks import LogLookup
 
     return LogLookup(tuning_log, target, **options)
+
+
+def analyze(model, analyses=("op-histogram", "macs", "bytes", "intensity"), *, input_shapes=None, store=None):
+    """What a model (ONNX model or path, `.mlir` graph file, graph `ModuleOp`) costs,
+    op by op and in total, as written: `{name: Result}` of the graph-level analyses
+    named (analysis/graph_costs.py; `tilecraft.analysis.framework` for one's own)."""
+    from tilecraft.analysis.framework import AnalysisManager
+    from tilecraft.driver.compile_model import load_model
+
+    module = load_model(model, input_shapes, store)
+    manager = AnalysisManager()
+    return {name: manager.run(name, module) for name in ([analyses] if isinstance(analyses, str) else analyses)}
+

@@ -87,6 +87,7 @@ _USER_ERRORS = (
     ("tilecraft.backends.llvm.emit", "LinkError"),
     ("tilecraft.backends.llvm.translate", "TranslationError"),
     ("tilecraft.runtime.saved", "SavedModelError"),
+    ("tilecraft.analysis.framework", "AnalysisError"),
 )
 
 

@@ -1,0 +1,180 @@
+"""Analyses as map/reduce descriptions, run by a manager that orders and caches them.
+
+An analysis is a description with parameters, apart from its results: `map`
+visits one op of the level it names (graph, or loop) and returns its facts about
+it, or None where the op is not one it describes; `reduce` sums the facts up.
+One instance runs on any number of modules: `AnalysisManager.run` returns a
+`Result`, which the instance never keeps.
+
+Dependencies are declared (`requires = ("macs", "bytes")`) and given to `map` and
+`reduce` as the results of those analyses on the same module. The manager runs
+them first, caches every result per module, and drops the cached results a pass
+does not preserve (`invalidate`, as MLIR's `markAnalysesPreserved`). A cycle or a
+dependency that is not registered is an `AnalysisError` naming both analyses.
+
+```python
+class CountAdds(Analysis):
+    name = "adds"
+    level = "graph"
+
+    def map(self, op, deps):
+        return {"adds": 1} if op.name == "graph.add" else None
+
+    def reduce(self, facts, deps):
+        return {"adds": sum(f.values["adds"] for f in facts)}
+
+register_analysis(CountAdds)
+```
+"""
+
+from __future__ import annotations
+
+import difflib
+import weakref
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+
+LEVELS = ("graph", "loop")
+
+
+class AnalysisError(Exception):
+    """An analysis that cannot run: an unknown name, a cycle, a missing dependency."""
+
+
+@dataclass
+class OpFacts:
+    """What an analysis found about one op."""
+
+    op: Operation
+    label: str  # the op's result name where it has one, else the op's name and position
+    values: dict[str, object]
+
+
+@dataclass
+class Result:
+    """One analysis of one module: its facts per op and their summary."""
+
+    analysis: str
+    ops: list[OpFacts]
+    totals: dict[str, object]
+    unknown: list[str] = field(default_factory=list)  # ops it could not describe: labels and why
+
+    def by_op(self) -> dict[Operation, OpFacts]:
+        return {f.op: f for f in self.ops}
+
+
+class Analysis:
+    """A map/reduce analysis; subclasses set `name`, `level`, `requires` and `map`."""
+
+    name: ClassVar[str] = ""
+    level: ClassVar[str] = "graph"
+    requires: ClassVar[tuple[str, ...]] = ()
+
+    def map(self, op: Operation, deps: Mapping[str, Result]) -> dict[str, object] | None:
+        raise NotImplementedError
+
+    def reduce(self, facts: Sequence[OpFacts], deps: Mapping[str, Result]) -> dict[str, object]:
+        """The totals: by default the sum of every numeric fact."""
+        totals: dict[str, object] = {}
+        for f in facts:
+            for key, value in f.values.items():
+                if isinstance(value, (int, float)) and not isinstance(value, bool):
+                    total = totals.get(key, 0)
+                    assert isinstance(total, (int, float))
+                    totals[key] = total + value
+        return totals
+
+    def ops(self, module: ModuleOp) -> Iterable[Operation]:
+        """The ops `map` visits: those of the functions' bodies (a fused group's too)."""
+        for f in module.ops:
+            if isinstance(f, func.FuncOp) and not f.is_declaration:
+                for op in f.body.walk():
+                    if op is not f:
+                        yield op
+
+    def run(self, module: ModuleOp, deps: Mapping[str, Result]) -> Result:
+        facts, unknown = [], []
+        for n, op in enumerate(self.ops(module)):
+            values = self.map(op, deps)
+            if values is None:
+                continue
+            label = op.results[0].name_hint if op.results and op.results[0].name_hint else f"{op.name}#{n}"
+            facts.append(OpFacts(op, label, values))
+            if values.get("unknown"):
+                unknown.append(f"{label} ({op.name}): {values['unknown']}")
+        return Result(self.name, facts, self.reduce(facts, deps), unknown)
+
+
+_ANALYSES: dict[str, type[Analysis]] = {}
+
+
+def register_analysis(cls: type[Analysis]) -> type[Analysis]:
+    """Make `cls` runnable by its name (`tilecraft-analyze --analysis NAME`)."""
+    if not cls.name or cls.level not in LEVELS:
+        raise AnalysisError(f"{cls.__name__} needs a name and a level ({', '.join(LEVELS)})")
+    _ANALYSES[cls.name] = cls
+    return cls
+
+
+def registered_analyses() -> dict[str, type[Analysis]]:
+    from tilecraft.analysis import graph_costs  # noqa: F401 - registers the built-in ones
+
+    return dict(_ANALYSES)
+
+
+def get_analysis(name: str) -> type[Analysis]:
+    known = registered_analyses()
+    if name not in known:
+        close = difflib.get_close_matches(name, known, n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        raise AnalysisError(f"unknown analysis '{name}'{hint} (known: {', '.join(sorted(known))})")
+    return known[name]
+
+
+class AnalysisManager:
+    """Runs analyses in dependency order and caches each result per module."""
+
+    def __init__(self) -> None:
+        self._cache: weakref.WeakKeyDictionary[ModuleOp, dict[str, Result]] = weakref.WeakKeyDictionary()
+
+    def run(self, analysis: str | Analysis, module: ModuleOp) -> Result:
+        instance = get_analysis(analysis)() if isinstance(analysis, str) else analysis
+        cached = self._cache.setdefault(module, {})
+        for name in self.order(instance):
+            if name == instance.name and not isinstance(analysis, str):
+                current = instance  # (an instance given with its own parameters)
+            elif name in cached:
+                continue
+            else:
+                current = get_analysis(name)()
+            cached[name] = current.run(module, {d: cached[d] for d in current.requires})
+        return cached[instance.name]
+
+    def order(self, analysis: Analysis) -> list[str]:
+        """`analysis` and what it requires, dependencies first."""
+        done: list[str] = []
+
+        def visit(cls: type[Analysis], path: list[str]) -> None:
+            for dep in cls.requires:
+                if dep in path:
+                    raise AnalysisError(f"analyses '{cls.name}' and '{dep}' require each other (a cycle)")
+                if dep not in registered_analyses():
+                    raise AnalysisError(f"analysis '{cls.name}' requires '{dep}', which is not registered")
+                visit(get_analysis(dep), [*path, dep])
+            if cls.name not in done:
+                done.append(cls.name)
+
+        visit(type(analysis), [analysis.name])
+        return done
+
+    def invalidate(self, module: ModuleOp, preserved: Iterable[str] = ()) -> None:
+        """After a pass changed `module`: keep only the results it preserves."""
+        keep = set(preserved)
+        cached = self._cache.get(module, {})
+        for name in [n for n in cached if n not in keep]:
+            del cached[name]

@@ -1,0 +1,113 @@
+"""`tilecraft-analyze`: what a model costs, op by op and in total, before it runs.
+
+    tilecraft-analyze model.onnx|model.mlir [--analysis macs,bytes,...]
+                      [--json F] [--csv F] [--input-shape x=1x3x224x224]
+
+prints a table (one row per op: its result's name, the op, and each analysis's
+facts; then the totals) and writes it as JSON (`{"model", "totals", "ops",
+"unknown"}`) or CSV. The analyses are those of `tilecraft.analysis` (the default:
+op-histogram, macs, bytes, intensity). An op no analysis can describe is listed
+as unknown, never counted as zero. Every error is one line on stderr and exit
+code 1 (tools/errors.py).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from tilecraft.tools.errors import ArgumentParser, UserError, add_traceback_option, run_tool, writing
+from tilecraft.tools.options import add_input_shape_option, add_version_option, input_shapes
+
+PROG = "tilecraft-analyze"
+DEFAULT = ("op-histogram", "macs", "bytes", "intensity")
+COLUMNS = ("macs", "flops", "bytes_read", "bytes_written", "weights_bytes", "intensity")
+
+
+def make_arg_parser() -> ArgumentParser:
+    parser = ArgumentParser(prog=PROG, description="What a model costs, op by op, as written.")
+    parser.add_argument("model", help="an .onnx model or a graph-level .mlir file")
+    parser.add_argument("--analysis", default=",".join(DEFAULT),
+                        help=f"the analyses to run, comma-separated (default: {','.join(DEFAULT)})")  # fmt: skip
+    parser.add_argument("--json", help="write the results as JSON to this file")
+    parser.add_argument("--csv", help="write one row per op as CSV to this file")
+    add_input_shape_option(parser)
+    add_traceback_option(parser)
+    add_version_option(parser)
+    return parser
+
+
+def report(model: str, results: dict) -> dict:
+    """The results as one JSON-able object: totals, one entry per op, unknown ops."""
+    rows: dict[object, dict] = {}
+    totals: dict[str, object] = {}
+    unknown: list[str] = []
+    for name, result in results.items():
+        if name == "op-histogram":
+            totals["ops"] = result.totals
+            continue
+        totals |= result.totals
+        unknown += result.unknown
+        for facts in result.ops:
+            row = rows.setdefault(facts.op, {"name": facts.label, "op": facts.op.name})
+            row |= {k: v for k, v in facts.values.items() if k != "unknown"}
+    return {"model": model, "totals": totals, "ops": list(rows.values()), "unknown": sorted(set(unknown))}
+
+
+def _cell(value) -> str:
+    if value is None:
+        return "?"
+    if isinstance(value, float):
+        return f"{value:.3g}"
+    return f"{value:,}" if isinstance(value, int) else str(value)
+
+
+def table(data: dict) -> str:
+    columns = [c for c in COLUMNS if any(c in row for row in data["ops"]) or c in data["totals"]]
+    lines = [["name", "op", *columns]]
+    lines += [[row["name"], row["op"], *(_cell(row.get(c, "")) if c in row else "" for c in columns)] for row in data["ops"]]
+    lines.append(["total", "", *(_cell(data["totals"].get(c)) if c in data["totals"] else "" for c in columns)])
+    widths = [max(len(line[k]) for line in lines) for k in range(len(lines[0]))]
+    text = ["  ".join(cell.ljust(w) if k < 2 else cell.rjust(w) for k, (cell, w) in enumerate(zip(line, widths)))
+            for line in lines]  # fmt: skip
+    if "ops" in data["totals"]:
+        text.append("ops: " + ", ".join(f"{n} {op}" for op, n in data["totals"]["ops"].items()))
+    text += [f"unknown: {u}" for u in data["unknown"]]
+    return "\n".join(line.rstrip() for line in text)
+
+
+def write_csv(path: str, data: dict) -> None:
+    import csv
+
+    columns = ["name", "op", *(c for c in COLUMNS if any(c in row for row in data["ops"]))]
+    with writing(path), open(path, "w", newline="") as f:
+        out = csv.DictWriter(f, columns, extrasaction="ignore")
+        out.writeheader()
+        out.writerows(data["ops"])
+
+
+def run(args) -> None:
+    import json
+
+    from tilecraft.api import analyze
+
+    names = [n.strip() for n in args.analysis.split(",") if n.strip()]
+    if not names:
+        raise UserError("--analysis names no analysis")
+    results = analyze(args.model, names, input_shapes=input_shapes(args.input_shape))
+    data = report(args.model, results)
+    print(table(data))
+    if args.json:
+        with writing(args.json), open(args.json, "w") as f:
+            json.dump(data, f, indent=1)
+    if args.csv:
+        write_csv(args.csv, data)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = make_arg_parser().parse_args(argv)
+    return run_tool(PROG, lambda: run(args), argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
