@@ -9,8 +9,10 @@ One instance runs on any number of modules: `AnalysisManager.run` returns a
 Dependencies are declared (`requires = ("macs", "bytes")`) and given to `map` and
 `reduce` as the results of those analyses on the same module. The manager runs
 them first, caches every result per module, and drops the cached results a pass
-does not preserve (`invalidate`, as MLIR's `markAnalysesPreserved`). A cycle or a
-dependency that is not registered is an `AnalysisError` naming both analyses.
+does not preserve (`apply`: a pass names what it keeps in `preserved_analyses`, as
+MLIR's `markAnalysesPreserved`). A cycle or a dependency that is not registered is
+an `AnalysisError` naming both analyses. `annotate` attaches a result's facts to
+its ops as `tc.<fact>` attributes (`tilecraft-opt --annotate=macs,bytes`).
 
 ```python
 class CountAdds(Analysis):
@@ -35,9 +37,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, ModuleOp, StringAttr, f64, i64
 from xdsl.ir import Operation
+from xdsl.passes import ModulePass
 
 LEVELS = ("graph", "loop")
 
@@ -178,3 +182,25 @@ class AnalysisManager:
         cached = self._cache.get(module, {})
         for name in [n for n in cached if n not in keep]:
             del cached[name]
+
+    def apply(self, pass_: ModulePass, ctx: Context, module: ModuleOp) -> None:
+        """Run `pass_` on `module`, then drop the results it does not preserve: those
+        its class names in `preserved_analyses` (none by default)."""
+        pass_.apply(ctx, module)
+        self.invalidate(module, getattr(pass_, "preserved_analyses", ()))
+
+
+def annotate(result: Result) -> None:
+    """Attach `result`'s facts to the ops they describe, as discardable attributes
+    `tc.<fact>` (integers as i64, other numbers as f64, an unknown op's reason as a
+    string), so that the IR text shows them."""
+    for facts in result.ops:
+        for key, value in facts.values.items():
+            if isinstance(value, bool) or value is None:
+                continue
+            if isinstance(value, int):
+                facts.op.attributes[f"tc.{key}"] = IntegerAttr(value, i64)
+            elif isinstance(value, float):
+                facts.op.attributes[f"tc.{key}"] = FloatAttr(value, f64)
+            elif key == "unknown":
+                facts.op.attributes["tc.unknown"] = StringAttr(str(value))

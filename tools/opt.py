@@ -101,6 +101,12 @@ class TilecraftOptMain(xDSLOptMain):
             help="print the time each pass (and parsing, printing, translation, LLVM) "
             "took on stderr, as mlir-opt's -mlir-timing",
         )
+        arg_parser.add_argument(
+            "--annotate",
+            metavar="ANALYSES",
+            help="after the passes, attach these analyses' facts to the ops as tc.<fact> "
+            "attributes, e.g. --annotate=macs,bytes (tilecraft-analyze lists them)",
+        )
         add_traceback_option(arg_parser)
         arg_parser.add_argument(
             "--help-xdsl",
@@ -241,6 +247,13 @@ class TilecraftOptMain(xDSLOptMain):
             with use_configs(tuning_lookup(self.args.tuning_log, skip_invalid=False)):
                 super().apply_passes(prog)
         self._save_changed_weights(prog)
+        if self.args.annotate:
+            from tilecraft.analysis.framework import AnalysisManager, annotate
+
+            manager = AnalysisManager()
+            for name in (n.strip() for n in self.args.annotate.split(",")):
+                if name:
+                    annotate(manager.run(name, prog))
 
     def _save_changed_weights(self, prog: ModuleOp):
         """Passes that fold weights add arrays to the module's store; the printed IR

@@ -214,3 +214,33 @@ def test_bad_input_is_one_line_and_exit_1(tmp_path, capsys, argv, message):
     assert tool.main(argv) == 1
     err = capsys.readouterr().err.strip()
     assert err.startswith(message) and len(err.splitlines()) == 1
+
+
+def test_a_pass_drops_the_results_it_does_not_preserve():
+    from dataclasses import dataclass
+
+    from xdsl.passes import ModulePass
+
+    from tilecraft.driver.context import make_context
+
+    @dataclass(frozen=True)
+    class Nothing(ModulePass):
+        name = "test-nothing"
+        preserved_analyses = ("macs",)
+
+        def apply(self, ctx, op):
+            pass
+
+    @dataclass(frozen=True)
+    class Anything(ModulePass):
+        name = "test-anything"
+
+        def apply(self, ctx, op):
+            pass
+
+    manager, module = AnalysisManager(), parse_text(SMALL)
+    macs, moved = manager.run("macs", module), manager.run("bytes", module)
+    manager.apply(Nothing(), make_context(), module)
+    assert manager.run("macs", module) is macs and manager.run("bytes", module) is not moved
+    manager.apply(Anything(), make_context(), module)
+    assert manager.run("macs", module) is not macs
