@@ -67,9 +67,13 @@ class Result:
     ops: list[OpFacts]
     totals: dict[str, object]
     unknown: list[str] = field(default_factory=list)  # ops it could not describe: labels and why
+    _by_op: dict[Operation, OpFacts] | None = field(default=None, repr=False, compare=False)
 
     def by_op(self) -> dict[Operation, OpFacts]:
-        return {f.op: f for f in self.ops}
+        """The facts by op (made once: analyses that require this one ask per op)."""
+        if self._by_op is None or len(self._by_op) != len(self.ops):
+            self._by_op = {f.op: f for f in self.ops}
+        return self._by_op
 
 
 class Analysis:
