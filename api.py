@@ -133,7 +133,7 @@ def _log_lookup(tuning_log, target: str = "llvm", **options):
     return LogLookup(tuning_log, target, **options)
 
 
-def analyze(model, analyses=("op-histogram", "macs", "bytes", "intensity"), *, input_shapes=None, store=None):
+def analyze(model, analyses=("op-histogram", "macs", "bytes", "intensity", "memory"), *, input_shapes=None, store=None):
     """What a model (ONNX model or path, `.mlir` graph file, graph `ModuleOp`) costs,
     op by op and in total, as written: `{name: Result}` of the graph-level analyses
     named (analysis/graph_costs.py; `tilecraft.analysis.framework` for one's own)."""

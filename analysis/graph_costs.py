@@ -1,5 +1,6 @@
-"""What a model costs, op by op, at graph level: `op-histogram`, `macs`, `bytes` and
-`intensity` (which requires the two before it).
+"""What a model costs, op by op, at graph level: `op-histogram`, `macs`, `bytes`,
+`intensity` (which requires the two before it) and `memory` (activation bytes
+alive at each op and their peak).
 
 MACs count the multiply-adds of the model as written (a conv's
 N * K * C/groups * R * S * P * Q, a dense's or matmul's M * N * K; a batch norm's
@@ -18,6 +19,7 @@ import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
+from xdsl.dialects import func
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation
 
@@ -160,3 +162,52 @@ class Intensity(Analysis):
         total = int(moved.get("bytes_read", 0)) + int(moved.get("bytes_written", 0))  # type: ignore[arg-type]
         flops = deps["macs"].totals.get("flops", 0)
         return {"intensity": flops / total if isinstance(flops, int) and total else None}
+
+
+@register_analysis
+class Memory(Analysis):
+    """Activation bytes alive at each op, in program order, and their peak: at an
+    op, its operands and results and every value a later op reads (the function's
+    inputs included, its weights and constants not: those stay resident). The peak
+    is what a plan that reuses no buffer in place needs at least for activations."""
+
+    name = "memory"
+
+    def run(self, module, deps):
+        self.live_at: dict[Operation, int] = {}
+        for f in module.ops:
+            if isinstance(f, func.FuncOp) and not f.is_declaration:
+                self.live_at |= live_bytes(f)
+        return super().run(module, deps)
+
+    def map(self, op, deps):
+        return {"live_bytes": self.live_at[op]} if op in self.live_at else None
+
+    def reduce(self, facts, deps) -> dict[str, object]:
+        live = [f.values["live_bytes"] for f in facts]
+        return {"peak_live_bytes": max((v for v in live if isinstance(v, int)), default=0)}
+
+
+def live_bytes(function: func.FuncOp) -> dict[Operation, int]:
+    """Bytes of activations alive while each top-level graph op of `function` runs."""
+    ops = list(function.body.block.ops)
+    position = {op: n for n, op in enumerate(ops)}
+
+    def top(op: Operation) -> Operation:
+        while op.parent_op() is not function:
+            parent = op.parent_op()
+            assert parent is not None
+            op = parent
+        return op
+
+    def last_use(value) -> int:
+        return max((position[top(use.operation)] for use in value.uses), default=-1)
+
+    activations = [(v, -1) for v in function.body.block.args]
+    activations += [(r, n) for n, op in enumerate(ops) if not isinstance(op, VALUES) for r in op.results]
+    alive_from_to = [(start, max(last_use(v), start), nbytes(v)) for v, start in activations]
+    return {
+        op: sum(size for start, end, size in alive_from_to if start <= n <= end)
+        for n, op in enumerate(ops)
+        if graph_ops(op)
+    }

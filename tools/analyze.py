@@ -6,7 +6,7 @@
 prints a table (one row per op: its result's name, the op, and each analysis's
 facts; then the totals) and writes it as JSON (`{"model", "totals", "ops",
 "unknown"}`) or CSV. The analyses are those of `tilecraft.analysis` (the default:
-op-histogram, macs, bytes, intensity). An op no analysis can describe is listed
+op-histogram, macs, bytes, intensity, memory). An op no analysis can describe is listed
 as unknown, never counted as zero. Every error is one line on stderr and exit
 code 1 (tools/errors.py).
 """
@@ -20,8 +20,8 @@ from tilecraft.tools.errors import ArgumentParser, UserError, add_traceback_opti
 from tilecraft.tools.options import add_input_shape_option, add_version_option, input_shapes
 
 PROG = "tilecraft-analyze"
-DEFAULT = ("op-histogram", "macs", "bytes", "intensity")
-COLUMNS = ("macs", "flops", "bytes_read", "bytes_written", "weights_bytes", "intensity")
+DEFAULT = ("op-histogram", "macs", "bytes", "intensity", "memory")
+COLUMNS = ("macs", "flops", "bytes_read", "bytes_written", "weights_bytes", "intensity", "live_bytes")
 
 
 def make_arg_parser() -> ArgumentParser:
@@ -70,6 +70,8 @@ def table(data: dict) -> str:
     widths = [max(len(line[k]) for line in lines) for k in range(len(lines[0]))]
     text = ["  ".join(cell.ljust(w) if k < 2 else cell.rjust(w) for k, (cell, w) in enumerate(zip(line, widths)))
             for line in lines]  # fmt: skip
+    if "peak_live_bytes" in data["totals"]:
+        text.append(f"peak live bytes (activations): {_cell(data['totals']['peak_live_bytes'])}")
     if "ops" in data["totals"]:
         text.append("ops: " + ", ".join(f"{n} {op}" for op, n in data["totals"]["ops"].items()))
     text += [f"unknown: {u}" for u in data["unknown"]]

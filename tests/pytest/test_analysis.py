@@ -125,6 +125,10 @@ def test_small_model_costs():
     assert macs.totals == {"macs": 6912 + 2560, "flops": 2 * (6912 + 2560) + 256}
     assert results["bytes"].totals["weights_bytes"] == (4 * 3 * 9 + 10 * 256) * 4
     assert results["op-histogram"].totals["graph.weight"] == 2
+    # x (768 B) and y (1,024) at the conv; y and r at the relu; f and d (40) at the dense
+    memory = results["memory"]
+    assert [f.values["live_bytes"] for f in memory.ops] == [1792, 2048, 2048, 1064]
+    assert memory.totals == {"peak_live_bytes": 2048}
 
 
 BLOCKED = """
@@ -192,7 +196,7 @@ def test_the_tool_prints_a_table_and_writes_json_and_csv(tmp_path, capsys):
     source.write_text(SMALL)
     assert tool.main([str(source), "--json", str(tmp_path / "a.json"), "--csv", str(tmp_path / "a.csv")]) == 0
     printed = capsys.readouterr().out
-    assert "graph.conv2d" in printed and printed.splitlines()[-2].startswith("total")
+    assert "graph.conv2d" in printed and printed.splitlines()[-3].startswith("total")
     data = json.loads((tmp_path / "a.json").read_text())
     assert data["totals"]["macs"] == 9472 and data["unknown"] == []
     assert {"name": "y", "op": "graph.conv2d", "macs": 6912}.items() <= data["ops"][0].items()
