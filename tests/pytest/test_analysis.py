@@ -248,3 +248,28 @@ def test_a_pass_drops_the_results_it_does_not_preserve():
     assert manager.run("macs", module) is macs and manager.run("bytes", module) is not moved
     manager.apply(Anything(), make_context(), module)
     assert manager.run("macs", module) is not macs
+
+
+def bench_module(name: str):
+    import importlib
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    return importlib.import_module(name)
+
+
+def test_macs_of_a_bert_layer_match_its_closed_form():
+    """BERT-base's layer at sequence 128: Q, K, V and the output projection (4 s h h),
+    the feed-forward (2 s h f) and attention's two products (2 heads s s h/heads)."""
+    s, h, heads, f = 128, 768, 12, 3072
+    model = bench_module("models").bert_layer(seq=s, hidden=h, heads=heads, ffn=f)
+    expected = 4 * s * h * h + 2 * s * h * f + 2 * heads * s * s * (h // heads)
+    assert tc.analyze(model, "macs")["macs"].totals["macs"] == expected == onnx_macs(model)
+
+
+@pytest.mark.parametrize("builder", ["models.resnet18", "networks.mobilenet_v2"])
+def test_macs_of_resnet18_and_mobilenet_v2_match_the_formulas(builder):
+    module, name = builder.split(".")
+    model = getattr(bench_module(module), name)()
+    assert tc.analyze(model, "macs")["macs"].totals["macs"] == onnx_macs(model)
