@@ -139,7 +139,9 @@ def analyze(model, analyses=("op-histogram", "macs", "bytes", "intensity", "memo
     named (analysis/graph_costs.py; `tilecraft.analysis.framework` for one's own)."""
     from tilecraft.analysis.framework import AnalysisManager
     from tilecraft.driver.compile_model import load_model
+    from tilecraft.registry import providers
 
+    providers()  # plugins register their analyses as they load
     module = load_model(model, input_shapes, store)
     manager = AnalysisManager()
     return {name: manager.run(name, module) for name in ([analyses] if isinstance(analyses, str) else analyses)}

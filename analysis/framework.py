@@ -130,6 +130,9 @@ def register_analysis(cls: type[Analysis]) -> type[Analysis]:
 
 
 def registered_analyses() -> dict[str, type[Analysis]]:
+    """Every analysis by name: tilecraft's, and those of the plugins loaded (a plugin
+    registers its analyses when its `xdsl.universe` entry point is loaded, which
+    `tc.analyze` and the tools do first)."""
     from tilecraft.analysis import graph_costs  # noqa: F401 - registers the built-in ones
 
     return dict(_ANALYSES)

@@ -51,7 +51,12 @@ def report(model: str, results: dict) -> dict:
         for facts in result.ops:
             row = rows.setdefault(facts.op, {"name": facts.label, "op": facts.op.name})
             row |= {k: v for k, v in facts.values.items() if k != "unknown"}
-    return {"model": model, "totals": totals, "ops": list(rows.values()), "unknown": sorted(set(unknown))}
+    position: dict[object, int] = {}
+    if rows:  # the rows in program order, whichever analysis saw an op first
+        top = next(iter(rows)).get_toplevel_object()  # type: ignore[attr-defined]
+        position = {op: n for n, op in enumerate(top.walk())}
+    ordered = [rows[op] for op in sorted(rows, key=lambda op: position.get(op, 0))]
+    return {"model": model, "totals": totals, "ops": ordered, "unknown": sorted(set(unknown))}
 
 
 def _cell(value) -> str:

@@ -2,12 +2,12 @@
 
 // RUN: tilecraft-analyze %s | filecheck %s
 // CHECK:      name {{ +}}op {{ +}}macs {{ +}}flops {{ +}}bytes_read {{ +}}bytes_written {{ +}}weights_bytes {{ +}}intensity {{ +}}live_bytes
+// CHECK-NEXT: w {{ +}}graph.weight {{ +}}432
 // CHECK-NEXT: y {{ +}}graph.conv2d {{ +}}6,912 {{ +}}13,824 {{ +}}1,200 {{ +}}1,024 {{ +}}6.22 {{ +}}1,792
 // CHECK-NEXT: r {{ +}}graph.relu {{ +}}0 {{ +}}256 {{ +}}1,024 {{ +}}1,024 {{ +}}0.125 {{ +}}2,048
 // CHECK-NEXT: f {{ +}}graph.flatten {{ +}}0 {{ +}}0 {{ +}}1,024 {{ +}}1,024 {{ +}}0 {{ +}}2,048
-// CHECK-NEXT: d {{ +}}graph.dense {{ +}}2,560 {{ +}}5,120 {{ +}}11,264 {{ +}}40 {{ +}}0.453 {{ +}}1,064
-// CHECK-NEXT: w {{ +}}graph.weight {{ +}}432
 // CHECK-NEXT: fw {{ +}}graph.weight {{ +}}10,240
+// CHECK-NEXT: d {{ +}}graph.dense {{ +}}2,560 {{ +}}5,120 {{ +}}11,264 {{ +}}40 {{ +}}0.453 {{ +}}1,064
 // CHECK-NEXT: total {{ +}}9,472 {{ +}}19,200 {{ +}}14,512 {{ +}}3,112 {{ +}}10,672 {{ +}}1.09
 // CHECK-NEXT: peak live bytes (activations): 2,048
 // CHECK-NEXT: ops: 2 graph.weight, 1 graph.conv2d, 1 graph.relu, 1 graph.flatten, 1 graph.dense
