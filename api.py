@@ -136,7 +136,8 @@ def _log_lookup(tuning_log, target: str = "llvm", **options):
 def analyze(model, analyses=("op-histogram", "macs", "bytes", "intensity", "memory"), *, input_shapes=None, store=None):
     """What a model (ONNX model or path, `.mlir` graph file, graph `ModuleOp`) costs,
     op by op and in total, as written: `{name: Result}` of the graph-level analyses
-    named (analysis/graph_costs.py; `tilecraft.analysis.framework` for one's own)."""
+    named, or given as instances (`Roofline(machine)`): analysis/graph_costs.py;
+    `tilecraft.analysis.framework` for one's own."""
     from tilecraft.analysis.framework import AnalysisManager
     from tilecraft.driver.compile_model import load_model
     from tilecraft.registry import providers
@@ -144,5 +145,7 @@ def analyze(model, analyses=("op-histogram", "macs", "bytes", "intensity", "memo
     providers()  # plugins register their analyses as they load
     module = load_model(model, input_shapes, store)
     manager = AnalysisManager()
-    return {name: manager.run(name, module) for name in ([analyses] if isinstance(analyses, str) else analyses)}
+    wanted = [analyses] if isinstance(analyses, str) else list(analyses)
+    results = [manager.run(a, module) for a in wanted]  # a name, or an instance with parameters
+    return {r.analysis: r for r in results}
 

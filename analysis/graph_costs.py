@@ -1,6 +1,7 @@
 """What a model costs, op by op, at graph level: `op-histogram`, `macs`, `bytes`,
-`intensity` (which requires the two before it) and `memory` (activation bytes
-alive at each op and their peak).
+`intensity` (which requires the two before it), `memory` (activation bytes alive
+at each op and their peak) and `roofline` (each op against a machine's peak FLOP/s
+and bandwidth).
 
 MACs count the multiply-adds of the model as written (a conv's
 N * K * C/groups * R * S * P * Q, a dense's or matmul's M * N * K; a batch norm's
@@ -24,6 +25,7 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation
 
 from tilecraft.analysis.framework import Analysis, OpFacts, Result, register_analysis
+from tilecraft.analysis.machine import Machine, host_machine
 from tilecraft.dialects import graph
 from tilecraft.utils.dtypes import numpy_dtype
 
@@ -211,3 +213,52 @@ def live_bytes(function: func.FuncOp) -> dict[Operation, int]:
         for n, op in enumerate(ops)
         if graph_ops(op)
     }
+
+
+@register_analysis
+class Roofline(Analysis):
+    """Each op on the roofline of a machine (analysis/machine.py; the host, measured
+    once, unless one is given): its intensity, the FLOP/s it can attain
+    (min(peak, bandwidth x intensity)), whether memory or compute bounds it, and
+    the time that bound gives. A lower bound of run time, not a prediction of it."""
+
+    name = "roofline"
+    requires = ("macs", "bytes")
+
+    def __init__(self, machine: Machine | None = None):
+        self.machine = machine
+
+    def run(self, module, deps):
+        if self.machine is None:
+            self.machine = host_machine()
+        return super().run(module, deps)
+
+    def map(self, op, deps: Mapping[str, Result]):
+        flops = deps["macs"].by_op().get(op)
+        moved = deps["bytes"].by_op().get(op)
+        if flops is None or moved is None or "bytes_read" not in moved.values:
+            return None
+        value = flops.values["flops"]
+        total = int(moved.values["bytes_read"]) + int(moved.values["bytes_written"])  # type: ignore[arg-type]
+        if not isinstance(value, int) or not total:
+            return None
+        assert self.machine is not None
+        intensity = value / total
+        attainable = self.machine.attainable_gflops(intensity)
+        return {
+            "attainable_gflops": attainable,
+            "bound": "compute" if intensity >= self.machine.ridge else "memory",
+            "roofline_s": value / (attainable * 1e9) if value else total / (self.machine.bandwidth_gbs * 1e9),
+        }
+
+    def reduce(self, facts, deps) -> dict[str, object]:
+        assert self.machine is not None
+        bounds = Counter(str(f.values["bound"]) for f in facts)
+        return {
+            "roofline_s": sum(float(f.values["roofline_s"]) for f in facts),  # type: ignore[arg-type]
+            "compute_bound_ops": bounds.get("compute", 0),
+            "memory_bound_ops": bounds.get("memory", 0),
+            "machine": self.machine.name,
+            "peak_gflops": self.machine.peak_gflops,
+            "bandwidth_gbs": self.machine.bandwidth_gbs,
+        }

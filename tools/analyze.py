@@ -2,12 +2,15 @@
 
     tilecraft-analyze model.onnx|model.mlir [--analysis macs,bytes,...]
                       [--json F] [--csv F] [--input-shape x=1x3x224x224]
+                      [--roofline F.png] [--machine DESCRIPTION.json]
 
 prints a table (one row per op: its result's name, the op, and each analysis's
 facts; then the totals) and writes it as JSON (`{"model", "totals", "ops",
 "unknown"}`) or CSV. The analyses are those of `tilecraft.analysis` (the default:
 op-histogram, macs, bytes, intensity, memory). An op no analysis can describe is listed
-as unknown, never counted as zero. Every error is one line on stderr and exit
+as unknown, never counted as zero. `--roofline` adds the `roofline` analysis and
+draws the ops on the roofline of the machine `--machine` describes (else the host,
+measured once: analysis/machine.py). Every error is one line on stderr and exit
 code 1 (tools/errors.py).
 """
 
@@ -21,7 +24,7 @@ from tilecraft.tools.options import add_input_shape_option, add_version_option, 
 
 PROG = "tilecraft-analyze"
 DEFAULT = ("op-histogram", "macs", "bytes", "intensity", "memory")
-COLUMNS = ("macs", "flops", "bytes_read", "bytes_written", "weights_bytes", "intensity", "live_bytes")
+COLUMNS = ("macs", "flops", "bytes_read", "bytes_written", "weights_bytes", "intensity", "live_bytes", "bound")
 
 
 def make_arg_parser() -> ArgumentParser:
@@ -31,6 +34,10 @@ def make_arg_parser() -> ArgumentParser:
                         help=f"the analyses to run, comma-separated (default: {','.join(DEFAULT)})")  # fmt: skip
     parser.add_argument("--json", help="write the results as JSON to this file")
     parser.add_argument("--csv", help="write one row per op as CSV to this file")
+    parser.add_argument("--roofline", metavar="PNG", help="draw the ops on the machine's roofline into this PNG")
+    parser.add_argument("--machine", metavar="JSON",
+                        help="a hardware description for the roofline: name, peak_gflops, bandwidth_gbs "
+                        "(default: the host, measured once)")  # fmt: skip
     add_input_shape_option(parser)
     add_traceback_option(parser)
     add_version_option(parser)
@@ -98,9 +105,15 @@ def run(args) -> None:
 
     from tilecraft.api import analyze
 
-    names = [n.strip() for n in args.analysis.split(",") if n.strip()]
+    names: list = [n.strip() for n in args.analysis.split(",") if n.strip()]
     if not names:
         raise UserError("--analysis names no analysis")
+    if args.roofline or args.machine or "roofline" in names:
+        from tilecraft.analysis.graph_costs import Roofline
+        from tilecraft.analysis.machine import load_machine
+
+        machine = load_machine(args.machine) if args.machine else None
+        names = [n for n in names if n != "roofline"] + [Roofline(machine)]
     results = analyze(args.model, names, input_shapes=input_shapes(args.input_shape))
     data = report(args.model, results)
     print(table(data))
@@ -109,6 +122,42 @@ def run(args) -> None:
             json.dump(data, f, indent=1)
     if args.csv:
         write_csv(args.csv, data)
+    if args.roofline:
+        plot_roofline(args.roofline, results)
+
+
+def plot_roofline(path: str, results: dict) -> None:
+    """The ops at (intensity, attainable GFLOP/s) under the machine's roofs, each a
+    dot as large as its share of the FLOPs, coloured by what bounds it."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    roof = results["roofline"]
+    peak, bandwidth = roof.totals["peak_gflops"], roof.totals["bandwidth_gbs"]
+    flops, moved = results["macs"].by_op(), results["bytes"].by_op()
+    total = max(1, int(results["macs"].totals.get("flops") or 1))
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    xs = [0.01, peak / bandwidth, 1000.0]
+    ax.plot(xs, [min(peak, bandwidth * x) for x in xs], color="black", linewidth=1)
+    for f in roof.ops:
+        value = int(flops[f.op].values["flops"] or 0)  # type: ignore[arg-type]
+        if not value:
+            continue  # (it moves data only: no point on a FLOP/s axis)
+        sizes = moved[f.op].values
+        intensity = value / max(1, int(sizes["bytes_read"]) + int(sizes["bytes_written"]))  # type: ignore[arg-type]
+        ax.scatter([max(intensity, 0.01)], [max(float(f.values["attainable_gflops"]), 1e-3)],  # type: ignore[arg-type]
+                   s=10 + 400 * value / total, alpha=0.6,
+                   color="tab:red" if f.values["bound"] == "compute" else "tab:blue")  # fmt: skip
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("intensity (FLOPs per byte moved)")
+    ax.set_ylabel("attainable GFLOP/s")
+    ax.set_title(f"{roof.totals['machine']}: {peak:.0f} GFLOP/s, {bandwidth:.1f} GB/s")
+    with writing(path):
+        fig.savefig(path, dpi=100, bbox_inches="tight")
+    plt.close(fig)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -88,6 +88,7 @@ _USER_ERRORS = (
     ("tilecraft.backends.llvm.translate", "TranslationError"),
     ("tilecraft.runtime.saved", "SavedModelError"),
     ("tilecraft.analysis.framework", "AnalysisError"),
+    ("tilecraft.analysis.machine", "MachineError"),
 )
 
 

@@ -274,3 +274,54 @@ def test_macs_of_resnet18_and_mobilenet_v2_match_the_formulas(builder):
     module, name = builder.split(".")
     model = getattr(bench_module(module), name)()
     assert tc.analyze(model, "macs")["macs"].totals["macs"] == onnx_macs(model)
+
+
+def test_the_roofline_of_a_described_machine(tmp_path, capsys):
+    from tilecraft.analysis.graph_costs import Roofline
+    from tilecraft.analysis.machine import Machine
+
+    machine = Machine("test box", peak_gflops=100.0, bandwidth_gbs=10.0)  # ridge: 10 FLOPs per byte
+    result = tc.analyze(parse_text(SMALL), ["macs", "bytes", Roofline(machine)])["roofline"]
+    conv = result.ops[0]
+    intensity = 13824 / (1200 + 1024)
+    assert conv.values["bound"] == "memory" and conv.values["attainable_gflops"] == pytest.approx(10 * intensity)
+    assert conv.values["roofline_s"] == pytest.approx(13824 / (10e9 * intensity))
+    assert result.totals["memory_bound_ops"] == 4 and result.totals["compute_bound_ops"] == 0
+    described = tmp_path / "machine.json"
+    described.write_text(json.dumps({"name": "test box", "peak_gflops": 1.0, "bandwidth_gbs": 10.0}))
+    source = tmp_path / "small.mlir"
+    source.write_text(SMALL)
+    png = tmp_path / "roofline.png"
+    assert tool.main([str(source), "--machine", str(described), "--roofline", str(png)]) == 0
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    assert "compute" in capsys.readouterr().out  # the conv, above this machine's ridge of 0.1
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ('{"name": "x", "peak_gflops": 1}', "has no field 'bandwidth_gbs'"),
+        ('{"name": "x", "peak_gflops": 0, "bandwidth_gbs": 1}', "field 'peak_gflops' must be a positive number, not 0"),
+        ("[1, 2]", "must hold a JSON object"),
+        ("{", "is not JSON"),
+    ],
+)
+def test_a_bad_machine_description_is_one_line_naming_it(tmp_path, capsys, text, message):
+    described = tmp_path / "machine.json"
+    described.write_text(text)
+    source = tmp_path / "small.mlir"
+    source.write_text(SMALL)
+    assert tool.main([str(source), "--machine", str(described)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("tilecraft-analyze: error: ") and message in err and len(err.splitlines()) == 1
+
+
+def test_the_host_is_measured_once_and_cached(tmp_path, monkeypatch):
+    from tilecraft.analysis import machine
+
+    monkeypatch.setenv("TILECRAFT_CACHE_DIR", str(tmp_path))
+    first = machine.host_machine()
+    assert first.peak_gflops > 0 and first.bandwidth_gbs > 0
+    monkeypatch.setattr(machine, "probe", lambda: pytest.fail("measured again"))
+    assert machine.host_machine() == first
+    assert list((tmp_path / "machines").glob("*.json"))
