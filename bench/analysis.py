@@ -3,7 +3,8 @@
 For each model (the onnx package's zoo graphs with random weights; ResNet-50 is the
 issue's target: all static analyses in at most 2 s): the import (ONNX to graph IR,
 timed apart), then every registered graph-level analysis run by a fresh
-`AnalysisManager` (median of `--repeat` runs), and the model's MACs, FLOPs and
+`AnalysisManager` (median of `--repeat` runs: the host's one-time roofline probe
+falls in the first), and the model's MACs, FLOPs and
 weight bytes. The MACs are checked against ONNX's own shape inference and the
 formulas of tests/pytest/test_analysis.py (conv N*K*C/groups*R*S*P*Q, gemm M*N*K):
 a difference prints WRONG and exits 1.
