@@ -143,6 +143,16 @@ class Bytes(Analysis):
         return {"bytes_read": read, "bytes_written": written}
 
 
+def flops_and_bytes(op: Operation, deps: Mapping[str, Result]) -> tuple[object, int] | None:
+    """(FLOPs, bytes read and written) of `op` from the `macs` and `bytes` results, or
+    None where either does not describe it (FLOPs may be None: unknown)."""
+    flops = deps["macs"].by_op().get(op)
+    moved = deps["bytes"].by_op().get(op)
+    if flops is None or moved is None or "bytes_read" not in moved.values:
+        return None
+    return flops.values["flops"], int(moved.values["bytes_read"]) + int(moved.values["bytes_written"])  # type: ignore[arg-type]
+
+
 @register_analysis
 class Intensity(Analysis):
     """FLOPs per byte moved, per op and for the model (the roofline's x axis)."""
@@ -151,12 +161,10 @@ class Intensity(Analysis):
     requires = ("macs", "bytes")
 
     def map(self, op, deps: Mapping[str, Result]):
-        flops = deps["macs"].by_op().get(op)
-        moved = deps["bytes"].by_op().get(op)
-        if flops is None or moved is None or "bytes_read" not in moved.values:
+        found = flops_and_bytes(op, deps)
+        if found is None:
             return None
-        total = int(moved.values["bytes_read"]) + int(moved.values["bytes_written"])  # type: ignore[arg-type]
-        value = flops.values["flops"]
+        value, total = found
         return {"intensity": value / total if isinstance(value, int) and total else None}
 
     def reduce(self, facts, deps) -> dict[str, object]:
@@ -234,12 +242,10 @@ class Roofline(Analysis):
         return super().run(module, deps)
 
     def map(self, op, deps: Mapping[str, Result]):
-        flops = deps["macs"].by_op().get(op)
-        moved = deps["bytes"].by_op().get(op)
-        if flops is None or moved is None or "bytes_read" not in moved.values:
+        found = flops_and_bytes(op, deps)
+        if found is None:
             return None
-        value = flops.values["flops"]
-        total = int(moved.values["bytes_read"]) + int(moved.values["bytes_written"])  # type: ignore[arg-type]
+        value, total = found
         if not isinstance(value, int) or not total:
             return None
         assert self.machine is not None

@@ -131,22 +131,22 @@ def plot_roofline(path: str, results: dict) -> None:
     dot as large as its share of the FLOPs, coloured by what bounds it."""
     import matplotlib
 
+    from tilecraft.analysis.graph_costs import flops_and_bytes
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     roof = results["roofline"]
     peak, bandwidth = roof.totals["peak_gflops"], roof.totals["bandwidth_gbs"]
-    flops, moved = results["macs"].by_op(), results["bytes"].by_op()
     total = max(1, int(results["macs"].totals.get("flops") or 1))
     fig, ax = plt.subplots(figsize=(7, 4.5))
     xs = [0.01, peak / bandwidth, 1000.0]
     ax.plot(xs, [min(peak, bandwidth * x) for x in xs], color="black", linewidth=1)
     for f in roof.ops:
-        value = int(flops[f.op].values["flops"] or 0)  # type: ignore[arg-type]
-        if not value:
+        value, moved = flops_and_bytes(f.op, results) or (0, 0)
+        if not isinstance(value, int) or not value:
             continue  # (it moves data only: no point on a FLOP/s axis)
-        sizes = moved[f.op].values
-        intensity = value / max(1, int(sizes["bytes_read"]) + int(sizes["bytes_written"]))  # type: ignore[arg-type]
+        intensity = value / max(1, moved)
         ax.scatter([max(intensity, 0.01)], [max(float(f.values["attainable_gflops"]), 1e-3)],  # type: ignore[arg-type]
                    s=10 + 400 * value / total, alpha=0.6,
                    color="tab:red" if f.values["bound"] == "compute" else "tab:blue")  # fmt: skip
