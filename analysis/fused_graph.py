@@ -29,6 +29,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import textwrap
+from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -39,6 +40,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from tilecraft.analysis.fusion import BROADCAST, ELEMWISE, INJECTIVE, OPAQUE, OUT_FUSABLE, REDUCTION, op_kind
 from tilecraft.dialects import graph
+from tilecraft.driver.compile_model import graph_function
 from tilecraft.transforms.partition_accel import Chain
 
 KINDS = {ELEMWISE: "elemwise", BROADCAST: "broadcast", INJECTIVE: "injective", REDUCTION: "reduction",
@@ -96,12 +98,9 @@ class _Verdicts:
                 self.reason |= {member: None for member in verdict.ops}
             else:
                 self.reason[op] = verdict
-        names = [op.results[0].name_hint for op in self.reason if op.results and op.results[0].name_hint]
-        self.by_name = {
-            op.results[0].name_hint: reason
-            for op, reason in self.reason.items()
-            if op.results and op.results[0].name_hint and names.count(op.results[0].name_hint) == 1
-        }
+        named = {op: op.results[0].name_hint for op in self.reason if op.results and op.results[0].name_hint}
+        count = Counter(named.values())
+        self.by_name = {name: self.reason[op] for op, name in named.items() if count[name] == 1}
 
     def of(self, op: Operation) -> tuple[bool, str | None]:
         """(known, reason) of `op`: the same op, else the op whose result had its name."""
@@ -133,7 +132,7 @@ def to_dot(module: ModuleOp, verdicts: Mapping[Operation, Chain | str] | None = 
     fusion kind, or by the `verdicts` of `accelerability.verdicts` (taken on the
     module before the stages) when given."""
     judged = _Verdicts(verdicts) if verdicts is not None else None
-    function = next(f for f in module.ops if isinstance(f, func.FuncOp) and not f.is_declaration)
+    function = graph_function(module)
     lines = ["digraph fused {", '  graph [rankdir=TB, fontname="Helvetica", fontsize=10];',
              '  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=10];',
              '  edge [fontname="Helvetica", fontsize=8, color="#555555"];']  # fmt: skip
