@@ -133,19 +133,82 @@ def _log_lookup(tuning_log, target: str = "llvm", **options):
     return LogLookup(tuning_log, target, **options)
 
 
-def analyze(model, analyses=("op-histogram", "macs", "bytes", "intensity", "memory"), *, input_shapes=None, store=None):
+def analyze(
+    model,
+    analyses=("op-histogram", "macs", "bytes", "intensity", "memory"),
+    *,
+    input_shapes=None,
+    store=None,
+):
     """What a model (ONNX model or path, `.mlir` graph file, graph `ModuleOp`) costs,
-    op by op and in total, as written: `{name: Result}` of the graph-level analyses
-    named, or given as instances (`Roofline(machine)`): analysis/graph_costs.py;
-    `tilecraft.analysis.framework` for one's own."""
-    from tilecraft.analysis.framework import AnalysisManager
+    op by op and in total: `{name: Result}` of the analyses named, or given as
+    instances (`Roofline(machine)`). Graph-level analyses (analysis/graph_costs.py)
+    see the model as written; loop-level ones (`loop-counts`: analysis/loop_counts.py)
+    see the loop program `tilecraft.compile` makes of it, with its tensor
+    intrinsics and copies as loops. `tilecraft.analysis.framework` for one's own."""
+    from tilecraft.analysis.framework import AnalysisManager, get_analysis
     from tilecraft.driver.compile_model import load_model
     from tilecraft.registry import providers
 
     providers()  # plugins register their analyses as they load
-    module = load_model(model, input_shapes, store)
-    manager = AnalysisManager()
     wanted = [analyses] if isinstance(analyses, str) else list(analyses)
-    results = [manager.run(a, module) for a in wanted]  # a name, or an instance with parameters
+    levels = [(get_analysis(a) if isinstance(a, str) else type(a)).level for a in wanted]
+    modules = {}
+    if "graph" in levels:
+        modules["graph"] = load_model(model, input_shapes, store)
+        _require_graph_level(modules["graph"])
+    if "loop" in levels:
+        modules["loop"] = loop_module_of(model, input_shapes=input_shapes, store=store)
+    manager = AnalysisManager()
+    results = [manager.run(a, modules[level]) for a, level in zip(wanted, levels)]  # a name, or an instance
     return {r.analysis: r for r in results}
 
+
+def _require_graph_level(module: ModuleOp) -> None:
+    from xdsl.dialects import func
+
+    from tilecraft.utils.diagnostics import OpError
+    from tilecraft.utils.levels import function_level
+
+    for f in module.ops:
+        if isinstance(f, func.FuncOp) and (level := function_level(f)[0]) != "graph":
+            raise OpError(f, f"@{f.sym_name.data} is {level}-level IR; graph-level analyses read a model "
+                          "(tilecraft-analyze --level loop reads loop IR)")
+
+
+def _lower_level_module(model) -> ModuleOp | None:
+    """A `.mlir` file or module of te or loop functions, at loop level (a copy);
+    None for a graph-level model."""
+    from xdsl.dialects import func
+
+    from tilecraft.driver.context import has_te, lower_to_loops, parse_file
+    from tilecraft.utils.levels import function_level
+
+    if isinstance(model, ModuleOp):
+        module = model.clone()
+    elif isinstance(model, str) and model.endswith(".mlir"):
+        module = parse_file(model)
+    else:
+        return None
+    levels = {function_level(f)[0] for f in module.ops if isinstance(f, func.FuncOp)}
+    if not levels or "graph" in levels:
+        return None
+    return lower_to_loops(module) if has_te(module) else module
+
+
+def loop_module_of(model, *, input_shapes=None, store=None) -> ModuleOp:
+    """The loop-level module `tilecraft.compile` runs for `model`, with its tensor
+    intrinsics and DMA copies expanded into loops (what loop-level analyses read)."""
+    from xdsl.context import Context
+
+    from tilecraft.driver.compile_model import compile_model
+    from tilecraft.transforms.expand_dma import ExpandDmaPass
+    from tilecraft.transforms.lower_tensor_intrin import LowerTensorIntrinPass
+
+    module = _lower_level_module(model)
+    if module is None:
+        build = compile_model(model, input_shapes=input_shapes, store=store)
+        module = (build.module() if callable(build.module) else build.module).clone()
+    LowerTensorIntrinPass(target="llvm").apply(Context(), module)
+    ExpandDmaPass().apply(Context(), module)
+    return module

@@ -114,6 +114,7 @@ def pass_groups() -> dict[str, dict[str, Callable[[], type[ModulePass]]]]:
             "inject-dma": _pass("transforms.inject_dma", "InjectDmaPass"),
             "expand-dma": _pass("transforms.expand_dma", "ExpandDmaPass"),
             "inject-virtual-threads": _pass("transforms.inject_virtual_threads", "InjectVirtualThreadsPass"),
+            "instrument-counters": _pass("transforms.instrument_counters", "InstrumentCountersPass"),
         },
         "loop to llvm": {
             "convert-loop-to-llvm": _pass("lowering.convert_loop_to_llvm", "ConvertLoopToLlvmPass"),

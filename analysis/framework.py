@@ -133,7 +133,7 @@ def registered_analyses() -> dict[str, type[Analysis]]:
     """Every analysis by name: tilecraft's, and those of the plugins loaded (a plugin
     registers its analyses when its `xdsl.universe` entry point is loaded, which
     `tc.analyze` and the tools do first)."""
-    from tilecraft.analysis import graph_costs  # noqa: F401 - registers the built-in ones
+    from tilecraft.analysis import graph_costs, loop_counts  # noqa: F401 - registers the built-in ones
 
     return dict(_ANALYSES)
 
@@ -176,6 +176,9 @@ class AnalysisManager:
                     raise AnalysisError(f"analyses '{cls.name}' and '{dep}' require each other (a cycle)")
                 if dep not in registered_analyses():
                     raise AnalysisError(f"analysis '{cls.name}' requires '{dep}', which is not registered")
+                if get_analysis(dep).level != cls.level:
+                    raise AnalysisError(f"analysis '{cls.name}' ({cls.level} level) requires '{dep}', "
+                                        f"which is a {get_analysis(dep).level}-level analysis")  # fmt: skip
                 visit(get_analysis(dep), [*path, dep])
             if cls.name not in done:
                 done.append(cls.name)

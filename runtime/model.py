@@ -187,6 +187,22 @@ class CompiledModel:
         runs = [self._profiler.run(addresses) for _ in range(repeat)]
         return list(zip(self.kernel_calls, median_times(runs)))
 
+    def counters(self, *args, **kwargs):
+        """What one call on these inputs did, counted as it ran (`runtime.counters.Counts`):
+        per kernel its calls, loop iterations, FLOPs, MACs, bytes read and written
+        per buffer, guards evaluated and taken, beside the static analysis's counts.
+        The first call builds an instrumented copy of the model, serial (its
+        counters are incremented one iteration at a time) and without LLVM's O3
+        (it compiles in seconds; `runtime.counters.CounterBuild` makes an optimized one)."""
+        from tilecraft.runtime.counters import CounterBuild
+
+        if self.module is None:
+            raise ValueError("a loaded model cannot be instrumented; instrument the compiled one")
+        if getattr(self, "_counter_build", None) is None:
+            self._counter_build = CounterBuild(self.module, self.entry_name, self.num_threads, optimize=False)
+        addresses, _ = self._bind(self._arrays(args, kwargs))
+        return self._counter_build.run_addresses(addresses)
+
     def save(self, path) -> None:
         """Write the model as a shared library, a manifest and its weights (.npz)
         into the directory `path`; `tilecraft.runtime.load(path)` reads it back."""

@@ -24,14 +24,23 @@ from tilecraft.tools.options import add_input_shape_option, add_version_option, 
 
 PROG = "tilecraft-analyze"
 DEFAULT = ("op-histogram", "macs", "bytes", "intensity", "memory")
-COLUMNS = ("macs", "flops", "bytes_read", "bytes_written", "weights_bytes", "intensity", "live_bytes", "bound")
+DEFAULT_LOOP = ("loop-counts",)
+COLUMNS = ("calls", "iterations", "macs", "flops", "bytes_read", "bytes_written", "guards", "guards_taken",
+           "weights_bytes", "intensity", "live_bytes", "bound")  # fmt: skip
 
 
 def make_arg_parser() -> ArgumentParser:
     parser = ArgumentParser(prog=PROG, description="What a model costs, op by op, as written.")
     parser.add_argument("model", help="an .onnx model or a graph-level .mlir file")
-    parser.add_argument("--analysis", default=",".join(DEFAULT),
-                        help=f"the analyses to run, comma-separated (default: {','.join(DEFAULT)})")  # fmt: skip
+    parser.add_argument("--analysis",
+                        help=f"the analyses to run, comma-separated (default: {','.join(DEFAULT)} at graph "
+                        f"level, {','.join(DEFAULT_LOOP)} at loop level)")  # fmt: skip
+    parser.add_argument("--level", choices=("graph", "loop"), default="graph",
+                        help="graph: the model as written (default); loop: the loop program it compiles to, "
+                        "kernel by kernel")  # fmt: skip
+    parser.add_argument("--dynamic", action="store_true",
+                        help="compile the model with counters in every block, run it once on random inputs "
+                        "and show what it did, checked against the static loop-level counts")  # fmt: skip
     parser.add_argument("--json", help="write the results as JSON to this file")
     parser.add_argument("--csv", help="write one row per op as CSV to this file")
     parser.add_argument("--roofline", metavar="PNG", help="draw the ops on the machine's roofline into this PNG")
@@ -105,7 +114,11 @@ def run(args) -> None:
 
     from tilecraft.api import analyze
 
-    names: list = [n.strip() for n in args.analysis.split(",") if n.strip()]
+    if args.dynamic:
+        run_dynamic(args)
+        return
+    chosen = args.analysis if args.analysis is not None else ",".join(DEFAULT_LOOP if args.level == "loop" else DEFAULT)
+    names: list = [n.strip() for n in chosen.split(",") if n.strip()]
     if not names:
         raise UserError("--analysis names no analysis")
     if args.roofline or args.machine or "roofline" in names:
@@ -124,6 +137,43 @@ def run(args) -> None:
         write_csv(args.csv, data)
     if args.roofline:
         plot_roofline(args.roofline, results)
+
+
+def run_dynamic(args) -> None:
+    """Compile with counters, run once on random inputs, print the counts per
+    kernel and whether they equal the static analysis's, block by block."""
+    import json
+
+    import numpy as np
+
+    from tilecraft.runtime.compile import compile as compile_model
+
+    model = compile_model(args.model, input_shapes=input_shapes(args.input_shape))
+    rng = np.random.default_rng(0)
+    inputs = {name: (rng.standard_normal(shape).astype(dtype) if np.issubdtype(dtype, np.floating)
+                     else np.zeros(shape, dtype)) for name, shape, dtype in model.inputs}  # fmt: skip
+    counts = model.counters(**inputs)
+    kernels = counts.kernels()
+    rows = [{"name": name, "op": "func.func"} | {k: v for k, v in row.items() if k != "buffers"}
+            for name, row in kernels.items() if row.get("calls")]  # fmt: skip
+    totals = {k: v for k, v in counts.totals().items() if k != "calls"}
+    mismatches = counts.mismatches()
+    data = {"model": args.model, "totals": totals, "ops": rows, "unknown": [],
+            "dynamic": {"equal_static": not mismatches, "blocks": len(counts.blocks), "mismatches": mismatches,
+                        "buffers": {name: row["buffers"] for name, row in kernels.items() if row.get("calls")}}}  # fmt: skip
+    print(table(data))
+    if not mismatches:
+        print(f"dynamic counts (random inputs): equal to the static loop-counts in all {len(counts.blocks)} blocks")
+    else:
+        print(f"dynamic counts (random inputs): differ from the static loop-counts in {len(mismatches)} of "
+              f"{len(counts.blocks)} blocks:")  # fmt: skip
+    for line in mismatches[:10]:
+        print(f"  {line}")
+    if args.json:
+        with writing(args.json), open(args.json, "w") as f:
+            json.dump(data, f, indent=1)
+    if args.csv:
+        write_csv(args.csv, data)
 
 
 def plot_roofline(path: str, results: dict) -> None:

@@ -340,9 +340,11 @@ def jit_module(
     num_threads: int | None = None,
     runtime: str | None = None,
     times: CompileTimes | None = None,
+    optimize: bool = True,
 ) -> JitModule:
     """JIT-compile an llvm-dialect module for this CPU; `signatures` are the
     loop-level functions' (`signatures_of`), which it was lowered from.
+    `optimize=False` skips LLVM's O3 (a build that is run once, for its counts).
 
     `num_threads` (default: `OMP_NUM_THREADS`, else the CPUs this process may run
     on) is how many threads a parallel loop uses; `runtime` is "pool" (the
@@ -351,7 +353,7 @@ def jit_module(
     """
     times = times if times is not None else CompileTimes()
     llvm_module = build_llvm_module(
-        module, jit_flavour(runtime or default_flavour()), resolve_threads(num_threads), times=times
+        module, jit_flavour(runtime or default_flavour()), resolve_threads(num_threads), optimize, times=times
     )
     with section("LLVM codegen"):
         engine = llvm_binding.create_mcjit_compiler(llvm_module, create_host_target_machine(jit=True))
