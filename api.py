@@ -139,19 +139,27 @@ def analyze(
     *,
     input_shapes=None,
     store=None,
+    accel=None,
 ):
     """What a model (ONNX model or path, `.mlir` graph file, graph `ModuleOp`) costs,
     op by op and in total: `{name: Result}` of the analyses named, or given as
     instances (`Roofline(machine)`). Graph-level analyses (analysis/graph_costs.py)
     see the model as written; loop-level ones (`loop-counts`: analysis/loop_counts.py)
     see the loop program `tilecraft.compile` makes of it, with its tensor
-    intrinsics and copies as loops. `tilecraft.analysis.framework` for one's own."""
+    intrinsics and copies as loops. `tilecraft.analysis.framework` for one's own.
+    `accel` (an `AccelSpec`, a spec file or "default") adds the `accelerability`
+    analysis for that accelerator (analysis/accelerability.py), after the analyses
+    given, so that a `Roofline(machine)` among them gives its CPU times."""
     from tilecraft.analysis.framework import AnalysisManager, get_analysis
     from tilecraft.driver.compile_model import load_model
     from tilecraft.registry import providers
 
     providers()  # plugins register their analyses as they load
     wanted = [analyses] if isinstance(analyses, str) else list(analyses)
+    if accel is not None:
+        from tilecraft.analysis.accelerability import Accelerability, accel_spec
+
+        wanted.append(Accelerability(accel_spec(accel)))
     levels = [(get_analysis(a) if isinstance(a, str) else type(a)).level for a in wanted]
     modules = {}
     if "graph" in levels:

@@ -2,7 +2,7 @@
 why not the others, and the end-to-end speedup offloading them allows.
 
 For every op with multiply-adds (conv2d, dense, matmul, batch_norm, ...) the
-verdict is partition-accel's own test (`transforms/partition_accel.fit_chain`), so
+verdict is partition-accel's own test (`analysis/accel_fit.fit_chain`), so
 the ops called accelerable here are exactly those `partition-accel` outlines and
 `tc.compile(model, target="accel")` runs on the accelerator: an int8 conv2d or
 dense (a quantized model's: `tc.quantize`) whose shape the GEMM intrinsic and the
@@ -30,15 +30,15 @@ model's cycles, as the roofline is of the CPU's time: the compute module runs ev
 GEMM micro-op step (BATCH x BLOCK x BLOCK MACs each) and every ALU step of the
 requantizing epilogue, after a first load and before a last store; the load
 module moves every input element the windows touch and every weight at least once,
-the store module every output. `Accelerability(spec, simulate=True)` builds each
-chain as `tc.compile(target="accel")` would (`conv2d_accel` with its default
-config) and takes the timing model's cycles instead (`simulated_cycles`).
+the store module every output. `Accelerability(spec, cycles=simulated_cycles)`
+(runtime/accel.py) builds each chain as `tc.compile(target="accel")` would
+(`conv2d_accel` with its default config) and takes the timing model's cycles instead.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
@@ -48,7 +48,7 @@ from tilecraft.analysis.framework import Analysis, AnalysisManager, OpFacts, Res
 from tilecraft.backends.accel.spec import AccelSpec, default_spec, load_spec
 from tilecraft.backends.accel.timing import ALU_PIPELINE_CYCLES, GEMM_PIPELINE_CYCLES
 from tilecraft.dialects import graph
-from tilecraft.transforms.partition_accel import TARGET_ATTR, Chain, fit_chain
+from tilecraft.analysis.accel_fit import TARGET_ATTR, Chain, fit_chain
 
 
 def accel_spec(spec: AccelSpec | str | None) -> AccelSpec:
@@ -95,24 +95,6 @@ def estimate_cycles(chain: Chain, spec: AccelSpec) -> int:
     return max(dma + compute + dma, load + dma, dma + store)
 
 
-def simulated_cycles(chain: Chain, spec: AccelSpec) -> int:
-    """The timing model's cycles of `chain` built as `tc.compile(target="accel")`
-    builds it untuned (`conv2d_accel` with `default_config`), run on zeros: the
-    cycles do not depend on the data."""
-    import numpy as np
-
-    from tilecraft.runtime.accel import build_accel
-    from tilecraft.topi import accel_conv2d as ac
-
-    shape, kernel = chain.input_shape(), chain.weight.shape
-    config = ac.default_config(shape, kernel, chain.strides, chain.pads, spec)
-    s, args = ac.conv2d_accel(shape, kernel, chain.strides, chain.pads, chain.shift, relu=chain.relu, spec=spec,
-                              **config)  # fmt: skip
-    function = build_accel(s, args, "main", "" if spec == default_spec() else spec.source)
-    arrays = [np.zeros([int(d) for d in a.shape], a.dtype) for a in args]
-    return function(*arrays).cycles
-
-
 def folded(op: Operation, seen: dict[Operation, bool] | None = None) -> bool:
     """Whether `op` computes from weights and constants only, through other such ops."""
     seen = {} if seen is None else seen
@@ -150,10 +132,10 @@ class Accelerability(Analysis):
     requires = ("macs", "roofline")
 
     def __init__(self, spec: AccelSpec | None = None, *, profile: Mapping[str, float] | None = None,
-                 simulate: bool = False):  # fmt: skip
+                 cycles: Callable[[Chain, AccelSpec], int] | None = None):  # fmt: skip
         self.spec = spec or default_spec()
         self.profile = dict(profile or {})
-        self.simulate = simulate
+        self.cycles = cycles  # a chain's accelerator cycles (default: estimate_cycles)
 
     def ops(self, module):
         for op in super().ops(module):
@@ -183,7 +165,7 @@ class Accelerability(Analysis):
         values: dict[str, object] = {"macs": macs, "cpu_s": self.cpu_seconds(op, deps)}
         if isinstance(found, str):
             return {"accelerable": False, "reason": found, **values}
-        cycles = simulated_cycles(found, self.spec) if self.simulate else estimate_cycles(found, self.spec)
+        cycles = (self.cycles or estimate_cycles)(found, self.spec)
         chain_times = [self.cpu_seconds(o, deps) for o in found.ops]
         return {
             "accelerable": True,
@@ -218,7 +200,7 @@ class Accelerability(Analysis):
             "speedup": cpu / (rest + accel) if timed and rest + accel > 0 else None,
             "speedup_limit": cpu / rest if timed and rest > 0 else None,  # None: unbounded
             "cpu_time": "profile" if profiled == len(cpu_times) else "profile and roofline" if profiled else "roofline",
-            "accel_time": "simulated" if self.simulate else "estimate, a lower bound",
+            "accel_time": "estimate, a lower bound" if self.cycles is None else "simulated",
         }
 
 

@@ -85,7 +85,7 @@ from tilecraft.analysis.framework import Analysis, OpFacts, Result, register_ana
 from tilecraft.analysis.machine import Machine, complete
 from tilecraft.analysis.parallel_work import MATH_OP_UNITS, MAX_THREADS_ATTR, loop_work, max_threads
 from tilecraft.dialects.loop import AllocOp, ForOp, GuardOp, LoopKind, ViewOp, YieldOp
-from tilecraft.transforms.loop_vectorize.legality import DIVISIONS, MAX_LANES, vectorization_blocker
+from tilecraft.analysis.vectorize_legality import DIVISIONS, MAX_LANES, vectorization_blocker
 
 # Ops that cost nothing: they name buffers, end bodies, or become immediates.
 _FREE = (AllocOp, ViewOp, YieldOp, scf.YieldOp, memref.SubviewOp, func.ReturnOp)

@@ -55,7 +55,7 @@ class OpFacts:
     """What an analysis found about one op."""
 
     op: Operation
-    label: str  # the op's result name where it has one, else the op's name and position
+    label: str  # a function's name; an op's result name where it has one, else the op's name and position
     values: dict[str, object]
 
 
@@ -111,7 +111,10 @@ class Analysis:
             values = self.map(op, deps)
             if values is None:
                 continue
-            label = op.results[0].name_hint if op.results and op.results[0].name_hint else f"{op.name}#{n}"
+            if isinstance(op, func.FuncOp):
+                label = op.sym_name.data  # (a loop-level analysis's kernel)
+            else:
+                label = op.results[0].name_hint if op.results and op.results[0].name_hint else f"{op.name}#{n}"
             facts.append(OpFacts(op, label, values))
             if values.get("unknown"):
                 unknown.append(f"{label} ({op.name}): {values['unknown']}")
@@ -133,7 +136,7 @@ def registered_analyses() -> dict[str, type[Analysis]]:
     """Every analysis by name: tilecraft's, and those of the plugins loaded (a plugin
     registers its analyses when its `xdsl.universe` entry point is loaded, which
     `tc.analyze` and the tools do first)."""
-    from tilecraft.analysis import graph_costs, loop_counts  # noqa: F401 - registers the built-in ones
+    from tilecraft.analysis import accelerability, cost_model, graph_costs, loop_counts  # noqa: F401 - registers the built-in ones
 
     return dict(_ANALYSES)
 

@@ -1,7 +1,7 @@
 """A picture of a model's fused graph: one node per kernel, as Graphviz `.dot` text.
 
 The graph is the one compile-model's graph stages make, up to and including
-fuse-ops (`fused_module`: shapes inferred, batch norms folded, layouts altered,
+fuse-ops (`pipelines.compile_model.fused_module`: shapes inferred, batch norms folded, layouts altered,
 constants folded, ops grouped into `graph.fused` kernels). Each group is a node
 labelled with its ops and its fusion kind (the largest of its ops' kinds, as
 analysis/fusion.py ranks them); an edge goes from the group that produces a value
@@ -40,8 +40,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from tilecraft.analysis.fusion import BROADCAST, ELEMWISE, INJECTIVE, OPAQUE, OUT_FUSABLE, REDUCTION, op_kind
 from tilecraft.dialects import graph
-from tilecraft.driver.compile_model import graph_function
-from tilecraft.transforms.partition_accel import Chain
+from tilecraft.analysis.accel_fit import Chain
 
 KINDS = {ELEMWISE: "elemwise", BROADCAST: "broadcast", INJECTIVE: "injective", REDUCTION: "reduction",
          OUT_FUSABLE: "out-fusable", OPAQUE: "opaque"}  # fmt: skip
@@ -59,18 +58,6 @@ GEMM_OPS = (graph.Conv2dOp, graph.DenseOp, graph.MatmulOp)
 
 class GraphRenderError(DiagnosticException):
     """The picture could not be written: a format `dot` cannot make, or `dot` failed."""
-
-
-def fused_module(module: ModuleOp) -> ModuleOp:
-    """`module` (changed in place) after compile-model's stages up to fuse-ops."""
-    from tilecraft.driver.context import make_context
-    from tilecraft.pipelines.compile_model import stage_classes
-    from tilecraft.pipelines.run_stages import run_stages
-    from tilecraft.transforms.fuse_ops import FuseOpsPass
-
-    stages = stage_classes()
-    run_stages([stage() for stage in stages[: stages.index(FuseOpsPass) + 1]], make_context(), module)
-    return module
 
 
 def _quote(text: str) -> str:
@@ -132,7 +119,8 @@ def to_dot(module: ModuleOp, verdicts: Mapping[Operation, Chain | str] | None = 
     fusion kind, or by the `verdicts` of `accelerability.verdicts` (taken on the
     module before the stages) when given."""
     judged = _Verdicts(verdicts) if verdicts is not None else None
-    function = graph_function(module)
+    functions = [f for f in module.ops if isinstance(f, func.FuncOp) and not f.is_declaration]
+    function = next((f for f in functions if f.sym_name.data == "main"), functions[0])
     lines = ["digraph fused {", '  graph [rankdir=TB, fontname="Helvetica", fontsize=10];',
              '  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=10];',
              '  edge [fontname="Helvetica", fontsize=8, color="#555555"];']  # fmt: skip

@@ -12,7 +12,7 @@ default (`{}`: the default). Knobs:
   split them evenly.
 
 A config whose tiles do not fit the input, weight or accumulator buffer
-(`accel_conv2d.buffer_use`) is outside the space (the `Space`'s constraint), so it
+(`backends/accel/spec.py` `buffer_use`) is outside the space (the `Space`'s constraint), so it
 costs no trial; `measure` refuses one anyway with the buffer it overflows. Config
 None is the untuned default (`accel_conv2d.default_config`, what tc.compile(...,
 target="accel") uses without a tuning log).
@@ -35,6 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from tilecraft.autotune.explore import Space
+from tilecraft.backends.accel.spec import buffer_use
 from tilecraft.autotune.templates import Template, register_template
 
 __all__ = ["Conv2dAccel", "measure", "spec_path"]
@@ -105,7 +106,7 @@ class Conv2dAccel(Template):
             # of several channel blocks is three strided dimensions
             if columns == 1 < width and rows > 1 and blocks > 1:
                 return f"the {what} tile (one column of {rows} rows, {blocks} channel blocks) is not one DMA"
-        for buffer, (need, depth) in ac.buffer_use(data_shape, kernel_shape, strides, config, machine).items():
+        for buffer, (need, depth) in buffer_use(data_shape, kernel_shape, strides, config, machine).items():
             if need > depth:
                 return f"the tiles need {need} {buffer} elements; it holds {depth}"
         return None

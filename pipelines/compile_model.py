@@ -109,3 +109,13 @@ class CompileModelPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         run_stages(self.stages(), ctx, op)
+
+
+def fused_module(ctx: Context, module: ModuleOp) -> ModuleOp:
+    """`module` (changed in place) after the stages up to fuse-ops: the fused graph
+    `tilecraft-analyze --graph` draws (analysis/fused_graph.py)."""
+    from tilecraft.transforms.fuse_ops import FuseOpsPass
+
+    stages = stage_classes()
+    run_stages([stage() for stage in stages[: stages.index(FuseOpsPass) + 1]], ctx, module)
+    return module

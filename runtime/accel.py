@@ -27,10 +27,11 @@ from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType, ModuleOp
 
+from tilecraft.analysis.accel_fit import Chain
 from tilecraft.backends.accel.dram import Dram
 from tilecraft.backends.accel.program import Program, find_program, format_asm, program_from_ir
 from tilecraft.backends.accel.simulator import SimResult, simulate
-from tilecraft.backends.accel.spec import AccelSpec
+from tilecraft.backends.accel.spec import AccelSpec, default_spec
 from tilecraft.pipelines.loop_to_accel import LoopToAccelPass
 from tilecraft.pipelines.run_stages import run_stages
 from tilecraft.utils.dtypes import numpy_dtype
@@ -105,3 +106,18 @@ def build_accel(s, args: Sequence, name: str = "main", spec_path: str = "", seri
     from tilecraft.driver.te_pieces import lower_module
 
     return AccelFunction(lower_module(s, list(args), name), name, spec_path, serial)
+
+
+def simulated_cycles(chain: Chain, spec: AccelSpec) -> int:  # (the accelerability analysis's `cycles`)
+    """The timing model's cycles of `chain` built as `tc.compile(target="accel")`
+    builds it untuned (`conv2d_accel` with `default_config`), run on zeros: the
+    cycles do not depend on the data."""
+    from tilecraft.topi import accel_conv2d as ac
+
+    shape, kernel = chain.input_shape(), chain.weight.shape
+    config = ac.default_config(shape, kernel, chain.strides, chain.pads, spec)
+    s, args = ac.conv2d_accel(shape, kernel, chain.strides, chain.pads, chain.shift, relu=chain.relu, spec=spec,
+                              **config)  # fmt: skip
+    function = build_accel(s, args, "main", "" if spec == default_spec() else spec.source)
+    arrays = [np.zeros([int(d) for d in a.shape], a.dtype) for a in args]
+    return function(*arrays).cycles

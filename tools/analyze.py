@@ -3,6 +3,8 @@
     tilecraft-analyze model.onnx|model.mlir [--analysis macs,bytes,...]
                       [--json F] [--csv F] [--input-shape x=1x3x224x224]
                       [--roofline F.png] [--machine DESCRIPTION.json]
+                      [--accel SPEC.json|default] [--graph F.svg|F.png|F.dot]
+                      [--level graph|loop] [--dynamic]
 
 prints a table (one row per op: its result's name, the op, and each analysis's
 facts; then the totals) and writes it as JSON (`{"model", "totals", "ops",
@@ -10,8 +12,15 @@ facts; then the totals) and writes it as JSON (`{"model", "totals", "ops",
 op-histogram, macs, bytes, intensity, memory). An op no analysis can describe is listed
 as unknown, never counted as zero. `--roofline` adds the `roofline` analysis and
 draws the ops on the roofline of the machine `--machine` describes (else the host,
-measured once: analysis/machine.py). Every error is one line on stderr and exit
-code 1 (tools/errors.py).
+measured once: analysis/machine.py). `--accel` adds the `accelerability` analysis
+for an accelerator spec (analysis/accelerability.py: per op, whether the
+accelerator takes it or why not; the share of MACs; Amdahl's speedup) as a section
+of its own and the JSON's "accelerability" key. `--graph` draws the fused graph
+(analysis/fused_graph.py), coloured by accelerability with `--accel`. `--level
+loop` runs loop-level analyses (default: loop-counts) on the loop program the model
+compiles to, one row per kernel; `--dynamic` runs the model once with counters
+(runtime/counters.py) and checks them against loop-counts. Every error is one line
+on stderr and exit code 1 (tools/errors.py).
 """
 
 from __future__ import annotations
@@ -25,7 +34,7 @@ from tilecraft.tools.options import add_input_shape_option, add_version_option, 
 PROG = "tilecraft-analyze"
 DEFAULT = ("op-histogram", "macs", "bytes", "intensity", "memory")
 DEFAULT_LOOP = ("loop-counts",)
-COLUMNS = ("calls", "iterations", "macs", "flops", "bytes_read", "bytes_written", "guards", "guards_taken",
+COLUMNS = ("calls", "iterations", "predicted_s", "macs", "flops", "bytes_read", "bytes_written", "guards", "guards_taken",
            "weights_bytes", "intensity", "live_bytes", "bound")  # fmt: skip
 
 
@@ -45,8 +54,14 @@ def make_arg_parser() -> ArgumentParser:
     parser.add_argument("--csv", help="write one row per op as CSV to this file")
     parser.add_argument("--roofline", metavar="PNG", help="draw the ops on the machine's roofline into this PNG")
     parser.add_argument("--machine", metavar="JSON",
-                        help="a hardware description for the roofline: name, peak_gflops, bandwidth_gbs "
-                        "(default: the host, measured once)")  # fmt: skip
+                        help="a hardware description for the roofline and the cost model: name, peak_gflops, "
+                        "bandwidth_gbs, and CPU fields (analysis/machine.py; default: the host, measured once)")  # fmt: skip
+    parser.add_argument("--accel", metavar="SPEC",
+                        help="report which ops the accelerator of this spec file ('default': VTA's) takes, "
+                        "why not the others, and Amdahl's speedup")  # fmt: skip
+    parser.add_argument("--graph", metavar="FILE",
+                        help="draw the fused graph into FILE (.svg or .png with Graphviz's dot, else .dot), "
+                        "coloured by fusion kind, or by accelerability with --accel")  # fmt: skip
     add_input_shape_option(parser)
     add_traceback_option(parser)
     add_version_option(parser)
@@ -62,6 +77,8 @@ def report(model: str, results: dict) -> dict:
         if name == "op-histogram":
             totals["ops"] = result.totals
             continue
+        if name == "accelerability":
+            continue  # (a section of its own)
         totals |= result.totals
         unknown += result.unknown
         for facts in result.ops:
@@ -72,7 +89,12 @@ def report(model: str, results: dict) -> dict:
         top = next(iter(rows)).get_toplevel_object()  # type: ignore[attr-defined]
         position = {op: n for n, op in enumerate(top.walk())}
     ordered = [rows[op] for op in sorted(rows, key=lambda op: position.get(op, 0))]
-    return {"model": model, "totals": totals, "ops": ordered, "unknown": sorted(set(unknown))}
+    data = {"model": model, "totals": totals, "ops": ordered, "unknown": sorted(set(unknown))}
+    if "accelerability" in results:
+        from tilecraft.analysis import accelerability
+
+        data["accelerability"] = accelerability.report(results["accelerability"])
+    return data
 
 
 def _cell(value) -> str:
@@ -121,15 +143,34 @@ def run(args) -> None:
     names: list = [n.strip() for n in chosen.split(",") if n.strip()]
     if not names:
         raise UserError("--analysis names no analysis")
-    if args.roofline or args.machine or "roofline" in names:
+    if args.graph:
+        from tilecraft.analysis.fused_graph import check_path
+
+        check_path(args.graph)  # (before the work: a wrong suffix is known now)
+    spec = None
+    if args.accel or "accelerability" in names:
+        from tilecraft.analysis.accelerability import Accelerability, accel_spec
+
+        spec = accel_spec(args.accel)
+    if args.roofline or args.machine or spec is not None or "roofline" in names:
         from tilecraft.analysis.graph_costs import Roofline
         from tilecraft.analysis.machine import load_machine
 
         machine = load_machine(args.machine) if args.machine else None
         names = [n for n in names if n != "roofline"] + [Roofline(machine)]
+        if "cost-model" in names:  # (predicted for the same machine)
+            from tilecraft.analysis.cost_model import CostModel
+
+            names = [CostModel(machine) if n == "cost-model" else n for n in names]
+    if spec is not None:  # after the roofline it requires, so that it uses that machine's
+        names = [n for n in names if n != "accelerability"] + [Accelerability(spec)]
     results = analyze(args.model, names, input_shapes=input_shapes(args.input_shape))
     data = report(args.model, results)
     print(table(data))
+    if spec is not None:
+        from tilecraft.analysis import accelerability
+
+        print(accelerability.text(data["accelerability"], spec))
     if args.json:
         with writing(args.json), open(args.json, "w") as f:
             json.dump(data, f, indent=1)
@@ -137,6 +178,24 @@ def run(args) -> None:
         write_csv(args.csv, data)
     if args.roofline:
         plot_roofline(args.roofline, results)
+    if args.graph:
+        draw_graph(args, spec)
+
+
+def draw_graph(args, spec) -> None:
+    """The fused graph of the model into `args.graph` (analysis/fused_graph.py)."""
+    from tilecraft.analysis.accelerability import verdicts
+    from tilecraft.analysis.fused_graph import to_dot, write_graph
+    from tilecraft.driver.context import make_context
+    from tilecraft.pipelines.compile_model import fused_module
+    from tilecraft.driver.compile_model import load_model
+
+    module = load_model(args.model, input_shapes(args.input_shape))
+    judged = verdicts(module, spec) if spec is not None else None  # on the model as written
+    with writing(args.graph):
+        note = write_graph(args.graph, to_dot(fused_module(make_context(), module), judged))
+    if note:
+        print(f"{PROG}: note: {note}", file=sys.stderr)
 
 
 def run_dynamic(args) -> None:

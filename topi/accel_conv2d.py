@@ -183,25 +183,6 @@ def default_config(data_shape: Sequence[int], kernel_shape: Sequence[int], strid
     return {"tile_h": th, "tile_w": tw, "tile_oc": tile_oc, "tile_ic": 1, "threads": threads}
 
 
-def buffer_use(data_shape: Sequence[int], kernel_shape: Sequence[int], strides: Sequence[int],
-               config: dict, spec) -> dict[str, tuple[int, int]]:
-    """{buffer: (elements the config's tiles take, elements it holds)} for the input,
-    weight and accumulator buffers: every virtual thread holds its own input tile
-    (tile_ic channel blocks of the window under tile_h x tile_w outputs), its weights
-    (tile_oc x tile_ic blocks of KH x KW taps), and its accumulator, epilogue result
-    (tile_oc blocks of the output tile each) and bias (tile_oc elements)."""
-    kh, kw = kernel_shape[2:]
-    sh, sw = strides
-    threads, tile_oc, tile_ic = config["threads"], config["tile_oc"], config["tile_ic"]
-    th, tw = config["tile_h"], config["tile_w"]
-    window = ((th - 1) * sh + kh) * ((tw - 1) * sw + kw)
-    return {
-        "inp_buffer": (threads * tile_ic * window, spec.inp_depth),
-        "wgt_buffer": (threads * tile_oc * tile_ic * kh * kw, spec.wgt_depth),
-        "acc_buffer": (threads * tile_oc * (2 * th * tw + 1), spec.acc_depth),
-    }
-
-
 def _tile_oc(blocks: int, pixels: int, taps: int, threads: int, spec) -> int:
     """The most output-channel blocks a tile can take (4, 2 or 1) that split evenly
     over the threads and fit: each thread holds its accumulator and its epilogue's

@@ -1,11 +1,14 @@
 """The accelerability analysis (analysis/accelerability.py): its verdicts are
 partition-accel's, its reasons name the field and the value, its MAC share and
-Amdahl speedup follow the formulas written out here; the fused graph's picture
-(analysis/fused_graph.py)."""
+Amdahl speedup follow the formulas written out here; `tilecraft-analyze --accel`
+and `--graph` (analysis/fused_graph.py)."""
 
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -16,13 +19,16 @@ from xdsl.dialects import func
 import tilecraft as tc
 from tilecraft.analysis.accelerability import Accelerability, estimate_cycles, verdicts
 from tilecraft.analysis.framework import AnalysisManager
-from tilecraft.analysis.fused_graph import fused_module, to_dot
+from tilecraft.analysis.fused_graph import to_dot
+from tilecraft.driver.context import make_context
+from tilecraft.pipelines.compile_model import fused_module
 from tilecraft.analysis.graph_costs import Roofline
 from tilecraft.analysis.machine import Machine
 from tilecraft.backends.accel.spec import default_spec, load_spec
 from tilecraft.dialects import graph
 from tilecraft.driver.compile_model import load_model
 from tilecraft.driver.context import parse_text
+from tilecraft.tools import analyze as tool
 from tilecraft.transforms.partition_accel import TARGET_ATTR, PartitionAccelPass, fit_chain
 
 MACHINE = Machine("test", 100.0, 10.0)  # 100 GFLOP/s, 10 GB/s
@@ -225,12 +231,14 @@ def test_a_profile_replaces_the_roofline_where_it_has_the_op():
 
 
 def test_the_estimate_is_a_lower_bound_of_the_timing_model():
-    """`simulate=True` takes the cycles the simulator counts for the kernels
+    """`cycles=simulated_cycles` takes the cycles the simulator counts for the kernels
     `tc.compile(target="accel")` runs; the closed form never exceeds them."""
     q = layers()
     runs = []
-    for simulate in (False, True):
-        result = accelerability(q, simulate=simulate)
+    from tilecraft.runtime.accel import simulated_cycles
+
+    for cycles in (None, simulated_cycles):
+        result = accelerability(q, cycles=cycles)
         runs.append([f.values["accel_cycles"] for f in result.ops if f.values["accelerable"]])
     estimated, simulated = runs
     assert result.totals["accel_time"] == "simulated"
@@ -245,7 +253,7 @@ def test_the_estimate_is_a_lower_bound_of_the_timing_model():
 def test_fused_graph_dot_by_fusion_kind_and_by_accelerability():
     q = layers()
     found = verdicts(q, default_spec())  # on the model as written, before the graph stages
-    text = to_dot(fused_module(q), found)
+    text = to_dot(fused_module(make_context(), q), found)
     assert text.startswith("digraph fused {") and text.endswith("}\n")
     # the depthwise conv's group: red, the reason in its label (wrapped) and tooltip
     assert ('[label="conv2d, relu\\nout-fusable\\nconv2d: depthwise (groups 32): the GEMM\\nintrinsic reduces over '
@@ -255,6 +263,73 @@ def test_fused_graph_dot_by_fusion_kind_and_by_accelerability():
     assert text.count('nout-fusable\\naccelerator", ') == 2
     # pale green: a group that fuses the cast starting a chain with ops the CPU keeps
     assert 'label="requantize, cast\\ninjective\\npartly accelerator"' in text
-    plain = to_dot(fused_module(layers()))
+    plain = to_dot(fused_module(make_context(), layers()))
     assert 'label="conv2d, relu\\nout-fusable", tooltip="fused_conv2d_relu", fillcolor="#fdae6b"' in plain
     assert "accelerator" not in plain
+
+
+# -- tc.analyze(accel=...) and tilecraft-analyze --accel, --graph ---------------------------
+
+
+def test_tc_analyze_takes_an_accelerator_spec(tmp_path):
+    module = parse_text(CASES)
+    expected = accelerability(module)
+    for accel in ("default", default_spec(), spec_file(tmp_path, CLOCK_MHZ=100)):
+        result = tc.analyze(module, [Roofline(MACHINE)], accel=accel)["accelerability"]
+        assert [(f.label, f.values) for f in result.ops] == [(f.label, f.values) for f in expected.ops]
+    slow = tc.analyze(module, [Roofline(MACHINE)], accel=spec_file(tmp_path, CLOCK_MHZ=50))["accelerability"]
+    assert slow.totals["accel_s"] == pytest.approx(2 * expected.totals["accel_s"])
+
+
+def run_tool(*argv, capsys) -> tuple[int, str, str]:
+    code = tool.main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_tool_accel_section_json_and_bad_specs(tmp_path, capsys):
+    model = tmp_path / "cases.mlir"
+    model.write_text(CASES)
+    machine = tmp_path / "machine.json"
+    machine.write_text('{"name": "test", "peak_gflops": 100, "bandwidth_gbs": 10}')
+    out = tmp_path / "out.json"
+    code, text, _ = run_tool(model, "--accel", "default", "--machine", machine, "--json", out, capsys=capsys)
+    assert code == 0
+    assert "accelerability on default (VTA): BATCH 1, BLOCK 16, 256 MACs a cycle at 100 MHz" in text
+    assert "accelerable: 2 of 8 ops with multiply-adds" in text
+    data = json.loads(out.read_text())["accelerability"]
+    assert [op["name"] for op in data["ops"] if op["accelerable"]] == ["ok", "batch"]
+    assert data["totals"]["accelerable_ops"] == 2
+    code, _, err = run_tool(model, "--accel", tmp_path / "missing.json", capsys=capsys)
+    assert code == 1 and err == f"tilecraft-analyze: error: {tmp_path / 'missing.json'}: cannot read the spec file: " \
+        "No such file or directory\n"  # fmt: skip
+    bad = spec_file(tmp_path, LOG_BLOCK="four")
+    code, _, err = run_tool(model, "--accel", bad, capsys=capsys)
+    assert code == 1 and err == f"tilecraft-analyze: error: {bad}:LOG_BLOCK: expected an integer, got 'four'\n"
+
+
+def test_tool_graph_without_dot_writes_the_dot_and_says_how_to_install(tmp_path, capsys, monkeypatch):
+    model = tmp_path / "cases.mlir"
+    model.write_text(CASES)
+    monkeypatch.setattr(shutil, "which", lambda name, *args, **kwargs: None)
+    code, _, err = run_tool(model, "--analysis", "macs", "--graph", tmp_path / "fused.svg", capsys=capsys)
+    assert code == 0 and not (tmp_path / "fused.svg").exists()
+    assert (tmp_path / "fused.dot").read_text().startswith("digraph fused {")
+    assert err.count("\n") == 1 and "apt install graphviz, brew install graphviz or conda install graphviz" in err
+    code, _, err = run_tool(model, "--graph", tmp_path / "fused.pdf", capsys=capsys)
+    assert code == 1 and "fused.pdf: a fused-graph picture is .dot, .svg, .png, not '.pdf'" in err
+
+
+@pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot is not installed")
+def test_tool_graph_renders_svg_and_png_with_dot(tmp_path):
+    model = tmp_path / "cases.mlir"
+    model.write_text(CASES)
+    machine = tmp_path / "machine.json"
+    machine.write_text('{"name": "test", "peak_gflops": 100, "bandwidth_gbs": 10}')
+    for name in ("fused.svg", "fused.png"):
+        done = subprocess.run([sys.executable, "-m", "tilecraft.tools.analyze", str(model), "--analysis", "macs",
+                               "--accel", "default", "--machine", str(machine), "--graph", str(tmp_path / name)],
+                              capture_output=True, text=True)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+    assert "<svg" in (tmp_path / "fused.svg").read_text()
+    assert (tmp_path / "fused.png").read_bytes().startswith(b"\x89PNG")

@@ -17,7 +17,7 @@ from tilecraft.autotune.measure import Job, LocalExecutor
 from tilecraft.autotune.records import TuningLog
 from tilecraft.autotune.templates import get_template, sched_ir, workload_key
 from tilecraft.autotune.tuner import tune
-from tilecraft.backends.accel.spec import default_spec, load_spec
+from tilecraft.backends.accel.spec import buffer_use, default_spec, load_spec
 from tilecraft.dialects.graph_reference import evaluate
 from tilecraft.driver.compile_model import graph_function
 from tilecraft.runtime.offload import AccelStep, accel_params
@@ -77,7 +77,7 @@ def test_the_space_and_its_default_config():
     rng = np.random.default_rng(1)
     for _ in range(30):
         c = big_space.random(rng)
-        assert all(need <= depth for need, depth in ac.buffer_use(*big[:3], c, SPEC).values())
+        assert all(need <= depth for need, depth in buffer_use(*big[:3], c, SPEC).values())
 
 
 def test_a_config_round_trips_through_its_record_as_sched_ir(tmp_path):

@@ -92,7 +92,7 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
-from tilecraft.transforms.loop_vectorize.legality import check_vectorizable, vectorization_blocker
+from tilecraft.analysis.vectorize_legality import check_vectorizable, vectorization_blocker
 from tilecraft.transforms.loop_vectorize.writer import VectorWriter
 
 

@@ -29,7 +29,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.traits import IsTerminator
 from xdsl.utils.exceptions import VerifyException
-from tilecraft.transforms.loop_vectorize.legality import DIVISIONS, PASS, max_lanes
+from tilecraft.analysis.vectorize_legality import DIVISIONS, PASS, max_lanes
 from tilecraft.transforms.loop_vectorize.values import Affine, Lowered, Vec, constant_of, is_uniform
 from tilecraft.transforms.loop_vectorize.memory import MemoryAccess
 
