@@ -155,7 +155,7 @@ def analyze(
     from tilecraft.registry import providers
 
     providers()  # plugins register their analyses as they load
-    wanted = [analyses] if isinstance(analyses, str) else list(analyses)
+    wanted: list = [analyses] if isinstance(analyses, str) else list(analyses)
     if accel is not None:
         from tilecraft.analysis.accelerability import Accelerability, accel_spec
 

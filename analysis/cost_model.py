@@ -121,7 +121,7 @@ class Estimate:
     def facts(self) -> dict[str, object]:
         """As an analysis reports it (no time where an op has no rule)."""
         facts: dict[str, object] = {"predicted_s": None if self.unknown else self.predicted_s}
-        facts |= {"flops": self.flops, "bytes": self.bytes}
+        facts |= {"model_flops": self.flops, "model_bytes": self.bytes}  # (loop-counts has "flops": per run)
         facts |= {f"bytes_{level}": moved for level, moved in self.moved.items()}
         facts["bound"] = self.bound
         if self.energy_j is not None:

@@ -35,7 +35,7 @@ import difflib
 import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import ClassVar, TypeVar
 
 from xdsl.context import Context
 from xdsl.dialects import func
@@ -122,9 +122,10 @@ class Analysis:
 
 
 _ANALYSES: dict[str, type[Analysis]] = {}
+_A = TypeVar("_A", bound=type[Analysis])
 
 
-def register_analysis(cls: type[Analysis]) -> type[Analysis]:
+def register_analysis(cls: _A) -> _A:
     """Make `cls` runnable by its name (`tilecraft-analyze --analysis NAME`)."""
     if not cls.name or cls.level not in LEVELS:
         raise AnalysisError(f"{cls.__name__} needs a name and a level ({', '.join(LEVELS)})")
@@ -136,7 +137,7 @@ def registered_analyses() -> dict[str, type[Analysis]]:
     """Every analysis by name: tilecraft's, and those of the plugins loaded (a plugin
     registers its analyses when its `xdsl.universe` entry point is loaded, which
     `tc.analyze` and the tools do first)."""
-    from tilecraft.analysis import accelerability, cost_model, graph_costs, loop_counts  # noqa: F401 - registers the built-in ones
+    from tilecraft.analysis import accelerability, cost_model, graph_costs, loop_counts, memory_plan  # noqa: F401 - registers the built-in ones
 
     return dict(_ANALYSES)
 

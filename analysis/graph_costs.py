@@ -184,14 +184,17 @@ class Memory(Analysis):
     name = "memory"
 
     def run(self, module, deps):
-        self.live_at: dict[Operation, int] = {}
+        live_at: dict[Operation, int] = {}
         for f in module.ops:
             if isinstance(f, func.FuncOp) and not f.is_declaration:
-                self.live_at |= live_bytes(f)
-        return super().run(module, deps)
+                live_at |= live_bytes(f)
+        # (a result of this run, handed to map as one: the instance keeps nothing)
+        return super().run(module, {**deps, "memory": Result(self.name, [], {"live_at": live_at})})
 
     def map(self, op, deps):
-        return {"live_bytes": self.live_at[op]} if op in self.live_at else None
+        live_at = deps["memory"].totals["live_at"]
+        assert isinstance(live_at, dict)
+        return {"live_bytes": live_at[op]} if op in live_at else None
 
     def reduce(self, facts, deps) -> dict[str, object]:
         live = [f.values["live_bytes"] for f in facts]

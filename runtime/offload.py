@@ -39,7 +39,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 
 from tilecraft.backends.accel.spec import AccelSpec, default_spec
 from tilecraft.topi import accel_conv2d as ac
-from tilecraft.transforms.partition_accel import TARGET_ATTR, Chain, PartitionAccelPass, match_chain
+from tilecraft.transforms.partition_accel import TARGET_ATTR, Chain, match_chain, partition
 from tilecraft.utils.weights import attach, store_of
 
 
@@ -101,7 +101,6 @@ class OffloadedModel:
 
 def compile_offload(model, *, spec: AccelSpec | None = None, input_shapes=None, store=None,
                     schedule_configs=None) -> OffloadedModel:
-    from xdsl.context import Context
 
     from tilecraft.runtime.compile import compile as compile_cpu
     from tilecraft.driver.compile_model import graph_function, load_model
@@ -110,7 +109,7 @@ def compile_offload(model, *, spec: AccelSpec | None = None, input_shapes=None, 
     spec = spec or default_spec()
     module = load_model(model, input_shapes, store)
     store = store_of(module)
-    PartitionAccelPass().apply(Context(), module)
+    partition(module, spec)
     verify_module(module)
     self_ir = str(module)
     kernels = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp) and TARGET_ATTR in f.attributes}

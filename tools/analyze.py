@@ -4,7 +4,7 @@
                       [--json F] [--csv F] [--input-shape x=1x3x224x224]
                       [--roofline F.png] [--machine DESCRIPTION.json]
                       [--accel SPEC.json|default] [--graph F.svg|F.png|F.dot]
-                      [--level graph|loop] [--dynamic]
+                      [--level graph|loop] [--profile] [--dynamic]
 
 prints a table (one row per op: its result's name, the op, and each analysis's
 facts; then the totals) and writes it as JSON (`{"model", "totals", "ops",
@@ -17,8 +17,9 @@ for an accelerator spec (analysis/accelerability.py: per op, whether the
 accelerator takes it or why not; the share of MACs; Amdahl's speedup) as a section
 of its own and the JSON's "accelerability" key. `--graph` draws the fused graph
 (analysis/fused_graph.py), coloured by accelerability with `--accel`. `--level
-loop` runs loop-level analyses (default: loop-counts) on the loop program the model
-compiles to, one row per kernel; `--dynamic` runs the model once with counters
+loop` runs loop-level analyses (default: loop-counts, memory-plan, cost-model) on the loop program the model
+compiles to, one row per kernel (`--profile` adds their measured times, `--roofline`
+then draws them); `--dynamic` runs the model once with counters
 (runtime/counters.py) and checks them against loop-counts. Every error is one line
 on stderr and exit code 1 (tools/errors.py).
 """
@@ -33,9 +34,10 @@ from tilecraft.tools.options import add_input_shape_option, add_version_option, 
 
 PROG = "tilecraft-analyze"
 DEFAULT = ("op-histogram", "macs", "bytes", "intensity", "memory")
-DEFAULT_LOOP = ("loop-counts",)
-COLUMNS = ("calls", "iterations", "predicted_s", "macs", "flops", "bytes_read", "bytes_written", "guards", "guards_taken",
-           "weights_bytes", "intensity", "live_bytes", "bound")  # fmt: skip
+DEFAULT_LOOP = ("loop-counts", "memory-plan", "cost-model")
+COLUMNS = ("calls", "iterations", "macs", "flops", "bytes_read", "bytes_written", "guards", "guards_taken",
+           "predicted_s", "measured_s", "weights_bytes", "arena_bytes", "naive_bytes", "global_scratch_bytes",
+           "local_scratch_bytes", "intensity", "live_bytes", "bound")  # fmt: skip
 
 
 def make_arg_parser() -> ArgumentParser:
@@ -52,7 +54,12 @@ def make_arg_parser() -> ArgumentParser:
                         "and show what it did, checked against the static loop-level counts")  # fmt: skip
     parser.add_argument("--json", help="write the results as JSON to this file")
     parser.add_argument("--csv", help="write one row per op as CSV to this file")
-    parser.add_argument("--roofline", metavar="PNG", help="draw the ops on the machine's roofline into this PNG")
+    parser.add_argument("--roofline", metavar="PNG",
+                        help="draw the ops (at loop level: the kernels, where --profile measured them) on the "
+                        "machine's roofline into this PNG")  # fmt: skip
+    parser.add_argument("--profile", action="store_true",
+                        help="at loop level: run the model on random inputs and add each kernel's measured time "
+                        "(CompiledModel.profile) and the GFLOP/s it achieved")  # fmt: skip
     parser.add_argument("--machine", metavar="JSON",
                         help="a hardware description for the roofline and the cost model: name, peak_gflops, "
                         "bandwidth_gbs, and CPU fields (analysis/machine.py; default: the host, measured once)")  # fmt: skip
@@ -152,7 +159,17 @@ def run(args) -> None:
         from tilecraft.analysis.accelerability import Accelerability, accel_spec
 
         spec = accel_spec(args.accel)
-    if args.roofline or args.machine or spec is not None or "roofline" in names:
+    if args.profile and args.level != "loop":
+        raise UserError("--profile measures kernels: use it with --level loop")
+    machine = None
+    if args.level == "loop" and (args.roofline or args.machine):
+        from tilecraft.analysis.machine import host_machine, load_machine
+
+        from tilecraft.analysis.cost_model import CostModel
+
+        machine = load_machine(args.machine) if args.machine else host_machine()
+        names = [CostModel(machine) if n == "cost-model" else n for n in names]  # (predicted for that machine)
+    elif args.roofline or args.machine or spec is not None or "roofline" in names:
         from tilecraft.analysis.graph_costs import Roofline
         from tilecraft.analysis.machine import load_machine
 
@@ -166,6 +183,8 @@ def run(args) -> None:
         names = [n for n in names if n != "accelerability"] + [Accelerability(spec)]
     results = analyze(args.model, names, input_shapes=input_shapes(args.input_shape))
     data = report(args.model, results)
+    if args.profile:
+        measure_kernels(args, data)
     print(table(data))
     if spec is not None:
         from tilecraft.analysis import accelerability
@@ -176,7 +195,9 @@ def run(args) -> None:
             json.dump(data, f, indent=1)
     if args.csv:
         write_csv(args.csv, data)
-    if args.roofline:
+    if args.roofline and args.level == "loop":
+        plot_kernels(args.roofline, data, machine)
+    elif args.roofline:
         plot_roofline(args.roofline, results)
     if args.graph:
         draw_graph(args, spec)
@@ -198,20 +219,85 @@ def draw_graph(args, spec) -> None:
         print(f"{PROG}: note: {note}", file=sys.stderr)
 
 
+def random_inputs(model) -> dict:
+    """Inputs for `model`: standard normal floats, zero integers (valid indices)."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    return {name: (rng.standard_normal(shape).astype(dtype) if np.issubdtype(dtype, np.floating)
+                   else np.zeros(shape, dtype)) for name, shape, dtype in model.inputs}  # fmt: skip
+
+
+def measure_kernels(args, data: dict) -> None:
+    """Each kernel row gets `measured_s` (per call, as `predicted_s`: the mean of
+    its calls' medians) and `gflops` (its loop-level FLOPs per call over that time);
+    the totals, the model's time (every call's)."""
+    import statistics
+
+    from tilecraft.runtime.compile import compile as compile_model
+
+    model = compile_model(args.model, input_shapes=input_shapes(args.input_shape))
+    measured: dict[str, list[float]] = {}
+    for kernel, seconds in model.profile(**random_inputs(model)):
+        measured.setdefault(kernel, []).append(seconds)
+    for row in data["ops"]:
+        times = measured.get(row["name"])
+        if times:
+            row["measured_s"] = statistics.mean(times)
+            if isinstance(row.get("flops"), int) and row["measured_s"] > 0:
+                row["gflops"] = row["flops"] / len(times) / row["measured_s"] / 1e9
+    data["totals"]["measured_s"] = sum(sum(t) for t in measured.values())
+
+
+def plot_kernels(path: str, data: dict, machine) -> None:
+    """The kernels at (FLOPs per byte loaded or stored, GFLOP/s) under the machine's
+    roofs (main memory's and each cache level's): measured (--profile) where they
+    were, else as the cost model predicts. The bytes are those the loop program
+    loads and stores, before LLVM keeps values in registers: a kernel above a roof
+    reuses what it loaded in registers."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    peak, bandwidth = machine.peak_gflops, machine.bandwidth_gbs
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    xs = [0.01, peak / bandwidth, 1000.0]
+    ax.plot(xs, [min(peak, bandwidth * x) for x in xs], color="black", linewidth=1, label="DRAM")
+    # Most loads of a tiled kernel hit a cache: its roof is that level's (per core, x cores).
+    cores = machine.cores or 1
+    for level, cache in zip(machine.level_names, machine.caches or ()):
+        roof = cache.bandwidth_gbs * (1 if cache.shared else cores)
+        at = [0.01, peak / roof, 1000.0]
+        ax.plot(at, [min(peak, roof * x) for x in at], linewidth=0.8, linestyle="--", label=level)
+    for row in data["ops"]:
+        flops, moved = row.get("flops"), (row.get("bytes_read") or 0) + (row.get("bytes_written") or 0)
+        seconds, measured = (row["measured_s"], True) if "measured_s" in row else (row.get("predicted_s"), False)
+        if not isinstance(flops, int) or not flops or not moved or not seconds or not row.get("calls"):
+            continue
+        ax.scatter([flops / moved], [flops / row["calls"] / seconds / 1e9], alpha=0.6,
+                   color="tab:red" if measured else "tab:gray")  # fmt: skip
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("FLOPs per byte loaded or stored (loop level)")
+    ax.set_ylabel("GFLOP/s " + ("measured" if any("measured_s" in r for r in data["ops"]) else "predicted"))
+    ax.set_title(f"{machine.name}: {peak:.0f} GFLOP/s, {bandwidth:.1f} GB/s")
+    ax.legend(fontsize="small")
+    with writing(path):
+        fig.savefig(path, dpi=100, bbox_inches="tight")
+    plt.close(fig)
+
+
 def run_dynamic(args) -> None:
     """Compile with counters, run once on random inputs, print the counts per
     kernel and whether they equal the static analysis's, block by block."""
     import json
 
-    import numpy as np
 
     from tilecraft.runtime.compile import compile as compile_model
 
     model = compile_model(args.model, input_shapes=input_shapes(args.input_shape))
-    rng = np.random.default_rng(0)
-    inputs = {name: (rng.standard_normal(shape).astype(dtype) if np.issubdtype(dtype, np.floating)
-                     else np.zeros(shape, dtype)) for name, shape, dtype in model.inputs}  # fmt: skip
-    counts = model.counters(**inputs)
+    counts = model.counters(**random_inputs(model))
     kernels = counts.kernels()
     rows = [{"name": name, "op": "func.func"} | {k: v for k, v in row.items() if k != "buffers"}
             for name, row in kernels.items() if row.get("calls")]  # fmt: skip

@@ -71,12 +71,24 @@ class OutlineAccelChain(RewritePattern):
         inside = set(chain.ops)
         body = Block(arg_types=[chain.x.type])
         mapping: dict[SSAValue, SSAValue] = {chain.x: body.args[0]}
+
+        def copy_in(v: SSAValue) -> None:
+            """A value from outside the chain (a weight, a bias, a cast of the input
+            another chain reads too), copied in with what it is computed from."""
+            if v in mapping:
+                return
+            producer = v.owner
+            assert isinstance(producer, Operation)
+            for operand in producer.operands:
+                copy_in(operand)
+            clone = producer.clone(value_mapper=mapping)
+            body.add_op(clone)
+            mapping.update(zip(producer.results, clone.results))
+
         for o in reversed(chain.ops):  # producers first
             for v in o.operands:
-                if v not in mapping and v.owner not in inside:  # a weight or bias: copied in
-                    clone = v.owner.clone()
-                    body.add_op(clone)
-                    mapping[v] = clone.results[0]
+                if v.owner not in inside:
+                    copy_in(v)
             clone = o.clone(value_mapper=mapping)
             body.add_op(clone)
             mapping.update(zip(o.results, clone.results))
@@ -104,11 +116,15 @@ class PartitionAccelPass(ModulePass):
     spec: str = ""  # the accelerator spec file; VTA's default when empty
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        spec = load_spec(self.spec) if self.spec else default_spec()
-        count = [sum(1 for f in op.ops if isinstance(f, func.FuncOp) and TARGET_ATTR in f.attributes)]
-        PatternRewriteWalker(OutlineAccelChain(spec, op, count), apply_recursively=False).rewrite_module(op)
-        from xdsl.transforms.dead_code_elimination import region_dce
+        partition(op, load_spec(self.spec) if self.spec else default_spec())
 
-        for f in op.ops:
-            if isinstance(f, func.FuncOp) and TARGET_ATTR not in f.attributes and not f.is_declaration:
-                region_dce(f.body)
+
+def partition(op: ModuleOp, spec: AccelSpec) -> None:
+    """What the pass does, for a spec given as an object (`tc.compile(..., target="accel")`'s)."""
+    count = [sum(1 for f in op.ops if isinstance(f, func.FuncOp) and TARGET_ATTR in f.attributes)]
+    PatternRewriteWalker(OutlineAccelChain(spec, op, count), apply_recursively=False).rewrite_module(op)
+    from xdsl.transforms.dead_code_elimination import region_dce
+
+    for f in op.ops:
+        if isinstance(f, func.FuncOp) and TARGET_ATTR not in f.attributes and not f.is_declaration:
+            region_dce(f.body)

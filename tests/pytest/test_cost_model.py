@@ -215,7 +215,7 @@ def test_the_analysis_predicts_each_kernel_and_weighs_it_by_its_calls():
     assert [f.label for f in result.ops] == ["scale"]  # not the entry
     assert result.ops[0].values["bound"] == "L1"
     assert result.totals["predicted_s"] == pytest.approx(2 * 2048 * NS)
-    assert result.totals["flops"] == 2 * 1024
+    assert result.totals["model_flops"] == 2 * 1024
     annotate(result)
     assert "tc.predicted_s" in result.ops[0].op.attributes
 

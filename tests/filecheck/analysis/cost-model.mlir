@@ -11,7 +11,7 @@
 // CHECK:       func.call @scale
 // 16-lane vectors: 64 x 16 multiplies, 1024 loads and stores of 4 bytes.
 // CHECK-LABEL: func.func @scale
-// CHECK-SAME:  tc.predicted_s = {{[0-9.e+-]+}} : f64, tc.flops = 1024 : i64, tc.bytes = 8192 : i64
+// CHECK-SAME:  tc.predicted_s = {{[0-9.e+-]+}} : f64, tc.model_flops = 1024 : i64, tc.model_bytes = 8192 : i64
 func.func @main(%x: memref<1024xf32>, %y: memref<1024xf32>) attributes {tc.arena_bytes = 0 : i64} {
   func.call @scale(%x, %y) : (memref<1024xf32>, memref<1024xf32>) -> ()
   func.return
@@ -37,9 +37,9 @@ func.func @scale(%A: memref<1024xf32>, %B: memref<1024xf32>) {
 // one FMA but two FLOPs; the load of %c does not move with %i: LLVM hoists it,
 // and the exp with it (1 + 256 FLOPs, 256 x 2 + 1 accesses of 4 bytes).
 // CHECK-LABEL: func.func @axpy
-// CHECK-SAME:  tc.flops = 512 : i64, tc.bytes = 3072 : i64
+// CHECK-SAME:  tc.model_flops = 512 : i64, tc.model_bytes = 3072 : i64
 // CHECK-LABEL: func.func @hoisted
-// CHECK-SAME:  tc.flops = 257 : i64, tc.bytes = 2052 : i64
+// CHECK-SAME:  tc.model_flops = 257 : i64, tc.model_bytes = 2052 : i64
 func.func @axpy(%X: memref<256xf32>, %Y: memref<256xf32>) {
   %a = arith.constant 3.0 : f32
   loop.for %i = 0 to 256 {

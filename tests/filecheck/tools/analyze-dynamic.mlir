@@ -14,6 +14,20 @@
 // RUN: tilecraft-analyze %s --analysis macs | filecheck %s --check-prefix=GRAPH
 // GRAPH: y {{ +}}graph.conv2d {{ +}}21,600
 
+// The memory plan: the arena plan-memory chose against a buffer per value, and
+// the scratch each kernel allocates.
+// RUN: tilecraft-analyze %s --level loop --analysis memory-plan | filecheck %s --check-prefix=MEMORY
+// MEMORY:      name {{ +}}op {{ +}}arena_bytes {{ +}}naive_bytes {{ +}}global_scratch_bytes {{ +}}local_scratch_bytes
+// MEMORY-NEXT: main {{ +}}func.func {{ +}}3,200 {{ +}}3,200 {{ +}}3,200
+// MEMORY-NEXT: fused_conv2d_relu {{ +}}func.func {{ +}}1,728 {{ +}}64
+
+// --profile adds each kernel's measured time (and draws them on the roofline).
+// RUN: tilecraft-analyze %s --level loop --profile --roofline %t.png | filecheck %s --check-prefix=PROFILE
+// PROFILE: name {{.*}} predicted_s {{ +}}measured_s
+// PROFILE: fused_conv2d_relu {{ +}}func.func {{.*}}e-0{{[0-9]}} {{ +}}{{[0-9.]+}}e-0
+// RUN: not tilecraft-analyze %s --profile 2>&1 | filecheck %s --check-prefix=PROFILE-GRAPH
+// PROFILE-GRAPH: tilecraft-analyze: error: --profile measures kernels: use it with --level loop
+
 // A model that does not compile: one line, exit 1.
 // RUN: not tilecraft-analyze %S/Inputs/loops.mlir --dynamic 2>&1 | filecheck %s --check-prefix=BAD
 // BAD: loops.mlir:{{[0-9]+}}:{{[0-9]+}}: error: check-graph-level: @{{.*}} is loop-level IR

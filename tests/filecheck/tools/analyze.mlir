@@ -19,7 +19,7 @@
 
 // An unknown analysis: one line naming it, exit 1.
 // RUN: not tilecraft-analyze %s --analysis mac 2>&1 | filecheck %s --check-prefix=UNKNOWN
-// UNKNOWN: tilecraft-analyze: error: unknown analysis 'mac'; did you mean 'macs'? (known: {{(accelerability, )?}}bytes, {{.*}}intensity, {{.*}}macs, memory, op-histogram, roofline{{.*}})
+// UNKNOWN: tilecraft-analyze: error: unknown analysis 'mac'; did you mean 'macs'? (known: {{.*}}bytes, {{.*}}macs, memory, {{.*}}op-histogram, roofline{{.*}})
 
 func.func @main(%x: tensor<1x3x8x8xf32>) -> tensor<1x10xf32> {
   %w = graph.weight "conv.weight" : tensor<4x3x3x3xf32>

@@ -50,3 +50,28 @@ func.func @stays(%x: tensor<1x8x4x4xi8>, %y: tensor<1x32x4x4xi8>, %z: tensor<1x1
 // CHECK:         graph.requantize
 // CHECK:         graph.requantize
 // CHECK-NOT:     func.func private @accel
+
+// -----
+
+// Two chains read one cast of their input (two branches of a block): each kernel
+// gets its own copy of the cast, computed from its own argument.
+func.func @branches(%x: tensor<1x16x4x4xi8>) -> (tensor<1x16x4x4xi8>, tensor<1x16x4x4xi8>) {
+  %w = graph.constant dense<1> : tensor<16x16x1x1xi8>
+  %xi = graph.cast %x {to = i32} : (tensor<1x16x4x4xi8>) -> tensor<1x16x4x4xi32>
+  %wi = graph.cast %w {to = i32} : (tensor<16x16x1x1xi8>) -> tensor<16x16x1x1xi32>
+  %a = graph.conv2d %xi, %wi : (tensor<1x16x4x4xi32>, tensor<16x16x1x1xi32>) -> tensor<1x16x4x4xi32>
+  %qa = graph.requantize %a {shift = 2 : i64, to = i8} : (tensor<1x16x4x4xi32>) -> tensor<1x16x4x4xi8>
+  %b = graph.conv2d %xi, %wi : (tensor<1x16x4x4xi32>, tensor<16x16x1x1xi32>) -> tensor<1x16x4x4xi32>
+  %qb = graph.requantize %b {shift = 3 : i64, to = i8} : (tensor<1x16x4x4xi32>) -> tensor<1x16x4x4xi8>
+  func.return %qa, %qb : tensor<1x16x4x4xi8>, tensor<1x16x4x4xi8>
+}
+
+// CHECK-LABEL: func.func @branches(
+// CHECK-NEXT:    %{{.*}} = func.call @accel_0(%x)
+// CHECK-NEXT:    %{{.*}} = func.call @accel_1(%x)
+// CHECK:       func.func private @accel_0(%[[X0:.*]]: tensor<1x16x4x4xi8>)
+// CHECK:         graph.cast %[[X0]] {to = i32}
+// CHECK:         graph.conv2d
+// CHECK:       func.func private @accel_1(%[[X1:.*]]: tensor<1x16x4x4xi8>)
+// CHECK:         graph.cast %[[X1]] {to = i32}
+// CHECK:         graph.conv2d
