@@ -22,12 +22,23 @@ and the five kernels predicted worst (largest |log(predicted / measured)|), all
 and of those measured at 10 us or more (the profiler's mark, about a
 microsecond, is in every measured time).
 
+Dynamic against static (runtime/counters.py): each of `--dynamic-models` (the
+test zoo's networks at the sizes tests/pytest/test_networks.py uses) is compiled
+and run once with a counter in every block; `dynamic_equals_static` is whether
+every block of every model ran exactly as often as `loop-counts` says. The
+overhead: the median time of a call of the instrumented build over that of the
+model (interleaved rounds, bench/timing.py), for the build `m.counters` makes
+(serial, LLVM unoptimized: it compiles in seconds) and for one LLVM optimizes
+(`CounterBuild(optimize=True)`); `instrumented_overhead` is the geometric mean
+of the optimized build's ratios.
+
 Usage: python bench/analysis.py [--models resnet50,squeezenet,...] [--repeat N]
        [--cost-models resnet50,mobilenet_v2,...] [--size 96] [--profile-repeat 20]
+       [--dynamic-models resnet50,...]
 The last line printed is one JSON object:
 `{"bench": "analysis", "resnet50_static_s", "cost_model_spearman",
-"dynamic_equals_static", "instrumented_overhead", "models": {...}, "cost_model": {...}}`;
-the instrumented (dynamic) analyses are not built yet, so their keys are null.
+"dynamic_equals_static", "instrumented_overhead", "models": {...}, "cost_model": {...},
+"dynamic": {...}}`.
 """
 
 from __future__ import annotations
@@ -126,7 +137,7 @@ def measure_cost_model(names: list[str], size: int, repeat: int) -> dict:
             if facts.label not in calls or predicted is None:
                 unknown += facts.label in calls
                 continue
-            found.append((name, facts.label, predicted, statistics.median(calls[facts.label]), facts.values["bytes"]))
+            found.append((name, facts.label, predicted, statistics.median(calls[facts.label]), facts.values["model_bytes"]))
         rows += found
         per_model[name] = {
             "kernels": len(found),
@@ -156,6 +167,55 @@ def measure_cost_model(names: list[str], size: int, repeat: int) -> dict:
     }
 
 
+# The networks of the test zoo, at the input sizes tests/pytest/test_networks.py uses.
+DYNAMIC_SIZES = {"resnet50": 32, "mobilenet_v2": 32, "shufflenet_v2": 32, "squeezenet_1_1": 48,
+                 "densenet_blocks": 32, "resnet18": 32, "bert": 0}  # fmt: skip
+
+
+def measure_dynamic(names: list[str]) -> dict:
+    import numpy as np
+    from networks import NETWORKS
+    from timing import timed
+
+    import tilecraft as tc
+    from tilecraft.runtime.counters import CounterBuild
+
+    out = {}
+    for name in names:
+        build, shape = NETWORKS[name]
+        size = DYNAMIC_SIZES.get(name, 32)
+        model = tc.compile(build(size=size) if size else build())
+        inputs = {n: (np.random.default_rng(0).standard_normal(s).astype(d) if np.issubdtype(d, np.floating)
+                      else np.zeros(s, d)) for n, s, d in model.inputs}  # fmt: skip
+        start = time.perf_counter()
+        counts = model.counters(**inputs)  # the unoptimized build m.counters makes
+        unoptimized_s = time.perf_counter() - start
+        start = time.perf_counter()
+        optimized = CounterBuild(model.module, model.entry_name, model.num_threads, optimize=True)
+        optimized_s = time.perf_counter() - start
+        addresses, _ = model._bind(model._arrays((), inputs))
+        times = timed({"model": lambda: model(**inputs), "counted": lambda: model.counters(**inputs),
+                       "counted_o3": lambda: optimized.run_addresses(addresses)}, repeat=3, rounds=3)  # fmt: skip
+        again = optimized.run_addresses(addresses)
+        totals = counts.totals()
+        out[name] = {
+            "size": size or None,
+            "blocks": len(counts.blocks),
+            "equal_static": counts.equal_static() and again.equal_static(),
+            "mismatches": counts.mismatches()[:5],
+            "macs": totals["macs"],
+            "iterations": totals["iterations"],
+            "build_s": round(unoptimized_s, 2),
+            "build_optimized_s": round(optimized_s, 2),
+            "model_ms": round(times["model"] * 1e3, 3),
+            "counted_ms": round(times["counted"] * 1e3, 3),
+            "counted_optimized_ms": round(times["counted_o3"] * 1e3, 3),
+            "overhead": round(times["counted"] / times["model"], 2),
+            "overhead_optimized": round(times["counted_o3"] / times["model"], 2),
+        }
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default="resnet50,squeezenet,googlenet,densenet121,shufflenet")
@@ -167,6 +227,8 @@ def main() -> int:
     )
     parser.add_argument("--size", type=int, default=96, help="input height and width of the cost model's CNNs")
     parser.add_argument("--profile-repeat", type=int, default=20)
+    parser.add_argument("--dynamic-models", default=",".join(DYNAMIC_SIZES),
+                        help="bench/networks.py models run with counters ('' to skip)")  # fmt: skip
     args = parser.parse_args()
     models = {}
     print(f"{'model':12} {'import s':>9} {'static s':>9} {'GMACs':>8} {'GFLOPs':>8} {'weights MB':>11}  check")
@@ -189,16 +251,30 @@ def main() -> int:
         for w in cost["worst"] + cost["worst_over_10us"]:
             print(f"  {w['model']:16} {w['kernel'][:60]:60} {w['predicted_us']:10.2f} us predicted "
                   f"{w['measured_us']:10.2f} us measured")  # fmt: skip
+    dynamic = measure_dynamic(args.dynamic_models.split(",")) if args.dynamic_models else {}
+    if dynamic:
+        print(f"\ndynamic against static ({'counters in every block'}):")
+        print(f"{'model':16} {'blocks':>7} {'equal':>6} {'model ms':>9} {'counted ms':>11} {'x':>6} "
+              f"{'optimized ms':>13} {'x':>6} {'build s':>8} {'opt. build s':>13}")  # fmt: skip
+        for name, d in dynamic.items():
+            print(f"{name:16} {d['blocks']:7} {'yes' if d['equal_static'] else 'NO':>6} {d['model_ms']:9.3f} "
+                  f"{d['counted_ms']:11.3f} {d['overhead']:6.1f} {d['counted_optimized_ms']:13.3f} "
+                  f"{d['overhead_optimized']:6.1f} {d['build_s']:8.1f} {d['build_optimized_s']:13.1f}")  # fmt: skip
+            for line in d["mismatches"]:
+                print(f"  {line}")
+    overheads = [d["overhead_optimized"] for d in dynamic.values()]
     print(json.dumps({
         "bench": "analysis",
         "resnet50_static_s": resnet,
         "cost_model_spearman": cost["spearman"] if cost is not None else None,
-        "dynamic_equals_static": None,
-        "instrumented_overhead": None,
+        "dynamic_equals_static": all(d["equal_static"] for d in dynamic.values()) if dynamic else None,
+        "instrumented_overhead": round(math.exp(statistics.mean(math.log(o) for o in overheads)), 2) if overheads else None,
         "models": models,
         "cost_model": cost,
+        "dynamic": dynamic,
     }))  # fmt: skip
-    return 0 if all(m["macs_match_onnx"] for m in models.values()) else 1
+    ok = all(m["macs_match_onnx"] for m in models.values()) and all(d["equal_static"] for d in dynamic.values())
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

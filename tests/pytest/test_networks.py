@@ -4,7 +4,8 @@ Each network (ResNet-50, MobileNet-v2, ShuffleNet-v2, SqueezeNet-1.1, a DenseNet
 stack) is built at a small input size, compiled with the default schedules and
 compared with onnxruntime within the tolerance bench/models.py uses (every element
 within 1e-4 + 1e-3 * max|expected|). Two different inputs must give different
-outputs, so a network that collapses to a constant cannot pass. The full-size
+outputs, so a network that collapses to a constant cannot pass. The counts of an
+instrumented run equal the static loop-level analysis's, block by block. The full-size
 timings are `bench/models.py --models nets`.
 """
 
@@ -53,6 +54,11 @@ def test_network_matches_onnxruntime(name):
         assert ok, f"{name}: differs from onnxruntime by {diff:.3g}"
         outputs.append(got)
     assert not np.allclose(outputs[0], outputs[1]), f"{name}: the output does not depend on the input"
+    # Run once more with a counter in every block (runtime/counters.py): each block
+    # ran exactly as often as the static loop-counts analysis says.
+    counts = compiled.counters(x)
+    assert counts.mismatches() == [], name
+    assert counts.totals()["macs"] > 0
 
 
 def test_registry_lists_every_network():
