@@ -372,22 +372,28 @@ class CostModel(Analysis):
 
     def run(self, module: ModuleOp, deps: Mapping[str, Result]) -> Result:
         entry = entry_function(module)
-        self._calls = Counter(
+        calls = Counter(
             op.callee.root_reference.data for op in entry.walk() if isinstance(op, func.CallOp)
         ) if entry is not None else None  # fmt: skip
-        self._complete = complete(self.machine)
-        return super().run(module, deps)
+        # What map and reduce share, handed to them as a result of this run: the
+        # instance keeps nothing between modules.
+        shared = Result(self.name, [], {"calls": calls, "machine": complete(self.machine)})
+        return super().run(module, {**deps, "cost-model": shared})
 
     def map(self, op: Operation, deps: Mapping[str, Result]) -> dict[str, object] | None:
         assert isinstance(op, func.FuncOp)
-        return predict_kernel(op, self._complete).facts()
+        machine = deps["cost-model"].totals["machine"]
+        assert isinstance(machine, Machine)
+        return predict_kernel(op, machine).facts()
 
     def reduce(self, facts: Sequence[OpFacts], deps: Mapping[str, Result]) -> dict[str, object]:
+        calls, machine = deps["cost-model"].totals["calls"], deps["cost-model"].totals["machine"]
+        assert isinstance(machine, Machine) and (calls is None or isinstance(calls, Counter))
         totals: Counter[str] = Counter()
         for f in facts:
             assert isinstance(f.op, func.FuncOp)
-            calls = self._calls.get(f.op.sym_name.data, 0) if self._calls is not None else 1
+            n = calls.get(f.op.sym_name.data, 0) if calls is not None else 1
             for key, value in f.values.items():
                 if isinstance(value, (int, float)) and not isinstance(value, bool):
-                    totals[key] += value * calls
-        return dict(totals) | {"machine": self._complete.name}
+                    totals[key] += value * n
+        return dict(totals) | {"machine": machine.name}
