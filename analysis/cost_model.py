@@ -303,6 +303,10 @@ def predict_kernel(kernel: func.FuncOp, machine: Machine | None = None) -> Estim
     `machine` (default: the host; fields it leaves out are the host's)."""
     machine = complete(machine)
     assert machine.caches is not None and machine.cores and machine.frequency_ghz and machine.fma_per_cycle
+    dynamic = next((op for op in kernel.walk() if isinstance(op, ForOp) and not op.is_static), None)
+    if dynamic is not None:  # (its trip count is known only when the program runs)
+        why = f"a loop to {dynamic.upper.name_hint or 'a run-time bound'}: no size to predict at"  # type: ignore[union-attr]
+        return Estimate(0.0, 0, 0, "unknown", {}, {}, None, why)
     walked = _Kernel(kernel, machine)
     levels = machine.level_names
     capacities = [int(c.size_kb * 1024) for c in machine.caches]

@@ -232,6 +232,9 @@ def executions_per_call(block: Block, f: func.FuncOp) -> int:
         assert parent_block is not None
         child, op = parent_block, parent_block.parent_op()
     loops.reverse()
+    for l in loops:
+        if not l.is_static:
+            raise NotStatic(f"loop {_label(l.var)} runs to {_label(l.upper) or 'a value'} (known when it runs)")  # type: ignore[arg-type]
     if not conditions:
         return math.prod(max(0, l.extent) for l in loops)
     read = set()

@@ -84,7 +84,7 @@ def _element_bytes(loop: ForOp) -> int:
 def _op_work(op: Operation) -> int:
     if isinstance(op, ForOp):
         body = _block_work(op.body.block)
-        extent = op.extent
+        extent = op.extent if op.is_static else 1  # (a run-time extent: at least one iteration's work)
         if op.kind.data == LoopKind.VECTORIZED:
             extent = -(-extent * _element_bytes(op) // VECTOR_BYTES)
         return body * extent

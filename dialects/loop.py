@@ -5,9 +5,11 @@ scalar math is `arith`/`math`; a value-producing conditional is `scf.if`. This
 dialect adds only what those lack:
 
 - `loop.for`: a normalized loop `0 <= %i < extent` (static, as TVM normalizes
-  its loops) with a kind: serial, parallel, vectorized, unrolled or vthread
-  (virtual threads, interleaved by `inject-virtual-threads`; serial on a CPU). The kind is
-  a decision the backend carries out, so the same IR can be tested with any kind.
+  its loops, or an `index` value known when the program runs: `0 to %n`) with a
+  kind: serial, parallel, vectorized, unrolled or vthread (virtual threads,
+  interleaved by `inject-virtual-threads`; serial on a CPU). The kind is a
+  decision the backend carries out, so the same IR can be tested with any kind;
+  a loop to a run-time bound is serial or parallel.
 - `loop.alloc`: a named buffer in a memory scope ("global" for heap-sized,
   "local" for small per-thread scratch, "inp_buffer"/"wgt_buffer"/"acc_buffer"
   for the accelerator's on-chip buffers), live until the end of its block.
@@ -26,10 +28,12 @@ Loop kinds (`#loop.kind`) and memory scopes (`#loop.scope`) are enum attributes;
 in the custom syntax they are bare keywords (`parallel`, `local`).
 
 Why not upstream ops:
-- `loop.for` vs `scf.for`: the bounds of a `loop.for` are static attributes and it
-  carries a kind; the passes that carry the kinds out (`loop-unroll`,
-  `loop-vectorize`, `loop-outline-parallel`) rely on the static extent. A loop with
-  dynamic bounds (the body of an outlined parallel loop) is an `scf.for`.
+- `loop.for` vs `scf.for`: a `loop.for` carries a kind, and its bounds are static
+  attributes unless its upper bound is a run-time value; the passes that carry
+  the kinds out (`loop-unroll`, `loop-vectorize`, `loop-outline-parallel`) rely on
+  a static extent and leave a run-time one alone (a parallel loop to `%n` runs on
+  the calling thread until `loop.launch` takes a run-time range). The body of an
+  outlined parallel loop, which runs a chunk `[%begin, %end)`, is an `scf.for`.
 - `loop.view` vs `memref.view`: `memref.view` takes its byte shift as an SSA
   operand; the memory plan's offsets are static, and a static offset is what lets
   the verifier check alignment and bounds here (an out-of-arena view is an error,
@@ -102,6 +106,7 @@ from xdsl.irdl import (
     irdl_op_definition,
     lazy_traits_def,
     operand_def,
+    opt_operand_def,
     prop_def,
     region_def,
     result_def,
@@ -183,29 +188,38 @@ class YieldOp(IRDLOperation):
 
 @irdl_op_definition
 class ForOp(IRDLOperation):
-    """`loop.for %i = 0 to 64 parallel { ... }`: `%i` takes each value in [lb, ub)."""
+    """`loop.for %i = 0 to 64 parallel { ... }`: `%i` takes each value in [lb, ub).
+
+    The upper bound may be an `index` value instead (`loop.for %i = 0 to %n
+    parallel`), a size known when the program runs: the loop runs while
+    `%i < %n` (not at all when `%n <= lb`). Such a loop is serial or parallel; the
+    kinds that copy or widen the body per iteration (vectorized, unrolled,
+    vthread) need a static extent. Passes that need one ask `is_static` first."""
 
     name = "loop.for"
     lb = prop_def(IntAttr)
-    ub = prop_def(IntAttr)
+    ub = prop_def(IntAttr)  # (the static bound; with `upper`, equal to lb and unused)
     kind = prop_def(LoopKindAttr)
+    upper = opt_operand_def(IndexType())
     body = region_def("single_block")
     traits = traits_def(SingleBlockImplicitTerminator(YieldOp))
 
     def __init__(
         self,
         lb: int,
-        ub: int,
+        ub: int | SSAValue,
         kind: str | LoopKind | LoopKindAttr = "serial",
         body: Region | None = None,
         var_name: str | None = None,
     ):
         if body is None:
             body = Region(Block([YieldOp()], arg_types=[IndexType()]))
+        dynamic = isinstance(ub, SSAValue)
         super().__init__(
+            operands=[[ub] if dynamic else []],
             properties={
                 "lb": IntAttr(lb),
-                "ub": IntAttr(ub),
+                "ub": IntAttr(lb if dynamic else ub),
                 "kind": _enum(LoopKindAttr, LoopKind, kind, "loop.for kind"),
             },
             regions=[body],
@@ -218,10 +232,22 @@ class ForOp(IRDLOperation):
         return self.body.block.args[0]
 
     @property
+    def is_static(self) -> bool:
+        return self.upper is None
+
+    @property
     def extent(self) -> int:
+        if self.upper is not None:
+            raise VerifyException("loop.for has a dynamic extent here (a pass that needs a static one "
+                                  "must check `is_static`)")  # fmt: skip
         return self.ub.data - self.lb.data
 
     def verify_(self) -> None:
+        if self.upper is not None and self.kind.data not in (LoopKind.SERIAL, LoopKind.PARALLEL):
+            raise VerifyException(
+                f"a {self.kind.data.value} loop.for needs a static extent; "
+                "a bound known only when the program runs takes a serial or parallel loop."
+            )
         if self.ub.data < self.lb.data:
             raise VerifyException(
                 f"loop.for has an upper bound {self.ub.data} below its lower "
@@ -234,7 +260,11 @@ class ForOp(IRDLOperation):
     def print(self, printer: Printer):
         printer.print_string(" ")
         printer.print_ssa_value(self.var)
-        printer.print_string(f" = {self.lb.data} to {self.ub.data}")
+        printer.print_string(f" = {self.lb.data} to ")
+        if self.upper is not None:
+            printer.print_ssa_value(self.upper)
+        else:
+            printer.print_string(f"{self.ub.data}")
         if self.kind.data != LoopKind.SERIAL:
             printer.print_string(f" {self.kind.data.value}")
         printer.print_string(" ")
@@ -249,7 +279,8 @@ class ForOp(IRDLOperation):
         parser.parse_punctuation("=")
         lb = parser.parse_integer()
         parser.parse_keyword("to")
-        ub = parser.parse_integer()
+        upper = parser.parse_optional_unresolved_operand()
+        ub = parser.resolve_operand(upper, IndexType()) if upper is not None else parser.parse_integer()
         pos = parser.pos
         kind = parser.parse_optional_identifier() or "serial"
         if kind not in LOOP_KINDS:

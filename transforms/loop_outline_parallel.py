@@ -140,7 +140,7 @@ def check_outlinable(module: ModuleOp) -> None:
     """Raise an `OpError` at an outermost parallel loop that cannot be outlined
     (checked before rewriting, so no pattern fails half way)."""
     for op in module.walk():
-        if not isinstance(op, ForOp) or op.kind.data != LoopKind.PARALLEL:
+        if not isinstance(op, ForOp) or op.kind.data != LoopKind.PARALLEL or not op.is_static:
             continue
         if _enclosing_kinds(op) & {LoopKind.PARALLEL, LoopKind.VECTORIZED}:
             continue
@@ -190,8 +190,8 @@ class OutlineParallelLoop(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: ForOp, rewriter: PatternRewriter) -> None:
-        if op.kind.data != LoopKind.PARALLEL:
-            return
+        if op.kind.data != LoopKind.PARALLEL or not op.is_static:
+            return  # (a launch has a static range: a dynamic parallel loop runs serially for now)
         if _enclosing_kinds(op) & {LoopKind.PARALLEL, LoopKind.VECTORIZED}:
             return  # made serial by SerializeNestedParallelLoop
         function = op.parent_op()

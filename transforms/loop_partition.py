@@ -170,6 +170,8 @@ def facts(guard: GuardOp) -> list[tuple[ForOp, Fact]]:
         form = negative_form(leaf)
         if form is None or not form.coeffs or not {v for v, _ in form.coeffs} <= depth.keys():
             continue
+        if not all(loops[depth[v]].is_static for v, _ in form.coeffs):
+            continue  # (a loop whose extent is known only at run time is left alone)
         # A loop of one iteration (a split's last piece) holds its variable fixed.
         varying = [depth[v] for v, _ in form.coeffs if loops[depth[v]].extent > 1]
         if not varying:

@@ -106,6 +106,8 @@ class UnrollLoop(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: ForOp, rewriter: PatternRewriter) -> None:
+        if not op.is_static:
+            return  # (an unrolled loop is static: the verifier says so)
         if op.extent <= 1 or (op.kind.data == LoopKind.UNROLLED and not self.trivial_only):
             unroll_into(op, rewriter)
 

@@ -123,11 +123,11 @@ def _check_op(op: Operation) -> None:
                 op, f"{PASS}: {MAX_THREADS_ATTR} must be a positive integer (the most threads "
                 f"the launch may use), not {cap}.",
             )
-    if isinstance(op, ForOp) and op.kind.data == LoopKind.PARALLEL and op.extent > 1:
+    if isinstance(op, ForOp) and op.kind.data == LoopKind.PARALLEL and op.is_static and op.extent > 1:
         raise OpError(
             op, f"{PASS}: a parallel loop is left; run loop-outline-parallel first."
         )
-    if isinstance(op, ForOp) and op.kind.data == LoopKind.VECTORIZED and op.extent > 1:
+    if isinstance(op, ForOp) and op.kind.data == LoopKind.VECTORIZED and op.is_static and op.extent > 1:
         raise OpError(op, f"{PASS}: a vectorized loop is left; run loop-vectorize first.")
     if isinstance(op, func.CallOp) and (
         op.results or not all(isinstance(a.type, MemRefType) for a in op.arguments)

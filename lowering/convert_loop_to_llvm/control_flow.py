@@ -86,10 +86,13 @@ class ForLowering(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: ForOp, rewriter: PatternRewriter) -> None:
+        b = self.state.builder(op)
+        if op.upper is not None:  # a bound known when the program runs: it may be empty
+            _loop_body(rewriter, b, op, op.body.block, b.index(op.lb.data), op.upper, maybe_empty=True)
+            return
         if op.extent == 0:
             rewriter.erase(op)
             return
-        b = self.state.builder(op)
         lb, ub = b.index(op.lb.data), b.index(op.ub.data)
         _loop_body(rewriter, b, op, op.body.block, lb, ub, maybe_empty=False)
 

@@ -121,3 +121,30 @@ def test_a_dependency_of_another_level_is_an_error():
             AnalysisManager().run("per-kernel-macs", parse_text(TAIL))
     finally:
         _ANALYSES.pop("per-kernel-macs")
+
+
+FILL = """
+func.func @fill(%A: memref<64xf32> {tc.name = "A"}, %S: memref<1xi64> {tc.name = "S"}) {
+  %c0 = arith.constant 0 : index
+  %s = memref.load %S[%c0] : memref<1xi64>
+  %n = arith.index_cast %s : i64 to index
+  loop.for %i = 0 to %n parallel {
+    %z = arith.constant 2.0 : f32
+    memref.store %z, %A[%i] : memref<64xf32>
+  }
+  func.return
+}
+"""
+
+
+@pytest.mark.parametrize("n", [0, 1, 5, 64])
+def test_a_loop_to_a_run_time_bound(n):
+    """`loop.for %i = 0 to %n` runs n times (none for 0), natively; its count is
+    known only when it runs, and the static analysis says so."""
+    build = CounterBuild(parse_text(FILL), "fill", optimize=False)
+    a = np.zeros(64, np.float32)
+    counts = build.run(a, np.array([n], np.int64))
+    np.testing.assert_array_equal(a, np.where(np.arange(64) < n, 2.0, 0.0))
+    assert counts.kernels()["fill"]["iterations"] == n
+    assert counts.kernels()["fill"]["buffers"]["A"] == [0, 4 * n]
+    assert counts.mismatches() == [f"@fill: loop %i: ran {n}, static None (loop %i runs to %n (known when it runs))"]

@@ -217,3 +217,19 @@ func.func @given(%A: memref<64xf32>) {
 // NOCAP-NOT:     tc.max_threads
 // NOCAP:       func.func @given(
 // NOCAP:         loop.launch @given_parallel0(%{{.*}}) 0 to 64 {tc.max_threads = 6 : i64}
+
+// -----
+
+// A launch has a static range: a parallel loop to a run-time bound stays where
+// it is (and runs on the calling thread).
+func.func @dynamic(%A: memref<64xf32>, %n: index) {
+  loop.for %i = 0 to %n parallel {
+    %z = arith.constant 0.0 : f32
+    memref.store %z, %A[%i] : memref<64xf32>
+  }
+  func.return
+}
+
+// CHECK-LABEL: func.func @dynamic(
+// CHECK-NEXT:    loop.for %i = 0 to %n parallel {
+// CHECK-NOT:     loop.launch

@@ -159,3 +159,24 @@ func.func @tiles(%A: memref<13x37xf32>, %x: f32) {
 // CHECK:           loop.for %{{.*}} = 2 to 3 {
 // CHECK:                 arith.andi
 // CHECK:         func.return
+
+// -----
+
+// A loop whose bound is known only when the program runs is left alone, with
+// its guard: where the guard holds depends on %n.
+func.func @dynamic(%A: memref<64xf32>, %n: index) {
+  loop.for %i = 0 to %n {
+    %c30 = arith.constant 30 : index
+    %ok = arith.cmpi slt, %i, %c30 : index
+    loop.guard %ok {
+      %z = arith.constant 0.0 : f32
+      memref.store %z, %A[%i] : memref<64xf32>
+    }
+  }
+  func.return
+}
+
+// CHECK-LABEL: func.func @dynamic(
+// CHECK-NEXT:    loop.for %i = 0 to %n {
+// CHECK:           loop.guard %ok {
+// CHECK-NOT:     loop.for

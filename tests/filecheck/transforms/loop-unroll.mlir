@@ -125,3 +125,19 @@ func.func @buffer(%A: memref<2xf32>, %x: f32) {
 // CHECK-NOT:     %[[L0]][
 // CHECK:         memref.load %[[L1]]
 // CHECK-NOT:     loop.for
+
+// -----
+
+// A loop to a run-time bound is not trivial, whatever it turns out to be.
+func.func @dynamic(%A: memref<64xf32>, %n: index) {
+  loop.for %i = 0 to %n {
+    %z = arith.constant 0.0 : f32
+    memref.store %z, %A[%i] : memref<64xf32>
+  }
+  func.return
+}
+
+// CHECK-LABEL: func.func @dynamic(
+// CHECK-NEXT:    loop.for %i = 0 to %n {
+// TRIVIAL-LABEL: func.func @dynamic(
+// TRIVIAL-NEXT:    loop.for %i = 0 to %n {

@@ -107,10 +107,11 @@ func.func @yield_outside() {
 
 // -----
 
-// Syntax errors (--parsing-diagnostics) point at the token.
-func.func @dynamic_bound(%n: index) {
+// Syntax errors (--parsing-diagnostics) point at the token. A bound known at run
+// time is an index.
+func.func @dynamic_bound(%n: f32) {
   // CHECK: invalid.mlir:[[# @LINE + 2]]:22
-  // CHECK: Expected integer literal
+  // CHECK: index
   loop.for %i = 0 to %n {
   }
   func.return
@@ -201,5 +202,16 @@ func.func private @body(%A: memref<8xf32>, %b: index, %e: index) {
 func.func @launch_bounds(%A: memref<8xf32>) {
   // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'loop.launch' op: loop.launch has an upper bound 2 below its lower bound 4.
   loop.launch @body(%A) 4 to 2 : memref<8xf32>
+  func.return
+}
+
+// -----
+
+// A bound known only at run time takes a serial or parallel loop: vectorized,
+// unrolled and vthread loops copy or widen their body per iteration.
+func.func @dynamic_vectorized(%n: index) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'loop.for' op: a vectorized loop.for needs a static extent; a bound known only when the program runs takes a serial or parallel loop.
+  loop.for %i = 0 to %n vectorized {
+  }
   func.return
 }
