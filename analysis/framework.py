@@ -50,6 +50,12 @@ class AnalysisError(Exception):
     """An analysis that cannot run: an unknown name, a cycle, a missing dependency."""
 
 
+class UnknownSize(AnalysisError):
+    """A size an analysis cannot count with (a symbolic dimension): raised by `map`,
+    the op is reported as unknown with the message; raised by a whole-module
+    step, the analysis fails with it."""
+
+
 @dataclass
 class OpFacts:
     """What an analysis found about one op."""
@@ -108,7 +114,10 @@ class Analysis:
     def run(self, module: ModuleOp, deps: Mapping[str, Result]) -> Result:
         facts, unknown = [], []
         for n, op in enumerate(self.ops(module)):
-            values = self.map(op, deps)
+            try:
+                values = self.map(op, deps)
+            except UnknownSize as e:
+                values = {"unknown": str(e)}
             if values is None:
                 continue
             if isinstance(op, func.FuncOp):

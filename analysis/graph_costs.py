@@ -24,7 +24,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation
 
-from tilecraft.analysis.framework import Analysis, OpFacts, Result, register_analysis
+from tilecraft.analysis.framework import Analysis, OpFacts, Result, UnknownSize, register_analysis
 from tilecraft.analysis.machine import Machine, host_machine
 from tilecraft.dialects import graph
 from tilecraft.utils.dtypes import numpy_dtype
@@ -46,14 +46,17 @@ PER_INPUT_NORM = {graph.SoftmaxOp: 5, graph.LayerNormOp: 7}
 
 def elements(value) -> int:
     t = value.type
-    return math.prod(t.get_shape()) if isinstance(t, TensorType) else 0
+    if not isinstance(t, TensorType):
+        return 0
+    if any(d < 0 for d in t.get_shape()):
+        raise UnknownSize(f"{t} has a size known only when the model runs (give the sizes: "
+                          "input_shapes=, tilecraft-analyze --input-shape)")  # fmt: skip
+    return math.prod(t.get_shape())
 
 
 def nbytes(value) -> int:
     t = value.type
-    if not isinstance(t, TensorType):
-        return 0
-    return math.prod(t.get_shape()) * numpy_dtype(t).itemsize
+    return elements(value) * numpy_dtype(t).itemsize if isinstance(t, TensorType) else 0
 
 
 def graph_ops(op: Operation) -> bool:

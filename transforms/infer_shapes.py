@@ -54,6 +54,7 @@ def infer_block(block: Block, pass_name: str = "infer-shapes") -> None:
                 _retype(result, value.type)
         elif isinstance(op, graph.GraphOp):
             try:
+                op.check_symbolic([v.type for v in op.inputs])
                 types = op.infer([v.type for v in op.inputs])
             except graph.ShapeError as e:
                 raise OpError(op, f"{pass_name}: {op.name}: {e}") from None

@@ -4,6 +4,8 @@ bitwise logic, casts, bitcasts and requantization, `where`, `broadcast_to`.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from xdsl.dialects.builtin import (
     IntegerType,
     TensorType,
@@ -39,6 +41,7 @@ __all__ = [
 class _Unary(GraphOp):
     input = operand_def()
     traits = traits_def(Pure(), Injective())
+    SYMBOLIC: ClassVar[bool] = True  # (the result is the operand's type)
 
     def infer(self, types):
         return [ranked(types[0])]
@@ -166,6 +169,9 @@ class _Binary(GraphOp):
     traits = traits_def(Pure(), Broadcast())
     lhs = operand_def()
     rhs = operand_def()
+    # Symbolic sizes broadcast as equal sizes or against 1; `batch` against 5 is an
+    # error (it would hold for one batch only), as is `batch` against `n`.
+    SYMBOLIC: ClassVar[bool] = True
 
     def infer(self, types):
         a, b = ranked(types[0]), ranked(types[1])

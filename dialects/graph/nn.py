@@ -5,6 +5,7 @@ matmul and pooling.
 from __future__ import annotations
 
 import re
+from typing import ClassVar
 from collections.abc import Sequence
 from dataclasses import dataclass
 from xdsl.dialects.builtin import (
@@ -280,6 +281,7 @@ class DenseOp(GraphOp):
     weight = operand_def()
     bias = opt_operand_def()
     weight_layout = Enum(WeightLayoutAttr, default="NK")
+    SYMBOLIC: ClassVar[bool] = True  # (the leading dimensions of x, a batch or a sequence, pass through)
 
     def infer(self, types):
         x, w = shape_of(types[0]), shape_of(types[1])

@@ -27,7 +27,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from tilecraft.dialects.graph.traits import GraphCanonicalization, GraphFolder
-from tilecraft.dialects.graph.shapes import ShapeError
+from tilecraft.dialects.graph.shapes import ShapeError, shape_of, symbolic_dims
 from tilecraft.dialects.graph.properties import Prop, _is_discardable
 
 __all__ = [
@@ -51,6 +51,20 @@ class GraphOp(IRDLOperation):
     outputs = var_result_def()
     traits = traits_def(GraphCanonicalization(), GraphFolder())
     VARIADIC: ClassVar[tuple[int, int | None]] = (0, None)  # operands in the variadic group
+    # Whether `infer` is written for symbolic sizes too (dialects/graph/shapes.py);
+    # an op that does not say so refuses a symbolic operand by name.
+    SYMBOLIC: ClassVar[bool] = False
+
+    @classmethod
+    def check_symbolic(cls, types: Sequence[Attribute]) -> None:
+        """A ShapeError if an operand has a symbolic size and this op does not take
+        one, or names its `?` dimensions wrongly."""
+        for n, t in enumerate(types):
+            found = symbolic_dims(t)  # (which reads, and so checks, the names)
+            if found and not cls.SYMBOLIC:
+                k, size = found[0]
+                raise ShapeError(f"{cls.name} does not take symbolic sizes (yet): operand {n} is {size} "
+                                 f"at dimension {k}")  # fmt: skip
 
     @property
     def inputs(self) -> tuple[SSAValue, ...]:
@@ -125,6 +139,7 @@ class GraphOp(IRDLOperation):
         if result_types is None:
             probe = type(self).__new__(type(self))
             probe.properties, probe.attributes = props, attributes
+            type(self).check_symbolic([v.type for v in inputs])
             result_types = type(self).infer(probe, [v.type for v in inputs])
         lo, hi = type(self).arity()
         if len(inputs) < lo or (hi is not None and len(inputs) > hi):
@@ -216,6 +231,7 @@ class GraphOp(IRDLOperation):
         if any(isinstance(v.type, UnrankedTensorType) for v in self.inputs):
             return  # shapes are not known yet: infer-shapes will check this op
         try:
+            self.check_symbolic([v.type for v in self.inputs])
             inferred = self.infer([v.type for v in self.inputs])
         except ShapeError as e:
             raise VerifyException(f"{e}.") from None
@@ -227,8 +243,18 @@ class GraphOp(IRDLOperation):
         for r, t in zip(self.outputs, inferred):
             if isinstance(r.type, UnrankedTensorType):
                 continue  # not inferred yet (infer-shapes fills it in)
-            if r.type != t:
+            if r.type != t and not _same_symbolic(r.type, t):
                 raise VerifyException(f"{self.name} result is {r.type} but its operands give {t}.")
+
+
+def _same_symbolic(a: Attribute, b: Attribute) -> bool:
+    """Two tensor types of one size written differently (`seq * 12`, `12 * seq`)."""
+    if not (symbolic_dims(a) or symbolic_dims(b)) or not isinstance(a, TensorType) or not isinstance(b, TensorType):
+        return False
+    try:
+        return a.get_element_type() == b.get_element_type() and shape_of(a) == shape_of(b)
+    except ShapeError:
+        return False
 
 
 def present(*values: SSAValue | None) -> list[SSAValue]:
