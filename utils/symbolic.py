@@ -261,8 +261,8 @@ class SymExpr:
         out = " ".join(parts)
         return out[2:] if out.startswith("+ ") else "-" + out[2:]
 
-    def __repr__(self) -> str:
-        return f"SymExpr({str(self)!r})"
+    def __repr__(self) -> str:  # (as written: a shape in a message reads `(batch, 8)`)
+        return str(self)
 
 
 _KEYWORDS = {"floordiv", "ceildiv", "mod"}

@@ -227,6 +227,8 @@ class TransposeOp(_Injective):
     def permutation(self, rank: int) -> list[int]:
         return list(reversed(range(rank))) if self.perm is None else list(self.perm)
 
+    SYMBOLIC: ClassVar[bool] = True
+
     def infer(self, types):
         x = shape_of(types[0])
         perm = self.permutation(len(x))
@@ -241,6 +243,8 @@ class ConcatOp(_Injective):
     inputs = var_operand_def()
     VARIADIC: ClassVar = (1, None)
     axis = Int()
+
+    SYMBOLIC: ClassVar[bool] = True
 
     def infer(self, types):
         shapes = [shape_of(t) for t in types]

@@ -305,6 +305,8 @@ class MatmulOp(GraphOp):
     lhs = operand_def()
     rhs = operand_def()
 
+    SYMBOLIC: ClassVar[bool] = True
+
     def infer(self, types):
         a, b = shape_of(types[0]), shape_of(types[1])
         if len(a) < 2 or len(b) < 2 or a[-1] != b[-2]:

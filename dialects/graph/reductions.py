@@ -105,6 +105,8 @@ class SoftmaxOp(GraphOp):
     traits = traits_def(Pure(), Opaque())
     axis = Int(default=-1)
 
+    SYMBOLIC: ClassVar[bool] = True
+
     def infer(self, types):
         x = ranked(types[0])
         normalize_axis(self.axis, len(x.get_shape()))
@@ -122,6 +124,8 @@ class LayerNormOp(GraphOp):
     VARIADIC: ClassVar = (0, 2)
     axis = Int(default=-1)
     epsilon = Float(default=1e-5)
+
+    SYMBOLIC: ClassVar[bool] = True
 
     def infer(self, types):
         x = shape_of(types[0])

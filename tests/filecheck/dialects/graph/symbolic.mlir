@@ -33,3 +33,23 @@ func.func @broadcast(%x: tensor<?x8xf32, ["batch"]>, %y: tensor<?x8xf32, ["batch
 
 // CHECK-LABEL: func.func @broadcast(
 // CHECK:         %b = graph.sub %a, %o : (tensor<?x8xf32, ["batch"]>, tensor<1x8xf32>) -> tensor<?x8xf32, ["batch"]>
+
+// -----
+
+// Attention's shape ops with a sequence length: matmul, softmax, transpose,
+// layer norm and concat carry `seq` through (concat adds sizes).
+func.func @attention(%q: tensor<?x64xf32, ["seq"]>, %k: tensor<?x64xf32, ["seq"]>, %g: tensor<64xf32>, %b: tensor<64xf32>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>) {
+  %kt = graph.transpose %k : (tensor<?x64xf32, ["seq"]>) -> tensor<*xf32>
+  %s = graph.matmul %q, %kt : (tensor<?x64xf32, ["seq"]>, tensor<*xf32>) -> tensor<*xf32>
+  %p = graph.softmax %s {axis = -1 : i64} : (tensor<*xf32>) -> tensor<*xf32>
+  %n = graph.layer_norm %q, %g, %b {axis = -1 : i64} : (tensor<?x64xf32, ["seq"]>, tensor<64xf32>, tensor<64xf32>) -> tensor<*xf32>
+  %c = graph.concat %q, %k {axis = 0 : i64} : (tensor<?x64xf32, ["seq"]>, tensor<?x64xf32, ["seq"]>) -> tensor<*xf32>
+  func.return %p, %n, %c : tensor<*xf32>, tensor<*xf32>, tensor<*xf32>
+}
+
+// CHECK-LABEL: func.func @attention(
+// CHECK:         %kt = graph.transpose %k : (tensor<?x64xf32, ["seq"]>) -> tensor<64x?xf32, ["seq"]>
+// CHECK-NEXT:    %s = graph.matmul %q, %kt : (tensor<?x64xf32, ["seq"]>, tensor<64x?xf32, ["seq"]>) -> tensor<?x?xf32, ["seq", "seq"]>
+// CHECK-NEXT:    %p = graph.softmax %s {axis = -1 : i64} : (tensor<?x?xf32, ["seq", "seq"]>) -> tensor<?x?xf32, ["seq", "seq"]>
+// CHECK-NEXT:    %n = graph.layer_norm {{.*}} -> tensor<?x64xf32, ["seq"]>
+// CHECK-NEXT:    %c = graph.concat {{.*}} -> tensor<?x64xf32, ["2 * seq"]>
