@@ -41,9 +41,9 @@
 // A syntax error: file:line:col, then the line with the token marked.
 // RUN: not tilecraft-opt %S/Inputs/parse-error.mlir 2>&1 | filecheck %s --check-prefix=PARSE
 // PARSE-NOT: Traceback
-// PARSE:      parse-error.mlir:3:22: error: Expected integer literal
-// PARSE-NEXT:   loop.for %i = 0 to %n {
-// PARSE-NEXT:                      ^^
+// PARSE:      parse-error.mlir:3:17: error: Expected integer literal
+// PARSE-NEXT:   loop.for %i = %n to 8 {
+// PARSE-NEXT:                 ^^
 // PARSE-NOT: Traceback
 
 // A verifier error: file:line:col of the op at fault.

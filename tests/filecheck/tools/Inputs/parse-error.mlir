@@ -1,6 +1,6 @@
-// A syntax error: the loop bound must be an integer literal.
+// A syntax error: the loop's lower bound must be an integer literal.
 func.func @f(%n: index) {
-  loop.for %i = 0 to %n {
+  loop.for %i = %n to 8 {
   }
   func.return
 }
