@@ -35,11 +35,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from xdsl.dialects import arith, func, memref, scf, vector
 from xdsl.dialects.builtin import (
-    AnyFloat,
     IndexType,
     IntegerAttr,
     IntegerType,
-    MemRefType,
     ModuleOp,
     VectorType,
 )
@@ -47,6 +45,7 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
 from tilecraft.analysis.framework import Analysis, OpFacts, Result, register_analysis
 from tilecraft.dialects import loop
+from tilecraft.utils.dtypes import numpy_dtype
 
 # More grid points than this in one block's conditions: reported as unknown.
 MAX_POINTS = 1 << 26
@@ -91,18 +90,6 @@ def _lanes(value: SSAValue) -> int:
     return math.prod(t.get_shape()) if isinstance(t, VectorType) else 1
 
 
-def _element_bytes(t) -> int:
-    if isinstance(t, (MemRefType, VectorType)):
-        t = t.element_type
-    if isinstance(t, IndexType):
-        return 8
-    if isinstance(t, IntegerType):
-        return max(1, t.width.data // 8)
-    if isinstance(t, AnyFloat):
-        return t.bitwidth // 8
-    return 0
-
-
 def buffer_name(value: SSAValue) -> str:
     """The buffer a memref value is: a function argument's `tc.name` (or its
     position), a `loop.alloc`'s name, a view of either."""
@@ -130,6 +117,10 @@ def _is_mac(op: Operation) -> bool:
         return False
     uses = list(op.results[0].uses)
     return len(uses) == 1 and uses[0].operation.name in ("arith.addf", "arith.addi")
+
+
+def _element_bytes(t) -> int:
+    return numpy_dtype(t.element_type if isinstance(t, VectorType) else t).itemsize
 
 
 def block_events(block: Block) -> Events:

@@ -20,14 +20,11 @@ from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp
 from tilecraft.analysis.framework import Analysis, OpFacts, Result, register_analysis
 from tilecraft.analysis.loop_counts import functions
 from tilecraft.dialects import loop
+from tilecraft.utils.dtypes import numpy_dtype
 
 
 def memref_bytes(t) -> int:
-    if not isinstance(t, MemRefType):
-        return 0
-    element = t.element_type
-    width = getattr(element, "bitwidth", None) or getattr(getattr(element, "width", None), "data", 64)
-    return math.prod(t.get_shape()) * max(1, int(width) // 8)
+    return math.prod(t.get_shape()) * numpy_dtype(t).itemsize if isinstance(t, MemRefType) else 0
 
 
 def _attr(f: func.FuncOp, key: str) -> int | None:

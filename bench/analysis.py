@@ -173,20 +173,19 @@ DYNAMIC_SIZES = {"resnet50": 32, "mobilenet_v2": 32, "shufflenet_v2": 32, "squee
 
 
 def measure_dynamic(names: list[str]) -> dict:
-    import numpy as np
     from networks import NETWORKS
     from timing import timed
 
     import tilecraft as tc
     from tilecraft.runtime.counters import CounterBuild
+    from tilecraft.tools.analyze import random_inputs
 
     out = {}
     for name in names:
         build, shape = NETWORKS[name]
         size = DYNAMIC_SIZES.get(name, 32)
         model = tc.compile(build(size=size) if size else build())
-        inputs = {n: (np.random.default_rng(0).standard_normal(s).astype(d) if np.issubdtype(d, np.floating)
-                      else np.zeros(s, d)) for n, s, d in model.inputs}  # fmt: skip
+        inputs = random_inputs(model)
         start = time.perf_counter()
         counts = model.counters(**inputs)  # the unoptimized build m.counters makes
         unoptimized_s = time.perf_counter() - start

@@ -255,21 +255,12 @@ def plot_kernels(path: str, data: dict, machine) -> None:
     were, else as the cost model predicts. The bytes are those the loop program
     loads and stores, before LLVM keeps values in registers: a kernel above a roof
     reuses what it loaded in registers."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    peak, bandwidth = machine.peak_gflops, machine.bandwidth_gbs
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    xs = [0.01, peak / bandwidth, 1000.0]
-    ax.plot(xs, [min(peak, bandwidth * x) for x in xs], color="black", linewidth=1, label="DRAM")
+    fig, ax = _roofline_axes(machine.peak_gflops, machine.bandwidth_gbs, machine.name)
     # Most loads of a tiled kernel hit a cache: its roof is that level's (per core, x cores).
     cores = machine.cores or 1
     for level, cache in zip(machine.level_names, machine.caches or ()):
-        roof = cache.bandwidth_gbs * (1 if cache.shared else cores)
-        at = [0.01, peak / roof, 1000.0]
-        ax.plot(at, [min(peak, roof * x) for x in at], linewidth=0.8, linestyle="--", label=level)
+        _roof(ax, machine.peak_gflops, cache.bandwidth_gbs * (1 if cache.shared else cores),
+              linewidth=0.8, linestyle="--", label=level)  # fmt: skip
     for row in data["ops"]:
         flops, moved = row.get("flops"), (row.get("bytes_read") or 0) + (row.get("bytes_written") or 0)
         seconds, measured = (row["measured_s"], True) if "measured_s" in row else (row.get("predicted_s"), False)
@@ -277,12 +268,35 @@ def plot_kernels(path: str, data: dict, machine) -> None:
             continue
         ax.scatter([flops / moved], [flops / row["calls"] / seconds / 1e9], alpha=0.6,
                    color="tab:red" if measured else "tab:gray")  # fmt: skip
-    ax.set_xscale("log")
-    ax.set_yscale("log")
     ax.set_xlabel("FLOPs per byte loaded or stored (loop level)")
     ax.set_ylabel("GFLOP/s " + ("measured" if any("measured_s" in r for r in data["ops"]) else "predicted"))
-    ax.set_title(f"{machine.name}: {peak:.0f} GFLOP/s, {bandwidth:.1f} GB/s")
     ax.legend(fontsize="small")
+    _save(fig, path)
+
+
+def _roofline_axes(peak: float, bandwidth: float, name: str):
+    """A figure with log axes, titled with the machine, and its main-memory roof."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    _roof(ax, peak, bandwidth, color="black", linewidth=1, label="DRAM")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_title(f"{name}: {peak:.0f} GFLOP/s, {bandwidth:.1f} GB/s")
+    return fig, ax
+
+
+def _roof(ax, peak: float, bandwidth: float, **style) -> None:
+    at = [0.01, peak / bandwidth, 1000.0]
+    ax.plot(at, [min(peak, bandwidth * x) for x in at], **style)
+
+
+def _save(fig, path: str) -> None:
+    import matplotlib.pyplot as plt
+
     with writing(path):
         fig.savefig(path, dpi=100, bbox_inches="tight")
     plt.close(fig)
@@ -324,19 +338,11 @@ def run_dynamic(args) -> None:
 def plot_roofline(path: str, results: dict) -> None:
     """The ops at (intensity, attainable GFLOP/s) under the machine's roofs, each a
     dot as large as its share of the FLOPs, coloured by what bounds it."""
-    import matplotlib
-
     from tilecraft.analysis.graph_costs import flops_and_bytes
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     roof = results["roofline"]
-    peak, bandwidth = roof.totals["peak_gflops"], roof.totals["bandwidth_gbs"]
+    fig, ax = _roofline_axes(roof.totals["peak_gflops"], roof.totals["bandwidth_gbs"], roof.totals["machine"])
     total = max(1, int(results["macs"].totals.get("flops") or 1))
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    xs = [0.01, peak / bandwidth, 1000.0]
-    ax.plot(xs, [min(peak, bandwidth * x) for x in xs], color="black", linewidth=1)
     for f in roof.ops:
         value, moved = flops_and_bytes(f.op, results) or (0, 0)
         if not isinstance(value, int) or not value:
@@ -345,14 +351,9 @@ def plot_roofline(path: str, results: dict) -> None:
         ax.scatter([max(intensity, 0.01)], [max(float(f.values["attainable_gflops"]), 1e-3)],  # type: ignore[arg-type]
                    s=10 + 400 * value / total, alpha=0.6,
                    color="tab:red" if f.values["bound"] == "compute" else "tab:blue")  # fmt: skip
-    ax.set_xscale("log")
-    ax.set_yscale("log")
     ax.set_xlabel("intensity (FLOPs per byte moved)")
     ax.set_ylabel("attainable GFLOP/s")
-    ax.set_title(f"{roof.totals['machine']}: {peak:.0f} GFLOP/s, {bandwidth:.1f} GB/s")
-    with writing(path):
-        fig.savefig(path, dpi=100, bbox_inches="tight")
-    plt.close(fig)
+    _save(fig, path)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
