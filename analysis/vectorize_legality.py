@@ -54,6 +54,8 @@ def vectorization_blocker(loop: ForOp) -> tuple[Operation, str] | None:
             found = None
             if isinstance(op, AllocOp):
                 return op, "allocates a buffer inside the loop"
+            if isinstance(op, memref.LoadOp | memref.StoreOp) and _dynamic_strides(op.memref):
+                return op, "its buffer's strides are known only when it runs (a '?' size after the first)"
             if isinstance(op, ForOp):
                 found = visit(op.body.block, masked)
             elif isinstance(op, GuardOp):
@@ -80,6 +82,11 @@ def vectorization_blocker(loop: ForOp) -> tuple[Operation, str] | None:
         return None
 
     return visit(loop.body.block, False)
+
+
+def _dynamic_strides(buffer: SSAValue) -> bool:
+    mtype = buffer.type
+    return isinstance(mtype, MemRefType) and any(d < 0 for d in mtype.get_shape()[1:])
 
 
 def check_vectorizable(module: ModuleOp) -> None:

@@ -100,12 +100,18 @@ def ports_of(main: func.FuncOp, user_inputs, user_outputs) -> list[Port]:
     # is never written, so "written" alone would not find it.
     first_output = len(specs) - len(user_outputs)
     for n, spec in enumerate(specs):
+        shape = tuple(d for d in spec.shape if isinstance(d, int))
+        if len(shape) != len(spec.shape):
+            raise ValueError(
+                f"the model's argument '{spec.name}' has sizes known only when called "
+                f"{spec.shape}; compiled models take static shapes (give input_shapes=)"
+            )
         if spec.weight is not None:
-            ports.append(Port(spec.weight, WEIGHT, spec.shape, spec.dtype, spec.shape))
+            ports.append(Port(spec.weight, WEIGHT, shape, spec.dtype, shape))
         elif spec.output or n >= first_output:
-            ports.append(Port(spec.name, OUTPUT, spec.shape, spec.dtype, next(outputs, spec.shape)))
+            ports.append(Port(spec.name, OUTPUT, shape, spec.dtype, next(outputs, shape)))
         else:
-            ports.append(Port(spec.name, INPUT, spec.shape, spec.dtype, next(inputs, spec.shape)))
+            ports.append(Port(spec.name, INPUT, shape, spec.dtype, next(inputs, shape)))
     return ports
 
 
@@ -319,6 +325,8 @@ def _key(kind: str, source: str, weights: str, fuse: bool, threads: int) -> str:
 def _store_model(cache, key: str, model: ModelBuild, jit, piece_keys: list[str], source) -> None:
     import json
 
+    from tilecraft.backends.llvm.jit import shape_to_json
+
     given = source.arrays if source is not None else {}
     derived = {
         p.name: np.asarray(model.weights[p.name])
@@ -336,7 +344,7 @@ def _store_model(cache, key: str, model: ModelBuild, jit, piece_keys: list[str],
         "pieces": piece_keys,
         "symbols": jit._symbols,
         "signatures": {
-            name: [[a.name, list(a.shape), a.dtype.str, a.output, a.weight] for a in f.specs]
+            name: [[a.name, shape_to_json(a.shape), a.dtype.str, a.output, a.weight] for a in f.specs]
             for name, f in jit.functions.items()
         },
     }
@@ -361,7 +369,7 @@ def _cached_model(cache, key: str, source, threads: int, start: float) -> ModelB
     """The model of a cache entry, its objects linked; None if anything is missing."""
     import json
 
-    from tilecraft.backends.llvm.jit import ArgSpec, jit_objects
+    from tilecraft.backends.llvm.jit import ArgSpec, jit_objects, shape_from_json
 
     with section("cache read"):
         payload = cache.get("model", key)
@@ -385,7 +393,8 @@ def _cached_model(cache, key: str, source, threads: int, start: float) -> ModelB
         if any(o is None for o in objects):
             return None
     signatures = {
-        name: [ArgSpec(a, tuple(shape), np.dtype(dtype), output, weight) for a, shape, dtype, output, weight in specs]
+        name: [ArgSpec(a, shape_from_json(shape), np.dtype(dtype), output, weight)
+               for a, shape, dtype, output, weight in specs]
         for name, specs in meta["signatures"].items()
     }
     ports = [Port.from_json(p) for p in meta["ports"]]

@@ -35,7 +35,7 @@ def manifest(function: TeBuild, variants) -> dict:
     """The JSON manifest for `variants`, a list of (symbol, loop-level module)."""
     from xdsl.dialects import func
 
-    from tilecraft.backends.llvm.jit import signatures_of
+    from tilecraft.backends.llvm.jit import shape_to_json, signatures_of
     from tilecraft.frontends.te.symbolic import Var
     from tilecraft.frontends.te.tensor import ComputeOp
 
@@ -50,7 +50,7 @@ def manifest(function: TeBuild, variants) -> dict:
         entries.append({
             "symbol": symbol,
             "args": [
-                {"name": s.name, "shape": list(s.shape), "dtype": str(s.dtype), "output": s.output}
+                {"name": s.name, "shape": shape_to_json(s.shape), "dtype": str(s.dtype), "output": s.output}
                 for s in specs
             ],
         })

@@ -60,7 +60,7 @@ class LoadedFunction:
 
 
 def load_module(path) -> LoadedFunction:
-    from tilecraft.backends.llvm.jit import ArgSpec, CompiledFunction
+    from tilecraft.backends.llvm.jit import ArgSpec, CompiledFunction, shape_from_json
 
     path = str(path)
     manifest_path = path + ".json"
@@ -80,7 +80,7 @@ def load_module(path) -> LoadedFunction:
         variants = [
             (
                 str(v["symbol"]),
-                [ArgSpec(str(a["name"]), tuple(int(d) for d in a["shape"]), np.dtype(a["dtype"]), bool(a["output"]))
+                [ArgSpec(str(a["name"]), shape_from_json(a["shape"]), np.dtype(a["dtype"]), bool(a["output"]))
                  for a in v["args"]],
             )
             for v in data["variants"]

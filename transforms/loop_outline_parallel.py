@@ -131,9 +131,7 @@ def _fresh_name(module: ModuleOp, base: str, taken: set[str]) -> str:
 
 def _passable(t: Attribute) -> bool:
     """Whether a value of type `t` can be an argument of an outlined body."""
-    if isinstance(t, MemRefType):
-        return all(d >= 0 for d in t.get_shape())
-    return isinstance(t, IndexType | IntegerType | AnyFloat)
+    return isinstance(t, MemRefType | IndexType | IntegerType | AnyFloat)
 
 
 def check_outlinable(module: ModuleOp) -> None:
@@ -162,7 +160,7 @@ def check_outlinable(module: ModuleOp) -> None:
                 raise OpError(
                     op,
                     f"{PASS}: the loop uses a value of type {value.type} defined outside "
-                    "it; only statically shaped memrefs, integers, indices and floats "
+                    "it; only memrefs, integers, indices and floats "
                     "can be passed to its outlined body.",
                 )
 

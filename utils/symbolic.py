@@ -383,6 +383,8 @@ def bind(declared: Sequence[SymExpr | int], actual: Sequence[int], what: str,
             raise SymbolicSizeError(f"{what}: dimension {k} ({e}) cannot be solved for "
                                     f"{', '.join(sorted(e.free_names() - set(bindings)))}")  # fmt: skip
         expected = e.evaluate(bindings)
+        if expected != n and e.is_constant:
+            raise SymbolicSizeError(f"{what}: dimension {k} is {n}, expected {expected}")
         if expected != n:
             given = ", ".join(f"{name} = {bindings[name]}" for name in sorted(e.free_names()))
             raise SymbolicSizeError(f"{what}: dimension {k} is {n}, but {e} is {expected}"

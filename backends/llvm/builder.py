@@ -339,10 +339,15 @@ class FunctionBuilder:
             return self.add(llvmx.SelectOp(cond, a, b))
         return self.add(llvm.SelectOp(cond, a, b))
 
-    def linear(self, terms: Sequence[tuple[SSAValue, int]], offset: int) -> SSAValue:
-        """`offset + sum(value * coefficient)` in i64, for addresses (hence nsw)."""
+    def linear(self, terms: Sequence[tuple[SSAValue, int | SSAValue]], offset: int) -> SSAValue:
+        """`offset + sum(value * coefficient)` in i64, for addresses (hence nsw);
+        a coefficient is an int or an i64 value (a stride of a dynamic shape)."""
         total: SSAValue | None = None
         for value, coefficient in terms:
+            if not isinstance(coefficient, int):
+                term = self.imul(value, coefficient, nsw=True)
+                total = term if total is None else self.iadd(total, term, nsw=True)
+                continue
             if value in self.known:
                 offset += self.known[value] * coefficient  # type: ignore[operator]
                 continue

@@ -38,7 +38,10 @@ from tilecraft.utils.dtypes import numpy_dtype
 from tilecraft.utils.threads import resolve_threads
 from xdsl.dialects import func, memref
 from xdsl.utils.exceptions import DiagnosticException
+from tilecraft.utils import symbolic
+from tilecraft.utils.symbolic import SymExpr, bind
 from xdsl.dialects.builtin import (
+    ArrayAttr,
     MemRefType,
     ModuleOp,
     StringAttr,
@@ -106,13 +109,21 @@ class RuntimeErrors:
 
 @dataclass(frozen=True)
 class ArgSpec:
-    """One argument of a compiled function, as numpy sees it."""
+    """One argument of a compiled function, as numpy sees it. A size is an int,
+    or a SymExpr for a `?` dimension (its `tc.dims` name, else one of its own):
+    the call passes the array's size there after its data pointer, and arrays
+    whose shapes give one name two values are refused."""
 
     name: str
-    shape: tuple[int, ...]
+    shape: tuple[int | SymExpr, ...]
     dtype: np.dtype
     output: bool  # the function stores to it (itself or through a call)
     weight: str | None = None  # `tc.weight`: the weight store's array it takes
+
+    @property
+    def dynamic(self) -> tuple[int, ...]:
+        """The dimensions whose sizes the call passes (the `?` ones)."""
+        return tuple(k for k, d in enumerate(self.shape) if not isinstance(d, int))
 
 
 def signatures_of(functions: Sequence[func.FuncOp]) -> dict[str, list[ArgSpec]]:
@@ -156,9 +167,26 @@ def _specs(function: func.FuncOp, written) -> list[ArgSpec]:
                 weight = attrs["tc.weight"].data  # type: ignore[union-attr]
                 name = weight
         specs.append(
-            ArgSpec(name, tuple(t.get_shape()), numpy_dtype(t.element_type), arg in written, weight)
+            ArgSpec(name, _shape(t, function, i), numpy_dtype(t.element_type), arg in written, weight)
         )
     return specs
+
+
+def _shape(t: MemRefType, function: func.FuncOp, i: int) -> tuple[int | SymExpr, ...]:
+    """The argument's sizes: a `?` is the expression its `tc.dims` gives it, else
+    a name of its own (`arg<i>_<dim>`: bound by this argument alone)."""
+    names = None
+    if function.arg_attrs is not None:
+        names = function.arg_attrs.data[i].data.get("tc.dims")
+    given = iter(names.data if isinstance(names, ArrayAttr) else ())
+    shape: list[int | SymExpr] = []
+    for k, d in enumerate(t.get_shape()):
+        if d >= 0:
+            shape.append(d)
+            continue
+        name = next(given, None)
+        shape.append(symbolic.parse(name.data) if isinstance(name, StringAttr) else SymExpr.lift(f"arg{i}_{k}"))
+    return tuple(shape)
 
 
 def _find_data_address() -> Callable[[np.ndarray], int]:
@@ -191,15 +219,18 @@ class CompiledFunction:
         self.name = name
         self.specs = tuple(specs)
         self._owner = owner  # keeps the machine code alive
-        self._function = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * len(specs))(address)
+        self._dynamic = any(s.dynamic for s in specs)
+        arg_types = [t for s in specs for t in [ctypes.c_void_p, *[ctypes.c_int64] * len(s.dynamic)]]
+        self._function = ctypes.CFUNCTYPE(None, *arg_types)(address)
         self._outputs = [i for i, s in enumerate(specs) if s.output] if len(specs) > 1 else []
-        self._sizes = [nbytes(s) for s in specs]
+        self._sizes = [0 if s.dynamic else nbytes(s) for s in specs]
         self._errors = RuntimeErrors.of(owner)
 
     @property
     def unchecked(self):
-        """The raw ctypes function taking one data address per argument. It checks
-        nothing: for callers (the model runtime) that validated the buffers once."""
+        """The raw ctypes function taking one data address per argument (each
+        followed by its `?` sizes). It checks nothing: for callers (the model
+        runtime) that validated the buffers once."""
         return self._function
 
     @property
@@ -231,6 +262,8 @@ class CompiledFunction:
                 f"{self.name}() takes {len(self.specs)} arrays "
                 f"({', '.join(self.arg_names)}), got {len(arrays)}"
             )
+        if self._dynamic:
+            return self._check_dynamic(arrays)
         addresses = []
         for i, (array, spec) in enumerate(zip(arrays, self.specs)):
             if not isinstance(array, np.ndarray) or array.shape != spec.shape:
@@ -247,6 +280,29 @@ class CompiledFunction:
             self._check_overlap(addresses)
         return addresses
 
+    def _check_dynamic(self, arrays: Sequence[object]) -> list[int]:
+        """`check` where some sizes are `?`: the arrays' shapes bind the names
+        (utils/symbolic.py `bind`), then each address is followed by its sizes."""
+        bindings: dict[str, int] = {}
+        arguments: list[int] = []
+        for i, (array, spec) in enumerate(zip(arrays, self.specs)):
+            if not isinstance(array, np.ndarray):
+                self._reject(array, spec, i)
+            bindings = bind(spec.shape, array.shape, _describe(spec, i), bindings)
+            flags = array.flags
+            if (
+                array.dtype != spec.dtype
+                or not (flags.c_contiguous and flags.aligned)
+                or (spec.output and not flags.writeable)
+            ):
+                self._reject(array, spec, i)
+            arguments.append(_data_address(array))
+            arguments.extend(array.shape[k] for k in spec.dynamic)
+        if self._outputs:
+            starts = [_data_address(a) for a in arrays]  # type: ignore[arg-type]
+            self._check_overlap(starts, [a.nbytes for a in arrays])  # type: ignore[union-attr]
+        return arguments
+
     @staticmethod
     def _reject(array: object, spec: ArgSpec, index: int) -> NoReturn:
         what = _describe(spec, index)
@@ -262,8 +318,8 @@ class CompiledFunction:
             raise ValueError(f"{what} is not aligned to its element size")
         raise ValueError(f"{what} is an output but is not writeable")
 
-    def _check_overlap(self, addresses: list[int]) -> None:
-        sizes = self._sizes
+    def _check_overlap(self, addresses: list[int], sizes: list[int] | None = None) -> None:
+        sizes = self._sizes if sizes is None else sizes
         for i in self._outputs:
             start, end = addresses[i], addresses[i] + sizes[i]
             for j, other in enumerate(addresses):
@@ -417,5 +473,18 @@ def jit_flavour(runtime: str) -> str:
     return runtime
 
 
+def shape_to_json(shape: Sequence[int | SymExpr]) -> list[int | str]:
+    """A signature's shape for a manifest: ints, and `?` sizes as their text."""
+    return [d if isinstance(d, int) else str(d) for d in shape]
+
+
+def shape_from_json(shape: Sequence[object]) -> tuple[int | SymExpr, ...]:
+    """`shape_to_json`'s inverse (a ValueError on anything else)."""
+    return tuple(symbolic.parse(d) if isinstance(d, str) else int(d) for d in shape)  # type: ignore[call-overload]
+
+
 def nbytes(spec: ArgSpec) -> int:
-    return prod(spec.shape) * spec.dtype.itemsize
+    """The bytes of a static argument (a `?` size has none until called)."""
+    if spec.dynamic:
+        raise ValueError(f"argument '{spec.name}' has sizes known only when called: {spec.shape}")
+    return prod(spec.shape) * spec.dtype.itemsize  # type: ignore[arg-type]

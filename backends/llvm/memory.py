@@ -1,7 +1,8 @@
 """Memory access to LLVM: GEP-based addressing, scalar and vector.
 
-Buffers are flat, row-major and statically shaped, so an access `A[i, j]` is the
-element at `i * stride0 + j` from the buffer's base pointer, addressed with one
+Buffers are flat and row-major, so an access `A[i, j]` is the element at
+`i * stride0 + j` from the buffer's base pointer (a stride is a constant, or an
+i64 product of sizes where a trailing size is `?`), addressed with one
 `getelementptr inbounds T, ptr %A, i64 %offset` (never ptrtoint/inttoptr, which
 LLVM's alias analysis and vectorizers cannot see through). Offsets use `nsw`
 arithmetic because in-bounds offsets cannot overflow; that lets SCEV reason about
@@ -53,11 +54,20 @@ def element_bytes(element: Attribute) -> int:
     return max(1, (getattr(memory_type(element), "bitwidth", 8) + 7) // 8)
 
 
+Strides = Sequence[int | SSAValue]
+
+
 def address(
-    b: FunctionBuilder, ref: SSAValue, mtype: MemRefType, indices: Sequence[SSAValue]
+    b: FunctionBuilder,
+    ref: SSAValue,
+    mtype: MemRefType,
+    indices: Sequence[SSAValue],
+    strides: Strides | None = None,
 ) -> SSAValue:
-    """The pointer to element `indices` (i64 values) of buffer `ref`."""
-    offset = b.linear(list(zip(indices, row_major_strides(mtype.get_shape()))), 0)
+    """The pointer to element `indices` (i64 values) of buffer `ref`; `strides`
+    (i64 values where a size is `?`) default to the static shape's."""
+    strides = row_major_strides(mtype.get_shape()) if strides is None else strides
+    offset = b.linear(list(zip(indices, strides)), 0)
     return b.gep(ref, offset, memory_type(mtype.element_type))
 
 
@@ -68,12 +78,13 @@ def load(
     indices: Sequence[SSAValue],
     width: int | None = None,
     mask: SSAValue | None = None,
+    strides: Strides | None = None,
 ) -> SSAValue:
     """A scalar, or `width` consecutive elements (where `mask` holds, 0 elsewhere)."""
     element = mtype.element_type
     stored = memory_type(element)
     align = element_bytes(element)
-    pointer = address(b, ref, mtype, indices)
+    pointer = address(b, ref, mtype, indices, strides)
     if width is None:
         value = b.add(load_op(pointer, stored, align))
     elif mask is None:
@@ -91,11 +102,12 @@ def store(
     mtype: MemRefType,
     indices: Sequence[SSAValue],
     mask: SSAValue | None = None,
+    strides: Strides | None = None,
 ) -> None:
     """Store a scalar, or a vector at consecutive elements (where `mask` holds)."""
     element = mtype.element_type
     align = element_bytes(element)
-    pointer = address(b, ref, mtype, indices)
+    pointer = address(b, ref, mtype, indices, strides)
     stored = _to_memory(b, value, element)
     if mask is None:
         b.add(store_op(stored, pointer, align))

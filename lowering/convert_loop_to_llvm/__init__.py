@@ -10,7 +10,8 @@ their bodies, so every operand an op sees is already an LLVM value):
 
 - `func.func` → `llvm.func`: memrefs become pointers (`noalias`, aligned to the
   element, `dereferenceable` for the whole buffer; distinct loop-level buffers
-  never overlap), `index` becomes `i64`; private functions (outlined bodies) get
+  never overlap), each followed by one i64 per `?` size of its type (`memref.dim`
+  reads them), `index` becomes `i64`; private functions (outlined bodies) get
   internal linkage. Every function starts with a *prologue* block that holds the
   constants and `llvm.alloca`s (`backends/llvm/builder.py`);
 - `loop.for` (serial): its body block moves into the function and branches back
@@ -111,6 +112,7 @@ from tilecraft.lowering.convert_loop_to_llvm.functions import (
 from tilecraft.lowering.convert_loop_to_llvm.memory import (
     AllocLowering,
     BroadcastLowering,
+    DimLowering,
     GatherLowering,
     LoadLowering,
     MaskedLoadLowering,
@@ -147,6 +149,7 @@ def loop_to_llvm_patterns(state: Conversion) -> list[RewritePattern]:
         GatherLowering(state),
         ScatterLowering(state),
         BroadcastLowering(state),
+        DimLowering(state),
         ForLowering(state),
         ScfForLowering(state),
         GuardLowering(state),

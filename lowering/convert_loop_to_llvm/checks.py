@@ -20,16 +20,20 @@ from tilecraft.dialects.loop import (
     YieldOp,
 )
 from tilecraft.lowering.convert_loop_to_llvm.state import PASS
+from tilecraft.utils import symbolic
 from tilecraft.utils.diagnostics import OpError
+from tilecraft.utils.symbolic import SymbolicSizeError
 from tilecraft.utils.levels import require_loop_level
 from xdsl.dialects import arith, func, memref, scf, vector
 from xdsl.dialects.builtin import (
+    ArrayAttr,
     DenseIntOrFPElementsAttr,
     FloatAttr,
     IndexType,
     IntegerAttr,
     MemRefType,
     ModuleOp,
+    StringAttr,
     VectorType,
 )
 from xdsl.ir import Attribute, Operation
@@ -39,6 +43,7 @@ from xdsl.ir import Attribute, Operation
 
 SUPPORTED = (
     ForOp, GuardOp, AllocOp, ViewOp, LaunchOp, YieldOp, AssertOp, scf.IfOp, scf.ForOp, scf.YieldOp,
+    memref.DimOp,
     func.CallOp, func.ReturnOp, memref.LoadOp, memref.StoreOp, arith.ConstantOp,
     vector.LoadOp, vector.StoreOp, vector.MaskedLoadOp, vector.MaskedStoreOp,
     vector.BroadcastOp, GatherOp, ScatterOp,
@@ -73,15 +78,17 @@ def _check_function(op: func.FuncOp) -> None:
         )
     for i, t in enumerate(op.function_type.inputs.data):
         if isinstance(t, MemRefType):
-            ok = all(d >= 0 for d in t.get_shape())
+            ok = True
         else:  # outlined bodies also take scalars
             ok = op.sym_visibility is not None and _is_scalar(t)
         if not ok:
             raise OpError(
                 op,
                 f"{PASS}: argument #{i + 1} of '{name}' has type {t}; "
-                "only statically shaped memrefs are supported.",
+                "only memrefs are supported.",
             )
+        if isinstance(t, MemRefType) and op.arg_attrs is not None:
+            _check_dim_names(op, i, t)
         if isinstance(t, MemRefType) and _byte_size(t) >= 1 << 63:
             raise OpError(
                 op,
@@ -90,10 +97,30 @@ def _check_function(op: func.FuncOp) -> None:
             )
 
 
+def _check_dim_names(op: func.FuncOp, i: int, t: MemRefType) -> None:
+    """`tc.dims` on a memref argument names its `?` sizes, one expression each
+    (equal names: equal sizes, checked by the caller; `utils/symbolic.py`)."""
+    names = op.arg_attrs.data[i].data.get("tc.dims")  # type: ignore[union-attr]
+    if names is None:
+        return
+    where = f"{PASS}: tc.dims of argument #{i + 1} of '{op.sym_name.data}'"
+    dynamic = sum(d < 0 for d in t.get_shape())
+    if not isinstance(names, ArrayAttr) or not all(isinstance(n, StringAttr) for n in names):
+        raise OpError(op, f"{where} must be an array of strings, not {names}.")
+    if len(names) != dynamic:
+        raise OpError(op, f"{where} names {len(names)} sizes; {t} has {dynamic} '?' dimensions.")
+    for n in names:
+        try:
+            symbolic.parse(n.data)  # type: ignore[union-attr]
+        except SymbolicSizeError as e:
+            raise OpError(op, f"{where}: {e}") from None
+
+
 def _byte_size(t: MemRefType) -> int:
+    """At most how many bytes (the `?` sizes count as 1: bounded when called)."""
     size = max(1, getattr(t.get_element_type(), "bitwidth", 8) // 8)
     for d in t.get_shape():
-        size *= d
+        size *= max(d, 1)
     return size
 
 
@@ -110,7 +137,7 @@ def _is_scalar(t: Attribute) -> bool:
 # Op types with nothing to check but their type, found supported once: a kernel
 # has tens of thousands of ops, and the checks below cost microseconds each.
 _SUPPORTED_TYPES: set[type] = set()
-_CHECKED_ONE_BY_ONE = (LaunchOp, ForOp, func.CallOp, arith.ConstantOp, scf.ForOp)
+_CHECKED_ONE_BY_ONE = (LaunchOp, ForOp, func.CallOp, arith.ConstantOp, scf.ForOp, memref.DimOp)
 
 
 def _check_op(op: Operation) -> None:
@@ -147,6 +174,13 @@ def _check_op(op: Operation) -> None:
         raise OpError(
             op, f"{PASS}: only scf.for with step 1 and no loop-carried values is supported."
         )
+    if isinstance(op, memref.DimOp) and (
+        not isinstance(c := op.index.owner, arith.ConstantOp)
+        or not isinstance(c.value, IntegerAttr)
+        or not 0 <= c.value.value.data < len(op.source.type.get_shape())  # type: ignore[union-attr]
+        or not isinstance(op.source.type, MemRefType)
+    ):
+        raise OpError(op, f"{PASS}: memref.dim takes a constant dimension of the memref's rank.")
     if op.dialect_name() in ("llvm", "llvmx"):
         return
     if not isinstance(op, SUPPORTED) and type(op) not in HANDLERS:

@@ -15,7 +15,7 @@ from tilecraft.utils.attrs import integer_attr
 from tilecraft.lowering.convert_loop_to_llvm.state import (
     RUNTIME_ERROR,
     Conversion,
-    pointer_of,
+    expanded,
     replace_with,
 )
 from xdsl.dialects import llvm, scf
@@ -228,7 +228,7 @@ class LaunchLowering(RewritePattern):
     def match_and_rewrite(self, op: LaunchOp, rewriter: PatternRewriter) -> None:
         b = self.state.builder(op)
         body = op.body.root_reference.data
-        args = [pointer_of(a) for a in op.args]
+        args = [v for a in op.args for v in expanded(a)]
         cap = op.attributes.get(MAX_THREADS_ATTR)
         cap = min(cap.value.data, NO_THREAD_CAP) if isinstance(cap, IntegerAttr) else NO_THREAD_CAP
         if cap == 1:

@@ -12,7 +12,7 @@ import numpy as np
 from tilecraft.backends.llvm.builder import FunctionBuilder, scalar_type
 from tilecraft.backends.llvm.memory import element_bytes
 from tilecraft.backends.llvm.ops import HANDLERS
-from tilecraft.lowering.convert_loop_to_llvm.state import Conversion, pointer_of, replace_with
+from tilecraft.lowering.convert_loop_to_llvm.state import Conversion, expanded, replace_with
 from tilecraft.utils.dtypes import NARROW_FLOATS, numpy_dtype
 from xdsl.dialects import arith, func, llvm
 from xdsl.dialects.builtin import (
@@ -34,7 +34,9 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewri
 @dataclass
 class FuncLowering(RewritePattern):
     """`func.func @f(%A: memref<..>)` → `llvm.func @f(%A: !llvm.ptr {noalias ...})`
-    with a prologue block that branches to the old body."""
+    with a prologue block that branches to the old body. A memref with `?`
+    dimensions is its pointer followed by one i64 per `?`, in order (a compact
+    descriptor: buffers are contiguous, so the sizes give the strides)."""
 
     state: Conversion
 
@@ -44,30 +46,39 @@ class FuncLowering(RewritePattern):
         attrs: list[dict[str, Attribute]] = []
         for i, t in enumerate(op.function_type.inputs.data):
             arg: dict[str, Attribute] = {}
+            dynamic = _dynamic_dims(t)
             if isinstance(t, MemRefType):
                 size = element_bytes(t.element_type)
                 arg = {
                     "llvm.noalias": UnitAttr(),
                     "llvm.nonnull": UnitAttr(),
                     "llvm.align": IntegerAttr(size, i64),
-                    "llvm.dereferenceable": IntegerAttr(size * prod(t.get_shape()), i64),
                 }
+                if not dynamic:
+                    arg["llvm.dereferenceable"] = IntegerAttr(size * prod(t.get_shape()), i64)
             if op.arg_attrs is not None:
-                for key in ("tc.name", "tc.weight"):
+                for key in ("tc.name", "tc.weight", "tc.dims"):
                     if key in op.arg_attrs.data[i].data:
                         arg[key] = op.arg_attrs.data[i].data[key]
             inputs.append(scalar_type(t))
             attrs.append(arg)
+            inputs.extend([i64] * dynamic)  # the sizes of its `?` dimensions
+            attrs.extend({} for _ in range(dynamic))
         private = op.sym_visibility is not None and op.sym_visibility.data == "private"
         function = self.state.define(
             op.sym_name.data, inputs, "internal" if private else "external", attrs
         )
         body = op.body.detach_block(op.body.block)
         builder = FunctionBuilder(function, body)
-        for old, new in zip(body.args, builder.args):
+        new_args = iter(builder.args)
+        for old in body.args:
+            new = next(new_args)
             new.name_hint = old.name_hint
+            sizes = [next(new_args) for _ in range(_dynamic_dims(old.type))]
+            for n, size in enumerate(sizes):
+                size.name_hint = f"{old.name_hint or 'arg'}_size{n}"
             old.replace_all_uses_with(
-                self.state.as_memref(new, old.type, body)
+                self.state.as_memref(new, old.type, body, sizes)
                 if isinstance(old.type, MemRefType)
                 else new
             )
@@ -88,15 +99,21 @@ class ReturnLowering(RewritePattern):
 
 @dataclass
 class CallLowering(RewritePattern):
-    """`func.call @k(%A, %B)` → `llvm.call @k(%A, %B)` (pointers)."""
+    """`func.call @k(%A, %B)` → `llvm.call @k(%A, %B)` (pointers, each followed by
+    the sizes of its `?` dimensions)."""
 
     state: Conversion
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: func.CallOp, rewriter: PatternRewriter) -> None:
         b = self.state.builder(op)
-        b.call(op.callee.root_reference.data, [pointer_of(a) for a in op.arguments])
+        b.call(op.callee.root_reference.data, [v for a in op.arguments for v in expanded(a)])
         rewriter.erase(op)
+
+
+def _dynamic_dims(t: Attribute) -> int:
+    """How many `?` sizes an argument of type `t` carries after its pointer."""
+    return sum(d < 0 for d in t.get_shape()) if isinstance(t, MemRefType) else 0
 
 
 @dataclass

@@ -12,7 +12,7 @@ from tilecraft.backends.llvm import memory
 from tilecraft.backends.llvm.builder import PTR
 from tilecraft.backends.llvm.memory import element_bytes, memory_type
 from tilecraft.dialects.loop import AllocOp, GatherOp, ScatterOp, ViewOp
-from tilecraft.lowering.convert_loop_to_llvm.state import Conversion, pointer_of, replace_with
+from tilecraft.lowering.convert_loop_to_llvm.state import Conversion, dims_of, pointer_of, replace_with
 from tilecraft.utils.aligned import ALIGNMENT
 from xdsl.dialects import llvm, memref, vector
 from xdsl.dialects.builtin import MemRefType, VectorType, i8, i64
@@ -45,7 +45,7 @@ class LoadLowering(RewritePattern):
     def match_and_rewrite(self, op: memref.LoadOp, rewriter: PatternRewriter) -> None:
         b = self.state.builder(op)
         ref, mtype = pointer_of(op.memref), _memref_type(op.memref)
-        replace_with(rewriter, op, [memory.load(b, ref, mtype, list(op.indices))])
+        replace_with(rewriter, op, [memory.load(b, ref, mtype, list(op.indices), strides=self.state.strides(op.memref, b))])
 
 
 @dataclass
@@ -58,7 +58,7 @@ class StoreLowering(RewritePattern):
     def match_and_rewrite(self, op: memref.StoreOp, rewriter: PatternRewriter) -> None:
         b = self.state.builder(op)
         ref, mtype = pointer_of(op.memref), _memref_type(op.memref)
-        memory.store(b, op.value, ref, mtype, list(op.indices))
+        memory.store(b, op.value, ref, mtype, list(op.indices), strides=self.state.strides(op.memref, b))
         rewriter.erase(op)
 
 
@@ -77,7 +77,9 @@ class VectorLoadLowering(RewritePattern):
     def match_and_rewrite(self, op: vector.LoadOp, rewriter: PatternRewriter) -> None:
         b = self.state.builder(op)
         ref, mtype = pointer_of(op.base), _memref_type(op.base)
-        value = memory.load(b, ref, mtype, list(op.indices), _width(op.result.type))
+        value = memory.load(
+            b, ref, mtype, list(op.indices), _width(op.result.type), strides=self.state.strides(op.base, b)
+        )
         replace_with(rewriter, op, [value])
 
 
@@ -91,7 +93,7 @@ class VectorStoreLowering(RewritePattern):
     def match_and_rewrite(self, op: vector.StoreOp, rewriter: PatternRewriter) -> None:
         b = self.state.builder(op)
         ref, mtype = pointer_of(op.base), _memref_type(op.base)
-        memory.store(b, op.vector, ref, mtype, list(op.indices))
+        memory.store(b, op.vector, ref, mtype, list(op.indices), strides=self.state.strides(op.base, b))
         rewriter.erase(op)
 
 
@@ -107,7 +109,9 @@ class MaskedLoadLowering(RewritePattern):
         b = self.state.builder(op)
         ref, mtype = pointer_of(op.base), _memref_type(op.base)
         width = _width(op.result.type)
-        value = memory.load(b, ref, mtype, list(op.indices), width, op.mask)
+        value = memory.load(
+            b, ref, mtype, list(op.indices), width, op.mask, self.state.strides(op.base, b)
+        )
         if b.known.get(op.pass_thru) != 0:
             value = b.select(op.mask, value, op.pass_thru)
         replace_with(rewriter, op, [value])
@@ -123,7 +127,9 @@ class MaskedStoreLowering(RewritePattern):
     def match_and_rewrite(self, op: vector.MaskedStoreOp, rewriter: PatternRewriter) -> None:
         b = self.state.builder(op)
         ref, mtype = pointer_of(op.base), _memref_type(op.base)
-        memory.store(b, op.value_to_store, ref, mtype, list(op.indices), op.mask)
+        memory.store(
+            b, op.value_to_store, ref, mtype, list(op.indices), op.mask, self.state.strides(op.base, b)
+        )
         rewriter.erase(op)
 
 
@@ -164,6 +170,22 @@ class BroadcastLowering(RewritePattern):
     def match_and_rewrite(self, op: vector.BroadcastOp, rewriter: PatternRewriter) -> None:
         b = self.state.builder(op)
         replace_with(rewriter, op, [b.splat(op.source, _width(op.vector.type))])
+
+
+@dataclass
+class DimLowering(RewritePattern):
+    """`memref.dim %A, %c1` → the size: a constant, or the i64 that the memref
+    carries for a `?` dimension (an argument of the function)."""
+
+    state: Conversion
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: memref.DimOp, rewriter: PatternRewriter) -> None:
+        b = self.state.builder(op)
+        index = b.known.get(op.index)
+        assert isinstance(index, int), "checked: memref.dim of a constant dimension"
+        size = dims_of(op.source)[index]
+        replace_with(rewriter, op, [b.index(size) if isinstance(size, int) else size])
 
 
 # Buffers ----------------------------------------------------------------------

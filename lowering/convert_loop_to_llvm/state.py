@@ -4,9 +4,11 @@ helpers that replace an op by LLVM values."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from tilecraft.backends.llvm.builder import FunctionBuilder
+from tilecraft.backends.llvm.builder import NSW, FunctionBuilder
+from tilecraft.backends.llvm.memory import row_major_strides
 
 # The i32 a failed run-time check sets to its code, and the messages by code
 # (read by backends/llvm/jit.py, `RuntimeErrors`).
@@ -17,6 +19,7 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     DictionaryAttr,
     IntegerAttr,
+    MemRefType,
     ModuleOp,
     StringAttr,
     UnitAttr,
@@ -45,6 +48,7 @@ class Conversion:
     declared: set[str] = field(default_factory=set)
     stack_slots: dict[tuple, SSAValue] = field(default_factory=dict)
     casts: list[Operation] = field(default_factory=list)
+    dynamic_strides: dict[SSAValue, list[int | SSAValue]] = field(default_factory=dict)
     error_messages: list[str] = field(default_factory=list)
 
     def error_code(self, message: str) -> int:
@@ -111,12 +115,34 @@ class Conversion:
         )
 
     def as_memref(
-        self, pointer: SSAValue, memref_type: Attribute, block: Block | None = None
+        self,
+        pointer: SSAValue,
+        memref_type: Attribute,
+        block: Block | None = None,
+        sizes: Sequence[SSAValue] = (),
     ) -> SSAValue:
-        """`pointer` seen as a memref again by the ops not yet converted (see `_as_memref`)."""
-        value = _as_memref(pointer, memref_type, block)
+        """`pointer` seen as a memref again by the ops not yet converted (see
+        `_as_memref`); `sizes` are the i64 sizes of its `?` dimensions, in order."""
+        value = _as_memref(pointer, memref_type, block, sizes)
         self.casts.append(value.owner)  # type: ignore[arg-type]
         return value
+
+    def strides(self, memref: SSAValue, b: FunctionBuilder) -> list[int | SSAValue]:
+        """The row-major strides (in elements) of a converted memref: ints where
+        the trailing sizes are static, else i64 products of its sizes, computed
+        once in the function's prologue (where the sizes, its arguments, are)."""
+        mtype = memref.type
+        assert isinstance(mtype, MemRefType)
+        shape = mtype.get_shape()
+        if all(d >= 0 for d in shape[1:]):
+            return row_major_strides(shape)
+        if memref not in self.dynamic_strides:
+            dims = dims_of(memref)
+            strides: list[int | SSAValue] = [1] * len(dims)
+            for d in range(len(dims) - 2, -1, -1):
+                strides[d] = _times(b, strides[d + 1], dims[d + 1])
+            self.dynamic_strides[memref] = strides
+        return self.dynamic_strides[memref]
 
     def erase_casts(self) -> None:
         """Drop the casts of `as_memref`, dead once every op is converted."""
@@ -137,10 +163,13 @@ class Conversion:
 # element type visible to them; the casts are dead once every user is converted.
 
 
-def _as_memref(pointer: SSAValue, memref_type: Attribute, block: Block | None = None) -> SSAValue:
-    """`pointer` as a value of `memref_type` (a cast at the start of `block`, or
-    right after the pointer's definition)."""
-    cast = UnrealizedConversionCastOp.get([pointer], [memref_type])
+def _as_memref(
+    pointer: SSAValue, memref_type: Attribute, block: Block | None, sizes: Sequence[SSAValue]
+) -> SSAValue:
+    """`pointer` (and the sizes of the `?` dimensions) as a value of
+    `memref_type` (a cast at the start of `block`, or right after the pointer's
+    definition)."""
+    cast = UnrealizedConversionCastOp.get([pointer, *sizes], [memref_type])
     if block is not None:
         block.insert_op_before(cast, block.first_op) if block.first_op else block.add_op(cast)
     else:
@@ -157,6 +186,39 @@ def pointer_of(value: SSAValue) -> SSAValue:
     if isinstance(owner, UnrealizedConversionCastOp):
         return owner.inputs[0]
     return value
+
+
+def dims_of(value: SSAValue) -> list[int | SSAValue]:
+    """The sizes of a converted memref: ints where static, the i64 values its
+    cast carries where `?`."""
+    mtype = value.type
+    assert isinstance(mtype, MemRefType)
+    owner = value.owner
+    dynamic = iter(owner.inputs[1:] if isinstance(owner, UnrealizedConversionCastOp) else ())
+    dims: list[int | SSAValue] = []
+    for d in mtype.get_shape():
+        dims.append(d if d >= 0 else next(dynamic))
+    return dims
+
+
+def expanded(value: SSAValue) -> list[SSAValue]:
+    """What a converted memref is passed as (the calling convention): its
+    pointer, then the i64 size of each `?` dimension, in order."""
+    owner = value.owner
+    if isinstance(owner, UnrealizedConversionCastOp):
+        return list(owner.inputs)
+    return [value]
+
+
+def _times(b: FunctionBuilder, a: int | SSAValue, c: int | SSAValue) -> int | SSAValue:
+    if isinstance(a, int) and isinstance(c, int):
+        return a * c
+    if isinstance(a, int):
+        a, c = c, a
+    if c == 1:
+        return a
+    other = c if not isinstance(c, int) else b.index(c)
+    return b.hoist(llvm.MulOp(a, other, overflow=NSW))  # type: ignore[arg-type]
 
 
 def replace_with(rewriter: PatternRewriter, op: Operation, values: list[SSAValue]) -> None:

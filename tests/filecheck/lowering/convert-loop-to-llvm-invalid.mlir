@@ -14,7 +14,7 @@ func.func @unsupported_op(%A: memref<4xf32>) {
 // -----
 
 // Kernels take buffers only.
-// CHECK: convert-loop-to-llvm-invalid.mlir:[[# @LINE + 1]]:1: error: convert-loop-to-llvm: argument #2 of 'scalar_argument' has type f32; only statically shaped memrefs are supported.
+// CHECK: convert-loop-to-llvm-invalid.mlir:[[# @LINE + 1]]:1: error: convert-loop-to-llvm: argument #2 of 'scalar_argument' has type f32; only memrefs are supported.
 func.func @scalar_argument(%A: memref<4xf32>, %x: f32) {
   func.return
 }
@@ -90,5 +90,32 @@ func.func @zero_threads(%A: memref<64xf32>) {
   func.return
 }
 func.func private @zero_threads_parallel0(%A: memref<64xf32>, %begin: index, %end: index) {
+  func.return
+}
+
+// -----
+
+// `tc.dims` names each `?` size of its memref, no more and no fewer.
+// CHECK: convert-loop-to-llvm-invalid.mlir:[[# @LINE + 1]]:1: error: convert-loop-to-llvm: tc.dims of argument #1 of 'too_many_names' names 2 sizes; memref<?x8xf32> has 1 '?' dimensions.
+func.func @too_many_names(%A: memref<?x8xf32> {tc.dims = ["m", "n"]}) {
+  func.return
+}
+
+// -----
+
+// A size name is an expression of names (`batch * seq`), checked here.
+// CHECK: convert-loop-to-llvm-invalid.mlir:[[# @LINE + 1]]:1: error: convert-loop-to-llvm: tc.dims of argument #1 of 'bad_name': {{.*}}
+func.func @bad_name(%A: memref<?xf32> {tc.dims = ["n +"]}) {
+  func.return
+}
+
+// -----
+
+// memref.dim reads a size the function was given: the dimension is a constant.
+func.func @dim_of_a_variable(%A: memref<?xf32>, %B: memref<1xindex>) {
+  %c0 = arith.constant 0 : index
+  %k = memref.load %B[%c0] : memref<1xindex>
+  // CHECK: convert-loop-to-llvm-invalid.mlir:[[# @LINE + 1]]:3: error: convert-loop-to-llvm: memref.dim takes a constant dimension of the memref's rank.
+  %n = memref.dim %A, %k : memref<?xf32>
   func.return
 }

@@ -14,7 +14,7 @@ loop.for %i = 0 to 8 parallel {
 // value of another type (here a vector) cannot be captured.
 func.func @vector_capture(%A: memref<8xf32>) {
   %v = "test.op"() : () -> vector<4xf32>
-  // CHECK: loop-outline-parallel-invalid.mlir:[[# @LINE + 1]]:3: error: loop-outline-parallel: the loop uses a value of type vector<4xf32> defined outside it; only statically shaped memrefs, integers, indices and floats can be passed to its outlined body.
+  // CHECK: loop-outline-parallel-invalid.mlir:[[# @LINE + 1]]:3: error: loop-outline-parallel: the loop uses a value of type vector<4xf32> defined outside it; only memrefs, integers, indices and floats can be passed to its outlined body.
   loop.for %i = 0 to 8 parallel {
     "test.op"(%v) : (vector<4xf32>) -> ()
   }
