@@ -45,6 +45,9 @@ from tilecraft.dialects.loop import (
 )
 
 MAX_THREADS_ATTR = "tc.max_threads"
+# On a launch whose extent is known only when it runs: an iteration's work over
+# a thread's cost, from which the launch computes `max_threads` then.
+ITERATION_COST_ATTR = "tc.iteration_cost"
 """The attribute of a `loop.launch` that caps its threads (`loop-outline-parallel`
 writes it, `convert-loop-to-llvm` passes it to the runtime's launch)."""
 
@@ -110,6 +113,12 @@ def _block_work(block: Block) -> int:
 def loop_work(loop: ForOp) -> int:
     """The estimated work of one run of `loop` (all its iterations), in work units."""
     return _op_work(loop)
+
+
+def iteration_work(loop: ForOp) -> int:
+    """The estimated work of one iteration of `loop` (for a loop whose extent is
+    known only when it runs: its launch multiplies by the extent then)."""
+    return _block_work(loop.body.block)
 
 
 def block_work(block: Block) -> int:

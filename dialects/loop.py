@@ -428,26 +428,77 @@ class LaunchOp(IRDLOperation):
     The launch returns when every chunk has run. `{tc.max_threads = n}` lets at
     most `n` threads take part (`loop-outline-parallel` writes what the loop's work
     pays for); with `n` = 1 the body runs on `[lb, ub)` on the caller.
+
+    The upper bound may be an `index` value (`loop.launch @f(%A) 0 to %n : ...`,
+    the launch of a loop whose bound is known when it runs; empty when `%n <= lb`);
+    then `{tc.iteration_cost = r}` (an iteration's work over a thread's cost)
+    lets the launch cap its threads from the extent it gets.
     """
 
     name = "loop.launch"
     body = prop_def(SymbolRefAttr)
     lb = prop_def(IntegerAttr[I64])
-    ub = prop_def(IntegerAttr[I64])
+    ub = prop_def(IntegerAttr[I64])  # (the static bound; with `upper`, equal to lb and unused)
     args = var_operand_def()
-    assembly_format = (
-        "$body `(` $args `)` $lb `to` $ub attr-dict (`:` type($args)^)?"
-    )
+    upper = opt_operand_def(IndexType())
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
-    def __init__(self, body: str, args: Sequence[SSAValue | Operation], lb: int, ub: int):
+    def __init__(
+        self, body: str, args: Sequence[SSAValue | Operation], lb: int, ub: int | SSAValue
+    ):
+        dynamic = isinstance(ub, SSAValue)
         super().__init__(
-            operands=[args],
+            operands=[args, [ub] if dynamic else []],
             properties={
                 "body": SymbolRefAttr(body),
                 "lb": IntegerAttr(lb, i64),
-                "ub": IntegerAttr(ub, i64),
+                "ub": IntegerAttr(lb if dynamic else ub, i64),
             },
         )
+
+    @property
+    def is_static(self) -> bool:
+        return self.upper is None
+
+    def print(self, printer: Printer):
+        printer.print_string(" ")
+        printer.print_attribute(self.body)
+        printer.print_string("(")
+        printer.print_list(self.args, printer.print_ssa_value)
+        printer.print_string(f") {self.lb.value.data} to ")
+        if self.upper is not None:
+            printer.print_ssa_value(self.upper)
+        else:
+            printer.print_string(f"{self.ub.value.data}")
+        printer.print_op_attributes(self.attributes)
+        if self.args:
+            printer.print_string(" : ")
+            printer.print_list([a.type for a in self.args], printer.print_attribute)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> LaunchOp:
+        start = parser.pos
+        body = parser.parse_attribute()
+        if not isinstance(body, SymbolRefAttr):
+            parser.raise_error("expected the body's symbol (@name)")
+        args = parser.parse_comma_separated_list(
+            parser.Delimiter.PAREN, parser.parse_unresolved_operand
+        )
+        lb = parser.parse_integer()
+        parser.parse_keyword("to")
+        upper = parser.parse_optional_unresolved_operand()
+        ub = parser.resolve_operand(upper, IndexType()) if upper is not None else parser.parse_integer()
+        attributes = parser.parse_optional_attr_dict()
+        types = []
+        if parser.parse_optional_punctuation(":") is not None:
+            types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+        if len(types) != len(args):
+            parser.raise_error(
+                f"loop.launch passes {len(args)} values but lists {len(types)} types", start, parser.pos
+            )
+        op = cls(body.root_reference.data, [parser.resolve_operand(a, t) for a, t in zip(args, types)], lb, ub)
+        op.attributes |= attributes
+        return op
 
     def verify_(self) -> None:
         if self.ub.value.data < self.lb.value.data:

@@ -63,19 +63,28 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tilecraft.analysis.parallel_work import MAX_THREADS_ATTR, THREAD_COST, loop_work, max_threads
+from tilecraft.analysis.parallel_work import (
+    ITERATION_COST_ATTR,
+    MAX_THREADS_ATTR,
+    THREAD_COST,
+    iteration_work,
+    loop_work,
+    max_threads,
+)
 from tilecraft.dialects.loop import ForOp, LaunchOp, LoopKind, LoopKindAttr, YieldOp
 from tilecraft.utils.diagnostics import OpError
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import (
     AnyFloat,
+    FloatAttr,
     IndexType,
     IntegerAttr,
     IntegerType,
     MemRefType,
     ModuleOp,
     StringAttr,
+    f64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
@@ -93,7 +102,8 @@ PASS = "loop-outline-parallel"
 
 
 def free_values(op: Operation) -> list[SSAValue]:
-    """The values used inside `op` but defined outside it, in order of first use."""
+    """The values used inside `op` (in a loop: in its body) but defined outside
+    it, in order of first use."""
     inside: set[SSAValue] = set()
     for inner in op.walk():
         inside.update(inner.results)
@@ -102,6 +112,8 @@ def free_values(op: Operation) -> list[SSAValue]:
                 inside.update(block.args)
     used: dict[SSAValue, None] = {}
     for inner in op.walk():
+        if inner is op and isinstance(op, ForOp):
+            continue  # (a loop's own bound stays where the loop was: its launch's bound)
         for operand in inner.operands:
             if operand not in inside:
                 used[operand] = None
@@ -165,6 +177,11 @@ def check_outlinable(module: ModuleOp) -> None:
                 )
 
 
+def _given_cap(loop: ForOp) -> int | None:
+    given = loop.attributes.get(MAX_THREADS_ATTR)
+    return given.value.data if isinstance(given, IntegerAttr) else None
+
+
 def _thread_cap(loop: ForOp, thread_cost: int) -> int | None:
     """The loop's own cap if it has one, else what its work pays for, at most one
     thread an iteration (None: no cap)."""
@@ -188,15 +205,18 @@ class OutlineParallelLoop(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: ForOp, rewriter: PatternRewriter) -> None:
-        if op.kind.data != LoopKind.PARALLEL or not op.is_static:
-            return  # (a launch has a static range: a dynamic parallel loop runs serially for now)
+        if op.kind.data != LoopKind.PARALLEL:
+            return
         if _enclosing_kinds(op) & {LoopKind.PARALLEL, LoopKind.VECTORIZED}:
             return  # made serial by SerializeNestedParallelLoop
         function = op.parent_op()
         while not isinstance(function, func.FuncOp):
             assert function is not None, "checked by check_outlinable"
             function = function.parent_op()
-        threads = _thread_cap(op, self.thread_cost)
+        upper = op.upper
+        threads = _thread_cap(op, self.thread_cost) if upper is None else _given_cap(op)
+        # An extent known only when it runs: the launch caps its threads then.
+        cost = iteration_work(op) / self.thread_cost if self.thread_cost else None
         captured = free_values(op)
         constants = [v for v in captured if isinstance(v.owner, arith.ConstantOp)]
         passed = [v for v in captured if v not in constants]
@@ -237,9 +257,11 @@ class OutlineParallelLoop(RewritePattern):
         )
         rewriter.insert(outlined, InsertPoint.after(self.last.get(function, function)))
         self.last[function] = outlined
-        launch = LaunchOp(name, passed, op.lb.data, op.ub.data)
+        launch = LaunchOp(name, passed, op.lb.data, op.ub.data if upper is None else upper)
         if threads is not None:
             launch.attributes[MAX_THREADS_ATTR] = IntegerAttr(threads, 64)
+        elif upper is not None and cost is not None:
+            launch.attributes[ITERATION_COST_ATTR] = FloatAttr(cost, f64)
         rewriter.replace(op, launch)
 
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tilecraft.backends.llvm.builder import NSW, PTR, FunctionBuilder, scalar_type
-from tilecraft.analysis.parallel_work import MAX_THREADS_ATTR
+from tilecraft.analysis.parallel_work import ITERATION_COST_ATTR, MAX_CAP, MAX_THREADS_ATTR
+from tilecraft.dialects import llvmx
 from tilecraft.dialects.llvmx import UNROLL_FULL
 from tilecraft.backends.llvm.names import NO_THREAD_CAP, PARALLEL_LAUNCH
 from tilecraft.dialects.loop import AssertOp, ForOp, GuardOp, LaunchOp, LoopKind
@@ -19,7 +20,7 @@ from tilecraft.lowering.convert_loop_to_llvm.state import (
     replace_with,
 )
 from xdsl.dialects import llvm, scf
-from xdsl.dialects.builtin import IntegerAttr, UnitAttr, i32, i64
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, UnitAttr, f64, i32, i64
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.rewriter import InsertPoint
@@ -229,13 +230,18 @@ class LaunchLowering(RewritePattern):
         b = self.state.builder(op)
         body = op.body.root_reference.data
         args = [v for a in op.args for v in expanded(a)]
+        lb = op.lb.value.data
         cap = op.attributes.get(MAX_THREADS_ATTR)
         cap = min(cap.value.data, NO_THREAD_CAP) if isinstance(cap, IntegerAttr) else NO_THREAD_CAP
+        end = b.index(op.ub.value.data) if op.upper is None else op.upper
         if cap == 1:
-            b.call(body, [*args, b.index(op.lb.value.data), b.index(op.ub.value.data)])
+            b.call(body, [*args, b.index(lb), end])
             rewriter.erase(op)
             return
-        types: list[Attribute] = [a.type for a in args]
+        # A run-time extent travels in the context, after the arguments.
+        dynamic_extent = None if op.upper is None else b.isub(op.upper, b.index(lb))
+        passed = args if dynamic_extent is None else [*args, dynamic_extent]
+        types: list[Attribute] = [a.type for a in passed]
         context_type = llvm.LLVMStructType.from_type_list(types)
         name = f"{body}_task"
 
@@ -249,8 +255,10 @@ class LaunchLowering(RewritePattern):
             unpacked.append(task.add(llvm.LoadOp(pointer, field_type)))
         chunk64 = task.add(llvm.ZExtOp(chunk, i64))
         chunks64 = task.add(llvm.ZExtOp(chunks, i64))
-        lb, ub = op.lb.value.data, op.ub.value.data
-        extent = task.index(ub - lb)
+        if dynamic_extent is None:
+            extent = task.index(op.ub.value.data - lb)
+        else:
+            extent = unpacked.pop()
 
         def chunk_start(c: SSAValue) -> SSAValue:
             start = task.add(llvm.UDivOp(task.imul(c, extent, nsw=True), chunks64))
@@ -263,12 +271,41 @@ class LaunchLowering(RewritePattern):
         function = b.func
         rewriter.insert(task_function, InsertPoint.after(function))
 
-        # The launch, where the loop was.
+        # The launch, where the loop was (none when the extent is not positive).
+        if dynamic_extent is not None:
+            positive = b.icmp("slt", b.index(0), dynamic_extent)
+            before, after = _split(op)
+            launch = Block()
+            _insert_block_before(launch, after)
+            before.add_op(llvm.CondBrOp(positive, launch, [], after, []))
+            b.resume(launch)
         self.state.declare(PARALLEL_LAUNCH, [PTR, PTR, i32], None)
         context = b.hoist(llvm.AllocaOp(b.index(1), context_type, alignment=8))
-        for index, value in enumerate(args):
+        threads = b.const(cap, i32)
+        cost = op.attributes.get(ITERATION_COST_ATTR)
+        if dynamic_extent is not None and isinstance(cost, FloatAttr):
+            threads = _threads_paid_for(b, dynamic_extent, cost.value.data, cap)
+        for index, value in enumerate(passed):
             pointer = b.add(llvm.GEPOp(context, [0, index], context_type))
             b.add(llvm.StoreOp(value, pointer))
         task_pointer = b.add(llvm.AddressOfOp(name, PTR))
-        b.call(PARALLEL_LAUNCH, [task_pointer, context, b.const(cap, i32)])
+        b.call(PARALLEL_LAUNCH, [task_pointer, context, threads])
+        if dynamic_extent is not None:
+            b.add(llvm.BrOp(after))
+            b.at(op)
         rewriter.erase(op)
+
+
+def _threads_paid_for(b: FunctionBuilder, extent: SSAValue, cost: float, cap: int) -> SSAValue:
+    """`analysis/parallel_work.max_threads` of `extent` iterations of `cost` (an
+    iteration's work in thread costs) when the launch runs: the largest `n` with
+    `n * (n - 1) <= extent * cost`, i.e. floor((1 + sqrt(1 + 4 * work)) / 2),
+    at least 1 and at most the iterations and `cap`."""
+    work = b.add(llvm.FMulOp(b.add(llvm.SIToFPOp(extent, f64)), b.const(4 * cost, f64)))
+    root = b.add(llvm.FSqrtOp(b.add(llvm.FAddOp(work, b.const(1.0, f64)))))
+    half = b.add(llvm.FMulOp(b.add(llvm.FAddOp(root, b.const(1.0, f64))), b.const(0.5, f64)))
+    n = b.add(llvmx.FPToSIOp(half, i64))
+    n = b.select(b.icmp("slt", extent, n), extent, n)
+    n = b.select(b.icmp("slt", b.index(min(cap, MAX_CAP)), n), b.index(min(cap, MAX_CAP)), n)
+    n = b.select(b.icmp("slt", n, b.index(1)), b.index(1), n)
+    return b.add(llvm.TruncOp(n, i32))

@@ -16,7 +16,8 @@ from tilecraft.utils.symbolic import SymExpr
 
 SIZES = [1, 2, 7, 15, 16, 17, 31, 64, 97]
 
-# A row-parallel `B = A * A + C[j]` over `A: m x n` (dynamic strides); a
+# A row-parallel `B = A * A + C[j]` over `A: m x n` (dynamic strides, a launch
+# to a run-time bound); a
 # doubling over a leading `?` (static strides: vectorized) on 4 threads; a copy
 # whose vectorized loop reads a buffer with a trailing `?` (kept serial: its
 # strides are known only when it runs).
@@ -81,13 +82,13 @@ def jit():
 def test_one_compile_serves_every_size(jit):
     rng = np.random.default_rng(0)
     f = jit["rows"]
-    for m in SIZES:
-        for n in (1, 5, 16, 33):
-            A = rng.standard_normal((m, n), dtype=np.float32)
-            C = rng.standard_normal(n, dtype=np.float32)
-            B = np.zeros_like(A)
-            f(A, C, B)
-            np.testing.assert_allclose(B, A * A + C, rtol=1e-5, atol=1e-6, err_msg=f"m={m} n={n}")
+    # (4096 rows pay for several threads: the launch's cap comes from its extent)
+    for m, n in [*((m, n) for m in SIZES for n in (1, 5, 16, 33)), (4096, 64)]:
+        A = rng.standard_normal((m, n), dtype=np.float32)
+        C = rng.standard_normal(n, dtype=np.float32)
+        B = np.zeros_like(A)
+        f(A, C, B)
+        np.testing.assert_allclose(B, A * A + C, rtol=1e-5, atol=1e-6, err_msg=f"m={m} n={n}")
 
 
 def test_leading_dynamic_size_on_threads(jit):

@@ -220,16 +220,24 @@ func.func @given(%A: memref<64xf32>) {
 
 // -----
 
-// A launch has a static range: a parallel loop to a run-time bound stays where
-// it is (and runs on the calling thread).
-func.func @dynamic(%A: memref<64xf32>, %n: index) {
+// A parallel loop to a run-time bound is launched to that bound (the bound is
+// not passed to the body: the launch gives it its chunk); the iteration's work
+// over a thread's cost lets the launch cap its threads from the extent it gets.
+// A cap given on the loop is kept as it is.
+func.func @dynamic(%A: memref<?xf32>, %n: index) {
   loop.for %i = 0 to %n parallel {
     %z = arith.constant 0.0 : f32
-    memref.store %z, %A[%i] : memref<64xf32>
+    memref.store %z, %A[%i] : memref<?xf32>
   }
+  loop.for %i = 0 to %n parallel {
+    %z = arith.constant 1.0 : f32
+    memref.store %z, %A[%i] : memref<?xf32>
+  } {tc.max_threads = 2 : i64}
   func.return
 }
 
 // CHECK-LABEL: func.func @dynamic(
-// CHECK-NEXT:    loop.for %i = 0 to %n parallel {
-// CHECK-NOT:     loop.launch
+// CHECK-NEXT:    loop.launch @dynamic_parallel0(%A) 0 to %n {tc.iteration_cost = {{.*}} : f64} : memref<?xf32>
+// CHECK-NEXT:    loop.launch @dynamic_parallel1(%A) 0 to %n {tc.max_threads = 2 : i64} : memref<?xf32>
+// CHECK:       func.func private @dynamic_parallel0(%A: memref<?xf32>, %begin: index, %end: index) {
+// CHECK:         scf.for %i = %begin to %end step %c1 {

@@ -215,3 +215,16 @@ func.func @dynamic_vectorized(%n: index) {
   }
   func.return
 }
+
+// -----
+
+// Each value a launch passes has its type listed after the colon.
+func.func private @body(%A: memref<8xf32>, %b: index, %e: index) {
+  func.return
+}
+func.func @launch_types(%A: memref<8xf32>) {
+  // CHECK: invalid.mlir:[[# @LINE + 2]]:15
+  // CHECK: loop.launch passes 1 values but lists 0 types
+  loop.launch @body(%A) 0 to 8
+  func.return
+}

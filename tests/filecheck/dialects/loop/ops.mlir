@@ -160,6 +160,24 @@ func.func @launch(%A: memref<64xf32>, %x: f32) {
 
 // -----
 
+// A launch to a bound known when it runs (here a buffer's `?` size), with what
+// an iteration costs: the launch caps its threads from the extent it gets.
+func.func private @rows(%A: memref<?x8xf32>, %begin: index, %end: index) {
+  func.return
+}
+func.func @launch_dynamic(%A: memref<?x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %A, %c0 : memref<?x8xf32>
+  loop.launch @rows(%A) 0 to %n {tc.iteration_cost = 0.25 : f64} : memref<?x8xf32>
+  func.return
+}
+
+// CHECK-LABEL: func.func @launch_dynamic(
+// CHECK:         %[[N:.*]] = memref.dim %{{.*}}, %{{.*}} : memref<?x8xf32>
+// CHECK-NEXT:    loop.launch @rows(%{{.*}}) 0 to %[[N]] {tc.iteration_cost = 2.500000e-01 : f64} : memref<?x8xf32>
+
+// -----
+
 // A run-time check: where %ok is false the call fails with the message.
 func.func @check(%A: memref<8xi32>) {
   %c4 = arith.constant 4 : i32
