@@ -7,9 +7,11 @@ the passes `tilecraft-opt` runs), the model compile driver
 `driver/compile_model.py`. `build` returns a `Function` (runtime/function.py)
 for the CPU, an `AccelFunction` (runtime/accel.py) for the accelerator.
 
-`te.var` sizes: `lower` shows the IR for sizes given with `sizes={"n": 64}`, or
-64 for each by default, and says so in a first comment line; a built function
-compiles each set of sizes it is called with on first use.
+`te.var` sizes: a built function is compiled once for every size (its sizes
+are `?`s of the IR, read from the arrays) and `lower` shows that IR; with
+`sizes={"n": 64}` it shows the IR for given sizes, said in a first comment line.
+A computation that cannot be built for every size yet is compiled per set of
+sizes, on first use (driver/te_function.py `TeBuild`).
 """
 
 from __future__ import annotations
@@ -42,8 +44,9 @@ def lower(
     sizes: dict[str, int] | None = None,
 ) -> str:
     """The loop-level IR of a schedule, as text (TVM's `tvm.lower(s, args,
-    simple_mode=True)`; our loop IR is always the simple form). `te.var` sizes are
-    shown specialized to `sizes` (by name; 64 where not given), said in a comment."""
+    simple_mode=True)`; our loop IR is always the simple form). `te.var` sizes stay
+    `?`s, unless specialized by `sizes` (by name; 64 where not given, when the
+    computation cannot be built for every size), said in a comment."""
     if binds:
         raise NotImplementedError("tvm.lower(binds=...): buffer binding is not supported by tilecraft")
     from tilecraft.driver.te_function import lower_text

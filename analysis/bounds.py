@@ -42,9 +42,78 @@ from tilecraft.dialects.sched_replay import (
     leaf_extents,
 )
 from tilecraft.dialects import te
+from tilecraft.dialects.graph.shapes import shape_of
 from tilecraft.utils.diagnostics import OpError
+from tilecraft.utils.symbolic import FloorDiv as SymFloorDiv
+from tilecraft.utils.symbolic import SymExpr
 
 Access = tuple[Expr | None, ...]
+Extent = int | Expr  # an Expr: of `Size` atoms, known when the program runs
+
+# A size known only when the program runs ranges over [1, UNBOUNDED] in the
+# integer reasoning (simplify, bounds): a wider range than the real one, so what
+# is proven stays true.
+UNBOUNDED = 1 << 40
+
+
+@dataclass(frozen=True)
+class Size:
+    """A size known when the program runs (a `?` of the tensor types, named), as
+    an atom of index expressions: the extent of a loop over a symbolic axis."""
+
+    name: str
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+def extent_of(d: int | SymExpr, where: Operation | None = None) -> Extent:
+    """A tensor dimension as an extent: an int, or an affine Expr of Size atoms."""
+    if isinstance(d, int):
+        return d
+    total = Expr(const=d.constant_term)
+    for monomial, c in d.terms():
+        if len(monomial) != 1:
+            raise _symbolic_error(where, f"the size {d} is not affine in the sizes it names")
+        atom = monomial[0]
+        if isinstance(atom, str):
+            total = total + Expr.var(Size(atom)) * c
+        elif isinstance(atom, SymFloorDiv):
+            total = total + Expr.lift(extent_of(atom.expr, where)).floordiv(atom.divisor) * c
+        else:
+            total = total + Expr.lift(extent_of(atom.expr, where)).mod(atom.divisor) * c
+    return total.const if total.is_const else total
+
+
+def atom_range(extents: dict[Hashable, Extent]) -> Callable[[Hashable], Range]:
+    """The inclusive range of each atom of index expressions: a loop variable
+    runs over [0, extent), a Size over [1, UNBOUNDED] (also a loop over one)."""
+
+    def rng(a: Hashable) -> Range:
+        if isinstance(a, Size):
+            return (1, UNBOUNDED)
+        e = extents[a]
+        return (0, e - 1) if isinstance(e, int) else (0, UNBOUNDED)
+
+    return rng
+
+
+def provably_below(e: Expr, limit: Extent, extents: dict[Hashable, Extent]) -> bool:
+    """Whether `e < limit` for every value of its atoms: with integer ranges
+    against a static limit; against a symbolic one, in the form a loop over the
+    whole axis gives (`v + rest` with `v` running to `limit` and `rest <= 0`)."""
+    rng = atom_range(extents)
+    if isinstance(limit, int):
+        return bounds(e, rng)[1] < limit
+    for a, c in e.terms.items():
+        if c == 1 and extents.get(a) == limit:
+            rest_hi = bounds(e - Expr.var(a), rng)[1]
+            return rest_hi <= 0
+    return False
+
+
+def _symbolic_error(where: Operation | None, message: str) -> Exception:
+    return OpError(where, message) if where is not None else NonAffine(message)
 
 
 def index_expr(
@@ -118,19 +187,31 @@ def check_reads_in_bounds(compute: te.ComputeOp, what: str) -> None:
     the condition keeps them in bounds), nor indices computed from data."""
     ranges: dict[SSAValue, Range] = {}
     env: dict[SSAValue, Expr | None] = {}
-    shape = compute.result.type.get_shape()
-    for arg, n in zip(compute.body.block.args, shape):
-        ranges[arg], env[arg] = (0, n - 1), Expr.var(arg)
+    maxima: dict[SSAValue, Expr] = {}  # the largest value of each axis, symbolic or not
+    for arg, n in zip(compute.body.block.args, compute.shape):
+        extent = extent_of(n)
+        ranges[arg], env[arg] = (0, extent - 1 if isinstance(extent, int) else UNBOUNDED), Expr.var(arg)
+        maxima[arg] = Expr.lift(extent) - 1
     if compute.reduce is not None:
         for arg, (lo, hi) in zip(compute.reduce.body.block.args, compute.reduce.bounds):
             ranges[arg], env[arg] = (lo, hi - 1), Expr.var(arg)
+            maxima[arg] = Expr(const=hi - 1)
     for op in compute.body.walk():
         if not isinstance(op, te.ReadOp) or _inside_if(op, compute):
             continue
-        dims = op.tensor.type.get_shape()
+        dims = [extent_of(n) for n in shape_of(op.tensor.type)]
         for d, (index, n) in enumerate(zip(op.indices, dims)):
             e = index_expr(index, env, lambda a: ranges[a][0])
             if e is None:
+                continue
+            if not isinstance(n, int) or any(not isinstance(m, int) for m in _extents_of(e, maxima)):
+                if not _symbolically_within(e, n, ranges, maxima):
+                    raise OpError(
+                        op,
+                        f"{what}: te.read of '{tensor_name(op.tensor)}' may be out of bounds: "
+                        f"index {d} ({_spelled(e)}) is not provably within dimension {d} (size {n}) "
+                        "for every size",
+                    )
                 continue
             lo, hi = bounds(e, ranges.__getitem__)  # may be wider than the values
             if lo < 0 or hi >= n:
@@ -143,6 +224,39 @@ def check_reads_in_bounds(compute: te.ComputeOp, what: str) -> None:
                     f"(valid: 0 to {n - 1}); guard the read with te.if_then_else or "
                     "change the index (`%` and `//` round toward minus infinity).",
                 )
+
+
+def _spelled(e: Expr) -> str:
+    """An index of a te body's axes as written (`i + 1`, `2*k`)."""
+    parts = [f"{'' if c == 1 else f'{c}*'}{getattr(a, 'name_hint', None) or a}" for a, c in e.terms.items()]
+    if e.const or not parts:
+        parts.append(str(e.const))
+    return " + ".join(parts)
+
+
+def _extents_of(e: Expr, maxima: dict[SSAValue, Expr]) -> list[int | Expr]:
+    """The largest values of the axes `e` reads (ints where static)."""
+    out: list[int | Expr] = []
+    for a in e.atoms():
+        top = maxima.get(a)  # type: ignore[call-overload]
+        if top is not None:
+            out.append(top.const if top.is_const else top)
+    return out
+
+
+def _symbolically_within(e: Expr, n: Extent, ranges: dict, maxima: dict[SSAValue, Expr]) -> bool:
+    """Whether `0 <= e < n` for every size: `e` affine in the axes (their
+    smallest and largest values substituted by the signs of the coefficients),
+    the differences judged with every size at least 1."""
+    lo = hi = Expr(const=e.const)
+    for a, c in e.terms.items():
+        if a not in maxima:
+            return False  # a div/mod of axes: not followed here
+        low, top = Expr(const=ranges[a][0]), maxima[a]
+        lo, hi = (lo + low * c, hi + top * c) if c >= 0 else (lo + top * c, hi + low * c)
+    def sizes(atom):
+        return 1 if isinstance(atom, Size) else None
+    return nonnegative(lo, sizes) and nonnegative(Expr.lift(n) - 1 - hi, sizes)
 
 
 def _inside_if(op: Operation, compute: te.ComputeOp) -> bool:
@@ -165,8 +279,8 @@ def infer_region(
     producer: Stage,
     requests: list[tuple[Stage, set[Hashable]]],
     root_values: dict[Stage, dict[IterVar, Expr]],
-    extents: dict[Hashable, int],
-) -> tuple[list[Expr], list[int]]:
+    extents: dict[Hashable, Extent],
+) -> tuple[list[Expr], list[Extent]]:
     """The box of `producer` that its readers need while the loops in their `free`
     sets run (the loops inside the attach point).
 
@@ -174,9 +288,7 @@ def infer_region(
     every stage's root axes as expressions in loop variables; `extents` gives each
     loop variable's extent."""
 
-    def atom_range(a):
-        return (0, extents[a] - 1)
-
+    rng = atom_range(extents)
     boxes: list[list[tuple[Expr, int] | None]] = []
     for reader, free in requests:
         values = root_values[reader]
@@ -187,13 +299,15 @@ def infer_region(
                     box.append(None)
                     continue
                 value = e.substitute(lambda a: values.get(a))
-                box.append(split_range(value, lambda a: a in free, atom_range))
+                box.append(split_range(value, lambda a: a in free, rng))
             boxes.append(box)
     mins: list[Expr] = []
-    sizes: list[int] = []
+    sizes: list[Extent] = []
     for d, n in enumerate(producer.shape):
         lo_hi = _union([b[d] for b in boxes])
-        if lo_hi is None or lo_hi[1] >= n:
+        n = extent_of(n)
+        # (a span that a loop to a run-time bound runs over: the whole dimension)
+        if lo_hi is None or lo_hi[1] >= UNBOUNDED or isinstance(n, int) and lo_hi[1] >= n:
             mins.append(Expr())
             sizes.append(n)
         else:
@@ -221,11 +335,11 @@ class Bounds:
 
     # Per stage: the box of the tensor it computes, as (mins, sizes): the whole
     # tensor at the root, the region its readers need when computed at a loop.
-    regions: dict[Stage, tuple[list[Expr], list[int]]] = field(default_factory=dict)
+    regions: dict[Stage, tuple[list[Expr], list[Extent]]] = field(default_factory=dict)
     # Per stage: the extent of each of its axes (root, intermediate and leaf).
-    leaf_extents: dict[Stage, dict[IterVar, int]] = field(default_factory=dict)
+    leaf_extents: dict[Stage, dict[IterVar, Extent]] = field(default_factory=dict)
     # Every axis of every stage with its extent (loop variables range [0, extent)).
-    extents: dict[Hashable, int] = field(default_factory=dict)
+    extents: dict[Hashable, Extent] = field(default_factory=dict)
     # Per stage: each root axis as an expression in the stage's leaf axes and the
     # loop variables of the loops it is computed in.
     root_values: dict[Stage, dict[IterVar, Expr]] = field(default_factory=dict)
@@ -238,19 +352,24 @@ def infer_bounds(state: ScheduleState) -> Bounds:
     for s in reversed(state.topological_order()):
         if s.kind == "input" or s.attach == "inline":
             continue
-        if s.attach == "at":
-            requests = _requests(state, s)
-            mins, sizes = infer_region(s, requests, result.root_values, result.extents)
-        else:
-            mins, sizes = [Expr()] * len(s.shape), list(s.shape)
-        result.regions[s] = (mins, sizes)
-        reduce_bounds = s.root_bounds()[len(s.shape) :]
-        root_mins = list(mins) + [Expr(const=lo) for lo, _ in reduce_bounds]
-        root_ext = list(sizes) + [hi - lo for lo, hi in reduce_bounds]
-        ext = leaf_extents(s, root_ext)
+        where = s.attach_op or s.compute
+        try:
+            if s.attach == "at":
+                requests = _requests(state, s)
+                mins, sizes = infer_region(s, requests, result.root_values, result.extents)
+            else:
+                mins, sizes = [Expr()] * len(s.shape), [extent_of(d) for d in s.shape]
+            result.regions[s] = (mins, sizes)
+            reduce_bounds = s.root_bounds()[len(s.shape) :]
+            root_mins = list(mins) + [Expr(const=lo) for lo, _ in reduce_bounds]
+            root_ext = list(sizes) + [hi - lo for lo, hi in reduce_bounds]
+            ext = leaf_extents(s, root_ext)
+            local = axis_values(s, ext)
+        except NonAffine as e:
+            raise OpError(where, f"convert-te-to-loop: stage '{s.name}', whose sizes are known only "
+                          f"when it runs: {e}") from None  # fmt: skip
         result.leaf_extents[s] = ext
         result.extents.update(ext)
-        local = axis_values(s, ext)
         result.root_values[s] = {r: root_mins[k] + local[r] for k, r in enumerate(s.root)}
     return result
 
@@ -271,16 +390,21 @@ def _requests(state: ScheduleState, p: Stage) -> list[tuple[Stage, set[Hashable]
     return requests
 
 
-def axis_values(s: Stage, ext: dict[IterVar, int]) -> dict[IterVar, Expr]:
+def axis_values(s: Stage, ext: dict[IterVar, Extent]) -> dict[IterVar, Expr]:
     """Every axis of `s` as an expression in its leaf axes (relations undone in
     reverse: `outer * factor + inner` for a split, div/mod for a fuse)."""
     value: dict[IterVar, Expr] = {v: Expr.var(v) for v in s.leaves}
     for rel in reversed(s.relations):
         if isinstance(rel, Split):
-            value[rel.parent] = value[rel.outer] * ext[rel.inner] + value[rel.inner]
+            inner = ext[rel.inner]
+            if not isinstance(inner, int):
+                raise NonAffine(f"split '{rel.parent.name}' by a factor, not into parts (its inner extent is {inner})")
+            value[rel.parent] = value[rel.outer] * inner + value[rel.inner]
         elif isinstance(rel, Fuse):
             rest = value[rel.fused]
             for p in reversed(rel.parents[1:]):
+                if not isinstance(ext[p], int):
+                    raise NonAffine(f"only the outermost axis of a fuse may have a size known when it runs, not '{p.name}'")
                 value[p] = rest.mod(ext[p])
                 rest = rest.floordiv(ext[p])
             value[rel.parents[0]] = rest

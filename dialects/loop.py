@@ -75,6 +75,7 @@ from math import prod
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     I64,
     FunctionType,
     IndexType,
@@ -333,18 +334,26 @@ class AllocOp(IRDLOperation):
 
     It lives until the end of the enclosing block. The backend puts "local"
     buffers on the stack of the thread that runs the block, "global" ones on the heap.
+    A `?` size is given as an `index` operand, one per `?` in order:
+    `%B = loop.alloc "B" global (%n) : memref<?x64xf32>` (on the heap, whatever its scope).
     """
 
     name = "loop.alloc"
     buffer_name = prop_def(StringAttr, prop_name="name")
     scope = prop_def(MemoryScopeAttr)
+    sizes = var_operand_def(IndexType())
     buffer = result_def(MemRefType)
-    assembly_format = "$name $scope attr-dict `:` type($buffer)"
+    assembly_format = "$name $scope (`(` $sizes^ `)`)? attr-dict `:` type($buffer)"
 
     def __init__(
-        self, name: str, scope: str | MemoryScope | MemoryScopeAttr, memref_type: MemRefType
+        self,
+        name: str,
+        scope: str | MemoryScope | MemoryScopeAttr,
+        memref_type: MemRefType,
+        sizes: Sequence[SSAValue | Operation] = (),
     ):
         super().__init__(
+            operands=[sizes],
             properties={
                 "name": StringAttr(name),
                 "scope": _enum(MemoryScopeAttr, MemoryScope, scope, "loop.alloc scope"),
@@ -355,8 +364,14 @@ class AllocOp(IRDLOperation):
     def verify_(self) -> None:
         mtype = self.buffer.type
         assert isinstance(mtype, MemRefType)
-        if any(d <= 0 for d in mtype.get_shape()):
-            raise VerifyException("loop.alloc needs a static shape with positive extents.")
+        shape = mtype.get_shape()
+        if any(d == 0 or d < 0 and d != DYNAMIC_INDEX for d in shape):
+            raise VerifyException("loop.alloc needs positive extents (or '?' sizes given as operands).")
+        dynamic = sum(d == DYNAMIC_INDEX for d in shape)
+        if len(self.sizes) != dynamic:
+            raise VerifyException(
+                f"loop.alloc of {mtype} takes {dynamic} size operand(s), one per '?', not {len(self.sizes)}."
+            )
 
 
 @irdl_op_definition

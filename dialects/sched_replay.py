@@ -21,11 +21,14 @@ so relations keep their factors and extents are derived from the root extents.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from xdsl.dialects import func
+from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from tilecraft.dialects import sched, te
+from tilecraft.dialects.graph.shapes import shape_of
 from tilecraft.utils.diagnostics import OpError
 
 MAX_UNROLL = 512
@@ -67,7 +70,7 @@ class Stage:
 
     name: str
     kind: str
-    shape: tuple[int, ...]
+    shape: tuple  # ints, and a SymExpr for each size known when the program runs
     element_type: Attribute
     root: list[IterVar] = field(default_factory=list)
     compute: te.ComputeOp | None = None
@@ -144,7 +147,8 @@ class ScheduleState:
         for arg, name in zip(func_op.body.block.args, names):
             if not hasattr(arg.type, "get_shape"):
                 continue
-            stage = Stage(name, "input", tuple(arg.type.get_shape()), arg.type.get_element_type())
+            shape = shape_of(arg.type) if isinstance(arg.type, TensorType) else tuple(arg.type.get_shape())
+            stage = Stage(name, "input", shape, arg.type.get_element_type())
             stage.tensor = arg
             self._add(stage)
         for c in te.compute_ops(func_op):
@@ -592,23 +596,28 @@ def find_schedule(func_op: func.FuncOp) -> sched.ScheduleOp | None:
     return None
 
 
-def leaf_extents(stage: Stage, root_extents: list[int]) -> dict[IterVar, int]:
+def leaf_extents(stage: Stage, root_extents: list) -> dict[IterVar, Any]:
     """Extent of every axis of `stage` (root, intermediate and leaf) given the extents
-    of its root axes."""
-    ext: dict[IterVar, int] = dict(zip(stage.root, root_extents))
+    of its root axes: ints, or index expressions of sizes known when the program
+    runs (`analysis.bounds.Size`; anything with `+` and `floordiv`)."""
+    ext: dict[IterVar, Any] = dict(zip(stage.root, root_extents))
     for rel in stage.relations:
         if isinstance(rel, Split):
             e = ext[rel.parent]
             if rel.factor is not None:
-                ext[rel.outer], ext[rel.inner] = -(-e // rel.factor), rel.factor
+                ext[rel.outer], ext[rel.inner] = _ceildiv(e, rel.factor), rel.factor
             else:
-                ext[rel.outer], ext[rel.inner] = rel.nparts, -(-e // rel.nparts)
+                ext[rel.outer], ext[rel.inner] = rel.nparts, _ceildiv(e, rel.nparts)
         else:
             total = 1
             for p in rel.parents:
-                total *= ext[p]
+                total = ext[p] * total
             ext[rel.fused] = total
     return ext
+
+
+def _ceildiv(e, d: int):
+    return -(-e // d) if isinstance(e, int) else (e + (d - 1)).floordiv(d)
 
 
 def read_producers(state: ScheduleState) -> dict[te.ReadOp, Stage]:

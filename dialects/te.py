@@ -72,6 +72,8 @@ from xdsl.irdl import (
     var_operand_def,
 )
 from xdsl.parser import Parser
+
+from tilecraft.dialects.graph.shapes import ShapeError, shape_of
 from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
@@ -206,8 +208,9 @@ class ComputeOp(IRDLOperation):
         return [a.data for a in self.axis_names.data]
 
     @property
-    def shape(self) -> tuple[int, ...]:
-        return tuple(self.result.type.get_shape())
+    def shape(self) -> tuple:
+        """Its sizes: ints, and a `SymExpr` for each `?` (named by the type's encoding)."""
+        return shape_of(self.result.type)
 
     @property
     def yielded(self) -> SSAValue:
@@ -235,10 +238,14 @@ class ComputeOp(IRDLOperation):
                 f"te.compute '{self.tensor_name.data}' names {len(self.axis_names.data)} "
                 f"axes but its result has rank {rank}."
             )
-        if any(d <= 0 for d in rtype.get_shape()):
+        try:
+            shape = shape_of(rtype)
+        except ShapeError as e:
+            raise VerifyException(f"te.compute '{self.tensor_name.data}': {e}") from None
+        if any(isinstance(d, int) and d <= 0 for d in shape):
             raise VerifyException(
-                f"te.compute '{self.tensor_name.data}' needs a static shape with "
-                "positive extents."
+                f"te.compute '{self.tensor_name.data}' needs positive extents (or '?' "
+                "sizes named by the type's encoding: tensor<?x8xf32, [\"n\"]>)."
             )
         for arg in block.args:
             if not isinstance(arg.type, IndexType):

@@ -6,8 +6,10 @@
 (`driver/context.py`), then JIT-compiled (`driver/kernels.py`), or run in parts
 where `te.extern` or `te.scan` cut it (`driver/te_pieces.py`).
 
-Symbolic sizes (`te.var` in shapes) are bound per call: a `TeBuild` compiles the
-computation once per set of sizes (`specialize`), on first use, and keeps it.
+Symbolic sizes (`te.var` in shapes) stay symbolic: one native function takes
+every size (the sizes are `?`s of the IR's types, read from the arrays). What
+cannot be built that way yet is compiled once per set of sizes (`specialize`),
+on first use, and kept.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from collections.abc import Callable, Sequence
 
 from xdsl.dialects.builtin import ModuleOp
 
-from tilecraft.driver.te_pieces import build_pieces, lower_module
+from tilecraft.driver.te_pieces import build_pieces, cut_ops, lower_module
 from tilecraft.frontends import te
 from tilecraft.frontends.te.symbolic import Var
 
@@ -34,14 +36,25 @@ def check_args(args) -> list:
 
 
 def lower_text(s: te.Schedule, args: Sequence, name: str, sizes: dict[str, int] | None) -> str:
-    """The loop-level IR of a schedule as text, `te.var` sizes specialized to `sizes`
-    (by name; `DEFAULT_PRINT_SIZE` where not given), as a first comment line says."""
+    """The loop-level IR of a schedule as text. `te.var` sizes stay symbolic (the
+    function built for every size), unless `sizes` specializes them (by name), or
+    the computation cannot be built for every size yet: then they are shown
+    specialized (`DEFAULT_PRINT_SIZE` where not given), as a first comment line says."""
     args = check_args(args)
     free = te.shape_vars(args)
     given = dict(sizes or {})
     unknown = set(given) - {v.name for v in free}
     if unknown:
         raise ValueError(f"tvm.lower: sizes names {sorted(unknown)}, which are not te.var sizes here")
+    if free and not given and cut_ops(args) is None:
+        from tilecraft.frontends.te.emit import symbolic_sizes
+        from tilecraft.utils.diagnostics import OpError
+
+        try:
+            _, module = build_pieces(s, args, name, symbolic_sizes(free), jit=False)
+            return str(module)
+        except (OpError, ValueError):
+            pass  # shown specialized, as it will be compiled
     bindings = {id(v): int(given.get(v.name, DEFAULT_PRINT_SIZE)) for v in free}
     _, modules = build_pieces(s, args, name, bindings, jit=False)
     if isinstance(modules, ModuleOp):
@@ -57,16 +70,19 @@ def lower_text(s: te.Schedule, args: Sequence, name: str, sizes: dict[str, int] 
         )
     if free:
         shown = ", ".join(f"{v.name} = {bindings[id(v)]}" for v in free)
-        text = (
-            f"// te.var sizes shown specialized to {shown}; the built function takes any "
-            "size and compiles it on first use\n" + text
-        )
+        text = f"// te.var sizes shown specialized to {shown}\n" + text
     return text
 
 
 class TeBuild:
-    """A te function's compiled forms, one per set of `te.var` sizes (none for a
-    static function: the key `()`), and its code for saving and showing."""
+    """A te function's compiled forms and its code for saving and showing.
+
+    A static function has one (the key `()`). With `te.var` sizes, one native
+    function takes every size when the computation can be built for all of them
+    (`symbolic`: the sizes are `?`s of its types, read from the arrays); where it
+    cannot yet (a size in a body expression or a reduce range, a schedule whose
+    loops need static extents, te.extern or te.scan: `why_specialized` says which),
+    one per set of sizes, compiled when first called with them."""
 
     def __init__(self, s: te.Schedule, args: list, name: str):
         self.entry_name = name
@@ -74,9 +90,35 @@ class TeBuild:
         self.size_vars = te.shape_vars(args)
         self._compiled: dict[tuple[int, ...], Callable] = {}
         self._modules: dict[tuple[int, ...], ModuleOp | list] = {}
+        self.symbolic: Callable | None = None
+        self.why_specialized: str | None = None
+        if self.size_vars:
+            self._build_symbolic()
+
+    def _build_symbolic(self) -> None:
+        from tilecraft.driver.te_pieces import cut_ops
+        from tilecraft.frontends.te.emit import symbolic_sizes
+        from tilecraft.utils.diagnostics import OpError
+
+        if cut_ops(self.args) is not None:
+            self.why_specialized = "it runs in parts (te.extern or te.scan)"
+            return
+        try:
+            names = symbolic_sizes(self.size_vars)
+            compiled, module = build_pieces(self.schedule, self.args, self.entry_name, names)
+        except (OpError, ValueError) as e:
+            # What it cannot build for every size yet; a real error in the
+            # computation shows again when the first size is compiled.
+            self.why_specialized = str(e).strip().splitlines()[-1]
+            return
+        assert compiled is not None
+        self.symbolic = compiled
+        self._modules[()] = module
 
     def specialize(self, key: tuple[int, ...]) -> Callable:
         """The callable for the sizes `key` (one per size var, in order), compiled on first use."""
+        if self.symbolic is not None:
+            return self.symbolic
         compiled = self._compiled.get(key)
         if compiled is None:
             bindings = {id(v): n for v, n in zip(self.size_vars, key)}
@@ -93,7 +135,7 @@ class TeBuild:
                 f"{what} of a function with te.extern or te.scan stages: it runs in parts "
                 "from Python, so there is no one native function"
             )
-        if not self.size_vars:
+        if not self.size_vars or self.symbolic is not None:
             module = self._modules[()]
             assert isinstance(module, ModuleOp)
             return [(self.entry_name, module)]

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
-from tilecraft.frontends.te.emit import build_module, scalar_input
+from tilecraft.frontends.te.emit import Sizes, build_module, scalar_input
 from tilecraft.frontends.te.extern import ExternOp
 from tilecraft.frontends.te.scan import ScanOp
 from tilecraft.frontends.te.schedule import Schedule, _reachable
@@ -28,7 +28,7 @@ from tilecraft.frontends.te.tensor import ComputeOp, Tensor
 from tilecraft.utils.gc_pause import compiling
 
 
-def lower_module(s, args, name: str, sizes: dict[int, int] | None = None, only_own_stages: bool = False):
+def lower_module(s, args, name: str, sizes: Sizes | None = None, only_own_stages: bool = False):
     """The loop-level module of a schedule (te + sched lowered to the loop dialect)."""
     from tilecraft.driver.context import lower_to_loops
 
@@ -60,10 +60,12 @@ def cut_ops(args: Sequence) -> list | None:
 
 @compiling
 def build_pieces(
-    s: Schedule, args: list, name: str, sizes: dict[int, int], jit: bool = True
+    s: Schedule, args: list, name: str, sizes: Sizes, jit: bool = True
 ) -> tuple[Callable | None, ModuleOp | list]:
     """A callable taking the call's arrays (args without explicit sizes) and the
-    loop-level modules behind it (one, or a list of (what it computes, module))."""
+    loop-level modules behind it (one, or a list of (what it computes, module)).
+    `sizes` gives each te.var size a value, or its name to keep it symbolic (one
+    function for every size: only without te.extern and te.scan)."""
     from tilecraft.driver.kernels import compile_loop_module
 
     call_args = [a for a in args if not (isinstance(a, Var) and id(a) in sizes)]

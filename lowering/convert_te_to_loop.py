@@ -56,17 +56,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import bufferization, func, memref
+from xdsl.dialects import arith, bufferization, func, memref
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     ArrayAttr,
     DictionaryAttr,
     FunctionType,
+    IndexType,
+    IntegerAttr,
     MemRefType,
     ModuleOp,
     StringAttr,
     TensorType,
 )
-from xdsl.ir import Attribute, Block, Operation
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -78,14 +81,15 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 from xdsl.transforms.dead_code_elimination import RemoveUnusedOperations
 
-from tilecraft.analysis.bounds import check_reads_in_bounds, infer_bounds
+from tilecraft.analysis.bounds import Size, check_reads_in_bounds, extent_of, infer_bounds
 from tilecraft.analysis.expr import Expr
 from tilecraft.dialects.sched_replay import MAX_UNROLL, ScheduleState, Stage, find_schedule
 from tilecraft.dialects import loop, te
-from tilecraft.lowering.loop_builder import Cursor
+from tilecraft.lowering.loop_builder import Cursor, emit_index
 from tilecraft.lowering.stage_emitter import Buffer, StageEmitter
 from tilecraft.utils.diagnostics import OpError
 from tilecraft.utils.names import name_hint
+from tilecraft.utils.symbolic import SymExpr
 
 PASS = "convert-te-to-loop"
 
@@ -143,19 +147,44 @@ class TeFunctionLowering:
         self.inputs = [s for s in self.state.stages if s.kind == "input"]
         self.outputs = self._outputs()
         self.arg_stages = self.inputs + self.outputs
-        self.arg_types: list[Attribute] = [
-            MemRefType(s.element_type, s.shape) for s in self.arg_stages
-        ]
+        self.arg_types: list[Attribute] = [_memref_type(s) for s in self.arg_stages]
+        self._check_sizes()
         self.buffers: dict[Stage, Buffer] = {}
         self.emitter = StageEmitter(self.state, self.bounds, self.buffers)
         self.anchored = self._anchors()
         self.root: _RootCursor | None = None
         self.bridges: list[Operation] = []
+        self.sizes: dict[Size, SSAValue] = {}  # read from the arguments in `prepare`
+
+    def _check_sizes(self) -> None:
+        """Every size known only when the function runs is a whole dimension of
+        one of its arguments, from which the loop function reads it."""
+        self.size_sources: dict[str, tuple[int, int]] = {}
+        for n, s in enumerate(self.arg_stages):
+            for d, size in enumerate(s.shape):
+                if isinstance(size, SymExpr) and size.free_names() == {str(size)}:
+                    self.size_sources.setdefault(str(size), (n, d))
+        for s in self.state.stages:
+            for size in s.shape:
+                missing = set() if isinstance(size, int) else size.free_names() - set(self.size_sources)
+                if missing:
+                    raise OpError(
+                        s.compute or self.f,
+                        f"{PASS}: the size {', '.join(sorted(missing))} of '{s.name}' is not a whole "
+                        "dimension of any argument or result, so the loop function cannot read it",
+                    )
 
     def _check_unroll(self) -> None:
         for s, ext in self.bounds.leaf_extents.items():
             for v in s.leaves:
-                if v.annotation == "unrolled" and ext[v] > MAX_UNROLL:
+                if not isinstance(ext[v], int) and v.annotation not in ("serial", "parallel"):
+                    raise OpError(
+                        v.annotation_op or s.compute or self.f,
+                        f"{PASS}: axis '{v.name}' of '{s.name}' runs to {ext[v]}, known only when "
+                        f"the program runs; a {v.annotation} loop needs a static extent: split the "
+                        "axis by a factor and annotate the inner part",
+                    )
+                if v.annotation == "unrolled" and isinstance(ext[v], int) and ext[v] > MAX_UNROLL:
                     raise OpError(
                         v.annotation_op,
                         f"{PASS}: axis '{v.name}' has extent {ext[v]}; unrolling more "
@@ -205,19 +234,34 @@ class TeFunctionLowering:
         if schedule is not None:
             schedule.detach()
             schedule.erase()
+        args = []
         for s, t in zip(self.arg_stages, self.arg_types):
             arg = block.insert_arg(t, len(block.args))
             arg.name_hint = name_hint(s.name)
             self.buffers[s] = Buffer(arg, [Expr()] * len(s.shape))
+            args.append(arg)
         first = block.first_op
         assert first is not None
+        # The sizes known when it runs, read from the arguments that carry them.
+        for name, (n, d) in self.size_sources.items():
+            index = arith.ConstantOp(IntegerAttr(d, IndexType()))
+            dim = memref.DimOp(args[n], index)
+            dim.result.name_hint = name_hint(name)
+            block.insert_ops_before([index, dim], first)
+            self.sizes[Size(name)] = dim.result
         for s in self.emitter.order:
             if s.kind != "input" and s.attach == "root" and s not in self.outputs:
-                alloc = loop.AllocOp(s.name, s.scope, MemRefType(s.element_type, s.shape))
+                sizes = [self._size(d, block, first) for d in s.shape if not isinstance(d, int)]
+                alloc = loop.AllocOp(s.name, s.scope, _memref_type(s), sizes)
                 alloc.buffer.name_hint = name_hint(s.name)
                 block.insert_op_before(alloc, first)
                 self.buffers[s] = Buffer(alloc.buffer, [Expr()] * len(s.shape))
         self.root = _RootCursor(block)
+
+    def _size(self, d: SymExpr, block: Block, before: Operation) -> SSAValue:
+        """A size of an intermediate buffer, computed at the function's entry."""
+        cursor = _EntryCursor(block, before)
+        return emit_index(Expr.lift(extent_of(d, self.f)), self.sizes, cursor)
 
     def lower(self, op: te.ComputeOp, rewriter: PatternRewriter) -> None:
         """Emit the root stages anchored at `op` before it; replace its tensor by
@@ -226,7 +270,7 @@ class TeFunctionLowering:
         assert self.root is not None
         self.root.rewriter, self.root.anchor = rewriter, op
         for s in stages:
-            self.emitter.emit(s, self.root, {})
+            self.emitter.emit(s, self.root, dict(self.sizes))
         stage = self.state.stage_of[op.result]
         if stage.attach == "root":
             cast = bufferization.ToTensorOp(self.buffers[stage].value)
@@ -253,10 +297,34 @@ class TeFunctionLowering:
         for arg in list(block.args[: len(block.args) - len(self.arg_stages)]):
             block.erase_arg(arg)
         f.function_type = FunctionType.from_lists(self.arg_types, [])
-        f.arg_attrs = ArrayAttr(
-            [DictionaryAttr({"tc.name": StringAttr(s.name)}) for s in self.arg_stages]
-        )
+        f.arg_attrs = ArrayAttr([DictionaryAttr(_arg_attrs(s)) for s in self.arg_stages])
         f.res_attrs = None
+
+
+def _memref_type(s: Stage) -> MemRefType:
+    """A stage's buffer type: a `?` for each size known when the program runs."""
+    dims = [d if isinstance(d, int) else DYNAMIC_INDEX for d in s.shape]
+    return MemRefType(s.element_type, dims)
+
+
+def _arg_attrs(s: Stage) -> dict[str, Attribute]:
+    attrs: dict[str, Attribute] = {"tc.name": StringAttr(s.name)}
+    names = [str(d) for d in s.shape if not isinstance(d, int)]
+    if names:
+        attrs["tc.dims"] = ArrayAttr([StringAttr(n) for n in names])
+    return attrs
+
+
+class _EntryCursor(Cursor):
+    """The function's entry, before its first op (sizes computed once)."""
+
+    def __init__(self, block: Block, before: Operation):
+        super().__init__(block)
+        self.anchor = before
+
+    def insert(self, op: Operation) -> Operation:
+        self.block.insert_op_before(op, self.anchor)
+        return op
 
 
 # -- patterns --------------------------------------------------------------------

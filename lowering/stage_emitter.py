@@ -23,11 +23,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, memref
-from xdsl.dialects.builtin import MemRefType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.rewriter import Rewriter
 
-from tilecraft.analysis.bounds import Bounds, axis_values, index_expr
+from tilecraft.analysis.bounds import (
+    Bounds,
+    Extent,
+    atom_range,
+    axis_values,
+    extent_of,
+    index_expr,
+    provably_below,
+)
 from tilecraft.analysis.expr import Expr, bounds, simplify
 from tilecraft.analysis.tensorize import TensorizeMatch, check_tensorize
 from tilecraft.dialects.sched_replay import (
@@ -59,7 +67,7 @@ class Guard:
     kind: str  # the axis kind it belongs to: "spatial" or "reduce"
     expr: Expr
     lo: int | None  # require expr >= lo
-    hi: int | None  # require expr < hi
+    hi: Extent | None  # require expr < hi
 
 
 class _BeforeCursor(Cursor):
@@ -114,7 +122,7 @@ class StageEmitter:
         self,
         s: Stage,
         leaves: list[IterVar],
-        ext: dict[IterVar, int],
+        ext: dict[IterVar, Extent],
         cur: Cursor,
         env: Env,
         attach: bool,
@@ -127,7 +135,10 @@ class StageEmitter:
         if attach and v is s.tensorize_axis:
             self._emit_tensor_intrin(s, cur, env)
             return
-        for_op = loop.ForOp(0, ext[v], v.annotation, var_name=v.name)
+        extent = ext[v]
+        if not isinstance(extent, int):  # (serial or parallel: convert-te-to-loop checked)
+            extent = self._index(extent, env, cur)
+        for_op = loop.ForOp(0, extent, v.annotation, var_name=v.name)
         cur.insert(for_op)
         inner_env = {**env, v: for_op.var}
         inner = cur.child(for_op, binds=v)
@@ -139,16 +150,20 @@ class StageEmitter:
 
     def _emit_attached(self, p: Stage, cur: Cursor, env: Env):
         mins, sizes = self.bounds.regions[p]
-        alloc = loop.AllocOp(p.name, _attached_scope(p, sizes), MemRefType(p.element_type, sizes))
+        if all(isinstance(n, int) for n in sizes):
+            alloc = loop.AllocOp(p.name, _attached_scope(p, sizes), MemRefType(p.element_type, sizes))
+        else:  # sizes known when it runs: on the heap
+            dims = [n if isinstance(n, int) else DYNAMIC_INDEX for n in sizes]
+            operands = [self._index(n, env, cur) for n in sizes if not isinstance(n, int)]
+            alloc = loop.AllocOp(p.name, "global", MemRefType(p.element_type, dims), operands)
         alloc.buffer.name_hint = name_hint(p.name)
         cur.insert(alloc)
         self.buffers[p] = Buffer(alloc.buffer, mins)
         self.emit(p, cur, env)
 
-    def _guards(self, s: Stage, ext: dict[IterVar, int], local: dict[IterVar, Expr]) -> list[Guard]:
-        def rng(a):
-            return (0, self.bounds.extents[a] - 1)
-
+    def _guards(self, s: Stage, ext: dict[IterVar, Extent], local: dict[IterVar, Expr]) -> list[Guard]:
+        extents = self.bounds.extents
+        rng = atom_range(extents)
         guards: list[Guard] = []
 
         def add(g: Guard):
@@ -158,13 +173,13 @@ class StageEmitter:
         for rel in s.relations:
             if isinstance(rel, Split):
                 e = local[rel.parent]
-                if bounds(e, rng)[1] >= ext[rel.parent]:
+                if not provably_below(e, ext[rel.parent], extents):
                     add(Guard(rel.parent.kind, e, None, ext[rel.parent]))
         for d, r in enumerate(s.spatial_root):
             g = self.bounds.root_values[s][r]
-            lo, hi = bounds(g, rng)
-            need_lo = 0 if lo < 0 else None
-            need_hi = s.shape[d] if hi >= s.shape[d] else None
+            size = extent_of(s.shape[d])
+            need_lo = 0 if bounds(g, rng)[0] < 0 else None
+            need_hi = None if provably_below(g, size, extents) else size
             if need_lo is not None or need_hi is not None:
                 add(Guard("spatial", g, need_lo, need_hi))
         return guards
@@ -179,7 +194,8 @@ class StageEmitter:
             if g.lo is not None:
                 checks.append(cur.value(arith.CmpiOp(v, cur.index_const(g.lo), "sge")))
             if g.hi is not None:
-                checks.append(cur.value(arith.CmpiOp(v, cur.index_const(g.hi), "slt")))
+                hi = cur.index_const(g.hi) if isinstance(g.hi, int) else self._index(g.hi, env, cur)
+                checks.append(cur.value(arith.CmpiOp(v, hi, "slt")))
             for c in checks:
                 cond = c if cond is None else cur.value(arith.AndIOp(cond, c))
         if cond is None:
@@ -190,7 +206,7 @@ class StageEmitter:
 
     def _index(self, expr: Expr, env: Env, cur: Cursor) -> SSAValue:
         """Emit index `expr`, its div/mod simplified with the loop extents."""
-        return emit_index(simplify(expr, lambda a: (0, self.bounds.extents[a] - 1)), env, cur)
+        return emit_index(simplify(expr, atom_range(self.bounds.extents)), env, cur)
 
     # -- bodies -----------------------------------------------------------------
 

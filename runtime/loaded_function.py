@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from tilecraft.driver.te_library import FORMAT, VERSION
+from tilecraft.utils.symbolic import SymbolicSizeError, bind
 
 
 class LoadedFunction:
@@ -26,16 +27,27 @@ class LoadedFunction:
     def _pick(self, values):
         for compiled, specs in self._variants:
             by_position = {n: specs[k] for k, n in enumerate(self._order)}
-            if all(
-                n in self._scalars or (isinstance(x, np.ndarray) and x.shape == by_position[n].shape)
-                for n, x in enumerate(values)
-            ):
+            if self._matches(values, by_position):
                 return compiled, by_position
         shapes = ", ".join(str(np.shape(x)) for x in values)
         raise ValueError(
             f"{self.entry_name} was saved for the sizes it had been called with; none "
             f"matches these arrays ({shapes})"
         )
+
+    def _matches(self, values, by_position) -> bool:
+        """Whether the arrays have the shapes of a variant (`?` sizes: any that agree)."""
+        bindings: dict[str, int] = {}
+        for n, x in enumerate(values):
+            if n in self._scalars:
+                continue
+            if not isinstance(x, np.ndarray):
+                return False
+            try:
+                bindings = bind(by_position[n].shape, x.shape, by_position[n].name, bindings)
+            except SymbolicSizeError:
+                return False
+        return True
 
     def __call__(self, *arrays) -> None:
         if len(arrays) != self._arity:

@@ -155,6 +155,14 @@ class SymExpr:
         """The constant term."""
         return self._terms.get((), 0)
 
+    @property
+    def constant_term(self) -> int:
+        return self._terms.get((), 0)
+
+    def terms(self) -> list[tuple[Monomial, int]]:
+        """The non-constant terms: (atoms multiplied, coefficient)."""
+        return [(m, c) for m, c in self._terms.items() if m]
+
     def free_names(self) -> set[str]:
         names: set[str] = set()
         for m in self._terms:

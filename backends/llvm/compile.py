@@ -45,6 +45,15 @@ class CompileTimes:
         )
 
 
+_built = [0]
+
+
+def modules_built() -> int:
+    """How many modules this process has translated and optimized (the count a
+    test reads to show that calls compile nothing)."""
+    return _built[0]
+
+
 def build_llvm_module(
     module: ModuleOp,
     runtime: str,
@@ -62,6 +71,7 @@ def build_llvm_module(
             "first (tilecraft.driver.kernels.compile_loop_module does)"
         )
     times = times if times is not None else CompileTimes()
+    _built[0] += 1
     start = time.perf_counter()
     with section("translate"):
         triple, layout = triple_and_layout()

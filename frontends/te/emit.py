@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from xdsl.dialects import arith, func, llvm, scf
 from xdsl.dialects import math as xmath
@@ -52,13 +52,55 @@ from tilecraft.frontends.te.expr import (
 from tilecraft.frontends.te.schedule import CacheTensor, Schedule, Stage, _reachable
 from tilecraft.frontends.te.symbolic import Var, evaluate, free_vars
 from tilecraft.frontends.te.tensor import ComputeOp, PlaceholderOp, Tensor
+from tilecraft.dialects.graph.shapes import tensor
 from tilecraft.utils.diagnostics import verify_module
+from tilecraft.utils.symbolic import SymExpr
 from tilecraft.utils.names import name_hint
 from tilecraft.utils.gc_pause import compiling
 
 
-def _tensor_type(t: Tensor | CacheTensor, sizes: dict[int, int] | None = None) -> TensorType:
-    return TensorType(_ir_type(t.dtype), [evaluate(d, sizes or {}) for d in t.shape])
+# `sizes` maps each te.var size (by id) to its value, or to its name where the
+# IR keeps it symbolic (a `?` of the tensor types, bound when the function runs).
+Sizes = Mapping[int, int | str]
+
+
+def _tensor_type(t: Tensor | CacheTensor, sizes: Sizes | None = None) -> TensorType:
+    sizes = sizes or {}
+    dims = [_dim(d, sizes) for d in t.shape]
+    return tensor(dims, _ir_type(t.dtype))
+
+
+def _dim(d, sizes: Sizes) -> int | SymExpr:
+    if all(isinstance(sizes.get(id(v)), int) for v in free_vars(d)):
+        return evaluate(d, sizes)  # type: ignore[arg-type]
+    return symbolic_size(d, sizes)
+
+
+def symbolic_size(e, sizes: Sizes) -> SymExpr:
+    """A size expression of te.vars as a SymExpr of their names (+ - * and //, %
+    by constants); a ValueError for anything else."""
+    if isinstance(e, int):
+        return SymExpr.lift(e)
+    if isinstance(e, Const):
+        return SymExpr.lift(int(e.value))
+    if isinstance(e, Var):
+        value = sizes.get(id(e))
+        if value is None:
+            raise ValueError(f"the size {e.name} is not known here")
+        return SymExpr.lift(value)
+    if isinstance(e, Cast):
+        return symbolic_size(e.operand, sizes)
+    if isinstance(e, Unary) and e.op == "neg":
+        return -symbolic_size(e.operand, sizes)
+    if isinstance(e, Binary) and e.op in ("add", "sub", "mul"):
+        a, b = symbolic_size(e.lhs, sizes), symbolic_size(e.rhs, sizes)
+        return a + b if e.op == "add" else a - b if e.op == "sub" else a * b
+    if isinstance(e, Binary) and e.op in ("floordiv", "truncdiv", "floormod", "mod", "truncmod"):
+        a, b = symbolic_size(e.lhs, sizes), symbolic_size(e.rhs, sizes)
+        if not b.is_constant or b.constant <= 0:
+            raise ValueError(f"the size {e!r} divides by a size known only when it runs")
+        return a.floordiv(b.constant) if "div" in e.op else a.mod(b.constant)
+    raise ValueError(f"the size {e!r} is not a sum of products of te.var sizes")
 
 
 class _ScheduleEmitter:
@@ -115,11 +157,11 @@ class _BodyEmitter:
     def __init__(
         self,
         tensors: dict[int, SSAValue],
-        sizes: dict[int, int] | None = None,
+        sizes: Sizes | None = None,
         scalars: dict[int, Tensor] | None = None,
     ):
         self.tensors = tensors
-        self.sizes = sizes or {}  # id(te.var) -> its value in this build
+        self.sizes = sizes or {}  # id(te.var) -> its value in this build, or its name
         self.scalars = scalars or {}  # id(te.var) -> the 1-element input that holds it
         self.axes: dict[int, SSAValue] = {}
         self.scopes: list[dict[object, SSAValue]] = [{}]  # one per region; for CSE
@@ -182,6 +224,11 @@ class _BodyEmitter:
         if id(v) in self.scalars:
             zero = self._const(0, INDEX)
             return self._add(te_ir.ReadOp(self.tensors[id(self.scalars[id(v)])], [zero]))
+        if isinstance(self.sizes.get(id(v)), str):
+            raise ValueError(
+                f"te.var {v.name!r} is used in an expression; its value is not in the IR of a "
+                "function built for every size"
+            )
         if id(v) in self.sizes:
             return self._const(self.sizes[id(v)], v.dtype)
         raise ValueError(
@@ -299,7 +346,13 @@ class _BodyEmitter:
             arg.name_hint = name_hint(n)
             self.axes[id(a)] = arg
         body = self.region(block, e.body)
-        bounds = [tuple(evaluate(d, self.sizes) for d in a.dom) for a in e.axes]
+        for a in e.axes:
+            if any(isinstance(self.sizes.get(id(v)), str) for d in a.dom for v in free_vars(d)):
+                raise ValueError(
+                    f"the reduce axis {self.axis_names[id(a)]} has a size known only when it runs; "
+                    "a function built for every size needs static reduce ranges"
+                )
+        bounds = [tuple(evaluate(d, self.sizes) for d in a.dom) for a in e.axes]  # type: ignore[arg-type]
         op = te_ir.ReduceOp(e.kind, names, bounds, _ir_type(e.dtype), body)
         return self._add(op)
 
@@ -364,6 +417,20 @@ def _unique_names(tensors: Sequence[Tensor]) -> dict[int, str]:
     return names
 
 
+def symbolic_sizes(size_vars: Sequence[Var]) -> Sizes:
+    """Each te.var size by its name (`build_module` keeps them symbolic); a
+    ValueError when two have one name, or a name is not an identifier."""
+    names: dict[int, int | str] = {}
+    seen: dict[str, Var] = {}
+    for v in size_vars:
+        if v.name in seen:
+            raise ValueError(f"two te.var sizes are named {v.name!r}")
+        SymExpr.lift(v.name)  # (a SymbolicSizeError, a ValueError, for a bad name)
+        seen[v.name] = v
+        names[id(v)] = v.name
+    return names
+
+
 def scalar_input(v: Var) -> Tensor:
     """The 1-element input that carries scalar parameter `v` (a `te.var` in args that
     is not a size) into the function; one per Var."""
@@ -395,7 +462,7 @@ def build_module(
     s: Schedule | None,
     args: Sequence[Tensor | Var],
     name: str = "main",
-    sizes: dict[int, int] | None = None,
+    sizes: Sizes | None = None,
     only_own_stages: bool = False,
     verify: bool = True,
 ) -> ModuleOp:
@@ -406,8 +473,10 @@ def build_module(
     and the schedule at the end. The module is verified before it is returned
     (unless `verify=False`: the tuner's candidates, built from its own templates).
 
-    `sizes` gives each `te.var` size its value (by `id`); a `te.var` in `args` that
-    is not a size is a scalar parameter, taken as a 1-element input (`scalar_input`).
+    `sizes` gives each `te.var` size its value (by `id`), or its name to keep it
+    symbolic: a `?` of the tensor types that the loop function reads from its
+    arguments (`symbolic_sizes`); a `te.var` in `args` that is not a size is a
+    scalar parameter, taken as a 1-element input (`scalar_input`).
     A computed tensor in `args` that the schedule computes at a consumer's loop or
     inlines is also computed on its own for the function to return it.
     """

@@ -131,9 +131,8 @@ def bind_sizes(
                     "as a whole dimension to take its size from"
                 ) from None
             if want != g:
-                raise ValueError(
-                    f"dimension {dim} of {arg} must be {d!r} = {want}, got {g}"
-                )
+                said = f"{d!r} = {want}" if free_vars(d) else f"{want}"
+                raise ValueError(f"dimension {dim} of {arg} must be {said}, got {g}")
     for v, value in bindings.items():
         if value <= 0:
             raise ValueError(f"size {names[v]} must be positive, got {value}")

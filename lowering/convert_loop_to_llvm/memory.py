@@ -203,9 +203,12 @@ class AllocLowering(RewritePattern):
         mtype = op.buffer.type
         assert isinstance(mtype, MemRefType)
         stored = memory_type(mtype.element_type)
+        b = self.state.builder(op)
+        if op.sizes:
+            self._dynamic(op, mtype, b, rewriter)
+            return
         count = prod(mtype.get_shape())
         size = count * element_bytes(mtype.element_type)
-        b = self.state.builder(op)
         if op.scope.data.value != "global" and size <= MAX_STACK_BYTES:
             # Large copies of one buffer (an unrolled body allocates one per
             # iteration) share a stack slot: each copy is used by its iteration only.
@@ -229,6 +232,25 @@ class AllocLowering(RewritePattern):
         # when a later op of the block is split off into new blocks.
         rewriter.insert(llvm.CallOp("free", pointer), InsertPoint.before(block.last_op))
         replace_with(rewriter, op, [self.state.as_memref(pointer, mtype)])
+
+    def _dynamic(self, op: AllocOp, mtype: MemRefType, b, rewriter: PatternRewriter) -> None:
+        """A buffer with `?` sizes: on the heap, its bytes computed from them."""
+        static = prod(d for d in mtype.get_shape() if d >= 0) * element_bytes(mtype.element_type)
+        size = b.index(static)
+        for n in op.sizes:
+            size = b.imul(size, n, nsw=True)
+        # aligned_alloc wants a multiple of the alignment
+        padded = b.iadd(size, b.index(BUFFER_ALIGNMENT - 1), nsw=True)
+        rounded = b.imul(b.add(llvm.UDivOp(padded, b.index(BUFFER_ALIGNMENT))), b.index(BUFFER_ALIGNMENT), nsw=True)
+        self.state.declare("aligned_alloc", [i64, i64], PTR)
+        self.state.declare("free", [PTR], None)
+        pointer = b.call("aligned_alloc", [b.index(BUFFER_ALIGNMENT), rounded], PTR)
+        assert pointer is not None
+        block = op.parent_block()
+        assert block is not None and block.last_op is not None
+        rewriter.insert(llvm.CallOp("free", pointer), InsertPoint.before(block.last_op))
+        cast = self.state.as_memref(pointer, mtype, sizes=list(op.sizes))
+        replace_with(rewriter, op, [cast])
 
 
 @dataclass

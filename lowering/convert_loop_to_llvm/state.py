@@ -136,13 +136,18 @@ class Conversion:
         shape = mtype.get_shape()
         if all(d >= 0 for d in shape[1:]):
             return row_major_strides(shape)
-        if memref not in self.dynamic_strides:
-            dims = dims_of(memref)
-            strides: list[int | SSAValue] = [1] * len(dims)
-            for d in range(len(dims) - 2, -1, -1):
-                strides[d] = _times(b, strides[d + 1], dims[d + 1])
+        if memref in self.dynamic_strides:
+            return self.dynamic_strides[memref]
+        dims = dims_of(memref)
+        # Sizes that are the function's arguments: strides once, in the prologue;
+        # others (a buffer allocated with computed sizes): where they are used.
+        hoist = all(isinstance(d, int) or d in b.prologue.args for d in dims)
+        strides: list[int | SSAValue] = [1] * len(dims)
+        for d in range(len(dims) - 2, -1, -1):
+            strides[d] = _times(b, strides[d + 1], dims[d + 1], hoist)
+        if hoist:
             self.dynamic_strides[memref] = strides
-        return self.dynamic_strides[memref]
+        return strides
 
     def erase_casts(self) -> None:
         """Drop the casts of `as_memref`, dead once every op is converted."""
@@ -210,7 +215,7 @@ def expanded(value: SSAValue) -> list[SSAValue]:
     return [value]
 
 
-def _times(b: FunctionBuilder, a: int | SSAValue, c: int | SSAValue) -> int | SSAValue:
+def _times(b: FunctionBuilder, a: int | SSAValue, c: int | SSAValue, hoist: bool) -> int | SSAValue:
     if isinstance(a, int) and isinstance(c, int):
         return a * c
     if isinstance(a, int):
@@ -218,6 +223,8 @@ def _times(b: FunctionBuilder, a: int | SSAValue, c: int | SSAValue) -> int | SS
     if c == 1:
         return a
     other = c if not isinstance(c, int) else b.index(c)
+    if not hoist:
+        return b.imul(a, other, nsw=True)  # type: ignore[arg-type]
     return b.hoist(llvm.MulOp(a, other, overflow=NSW))  # type: ignore[arg-type]
 
 

@@ -56,12 +56,14 @@ def test_vector_add_parallel_and_vectorized():
     s[C].parallel(outer)
     s[C].vectorize(inner)
     text = tvm.lower(s, [A, B, C], simple_mode=True)
-    assert text.startswith("// te.var sizes shown specialized to n = 64")
+    # One function for every n: n is a `?` size, read from the arrays.
+    assert 'memref<?xf32> {tc.name = "A", tc.dims = ["n"]}' in text
     assert "loop.for" in text and "parallel" in text
     f = tvm.build(s, [A, B, C], "llvm", name="myadd_parallel")
-    a, b, c = uniform(1030), uniform(1030), np.zeros(1030, "float32")
-    f(a, b, c)
-    np.testing.assert_allclose(c, a + b)
+    for size in (1030, 3, 4):
+        a, b, c = uniform(size), uniform(size), np.zeros(size, "float32")
+        f(a, b, c)
+        np.testing.assert_allclose(c, a + b)
 
 
 def test_nd_arrays_are_copies_that_start_on_a_cache_line():
@@ -94,9 +96,10 @@ def test_export_library_and_load_module(tmp_path):
         tvm.runtime.load_module(str(tmp_path / "missing.so"))
 
 
-def test_symbolic_function_saved_for_the_sizes_it_ran():
-    """get_started saves `fadd` (built with n = te.var) after calling it: the
-    library holds one variant per size it ran with."""
+def test_symbolic_function_saved_for_every_size():
+    """get_started saves `fadd` (built with n = te.var): one native function
+    whose n is read from the arrays, saved before or after any call, takes
+    every size when loaded back."""
     from tilecraft.contrib import cc, utils
 
     n = te.var("n")
@@ -105,26 +108,49 @@ def test_symbolic_function_saved_for_the_sizes_it_ran():
     C = te.compute(A.shape, lambda i: A[i] + B[i], name="C")
     s = te.create_schedule(C.op)
     fadd = tvm.build(s, [A, B, C], "llvm", name="myadd")
-    with pytest.raises(NotImplementedError, match="export_library of a function with te.var sizes before any call"):
-        fadd.export_library("never.so")
-    arrays = {}
-    for size in (16, 40):
-        arrays[size] = [uniform(size), uniform(size), np.zeros(size, "float32")]
-        fadd(*arrays[size])
     temp = utils.tempdir()
+    fadd.export_library(temp.relpath("before_any_call.so"))
+    for size in (16, 40):
+        fadd(uniform(size), uniform(size), np.zeros(size, "float32"))
     fadd.save(temp.relpath("myadd.o"))
     cc.create_shared(temp.relpath("myadd.so"), [temp.relpath("myadd.o")])
     assert "myadd.so" in temp.listdir()
     fadd1 = tvm.runtime.load_module(temp.relpath("myadd.so"))
     fadd.export_library(temp.relpath("myadd_pack.so"))
     fadd2 = tvm.runtime.load_module(temp.relpath("myadd_pack.so"))
-    for f in (fadd1, fadd2):
-        for size, (a, b, _) in arrays.items():
-            c = np.zeros(size, "float32")
+    fadd3 = tvm.runtime.load_module(temp.relpath("before_any_call.so"))
+    for f in (fadd1, fadd2, fadd3):
+        for size in (16, 40, 7, 1):
+            a, b, c = uniform(size), uniform(size), np.zeros(size, "float32")
             f(a, b, c)
             np.testing.assert_allclose(c, a + b)
-        with pytest.raises(ValueError, match="saved for the sizes it had been called with; none matches"):
-            f(uniform(7), uniform(7), np.zeros(7, "float32"))
+        with pytest.raises(ValueError, match="none matches these arrays"):
+            f(uniform(7), uniform(8), np.zeros(7, "float32"))
+
+
+def test_symbolic_function_saved_for_the_sizes_it_ran(tmp_path):
+    """A computation that cannot be built for every size yet (here a te.var in
+    a body expression) is compiled per size: the library holds one variant per
+    size it ran with."""
+    n = te.var("n")
+    A = te.placeholder((n,), name="A")
+    C = te.compute(A.shape, lambda i: A[i] + n.astype("float32"), name="C")
+    s = te.create_schedule(C.op)
+    fadd = tvm.build(s, [A, C], "llvm", name="addn")
+    with pytest.raises(NotImplementedError, match="export_library of a function with te.var sizes before any call"):
+        fadd.export_library("never.so")
+    for size in (16, 40):
+        a, c = uniform(size), np.zeros(size, "float32")
+        fadd(a, c)
+        np.testing.assert_allclose(c, a + size)
+    path = str(tmp_path / "addn.so")
+    fadd.export_library(path)
+    loaded = tvm.runtime.load_module(path)
+    c = np.zeros(40, "float32")
+    loaded(np.ones(40, "float32"), c)
+    np.testing.assert_allclose(c, 41.0)
+    with pytest.raises(ValueError, match="saved for the sizes it had been called with; none matches"):
+        loaded(uniform(7), np.zeros(7, "float32"))
 
 
 # --- opt_gemm ------------------------------------------------------------------------

@@ -72,3 +72,28 @@ func.func @scale(%A: memref<?x64xf32> {tc.dims = ["m"]}) {
 // CHECK:         llvm.load %{{.*}} : !llvm.ptr -> i64
 // CHECK:         llvm.call @scale_parallel0(
 // CHECK:       llvm.func internal @scale_parallel0(%{{.*}}: !llvm.ptr {{{.*}}}, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64)
+
+// A buffer with a `?` size comes from the heap: its bytes are the size times the
+// static part, rounded up to the alignment; it is freed at the end of its block,
+// and its accesses use its size as a stride.
+func.func @scratch(%A: memref<?x4xf32> {tc.dims = ["m"]}) {
+  %c0 = arith.constant 0 : index
+  %m = memref.dim %A, %c0 : memref<?x4xf32>
+  %T = loop.alloc "T" local(%m) : memref<4x?xf32>
+  loop.for %i = 0 to %m {
+    %c1 = arith.constant 1 : index
+    %a = memref.load %A[%i, %c1] : memref<?x4xf32>
+    memref.store %a, %T[%c1, %i] : memref<4x?xf32>
+  }
+  func.return
+}
+
+// CHECK:      llvm.func @scratch(%{{.*}}: !llvm.ptr {{{.*}}}, %[[M:A_size0_[0-9]+]]: i64)
+// CHECK:        %[[BYTES:.*]] = llvm.mul %{{.*}}, %[[M]] overflow<nsw> : i64
+// CHECK-NEXT:   %[[PADDED:.*]] = llvm.add %[[BYTES]], %{{.*}} overflow<nsw> : i64
+// CHECK-NEXT:   %[[LINES:.*]] = llvm.udiv %[[PADDED]], %{{.*}} : i64
+// CHECK-NEXT:   %[[ROUNDED:.*]] = llvm.mul %[[LINES]], %{{.*}} overflow<nsw> : i64
+// CHECK-NEXT:   %[[T:.*]] = llvm.call @aligned_alloc(%{{.*}}, %[[ROUNDED]])
+// CHECK:        %[[AT:.*]] = llvm.add %[[M]], %{{.*}} overflow<nsw> : i64
+// CHECK-NEXT:   llvm.getelementptr inbounds %[[T]][%[[AT]]]
+// CHECK:        llvm.call @free(%[[T]])

@@ -140,3 +140,66 @@ func.func @reduce_below(%A: tensor<8xf32>) -> tensor<8xf32> {
   }
   func.return %C : tensor<8xf32>
 }
+
+// -----
+
+// A loop to a size known only when the function runs is serial or parallel:
+// vectorize the static inner part of a split instead.
+func.func @vectorize_symbolic(%A: tensor<?xf32, ["n"]>) -> tensor<?xf32, ["n"]> {
+  %B = te.compute "B" (%i: "i") -> tensor<?xf32, ["n"]> {
+    %a = te.read %A[%i] : tensor<?xf32, ["n"]>
+    te.yield %a : f32
+  }
+  sched.schedule {
+    %s = sched.stage %B : tensor<?xf32, ["n"]>
+    %i = sched.axis %s "i"
+    // CHECK: convert-te-to-loop-invalid.mlir:[[# @LINE + 1]]:5: error: convert-te-to-loop: axis 'i' of 'B' runs to n, known only when the program runs; a vectorized loop needs a static extent: split the axis by a factor and annotate the inner part
+    sched.vectorize %i
+  }
+  func.return %B : tensor<?xf32, ["n"]>
+}
+
+// -----
+
+// A size is read from an argument that has it as a whole dimension.
+// CHECK: convert-te-to-loop-invalid.mlir:[[# @LINE + 1]]:1: error: convert-te-to-loop: the size n of 'A' is not a whole dimension of any argument or result, so the loop function cannot read it
+func.func @unreadable_size(%A: tensor<?xf32, ["2 * n"]>) -> tensor<?xf32, ["2 * n"]> {
+  %B = te.compute "B" (%i: "i") -> tensor<?xf32, ["2 * n"]> {
+    %a = te.read %A[%i] : tensor<?xf32, ["2 * n"]>
+    te.yield %a : f32
+  }
+  func.return %B : tensor<?xf32, ["2 * n"]>
+}
+
+// -----
+
+// Only the outermost axis of a fuse may run to a size known when it runs (the
+// others are recovered by div/mod of the fused index by their extents).
+func.func @fuse_symbolic_inner(%A: tensor<4x?xf32, ["n"]>) -> tensor<4x?xf32, ["n"]> {
+  // CHECK: convert-te-to-loop-invalid.mlir:[[# @LINE + 1]]:3: error: convert-te-to-loop: stage 'B', whose sizes are known only when it runs: only the outermost axis of a fuse may have a size known when it runs, not 'j'
+  %B = te.compute "B" (%i: "i", %j: "j") -> tensor<4x?xf32, ["n"]> {
+    %a = te.read %A[%i, %j] : tensor<4x?xf32, ["n"]>
+    te.yield %a : f32
+  }
+  sched.schedule {
+    %s = sched.stage %B : tensor<4x?xf32, ["n"]>
+    %i = sched.axis %s "i"
+    %j = sched.axis %s "j"
+    %f = sched.fuse %i, %j
+  }
+  func.return %B : tensor<4x?xf32, ["n"]>
+}
+
+// -----
+
+// A read that may leave its tensor for some size is refused.
+func.func @maybe_out_of_bounds(%A: tensor<?xf32, ["n"]>) -> tensor<?xf32, ["n"]> {
+  %B = te.compute "B" (%i: "i") -> tensor<?xf32, ["n"]> {
+    %c1 = arith.constant 1 : index
+    %k = arith.addi %i, %c1 : index
+    // CHECK: convert-te-to-loop-invalid.mlir:[[# @LINE + 1]]:5: error: convert-te-to-loop: te.read of 'A' may be out of bounds: index 0 (i + 1) is not provably within dimension 0 (size n) for every size
+    %a = te.read %A[%k] : tensor<?xf32, ["n"]>
+    te.yield %a : f32
+  }
+  func.return %B : tensor<?xf32, ["n"]>
+}

@@ -52,8 +52,9 @@ func.func @alloc_scope() {
 
 // -----
 
+// A `?` size is given as an operand.
 func.func @alloc_dynamic() {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'loop.alloc' op: loop.alloc needs a static shape with positive extents.
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'loop.alloc' op: loop.alloc of memref<?x4xf32> takes 1 size operand(s), one per '?', not 0.
   %B = loop.alloc "B" global : memref<?x4xf32>
   func.return
 }
@@ -61,7 +62,7 @@ func.func @alloc_dynamic() {
 // -----
 
 func.func @alloc_empty() {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'loop.alloc' op: loop.alloc needs a static shape with positive extents.
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'loop.alloc' op: loop.alloc needs positive extents (or '?' sizes given as operands).
   %B = loop.alloc "B" local : memref<4x0xf32>
   func.return
 }

@@ -192,3 +192,16 @@ func.func @check(%A: memref<8xi32>) {
 // CHECK-LABEL: func.func @check(
 // CHECK:         %[[OK:.*]] = arith.cmpi slt, %{{.*}}, %{{.*}} : i32
 // CHECK-NEXT:    loop.assert %[[OK]], "an index is out of range"
+
+// -----
+
+// A buffer with a `?` size: one index operand per `?`.
+func.func @alloc_dynamic(%A: memref<?x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %A, %c0 : memref<?x8xf32>
+  %B = loop.alloc "B" global(%n) : memref<?x8xf32>
+  func.return
+}
+
+// CHECK-LABEL: func.func @alloc_dynamic(
+// CHECK:         %B = loop.alloc "B" global(%n) : memref<?x8xf32>

@@ -29,8 +29,9 @@ func.func @rank_names(%A: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
+// A `?` size is named by the type's encoding (tensor<?xf32, ["n"]>).
 func.func @dynamic_shape(%A: tensor<4xf32>) -> tensor<?xf32> {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'te.compute' op: te.compute 'C' needs a static shape with positive extents.
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'te.compute' op: te.compute 'C' needs positive extents (or '?' sizes named by the type's encoding: tensor<?x8xf32, ["n"]>).
   %C = te.compute "C" (%i: "i") -> tensor<?xf32> {
     %a = te.read %A[%i] : tensor<4xf32>
     te.yield %a : f32
@@ -41,7 +42,7 @@ func.func @dynamic_shape(%A: tensor<4xf32>) -> tensor<?xf32> {
 // -----
 
 func.func @empty_shape(%A: tensor<4xf32>) -> tensor<0xf32> {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'te.compute' op: te.compute 'C' needs a static shape with positive extents.
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'te.compute' op: te.compute 'C' needs positive extents (or '?' sizes named by the type's encoding: tensor<?x8xf32, ["n"]>).
   %C = te.compute "C" (%i: "i") -> tensor<0xf32> {
     %a = te.read %A[%i] : tensor<4xf32>
     te.yield %a : f32
@@ -314,4 +315,15 @@ func.func @axis_name_not_string(%A: tensor<4xf32>) -> tensor<4xf32> {
     te.yield %a : f32
   }
   func.return %C : tensor<4xf32>
+}
+
+// -----
+
+func.func @badly_named(%A: tensor<4xf32>) -> tensor<?xf32, ["n +"]> {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'te.compute' op: te.compute 'C': {{.*}}
+  %C = te.compute "C" (%i: "i") -> tensor<?xf32, ["n +"]> {
+    %a = te.read %A[%i] : tensor<4xf32>
+    te.yield %a : f32
+  }
+  func.return %C : tensor<?xf32, ["n +"]>
 }
