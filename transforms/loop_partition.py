@@ -28,6 +28,14 @@ Loops that are vectorized or unrolled are left alone: the vectorizer masks lanes
 of a guard that varies across them, unrolling makes a guard's condition constant.
 Guards on anything else (a loaded value, a division) stay as they are.
 
+A conjunct may also read sizes known only when the function runs (index values
+made outside every loop: `memref.dim`, arithmetic on it): `io * 8 + ii < %n`
+holds for every `ii` below `floordiv(%n - 8, 8) + 1`. Such a loop (serial or
+parallel, to a static or run-time bound) keeps one loop whose body branches
+once per iteration between a copy without those conjuncts and the original, the
+bound computed before it: whole tiles run unguarded (vectorized without masks),
+the last partial one guarded.
+
 ```mlir
 loop.for %jo = 0 to 4 {
   loop.for %ji = 0 to 8 vectorized {
@@ -87,8 +95,21 @@ def _loop_of(value: SSAValue) -> ForOp | None:
     return None
 
 
+def _is_size(value: SSAValue) -> bool:
+    """An index value known when the function runs, made outside every loop (a
+    size read with `memref.dim`, arithmetic on sizes): a symbol of guards."""
+    if not isinstance(value.type, IndexType) or _loop_of(value) is not None:
+        return False
+    op = value.owner if isinstance(value.owner, Operation) else value.owner.parent_op()  # type: ignore[union-attr]
+    while op is not None:
+        if isinstance(op, ForOp):
+            return False
+        op = op.parent_op()
+    return True
+
+
 def affine(value: SSAValue) -> Affine | None:
-    """`value` as an affine expression of loop variables, or None."""
+    """`value` as an affine expression of loop variables and sizes, or None."""
     k = _constant(value)
     if k is not None:
         return Affine((), k)
@@ -107,6 +128,8 @@ def affine(value: SSAValue) -> Affine | None:
             return rhs.scaled(lhs.const)
         if not rhs.coeffs:
             return lhs.scaled(rhs.const)
+    if _is_size(value):
+        return Affine(((value, 1),), 0)
     return None
 
 
@@ -152,12 +175,16 @@ def _enclosing_loops(op: Operation) -> list[ForOp]:
 @dataclass(frozen=True)
 class Fact:
     """A conjunct of a guard's condition that holds on iterations [lo, hi) of its
-    loop, whatever the loops inside run."""
+    loop, whatever the loops inside run. With sizes in it (`sizes`: an affine
+    form of them, known when it runs), it holds below `floordiv(sizes, a) + 1`
+    instead of `hi` (`a` > 0; `hi` is then the loop's end)."""
 
     guard: GuardOp
     leaf: SSAValue
     lo: int
     hi: int
+    sizes: Affine | None = None
+    a: int = 1
 
 
 def facts(guard: GuardOp) -> list[tuple[ForOp, Fact]]:
@@ -168,17 +195,21 @@ def facts(guard: GuardOp) -> list[tuple[ForOp, Fact]]:
     found = []
     for leaf in conjuncts(guard.cond):
         form = negative_form(leaf)
-        if form is None or not form.coeffs or not {v for v, _ in form.coeffs} <= depth.keys():
+        if form is None:
             continue
-        if not all(loops[depth[v]].is_static for v, _ in form.coeffs):
-            continue  # (a loop whose extent is known only at run time is left alone)
+        sizes = Affine(tuple((v, c) for v, c in form.coeffs if v not in depth), 0)
+        form = Affine(tuple((v, c) for v, c in form.coeffs if v in depth), form.const)
+        if not form.coeffs:
+            continue
         # A loop of one iteration (a split's last piece) holds its variable fixed.
-        varying = [depth[v] for v, _ in form.coeffs if loops[depth[v]].extent > 1]
+        varying = [depth[v] for v, _ in form.coeffs if not loops[depth[v]].is_static or loops[depth[v]].extent > 1]
         if not varying:
             continue
         owner = loops[min(varying)]
         if owner.kind.data not in (LoopKind.SERIAL, LoopKind.PARALLEL):
             continue
+        if any(v is not owner.var and not loops[depth[v]].is_static for v, _ in form.coeffs):
+            continue  # (an inner loop whose extent is known only when it runs: left alone)
         a, rest = 0, form.const  # rest: the largest the other terms can make E
         for v, c in form.coeffs:
             if v is owner.var:
@@ -186,6 +217,14 @@ def facts(guard: GuardOp) -> list[tuple[ForOp, Fact]]:
             else:
                 loop = loops[depth[v]]
                 rest += max(c * loop.lb.data, c * (loop.ub.data - 1))
+        if sizes.coeffs:
+            # a * x + rest + sizes < 0: only an upper bound, found when it runs
+            if a > 0:
+                found.append((owner, Fact(guard, leaf, owner.lb.data, owner.ub.data,
+                                          sizes.scaled(-1).plus(Affine((), -rest - 1)), a)))  # fmt: skip
+            continue
+        if not owner.is_static:
+            continue
         lo, hi = owner.lb.data, owner.ub.data
         if a > 0:  # a * x + rest < 0
             hi = min(hi, (-rest - 1) // a + 1)
@@ -301,6 +340,55 @@ def _version_parallel(loop: ForOp, lo: int, hi: int, found: list[Fact]) -> None:
         body.insert_op_before(op, body.last_op)
 
 
+def _version_by_sizes(loop: ForOp, found: list[Fact]) -> None:
+    """A loop whose guards hold below a bound known when it runs (a split of a
+    size known then: the last tile is partial): its body becomes `if x < hi {
+    copy without those conjuncts } else { body }`, with `hi` the smallest of the
+    bounds, computed once before the loop. (One loop still, serial or parallel:
+    a branch per iteration of the outer loop, none in the inner ones.)"""
+    made: list[Operation] = []
+
+    def emit(op: Operation) -> SSAValue:
+        made.append(op)
+        return op.results[0]
+
+    def index(k: int) -> SSAValue:
+        return emit(arith.ConstantOp(IntegerAttr(k, IndexType())))
+
+    hi: SSAValue | None = None
+    holding = []
+    for f in found:
+        if f.sizes is None:
+            if f.lo > loop.lb.data:
+                continue  # (a lower bound of its own: the slow copy keeps it)
+            bound = index(f.hi)
+        else:
+            total = index(f.sizes.const)
+            for v, c in f.sizes.coeffs:
+                term = v if c == 1 else emit(arith.MuliOp(v, index(c)))
+                total = emit(arith.AddiOp(total, term))
+            quotient = emit(arith.FloorDivSIOp(total, index(f.a))) if f.a != 1 else total
+            bound = emit(arith.AddiOp(quotient, index(1)))
+        hi = bound if hi is None else emit(arith.MinSIOp(hi, bound))
+        holding.append(f)
+    assert hi is not None
+    Rewriter.insert_op(made, InsertPoint.before(loop))
+    body = loop.body.block
+    fast_block = _copy_without(loop, loop.var, holding)
+    fast_block.add_op(YieldOp())
+    inside = arith.CmpiOp(loop.var, hi, "slt")
+    outside = arith.CmpiOp(loop.var, hi, "sge")
+    slow_block = Block()
+    for op in list(body.ops):
+        if isinstance(op, YieldOp):
+            break
+        op.detach()
+        slow_block.add_op(op)
+    slow_block.add_op(YieldOp())
+    for op in [inside, outside, GuardOp(inside.result, Region(fast_block)), GuardOp(outside.result, Region(slow_block))]:
+        body.insert_op_before(op, body.last_op)
+
+
 def partition_once(root: Operation, done: set[ForOp]) -> bool:
     """Partition the outermost loop in `root` that guards bound, if any; True if
     one was."""
@@ -312,6 +400,9 @@ def partition_once(root: Operation, done: set[ForOp]) -> bool:
                     owned.setdefault(loop, []).append(fact)
     for loop, found in owned.items():
         done.add(loop)
+        if any(f.sizes is not None for f in found):
+            _version_by_sizes(loop, found)
+            return True
         lo, hi = max(f.lo for f in found), min(f.hi for f in found)
         if (lo, hi) == (loop.lb.data, loop.ub.data):
             always: dict[GuardOp, set[SSAValue]] = {}

@@ -180,3 +180,71 @@ func.func @dynamic(%A: memref<64xf32>, %n: index) {
 // CHECK-NEXT:    loop.for %i = 0 to %n {
 // CHECK:           loop.guard %ok {
 // CHECK-NOT:     loop.for
+
+// -----
+
+// A split of a size known when the function runs: `io * 8 + ii < %n` holds for
+// every lane while io < floordiv(%n - 8, 8) + 1 (the whole tiles), computed
+// once before the loop; the parallel loop keeps one launch and branches per
+// tile between a copy without the guard and the original.
+func.func @split_of_a_size(%A: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %A, %c0 : memref<?xf32>
+  %c7 = arith.constant 7 : index
+  %c8 = arith.constant 8 : index
+  %up = arith.addi %n, %c7 : index
+  %tiles = arith.floordivsi %up, %c8 : index
+  loop.for %io = 0 to %tiles parallel {
+    loop.for %ii = 0 to 8 vectorized {
+      %base = arith.muli %io, %c8 : index
+      %i = arith.addi %base, %ii : index
+      %ok = arith.cmpi slt, %i, %n : index
+      loop.guard %ok {
+        %z = arith.constant 0.0 : f32
+        memref.store %z, %A[%i] : memref<?xf32>
+      }
+    }
+  }
+  func.return
+}
+
+// CHECK-LABEL: func.func @split_of_a_size(
+// CHECK:         %[[MINUS8:.*]] = arith.constant -8 : index
+// CHECK-NEXT:    %[[NUM:.*]] = arith.addi %[[MINUS8]], %n : index
+// CHECK-NEXT:    %[[EIGHT:.*]] = arith.constant 8 : index
+// CHECK-NEXT:    %[[Q:.*]] = arith.floordivsi %[[NUM]], %[[EIGHT]] : index
+// CHECK-NEXT:    %[[ONE:.*]] = arith.constant 1 : index
+// CHECK-NEXT:    %[[HI:.*]] = arith.addi %[[Q]], %[[ONE]] : index
+// CHECK-NEXT:    loop.for %io = 0 to %tiles parallel {
+// CHECK-NEXT:      %[[WHOLE:.*]] = arith.cmpi slt, %io, %[[HI]] : index
+// CHECK-NEXT:      %[[PART:.*]] = arith.cmpi sge, %io, %[[HI]] : index
+// CHECK-NEXT:      loop.guard %[[WHOLE]] {
+// CHECK-NEXT:        loop.for %ii = 0 to 8 vectorized {
+// CHECK-NOT:           loop.guard
+// CHECK:               memref.store
+// CHECK:           loop.guard %[[PART]] {
+// CHECK:             loop.guard %ok
+
+// -----
+
+// A size computed inside a loop (here loaded) is no symbol: the guard stays.
+func.func @size_from_data(%A: memref<?xf32>, %S: memref<4xindex>) {
+  loop.for %r = 0 to 4 {
+    %n = memref.load %S[%r] : memref<4xindex>
+    loop.for %i = 0 to 8 {
+      %ok = arith.cmpi slt, %i, %n : index
+      loop.guard %ok {
+        %z = arith.constant 0.0 : f32
+        memref.store %z, %A[%i] : memref<?xf32>
+      }
+    }
+  }
+  func.return
+}
+
+// CHECK-LABEL: func.func @size_from_data(
+// CHECK-NEXT:    loop.for %r = 0 to 4 {
+// CHECK-NEXT:      %n = memref.load
+// CHECK-NEXT:      loop.for %i = 0 to 8 {
+// CHECK-NEXT:        %ok = arith.cmpi slt, %i, %n : index
+// CHECK-NEXT:        loop.guard %ok {
