@@ -194,8 +194,9 @@ def check_reads_in_bounds(compute: te.ComputeOp, what: str) -> None:
         maxima[arg] = Expr.lift(extent) - 1
     if compute.reduce is not None:
         for arg, (lo, hi) in zip(compute.reduce.body.block.args, compute.reduce.bounds):
-            ranges[arg], env[arg] = (lo, hi - 1), Expr.var(arg)
-            maxima[arg] = Expr(const=hi - 1)
+            top = extent_of(hi)
+            ranges[arg], env[arg] = (lo, top - 1 if isinstance(top, int) else UNBOUNDED), Expr.var(arg)
+            maxima[arg] = Expr.lift(top) - 1
     for op in compute.body.walk():
         if not isinstance(op, te.ReadOp) or _inside_if(op, compute):
             continue
@@ -362,7 +363,7 @@ def infer_bounds(state: ScheduleState) -> Bounds:
             result.regions[s] = (mins, sizes)
             reduce_bounds = s.root_bounds()[len(s.shape) :]
             root_mins = list(mins) + [Expr(const=lo) for lo, _ in reduce_bounds]
-            root_ext = list(sizes) + [hi - lo for lo, hi in reduce_bounds]
+            root_ext = list(sizes) + [extent_of(hi - lo) for lo, hi in reduce_bounds]
             ext = leaf_extents(s, root_ext)
             local = axis_values(s, ext)
         except NonAffine as e:

@@ -74,6 +74,8 @@ from xdsl.irdl import (
 from xdsl.parser import Parser
 
 from tilecraft.dialects.graph.shapes import ShapeError, shape_of
+from tilecraft.utils.symbolic import SymbolicSizeError, SymExpr
+from tilecraft.utils.symbolic import parse as parse_size
 from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
@@ -134,7 +136,9 @@ def _parse_named_axes(parser: Parser, with_bounds: bool):
             parser.parse_punctuation("=")
             lo = parser.parse_integer()
             parser.parse_keyword("to")
-            hi = parser.parse_integer()
+            pos = parser.pos
+            text = parser.parse_optional_str_literal()
+            hi: int | SymExpr = parser.parse_integer() if text is None else _size(text, parser, pos)
             bounds = (lo, hi)
         return arg, name, bounds
 
@@ -151,8 +155,19 @@ def _print_named_axes(printer: Printer, args, names, bounds=None):
         printer.print_string_literal(name)
         if bounds is not None:
             lo, hi = bounds[n]
-            printer.print_string(f" = {lo} to {hi}")
+            printer.print_string(f" = {lo} to ")
+            if isinstance(hi, int):
+                printer.print_string(str(hi))
+            else:
+                printer.print_string_literal(str(hi))
     printer.print_string(")")
+
+
+def _size(text: str, parser: Parser, pos: int) -> SymExpr:
+    try:
+        return parse_size(text)
+    except SymbolicSizeError as e:
+        parser.raise_error(str(e), pos, parser.pos)
 
 
 @irdl_op_definition
@@ -317,7 +332,7 @@ class ReduceOp(IRDLOperation):
     kind = prop_def(ReduceKindAttr)
     axis_names = prop_def(ArrayAttr[StringAttr])
     lower = prop_def(ArrayAttr[IntAttr])
-    upper = prop_def(ArrayAttr[IntAttr])
+    upper = prop_def(ArrayAttr[IntAttr | StringAttr])  # a string: a size known when it runs
     result = result_def()
     body = region_def("single_block")
     traits = traits_def(HasParent(ComputeOp), Pure())
@@ -326,7 +341,7 @@ class ReduceOp(IRDLOperation):
         self,
         kind: str,
         axis_names: Sequence[str],
-        bounds: Sequence[tuple[int, int]],
+        bounds: Sequence[tuple[int, int | SymExpr]],
         result_type: Attribute,
         body: Region,
     ):
@@ -335,7 +350,7 @@ class ReduceOp(IRDLOperation):
                 "kind": ReduceKindAttr(ReduceKind(kind)),
                 "axis_names": ArrayAttr([StringAttr(a) for a in axis_names]),
                 "lower": ArrayAttr([IntAttr(lo) for lo, _ in bounds]),
-                "upper": ArrayAttr([IntAttr(hi) for _, hi in bounds]),
+                "upper": ArrayAttr([IntAttr(hi) if isinstance(hi, int) else StringAttr(str(hi)) for _, hi in bounds]),
             },
             result_types=[result_type],
             regions=[body],
@@ -346,9 +361,12 @@ class ReduceOp(IRDLOperation):
         return [a.data for a in self.axis_names.data]
 
     @property
-    def bounds(self) -> list[tuple[int, int]]:
+    def bounds(self) -> list[tuple[int, int | SymExpr]]:
+        """[lo, hi) of each axis; `hi` is a SymExpr where it is known only when the
+        program runs (`(%k: "k" = 0 to "seq")`)."""
         return [
-            (lo.data, hi.data) for lo, hi in zip(self.lower.data, self.upper.data)
+            (lo.data, hi.data if isinstance(hi, IntAttr) else parse_size(hi.data))
+            for lo, hi in zip(self.lower.data, self.upper.data)
         ]
 
     @property
@@ -367,8 +385,12 @@ class ReduceOp(IRDLOperation):
             raise VerifyException(
                 "te.reduce needs one named, bounded index argument per reduce axis."
             )
-        for name, (lo, hi) in zip(self.names, self.bounds):
-            if hi <= lo:
+        try:
+            bounds = self.bounds
+        except SymbolicSizeError as e:
+            raise VerifyException(f"te.reduce: {e}") from None
+        for name, (lo, hi) in zip(self.names, bounds):
+            if isinstance(hi, int) and hi <= lo:
                 raise VerifyException(
                     f"te.reduce axis '{name}' has an empty range [{lo}, {hi})."
                 )
@@ -487,4 +509,26 @@ def new_block(n_index_args: int) -> Block:
     return Block(arg_types=[IndexType()] * n_index_args)
 
 
-TE = Dialect("te", [ComputeOp, ReduceOp, ReadOp, YieldOp, FloorModOp, AssertOp], [ReduceKindAttr])
+@irdl_op_definition
+class SizeOp(IRDLOperation):
+    """A size known when the program runs, as a value: `%n = te.size "n"` (a
+    `te.var` size used in an expression). The function reads it from an
+    argument that has it as a whole dimension."""
+
+    name = "te.size"
+    size_name = prop_def(StringAttr, prop_name="name")
+    result = result_def(IndexType())
+    traits = traits_def(Pure())
+    assembly_format = "$name attr-dict"
+
+    def __init__(self, name: str):
+        super().__init__(properties={"name": StringAttr(name)}, result_types=[IndexType()])
+
+    def verify_(self) -> None:
+        try:
+            SymExpr.lift(self.size_name.data)
+        except SymbolicSizeError as e:
+            raise VerifyException(f"te.size: {e}") from None
+
+
+TE = Dialect("te", [ComputeOp, ReduceOp, ReadOp, YieldOp, FloorModOp, AssertOp, SizeOp], [ReduceKindAttr])

@@ -80,8 +80,8 @@ class TeBuild:
     A static function has one (the key `()`). With `te.var` sizes, one native
     function takes every size when the computation can be built for all of them
     (`symbolic`: the sizes are `?`s of its types, read from the arrays); where it
-    cannot yet (a size in a body expression or a reduce range, a schedule whose
-    loops need static extents, te.extern or te.scan: `why_specialized` says which),
+    cannot yet (a reduce axis starting at a size, a schedule whose loops need
+    static extents, te.extern or te.scan: `why_specialized` says which),
     one per set of sizes, compiled when first called with them."""
 
     def __init__(self, s: te.Schedule, args: list, name: str):

@@ -165,14 +165,24 @@ class TeFunctionLowering:
                 if isinstance(size, SymExpr) and size.free_names() == {str(size)}:
                     self.size_sources.setdefault(str(size), (n, d))
         for s in self.state.stages:
-            for size in s.shape:
-                missing = set() if isinstance(size, int) else size.free_names() - set(self.size_sources)
+            sizes = [d for d in s.shape if not isinstance(d, int)]
+            if s.compute is not None and s.compute.reduce is not None:
+                sizes += [hi for _, hi in s.compute.reduce.bounds if not isinstance(hi, int)]
+            for size in sizes:
+                missing = size.free_names() - set(self.size_sources)
                 if missing:
                     raise OpError(
                         s.compute or self.f,
                         f"{PASS}: the size {', '.join(sorted(missing))} of '{s.name}' is not a whole "
                         "dimension of any argument or result, so the loop function cannot read it",
                     )
+        for op in self.f.walk():
+            if isinstance(op, te.SizeOp) and op.size_name.data not in self.size_sources:
+                raise OpError(
+                    op,
+                    f"{PASS}: the size {op.size_name.data} is not a whole dimension of any argument "
+                    "or result, so the loop function cannot read it",
+                )
 
     def _check_unroll(self) -> None:
         for s, ext in self.bounds.leaf_extents.items():

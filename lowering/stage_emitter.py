@@ -30,6 +30,7 @@ from xdsl.rewriter import Rewriter
 from tilecraft.analysis.bounds import (
     Bounds,
     Extent,
+    Size,
     atom_range,
     axis_values,
     extent_of,
@@ -291,6 +292,9 @@ class StageEmitter:
         if isinstance(op, te.AssertOp):
             cur.insert(loop.AssertOp(mapping.get(op.cond, op.cond), op.message))
             return
+        if isinstance(op, te.SizeOp):
+            mapping[op.result] = env[Size(op.size_name.data)]
+            return
         clone = op.clone(value_mapper=mapping)
         cur.insert(clone)
         originals = dict(zip(clone.walk(), op.walk()))
@@ -304,6 +308,8 @@ class StageEmitter:
                 Rewriter.replace_op(nested, [], [v])
             elif isinstance(nested, te.AssertOp):
                 Rewriter.replace_op(nested, [loop.AssertOp(nested.cond, nested.message)], [])
+            elif isinstance(nested, te.SizeOp):
+                Rewriter.replace_op(nested, [], [env[Size(nested.size_name.data)]])
             elif isinstance(nested, te.YieldOp):
                 raise OpError(op, "convert-te-to-loop: unexpected te.yield inside a nested region.")
 

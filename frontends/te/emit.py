@@ -224,11 +224,10 @@ class _BodyEmitter:
         if id(v) in self.scalars:
             zero = self._const(0, INDEX)
             return self._add(te_ir.ReadOp(self.tensors[id(self.scalars[id(v)])], [zero]))
-        if isinstance(self.sizes.get(id(v)), str):
-            raise ValueError(
-                f"te.var {v.name!r} is used in an expression; its value is not in the IR of a "
-                "function built for every size"
-            )
+        name = self.sizes.get(id(v))
+        if isinstance(name, str):  # known when it runs
+            size = self._add(te_ir.SizeOp(name))
+            return self._cast(size, INDEX, v.dtype) if v.dtype != INDEX else size
         if id(v) in self.sizes:
             return self._const(self.sizes[id(v)], v.dtype)
         raise ValueError(
@@ -346,13 +345,13 @@ class _BodyEmitter:
             arg.name_hint = name_hint(n)
             self.axes[id(a)] = arg
         body = self.region(block, e.body)
-        for a in e.axes:
-            if any(isinstance(self.sizes.get(id(v)), str) for d in a.dom for v in free_vars(d)):
+        bounds = [tuple(_dim(d, self.sizes) for d in a.dom) for a in e.axes]
+        for a, (lo, _) in zip(e.axes, bounds):
+            if not isinstance(lo, int):
                 raise ValueError(
-                    f"the reduce axis {self.axis_names[id(a)]} has a size known only when it runs; "
-                    "a function built for every size needs static reduce ranges"
+                    f"the reduce axis {self.axis_names[id(a)]} starts at {lo}, known only when it runs; "
+                    "a function built for every size needs static starts"
                 )
-        bounds = [tuple(evaluate(d, self.sizes) for d in a.dom) for a in e.axes]  # type: ignore[arg-type]
         op = te_ir.ReduceOp(e.kind, names, bounds, _ir_type(e.dtype), body)
         return self._add(op)
 

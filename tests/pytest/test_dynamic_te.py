@@ -2,8 +2,9 @@
 `?`s of the IR, read from the arrays when the function runs, and no call
 compiles anything (`modules_built` does not move). Results against numpy at
 sizes 1, primes and multiples of the split factor +-1; schedules that split,
-parallelize, vectorize the static inner part and compute at a loop; what cannot
-be built for every size yet is compiled per size, and says why."""
+parallelize, vectorize the static inner part and compute at a loop; sizes in
+body expressions and reduce ranges; what cannot be built for every size yet is
+compiled per size, and says why."""
 
 from __future__ import annotations
 
@@ -124,13 +125,27 @@ def test_vectorizing_a_symbolic_axis_is_compiled_per_size():
     np.testing.assert_allclose(b, a + 1.0)
 
 
-def test_a_size_in_an_expression_is_compiled_per_size():
+def test_sizes_in_expressions_and_reduce_ranges():
+    # A row-normalization over a symbolic row length: a reduction to n and n itself
+    # in an expression (`te.size`, read from the argument like the loop bounds).
+    n = te.var("n")
+    A = te.placeholder((4, n), name="A")
+    k = te.reduce_axis((0, n), name="k")
+    S = te.compute((4,), lambda i: te.sum(A[i, k], axis=k), name="S")
+    B = te.compute((4, n), lambda i, j: A[i, j] / S[i] + n.astype("float32"), name="B")
+    f = tc.build(te.create_schedule(B.op), [A, B])
+    cases = [(_uniform(4, size) + 2.0,) for size in (1, 5, 33)]
+    _check_once(f, cases, lambda a: a / a.sum(1, keepdims=True) + a.shape[1])
+
+
+def test_a_reduction_starting_at_a_size_is_compiled_per_size():
     n = te.var("n")
     A = te.placeholder((n,), name="A")
-    B = te.compute((n,), lambda i: A[i] * n.astype("float32"), name="B")
+    k = te.reduce_axis((n - 2, n), name="k")
+    B = te.compute((1,), lambda i: te.sum(A[k], axis=k), name="B")
     f = tc.build(te.create_schedule(B.op), [A, B])
-    assert "is used in an expression" in f._build.why_specialized
+    assert "starts at n - 2" in f._build.why_specialized
     for size in (2, 3):
-        a, b = _uniform(size), np.zeros(size, "float32")
+        a, b = _uniform(size), np.zeros(1, "float32")
         f(a, b)
-        np.testing.assert_allclose(b, a * size)
+        np.testing.assert_allclose(b, a[-2:].sum(), rtol=1e-6)

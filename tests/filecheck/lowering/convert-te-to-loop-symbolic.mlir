@@ -84,3 +84,27 @@ func.func @window(%A: tensor<?xf32, ["n"]>) -> tensor<?xf32, ["n - 2"]> {
 // CHECK:         %[[TOP:.*]] = arith.addi %{{.*}}, %n : index
 // CHECK:         loop.for %i = 0 to %[[TOP]] {
 // CHECK-NOT:       loop.guard
+
+// -----
+
+// A reduction to a size and a size in an expression: both read the value the
+// function took from its argument.
+func.func @normalize(%A: tensor<4x?xf32, ["n"]>) -> tensor<4xf32> {
+  %S = te.compute "S" (%i: "i") -> tensor<4xf32> {
+    %s = te.reduce sum (%k: "k" = 0 to "n") -> f32 {
+      %a = te.read %A[%i, %k] : tensor<4x?xf32, ["n"]>
+      %n = te.size "n"
+      %ni = arith.index_cast %n : index to i32
+      %nf = arith.sitofp %ni : i32 to f32
+      %q = arith.divf %a, %nf : f32
+      te.yield %q : f32
+    }
+    te.yield %s : f32
+  }
+  func.return %S : tensor<4xf32>
+}
+
+// CHECK-LABEL: func.func @normalize(
+// CHECK:         %n = memref.dim %A, %{{.*}} : memref<4x?xf32>
+// CHECK:           loop.for %k = 0 to %n {
+// CHECK:             arith.index_cast %n : index to i32

@@ -327,3 +327,31 @@ func.func @badly_named(%A: tensor<4xf32>) -> tensor<?xf32, ["n +"]> {
   }
   func.return %C : tensor<?xf32, ["n +"]>
 }
+
+// -----
+
+// A reduce range to a size is an expression of size names.
+func.func @bad_reduce_size(%A: tensor<4xf32>) -> tensor<1xf32> {
+  %C = te.compute "C" (%i: "i") -> tensor<1xf32> {
+    // CHECK: invalid.mlir:[[# @LINE + 2]]:40
+    // CHECK: in size 'n +' at column 4: expected a number, a name or '('
+    %s = te.reduce sum (%k: "k" = 0 to "n +") -> f32 {
+      %a = te.read %A[%k] : tensor<4xf32>
+      te.yield %a : f32
+    }
+    te.yield %s : f32
+  }
+  func.return %C : tensor<1xf32>
+}
+
+// -----
+
+func.func @bad_size_name(%A: tensor<4xf32>) -> tensor<4xf32> {
+  %C = te.compute "C" (%i: "i") -> tensor<4xf32> {
+    // CHECK: invalid.mlir:[[# @LINE + 1]]:5: error: 'te.size' op: te.size: '2n' is not a size name (letters, digits, _)
+    %n = te.size "2n"
+    %a = te.read %A[%i] : tensor<4xf32>
+    te.yield %a : f32
+  }
+  func.return %C : tensor<4xf32>
+}

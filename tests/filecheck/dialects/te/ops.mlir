@@ -254,3 +254,32 @@ func.func @check(%A: tensor<4xf32>, %I: tensor<2xi32>) -> tensor<2xf32> {
 // CHECK-LABEL: func.func @check(
 // CHECK:         %[[OK:.*]] = arith.cmpi ult, %{{.*}}, %{{.*}} : i32
 // CHECK-NEXT:    te.assert %[[OK]], "B: an id is out of range"
+
+// -----
+
+// Sizes known when the function runs: `?`s named by the type's encoding, a
+// reduce range to one (a string: the size's expression), and one as a value.
+func.func @normalize(%A: tensor<4x?xf32, ["n"]>) -> tensor<4x?xf32, ["n"]> {
+  %S = te.compute "S" (%i: "i") -> tensor<4xf32> {
+    %s = te.reduce sum (%k: "k" = 0 to "n") -> f32 {
+      %a = te.read %A[%i, %k] : tensor<4x?xf32, ["n"]>
+      te.yield %a : f32
+    }
+    te.yield %s : f32
+  }
+  %B = te.compute "B" (%i: "i", %j: "j") -> tensor<4x?xf32, ["n"]> {
+    %a = te.read %A[%i, %j] : tensor<4x?xf32, ["n"]>
+    %s = te.read %S[%i] : tensor<4xf32>
+    %n = te.size "n"
+    %ni = arith.index_cast %n : index to i32
+    %nf = arith.sitofp %ni : i32 to f32
+    %q = arith.divf %a, %s : f32
+    %r = arith.addf %q, %nf : f32
+    te.yield %r : f32
+  }
+  func.return %B : tensor<4x?xf32, ["n"]>
+}
+
+// CHECK-LABEL: func.func @normalize(
+// CHECK:         te.reduce sum (%k: "k" = 0 to "n") -> f32 {
+// CHECK:         %n = te.size "n"
