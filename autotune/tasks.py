@@ -69,6 +69,7 @@ def extract_tasks(model, input_shapes: dict | None = None, *, store=None) -> lis
     from tilecraft.utils.weights import attach, store_of
 
     module = load_model(model, input_shapes, store)
+    _refuse_symbolic(module)
     source = store_of(module)
     if source is not None:
         attach(module, source.child())
@@ -79,6 +80,30 @@ def extract_tasks(model, input_shapes: dict | None = None, *, store=None) -> lis
     with use_configs(recorder):
         run_stages(stages[: last + 1], make_context(), module)
     return list(recorder.tasks.values())
+
+
+class SymbolicModelError(ValueError):
+    """A model to tune has sizes known only when it runs."""
+
+
+def _refuse_symbolic(module) -> None:
+    """Tuning measures kernels at sizes: a model with sizes known only when it
+    runs is tuned for given ones (a SymbolicModelError naming them says how)."""
+    from xdsl.dialects import func
+
+    from tilecraft.dialects.graph.shapes import symbolic_dims
+
+    for f in module.ops:
+        if not isinstance(f, func.FuncOp):
+            continue
+        for n, t in enumerate(f.function_type.inputs.data):
+            names = [str(d) for _, d in symbolic_dims(t)]
+            if names:
+                raise SymbolicModelError(
+                    f"input #{n + 1} of the model has sizes known only when it runs ({', '.join(names)}); "
+                    "tuning measures kernels at given sizes: fix them with input_shapes= (the tools' "
+                    "--input-shape NAME=D1xD2x...)"
+                )
 
 
 class LogLookup:

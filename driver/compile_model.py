@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, TensorType
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, TensorType, UnrankedTensorType
 
 from tilecraft.driver.ports import INPUT, OUTPUT, WEIGHT, Port
 from tilecraft.pipelines.extra_passes import ExtraPasses, insert_passes
@@ -78,10 +78,13 @@ def graph_function(module: ModuleOp) -> func.FuncOp:
     return next((f for f in functions if f.sym_name.data == "main"), functions[0])
 
 
-def _user_shapes(function: func.FuncOp) -> tuple[list[tuple[int, ...]], list[tuple[int, ...]]]:
-    """The shapes the caller sees: the graph function's argument and result types."""
-    def shape(t) -> tuple[int, ...]:
-        return tuple(t.get_shape()) if isinstance(t, TensorType) else ()
+def _user_shapes(function: func.FuncOp) -> tuple[list[tuple | None], list[tuple | None]]:
+    """The shapes the caller sees: the graph function's argument and result types
+    (a size known when it runs: the SymExpr its `?` is named)."""
+    from tilecraft.dialects.graph.shapes import shape_of
+
+    def shape(t) -> tuple | None:  # (None: unranked, as the buffer is once inferred)
+        return tuple(shape_of(t)) if isinstance(t, TensorType) else None if isinstance(t, UnrankedTensorType) else ()
 
     ftype = function.function_type
     return [shape(t) for t in ftype.inputs.data], [shape(t) for t in ftype.outputs.data]
@@ -100,18 +103,15 @@ def ports_of(main: func.FuncOp, user_inputs, user_outputs) -> list[Port]:
     # is never written, so "written" alone would not find it.
     first_output = len(specs) - len(user_outputs)
     for n, spec in enumerate(specs):
-        shape = tuple(d for d in spec.shape if isinstance(d, int))
-        if len(shape) != len(spec.shape):
-            raise ValueError(
-                f"the model's argument '{spec.name}' has sizes known only when called "
-                f"{spec.shape}; compiled models take static shapes (give input_shapes=)"
-            )
+        shape = spec.shape
         if spec.weight is not None:
             ports.append(Port(spec.weight, WEIGHT, shape, spec.dtype, shape))
         elif spec.output or n >= first_output:
-            ports.append(Port(spec.name, OUTPUT, shape, spec.dtype, next(outputs, shape)))
+            user = next(outputs, shape)
+            ports.append(Port(spec.name, OUTPUT, shape, spec.dtype, shape if user is None else user))
         else:
-            ports.append(Port(spec.name, INPUT, shape, spec.dtype, next(inputs, shape)))
+            user = next(inputs, shape)
+            ports.append(Port(spec.name, INPUT, shape, spec.dtype, shape if user is None else user))
     return ports
 
 

@@ -196,27 +196,29 @@ def lower_piece(piece: CodePiece) -> ModuleOp:
     with section("loop-to-llvm"):
         lowered = lower_to_llvm_dialect(piece.module, in_place=True)
     for symbol in piece.callees:
-        arity = arities[symbol]
         lowered.body.block.add_op(
-            llvm.FuncOp(
-                symbol,
-                llvm.LLVMFunctionType([llvm.LLVMPointerType()] * arity),
-                linkage=llvm.LinkageAttr("external"),
-            )
+            llvm.FuncOp(symbol, llvm.LLVMFunctionType(arities[symbol]), linkage=llvm.LinkageAttr("external"))
         )
     return lowered
 
 
-def _arities(module: ModuleOp, symbols: list[str]) -> dict[str, int]:
-    """How many arguments `module`'s calls pass each of `symbols`."""
-    from xdsl.dialects import func
+def _arities(module: ModuleOp, symbols: list[str]) -> dict[str, list]:
+    """The LLVM argument types `module`'s calls pass each of `symbols`: a pointer
+    per memref, then an i64 per `?` size of it (convert-loop-to-llvm's convention)."""
+    from xdsl.dialects import func, llvm
+    from xdsl.dialects.builtin import MemRefType, i64
 
     wanted = set(symbols)
-    return {
-        op.callee.root_reference.data: len(op.arguments)
-        for op in module.walk()
-        if isinstance(op, func.CallOp) and op.callee.root_reference.data in wanted
-    }
+    arities: dict[str, list] = {}
+    for op in module.walk():
+        if isinstance(op, func.CallOp) and op.callee.root_reference.data in wanted:
+            types: list = []
+            for a in op.arguments:
+                types.append(llvm.LLVMPointerType())
+                if isinstance(a.type, MemRefType):
+                    types.extend([i64] * sum(d < 0 for d in a.type.get_shape()))
+            arities[op.callee.root_reference.data] = types
+    return arities
 
 
 @compiling

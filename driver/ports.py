@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tilecraft.utils.symbolic import SymExpr, parse
+
 INPUT, WEIGHT, OUTPUT = "input", "weight", "output"
 
 
@@ -20,15 +22,31 @@ class Port:
 
     name: str  # the input's / output's name, or the weight's key in the store
     kind: str  # INPUT | WEIGHT | OUTPUT
-    shape: tuple[int, ...]  # the buffer's shape (a scalar is a one-element buffer)
+    # The buffer's shape (a scalar is a one-element buffer): ints, and a SymExpr
+    # for a size known when the model runs (the native entry takes it after the
+    # buffer's address).
+    shape: tuple[int | SymExpr, ...]
     dtype: np.dtype
-    user_shape: tuple[int, ...]  # the shape the caller sees (() for a scalar)
+    user_shape: tuple[int | SymExpr, ...]  # the shape the caller sees (() for a scalar)
+
+    @property
+    def dynamic(self) -> tuple[int, ...]:
+        """The dimensions of `shape` known only when the model runs."""
+        return tuple(k for k, d in enumerate(self.shape) if not isinstance(d, int))
 
     def to_json(self) -> dict:
-        return {"name": self.name, "kind": self.kind, "shape": list(self.shape),
-                "dtype": self.dtype.name, "user_shape": list(self.user_shape)}
+        return {"name": self.name, "kind": self.kind, "shape": _to_json(self.shape),
+                "dtype": self.dtype.name, "user_shape": _to_json(self.user_shape)}
 
     @staticmethod
     def from_json(data: Mapping) -> Port:
-        return Port(str(data["name"]), str(data["kind"]), tuple(int(n) for n in data["shape"]),
-                    np.dtype(data["dtype"]), tuple(int(n) for n in data["user_shape"]))
+        return Port(str(data["name"]), str(data["kind"]), _from_json(data["shape"]),
+                    np.dtype(data["dtype"]), _from_json(data["user_shape"]))
+
+
+def _to_json(shape: tuple) -> list:
+    return [d if isinstance(d, int) else str(d) for d in shape]
+
+
+def _from_json(shape) -> tuple[int | SymExpr, ...]:
+    return tuple(parse(d) if isinstance(d, str) else int(d) for d in shape)

@@ -207,7 +207,7 @@ class PlaceKernelResult(RewritePattern):
             new: Operation = loop.ViewOp(plan.arena, placement.offset, t)
         else:
             name = f"{placement.call.callee.root_reference.data}_{placement.index}"
-            new = loop.AllocOp(name, "global", t)
+            new = loop.AllocOp(name, "global", t, list(op.dynamic_sizes))  # type: ignore[arg-type]
         hint = op.memref.name_hint
         rewriter.replace(op, new)
         new.results[0].name_hint = hint

@@ -50,11 +50,15 @@ from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, Rewrite
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from tilecraft.dialects import graph
+from tilecraft.dialects.graph.shapes import shape_of
 from tilecraft.frontends import te
+from tilecraft.frontends.te.emit import symbolic_size
 from tilecraft.topi import strategy
 from tilecraft.topi.common import flat_index, te_dtype
 from tilecraft.transforms.concat_in_place import is_in_place
 from tilecraft.utils.diagnostics import OpError
+from tilecraft.utils.symbolic import FloorDiv as SymFloorDiv
+from tilecraft.utils.symbolic import SymExpr
 from tilecraft.utils.weights import WeightError, store_of
 
 PASS = "convert-graph-to-te"
@@ -148,13 +152,34 @@ class Kernel:
     hoisted: list[int]  # positions of region value ops to clone in front of the call
 
 
-def _placeholder(value: SSAValue, name: str, op: Operation) -> te.Tensor:
+def _placeholder(value: SSAValue, name: str, op: Operation, sizes: dict[str, te.Var]) -> te.Tensor:
     """The te input for a group operand; a scalar is a one-element tensor, as the
-    computes make a rank-0 result (te tensors have at least one axis)."""
+    computes make a rank-0 result (te tensors have at least one axis). A size
+    known when the program runs is a te.var of its name (one per name in `sizes`)."""
     t = value.type
     if not isinstance(t, TensorType):
         raise OpError(op, f"{PASS}: operand type {t} is not a tensor")
-    return te.placeholder(tuple(t.get_shape()) or (1,), te_dtype(t), name=name)
+    shape = tuple(te_size(d, sizes) for d in shape_of(t))
+    return te.placeholder(shape or (1,), te_dtype(t), name=name)
+
+
+def te_size(d: int | SymExpr, sizes: dict[str, te.Var]):
+    """A graph size as a te size: an int, or a te expression of te.vars."""
+    if isinstance(d, int):
+        return d
+    total = d.constant_term
+    for monomial, c in d.terms():
+        term = c
+        for atom in monomial:
+            if isinstance(atom, str):
+                factor = sizes.setdefault(atom, te.var(atom))
+            elif isinstance(atom, SymFloorDiv):
+                factor = te_size(atom.expr, sizes) // atom.divisor
+            else:
+                factor = te_size(atom.expr, sizes) % atom.divisor
+            term = factor * term if not isinstance(term, int) or term != 1 else factor
+        total = term + total if not isinstance(total, int) or total != 0 else term
+    return total
 
 
 def _refuse_empty(op: Operation) -> None:
@@ -171,6 +196,7 @@ def build_kernel(fused: graph.FusedOp, module: ModuleOp, name: str) -> Kernel:
     for op in block.ops:
         _refuse_empty(op)
     env: dict[SSAValue, te.Tensor] = {}
+    sizes: dict[str, te.Var] = {}  # the te.var of each size known when it runs
     constants: dict[SSAValue, np.ndarray] = {}
     placeholders: list[te.Tensor] = []
     passed: list[int] = []
@@ -182,7 +208,7 @@ def build_kernel(fused: graph.FusedOp, module: ModuleOp, name: str) -> Kernel:
             constants[arg] = value
             env[arg] = const_tensor(value, te_dtype(arg.type))
             continue
-        env[arg] = _placeholder(arg, f"p{len(placeholders)}", fused)
+        env[arg] = _placeholder(arg, f"p{len(placeholders)}", fused, sizes)
         placeholders.append(env[arg])
         passed.append(n)
     anchor_op, anchor, anchor_stages = None, None, []
@@ -195,7 +221,7 @@ def build_kernel(fused: graph.FusedOp, module: ModuleOp, name: str) -> Kernel:
             if _is_small(value) or not value.shape:
                 env[op.results[0]] = const_tensor(value, te_dtype(op.results[0].type))
             else:
-                env[op.results[0]] = _placeholder(op.results[0], f"p{len(placeholders)}", op)
+                env[op.results[0]] = _placeholder(op.results[0], f"p{len(placeholders)}", op, sizes)
                 placeholders.append(env[op.results[0]])
                 hoisted.append(position)
             continue
@@ -212,8 +238,13 @@ def build_kernel(fused: graph.FusedOp, module: ModuleOp, name: str) -> Kernel:
             ) from None
         except (ValueError, graph.ShapeError) as e:
             raise OpError(op, f"{PASS}: cannot lower '{op.name}': {e}") from None
+        except TypeError as e:  # (a computation that needs a static size met a te.var)
+            if not sizes:
+                raise
+            raise OpError(op, f"{PASS}: '{op.name}' has sizes known only when it runs "
+                          f"({', '.join(sizes)}), which its lowering cannot take yet ({e})") from None
         for r, t in zip(op.results, outs):
-            if isinstance(r.type, TensorType) and tuple(r.type.get_shape()) != t.shape and r.type.get_shape():
+            if isinstance(r.type, TensorType) and r.type.get_shape() and not _same_shape(r.type, t, sizes):
                 raise OpError(op, f"{PASS}: '{op.name}' computes shape {t.shape}, its result type says {r.type}")
             env[r] = t
         if anchor is None and op.name in strategy.ANCHOR_SCHEDULES:
@@ -228,13 +259,28 @@ def build_kernel(fused: graph.FusedOp, module: ModuleOp, name: str) -> Kernel:
         outputs.append(t)
     try:
         s = strategy.schedule_group(outputs, anchor_op, anchor, anchor_stages)
-        kernel_module = te.build_module(s, placeholders + outputs, name)
+        names = {id(v): name for name, v in sizes.items()}
+        kernel_module = te.build_module(s, placeholders + outputs, name, names)
     except ValueError as e:
         raise OpError(fused, f"{PASS}: cannot build group '{fused.group_name.data}': {e}") from None
+    except TypeError as e:  # (a heuristic that needs a static size met a te.var)
+        if not sizes:
+            raise
+        raise OpError(fused, f"{PASS}: group '{fused.group_name.data}' has sizes known only when "
+                      f"it runs ({', '.join(sizes)}), which its schedule cannot take yet ({e})") from None
     function = kernel_module.body.block.first_op
     assert isinstance(function, func.FuncOp)
     function.detach()
     return Kernel(function, passed, hoisted)
+
+
+def _same_shape(t: TensorType, computed: te.Tensor, sizes: dict[str, te.Var]) -> bool:
+    names = {id(v): name for name, v in sizes.items()}
+    try:
+        return tuple(shape_of(t)) == tuple(SymExpr.lift(symbolic_size(d, names)) if not isinstance(d, int)
+                                           else d for d in computed.shape)  # fmt: skip
+    except ValueError:
+        return False
 
 
 def _all_stages(tensors: list[te.Tensor]) -> list[te.Tensor]:

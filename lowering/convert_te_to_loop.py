@@ -86,6 +86,8 @@ from tilecraft.analysis.expr import Expr
 from tilecraft.dialects.sched_replay import MAX_UNROLL, ScheduleState, Stage, find_schedule
 from tilecraft.dialects import loop, te
 from tilecraft.lowering.loop_builder import Cursor, emit_index
+from tilecraft.dialects.graph.shapes import shape_of
+from tilecraft.lowering.sizes import emit_size, read_names
 from tilecraft.lowering.stage_emitter import Buffer, StageEmitter
 from tilecraft.utils.diagnostics import OpError
 from tilecraft.utils.names import name_hint
@@ -398,18 +400,35 @@ class BridgeKernelCall(RewritePattern):
             new_ops.append(to_buffer)
             args.append(to_buffer.memref)
         results = []
+        sizes = _result_sizes(op, args, new_ops)
         for r, t in zip(op.results, want[n_in:]):
-            alloc = memref.AllocOp.get(t.element_type, shape=t.get_shape())
+            dynamic = [sizes[d] for d in shape_of(r.type) if not isinstance(d, int)]
+            alloc = memref.AllocOp(dynamic, [], t)  # type: ignore[arg-type]
             alloc.memref.name_hint = r.name_hint
             new_ops.append(alloc)
             args.append(alloc.memref)
-            results.append(bufferization.ToTensorOp(alloc.memref))
+            # (the result's own type: a `?` keeps its name)
+            results.append(bufferization.ToTensorOp.create(operands=[alloc.memref], result_types=[r.type]))
             results[-1].tensor.name_hint = r.name_hint
         call = func.CallOp(name, args, [])
         call.attributes.update(op.attributes)
         for new in (*new_ops, call, *results):
             new.location = op.location  # diagnostics of later passes point at the call
         rewriter.replace(op, [*new_ops, call, *results], [r.tensor for r in results])
+
+
+def _result_sizes(op: func.CallOp, buffers: list[SSAValue], new_ops: list[Operation]) -> dict:
+    """The `?` sizes of a kernel call's results, computed from its operands'."""
+    wanted = [d for r in op.results for d in shape_of(r.type) if not isinstance(d, int)]
+    if not wanted:
+        return {}
+    names = set().union(*(d.free_names() for d in wanted))
+    values = read_names([(b, shape_of(a.type)) for b, a in zip(buffers, op.arguments)], names, new_ops.append)
+    missing = names - set(values)
+    if missing:
+        raise OpError(op, f"{PASS}: the call's results have sizes ({', '.join(sorted(missing))}) that "
+                      "none of its operands has as a whole dimension")  # fmt: skip
+    return {d: emit_size(d, values, new_ops.append) for d in wanted}
 
 
 def check_kernel_calls(module: ModuleOp, kernels: dict[str, TeFunctionLowering]) -> None:

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from math import prod
 
-from xdsl.dialects import bufferization, func, memref
+from xdsl.dialects import arith, bufferization, func, memref
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DenseArrayBase,
@@ -30,6 +30,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from tilecraft.dialects import graph, te
+from tilecraft.dialects.graph.shapes import symbolic_dims
 from tilecraft.transforms.concat_in_place import is_in_place, part_offsets
 from tilecraft.utils.diagnostics import OpError
 
@@ -45,14 +46,30 @@ _ALLOWED = (
     bufferization.ToTensorOp,
     memref.AllocOp,
     func.ReturnOp,
+    # sizes known when it runs: read from the arguments, computed (lowering/sizes.py)
+    memref.DimOp,
+    arith.ConstantOp,
+    arith.AddiOp,
+    arith.MuliOp,
+    arith.FloorDivSIOp,
+    arith.RemSIOp,
 )
 
 
 def buffer_type(t: Attribute, where: Operation) -> MemRefType:
-    """The buffer of a tensor; a scalar's has one element, as the kernels take it."""
-    if not isinstance(t, TensorType) or any(d < 0 for d in t.get_shape()):
-        raise OpError(where, f"{PASS}: the graph function needs statically shaped tensors, not {t}")
+    """The buffer of a tensor; a scalar's has one element, as the kernels take it.
+    A size known when the function runs (a `?` its type names) stays a `?`."""
+    if not isinstance(t, TensorType) or sum(d < 0 for d in t.get_shape()) > len(symbolic_dims(t)):
+        raise OpError(where, f"{PASS}: the graph function needs tensors of static or named sizes, not {t}")
     return MemRefType(t.element_type, t.get_shape() or [1])
+
+
+def _with_dims(attrs: dict[str, Attribute], t: Attribute) -> dict[str, Attribute]:
+    """`attrs` and, for a tensor with `?` sizes, their names (`tc.dims`)."""
+    names = [str(d) for _, d in symbolic_dims(t)]
+    if names:
+        attrs["tc.dims"] = ArrayAttr([StringAttr(n) for n in names])
+    return attrs
 
 
 def _is_empty(t: Attribute) -> bool:
@@ -156,7 +173,7 @@ def plan_graph_function(f: func.FuncOp) -> GraphFunctionPlan:
     for n, arg in enumerate(block.args):
         plan.arg_types.append(buffer_type(arg.type, f))
         name = _string_attr(f.arg_attrs, n, "tc.name") or arg.name_hint or f"arg{n}"
-        plan.arg_attrs.append({"tc.name": StringAttr(name)})
+        plan.arg_attrs.append(_with_dims({"tc.name": StringAttr(name)}, arg.type))
         plan.arg_names.append(arg.name_hint or name)
     for w in plan.weights:
         plan.arg_types.append(buffer_type(w.outputs[0].type, w))
@@ -165,7 +182,7 @@ def plan_graph_function(f: func.FuncOp) -> GraphFunctionPlan:
     for n, v in enumerate(ret.arguments):
         plan.arg_types.append(buffer_type(v.type, ret))
         name = _string_attr(f.res_attrs, n, "tc.name") or f"out{n}"
-        plan.arg_attrs.append({"tc.name": StringAttr(name)})
+        plan.arg_attrs.append(_with_dims({"tc.name": StringAttr(name)}, v.type))
         plan.arg_names.append(name)
 
     for op in block.ops:

@@ -23,6 +23,7 @@ from xdsl.dialects.builtin import ModuleOp, ShapedType
 from xdsl.passes import ModulePass
 
 from tilecraft.dialects import graph
+from tilecraft.dialects.graph.shapes import symbolic_dims
 from tilecraft.utils.diagnostics import OpError
 from tilecraft.utils.levels import function_level
 
@@ -77,10 +78,12 @@ def _check_shapes(f: func.FuncOp, pass_name: str) -> None:
         if _too_large(arg.type):
             raise OpError(f, f"{pass_name}: argument #{n + 1} of @{f.sym_name.data} ({arg.type}) has "
                           f"more than 2**48 elements; tilecraft cannot address a tensor that large")
-        if isinstance(arg.type, ShapedType) and any(d < 0 for d in arg.type.get_shape()):
+        named = len(symbolic_dims(arg.type))
+        if isinstance(arg.type, ShapedType) and sum(d < 0 for d in arg.type.get_shape()) > named:
             raise OpError(f, f"{pass_name}: argument #{n + 1} of @{f.sym_name.data} has a dynamic "
-                          f"shape ({arg.type}); tilecraft compiles static shapes: give every "
-                          "dimension (tilecraft-import --input-shape NAME=D1,D2,...)")
+                          f"shape ({arg.type}) whose '?' sizes are not named: name them "
+                          "(tensor<?x64xf32, [\"batch\"]>) or give every dimension "
+                          "(tilecraft-import --input-shape NAME=D1,D2,...)")
     for op in f.walk():
         if isinstance(op, (graph.ConstantOp, func.ReturnOp)):
             continue

@@ -22,6 +22,7 @@ import numpy as np
 
 from tilecraft.driver.ports import INPUT, OUTPUT, WEIGHT, Port
 from tilecraft.utils.aligned import aligned, aligned_empty
+from tilecraft.utils.symbolic import bind
 
 
 def ctypes_function(address_or_symbol, nargs: int) -> Callable:
@@ -71,6 +72,8 @@ class CompiledModel:
         self._inputs = [(n, p) for n, p in enumerate(self.ports) if p.kind == INPUT]
         self._outputs = [(n, p) for n, p in enumerate(self.ports) if p.kind == OUTPUT]
         self.input_names = [p.name for _, p in self._inputs]
+        # Sizes known when it runs: bound from the inputs' shapes at each call.
+        self._dynamic = any(p.dynamic for p in self.ports)
         # One address per port; the weights' are fixed, the rest are set per call.
         self._addresses: list[int] = [
             self._weights[p.name].ctypes.data if p.kind == WEIGHT else 0 for p in self.ports
@@ -139,15 +142,44 @@ class CompiledModel:
                 array = _as_array(array, port)
             if array.dtype != port.dtype:
                 raise ValueError(f"input '{port.name}' has dtype {array.dtype}, expected {port.dtype}")
-            if array.shape != port.user_shape:
+            if array.shape != port.user_shape and not self._dynamic:
                 raise ValueError(f"input '{port.name}' has shape {array.shape}, expected {port.user_shape}")
             if not array.flags.c_contiguous or not array.flags.aligned:
                 array = np.ascontiguousarray(array)
             arrays.append(array)
         return arrays
 
+    def _sizes(self, inputs: list[np.ndarray]) -> dict[str, int]:
+        """The sizes known when the model runs, bound from the inputs' shapes; a
+        ValueError names the input and the dimension that disagree."""
+        bindings: dict[str, int] = {}
+        for (_, port), array in zip(self._inputs, inputs):
+            bindings = bind(port.user_shape, array.shape, f"input '{port.name}'", bindings)
+        return bindings
+
+    def _bind_dynamic(self, inputs: list[np.ndarray]) -> tuple[list[int], list[np.ndarray]]:
+        """`_bind` for a model with sizes known when it runs: each buffer's address
+        followed by its `?` sizes, the outputs allocated at the sizes bound."""
+        bindings = self._sizes(inputs)
+        given = iter(inputs)
+        arguments: list[int] = []
+        outputs = []
+        for n, port in enumerate(self.ports):
+            if port.kind == INPUT:
+                array = next(given)
+            elif port.kind == OUTPUT:
+                array = aligned_empty(tuple(_value(d, bindings) for d in port.user_shape), port.dtype)
+                outputs.append(array)
+            else:
+                array = self._weights[port.name]
+            arguments.append(array.ctypes.data)
+            arguments.extend(_value(port.shape[k], bindings) for k in port.dynamic)
+        return arguments, outputs
+
     def _bind(self, inputs: list[np.ndarray]) -> tuple[list[int], list[np.ndarray]]:
         """The entry point's arguments for `inputs`, and fresh output arrays."""
+        if self._dynamic:
+            return self._bind_dynamic(inputs)
         addresses = list(self._addresses)  # a copy: calls from two threads do not mix
         for (n, _), array in zip(self._inputs, inputs):
             addresses[n] = array.ctypes.data
@@ -178,6 +210,7 @@ class CompiledModel:
 
         if self.module is None:
             raise ValueError("a loaded model cannot be profiled; profile the compiled one")
+        self._static_only("profile")
         if getattr(self, "_profiler", None) is None:
             self._profiler = Profiler(
                 self._module, self.entry_name, len(self.ports), self.num_threads, len(self.kernel_calls)
@@ -198,6 +231,7 @@ class CompiledModel:
 
         if self.module is None:
             raise ValueError("a loaded model cannot be instrumented; instrument the compiled one")
+        self._static_only("counters")
         if getattr(self, "_counter_build", None) is None:
             self._counter_build = CounterBuild(self.module, self.entry_name, self.num_threads, optimize=False)
         addresses, _ = self._bind(self._arrays(args, kwargs))
@@ -210,7 +244,19 @@ class CompiledModel:
 
         if self.module is None:
             raise ValueError("this model was loaded from a library; copy its directory instead")
+        self._static_only("save")
         save(path, self)
+
+    def _static_only(self, what: str) -> None:
+        if self._dynamic:
+            raise NotImplementedError(
+                f"{what} of a model with sizes known only when it runs is not supported yet; "
+                "compile it with input_shapes= for one shape"
+            )
+
+
+def _value(d, bindings: Mapping[str, int]) -> int:
+    return d if isinstance(d, int) else d.evaluate(bindings)
 
 
 def _as_array(value, port: Port) -> np.ndarray:

@@ -99,6 +99,19 @@ class OffloadedModel:
         return results[0] if len(results) == 1 else tuple(results)
 
 
+def _refuse_symbolic(f: func.FuncOp) -> None:
+    """The accelerator's programs are made for static shapes: a model with sizes
+    known only when it runs is refused, naming them."""
+    from tilecraft.dialects.graph.shapes import symbolic_dims
+
+    names = sorted({str(d) for t in f.function_type.inputs.data for _, d in symbolic_dims(t)})
+    if names:
+        raise ValueError(
+            f"target 'accel' compiles static shapes; the model has sizes known only when it runs "
+            f"({', '.join(names)}): fix them with input_shapes="
+        )
+
+
 def compile_offload(model, *, spec: AccelSpec | None = None, input_shapes=None, store=None,
                     schedule_configs=None) -> OffloadedModel:
 
@@ -108,6 +121,7 @@ def compile_offload(model, *, spec: AccelSpec | None = None, input_shapes=None, 
 
     spec = spec or default_spec()
     module = load_model(model, input_shapes, store)
+    _refuse_symbolic(graph_function(module))
     store = store_of(module)
     partition(module, spec)
     verify_module(module)

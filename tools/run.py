@@ -180,6 +180,23 @@ def random_array(arg: Argument, rng: np.random.Generator) -> np.ndarray:
     return allocate(lambda: _random_array(arg, rng), arg, "the random input")
 
 
+def refuse_symbolic(arguments: list[Argument], inputs: list[Argument], why: str) -> None:
+    """A UserError where an argument has sizes known only when the function runs
+    (tilecraft-run cannot make or show arrays of them): `why`, and how to fix them."""
+    symbolic = [a for a in arguments if not all(isinstance(d, int) for d in a.shape)]
+    if not symbolic:
+        return
+    names = sorted({str(d) for a in symbolic for d in a.shape if not isinstance(d, int)})
+    example = [a for a in inputs if a in symbolic] or symbolic
+    dims = [[d if isinstance(d, int) else 1 for d in a.shape] for a in example]
+    given = ", ".join(f"'{a.name}': ({', '.join(map(str, d))}{',' if len(d) == 1 else ''})" for a, d in zip(example, dims))
+    flags = " ".join(f"--input-shape {a.name}={'x'.join(map(str, d))}" for a, d in zip(example, dims))
+    raise UserError(
+        f"'{example[0].name}' has sizes known only when it runs ({', '.join(names)}); {why} fix them "
+        f"with input_shapes={{{given}}} or the tools' {flags}"
+    )
+
+
 def _random_array(arg: Argument, rng: np.random.Generator) -> np.ndarray:
     import numpy as np
 
@@ -370,6 +387,7 @@ def run(args: argparse.Namespace) -> int:
     shown_args = [arguments[n] for n in shown]
     bound = bind_weights(module, compiled.specs, weights)
 
+    refuse_symbolic(arguments, inputs_args, "tilecraft-run takes static shapes of IR functions:")
     if args.input and len(args.input) != len(inputs_args):
         names = ", ".join(a.name for a in inputs_args)
         missing = inputs_args[len(args.input) :]

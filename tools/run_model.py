@@ -19,11 +19,13 @@ from tilecraft.tools.errors import UserError, writing
 
 def _feeds(args: argparse.Namespace, model) -> dict[str, np.ndarray]:
     """The model's inputs from `--input [NAME=]FILE.npy`, or random ones."""
-    from tilecraft.tools.run import Argument, random_array, read_npy
+    from tilecraft.tools.run import Argument, random_array, read_npy, refuse_symbolic
 
     specs = {name: Argument(name, shape, dtype) for name, shape, dtype in model.inputs}
     names = list(specs)
     if not args.input:
+        refuse_symbolic(list(specs.values()), list(specs.values()),
+                        "random inputs need sizes: give --input NAME=FILE.npy for each input, or")  # fmt: skip
         rng = np.random.default_rng(args.seed)
         return {n: random_array(specs[n], rng) for n in names}
     feeds: dict[str, np.ndarray] = {}

@@ -127,14 +127,17 @@ def check_log(path: Path) -> None:
 
 def load_tasks(path: Path, input_shapes: dict[str, tuple[int, ...]]) -> list:
     """The tunable tasks of an ONNX model or a graph IR file (checked by check_model)."""
-    from tilecraft.autotune.tasks import extract_tasks
+    from tilecraft.autotune.tasks import SymbolicModelError, extract_tasks
 
-    if path.suffix == ".onnx":
-        from tilecraft.frontends.onnx.importer import load_model
+    try:
+        if path.suffix == ".onnx":
+            from tilecraft.frontends.onnx.importer import load_model
 
-        tasks = extract_tasks(load_model(path), input_shapes=input_shapes or None)
-    else:
-        tasks = extract_tasks(str(path))
+            tasks = extract_tasks(load_model(path), input_shapes=input_shapes or None)
+        else:
+            tasks = extract_tasks(str(path))
+    except SymbolicModelError as e:
+        raise UserError(str(e)) from None
     if not tasks:
         raise UserError(f"nothing to tune in '{path}': it has no tunable kernel (conv2d, dense, matmul, ...)")
     return list(tasks)

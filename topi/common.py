@@ -38,21 +38,33 @@ def is_float(dtype: str) -> bool:
     return dtype.startswith("float")
 
 
-def broadcast_shape(*shapes: Sequence[int]) -> tuple[int, ...]:
-    """numpy's broadcast of static shapes (raises ValueError when they do not)."""
+def broadcast_shape(*shapes: Sequence) -> tuple:
+    """numpy's broadcast of shapes (raises ValueError when they do not). A size
+    known when the program runs (a te.var expression) broadcasts against 1 and
+    against itself (the same expression), never against another size."""
     from tilecraft.dialects.graph import ShapeError, broadcast_shapes
 
-    try:
-        return broadcast_shapes(*shapes)
-    except ShapeError as e:
-        raise ValueError(str(e)) from None
+    if all(isinstance(d, int) for shape in shapes for d in shape):
+        try:
+            return broadcast_shapes(*shapes)
+        except ShapeError as e:
+            raise ValueError(str(e)) from None
+    rank = max(len(shape) for shape in shapes)
+    out = []
+    for d in range(rank):
+        dims = [shape[len(shape) - rank + d] for shape in shapes if len(shape) - rank + d >= 0]
+        sized = [n for n in dims if not (isinstance(n, int) and n == 1)]
+        if any(repr(n) != repr(sized[0]) for n in sized[1:]):
+            raise ValueError(f"sizes {', '.join(map(repr, sized))} do not broadcast")
+        out.append(sized[0] if sized else 1)
+    return tuple(out)
 
 
 def broadcast_read(x: te.Tensor, index: Sequence[te.Expr], out_rank: int) -> te.Expr:
     """`x` read at the output index `index` under numpy broadcasting: leading output
     axes that `x` lacks are dropped, extents of 1 read index 0."""
     skip = out_rank - len(x.shape)
-    idx = [0 if n == 1 else index[skip + d] for d, n in enumerate(x.shape)]
+    idx = [0 if isinstance(n, int) and n == 1 else index[skip + d] for d, n in enumerate(x.shape)]
     return x[tuple(idx)]
 
 

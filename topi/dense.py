@@ -253,6 +253,13 @@ def default_gemm_config(red: te.Tensor) -> dict:
     # A parallel launch must pay for itself (the threshold of topi/schedule.py).
     info = dense_info(red) or DenseInfo(())
     parallel = int(parallel_pays(info.partial if info.partial is not None else red))  # partial sums: an NK dense's multiplies
+    if not all(isinstance(n, int) for n in red.shape):
+        # Sizes known when it runs (rows: M = batch x sequence): the static-M tiles
+        # for many rows; the last row tile guarded (loop-partition leaves the others
+        # unguarded); no packed panels, which a call of few rows would not repay.
+        if info.partial is not None:
+            return {"tile": [DOT_ROWS, min(N, DOT_COLS)], "parallel": parallel}
+        return {"tile": [TILE_ROWS, min(N, TILE_COLS)], "pack": 0, "parallel": parallel, "kc": 0}
     if info.partial is not None:
         return {"tile": [min(M, DOT_ROWS), min(N, DOT_COLS)], "parallel": parallel}
     nr = min(N, TILE_COLS)
@@ -269,7 +276,7 @@ def _config(red: te.Tensor, config: dict | None) -> dict:
     """`config`, else the tuning context's, else the default (checked against the space)."""
     where = red.name
     info = dense_info(red)
-    if config is None and info is not None:
+    if config is None and info is not None and all(isinstance(n, int) for n in red.shape):
         config = config_for(*info.workload)
         where = f"{red.name} (the tuning log's config of {workload_key(*info.workload)})"
     if config is None:
@@ -325,7 +332,7 @@ def _schedule_gemm(s: te.Schedule, out: te.Tensor, red: te.Tensor, config: dict)
         if config["parallel"]:
             s[out].parallel(panel)
         attach = panel
-    elif M % mr and math.prod(batch_extents) * -(-N // nr) >= TAIL_PANELS:
+    elif not isinstance(M, int) or M % mr and math.prod(batch_extents) * -(-N // nr) >= TAIL_PANELS:
         # The last row tile overhangs M: its guard (i < M) must read a serial loop
         # variable for loop-partition to run the other tiles without it. Fused into
         # the parallel loop, the guard read (fused % tiles) * mr, which it cannot

@@ -69,8 +69,13 @@ def parallel_pays(t: te.Tensor) -> bool:
     """Whether computing `t` is work enough for a parallel loop: its output elements
     times its reduce extent (the multiply-adds of a conv or dense) reach
     PARALLEL_MIN_ELEMENTS. The conv2d and dense schedules ask this before they
-    parallelize, so the small kernels of a small model run on the calling thread."""
-    return math.prod(t.shape) * math.prod(r.extent for r in t.op.reduce_axis) >= PARALLEL_MIN_ELEMENTS
+    parallelize, so the small kernels of a small model run on the calling thread.
+    With a size known only when it runs: yes (its launch caps its threads then,
+    from the extent it gets: `tc.iteration_cost`)."""
+    extents = [*t.shape, *(r.extent for r in t.op.reduce_axis)]
+    if not all(isinstance(n, int) for n in extents):
+        return True
+    return math.prod(extents) >= PARALLEL_MIN_ELEMENTS
 
 
 def vector_lanes(dtype: str) -> int:
@@ -244,6 +249,9 @@ def schedule_injective(s: te.Schedule, t: te.Tensor) -> None:
     """Fuse, vectorize the tail, parallelize the head (see the module docstring)."""
     axes = list(s[t].op.axis)
     shape = t.shape
+    if not all(isinstance(n, int) for n in shape):
+        _schedule_injective_symbolic(s, t)
+        return
     lanes = vector_lanes(t.dtype)
     k = len(axes) - 1
     inner_ext = shape[k]
@@ -285,6 +293,29 @@ def schedule_injective(s: te.Schedule, t: te.Tensor) -> None:
         s[t].parallel(outer)
     elif inner_outer is not None:
         s[t].parallel(inner_outer)
+
+
+def _schedule_injective_symbolic(s: te.Schedule, t: te.Tensor) -> None:
+    """`schedule_injective` where some sizes are known only when it runs: the
+    static trailing axes fused and vectorized (or, when the last axis is
+    symbolic, it in vector tiles, the last one guarded), the first axis parallel
+    (a launch that caps its threads from the extent it gets). Symbolic axes are
+    never fused but as the outermost, which recovering the others needs."""
+    axes = list(s[t].op.axis)
+    shape = t.shape
+    k = len(axes)
+    while k > 0 and isinstance(shape[k - 1], int):
+        k -= 1
+    head, tail = axes[:k], axes[k:]
+    if tail:
+        inner = s[t].fuse(*tail) if len(tail) > 1 else tail[0]
+        _vectorize_tail(s, t, inner, math.prod(shape[k:]))
+        if head:
+            s[t].parallel(head[0])
+        return
+    tiles, lane = s[t].split(axes[-1], factor=vector_lanes(t.dtype))
+    s[t].vectorize(lane)
+    s[t].parallel(axes[0] if len(axes) > 1 else tiles)
 
 
 def _knobs(t: te.Tensor, config: dict | None, parallel: bool) -> dict:

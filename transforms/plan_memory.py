@@ -27,8 +27,12 @@ Algorithm (static, by program order):
    or grows the arena at its end. Sizes round up to 64 bytes, so every offset
    is 64-byte aligned.
 
+A value whose type has sizes known only when the function runs (`?`s named by
+the encoding) is not planned: its offset is -2, a buffer of its own that the
+function allocates with those sizes (the arena is static).
+
 Each planned op gets `tc.offsets = array<i64: ...>` (one byte offset per
-result, -1 for function results) and the function `tc.arena_bytes` and
+result, -1 for function results, -2 as said) and the function `tc.arena_bytes` and
 `tc.naive_bytes` (the sum of the planned sizes). `plan(func_op)` returns the
 same decisions as a `MemoryPlan` for the runtime.
 
@@ -59,8 +63,14 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from tilecraft.dialects import graph
+from tilecraft.dialects.graph.shapes import symbolic_dims
 from tilecraft.transforms.concat_in_place import ALIGN, element_bytes, is_in_place, part_offsets
 from tilecraft.utils.diagnostics import OpError
+
+
+# The offset of a value whose size is known only when the function runs: a buffer
+# of its own, allocated with that size (not in the arena).
+OWN_BUFFER = -2
 
 
 def byte_size(t) -> int:
@@ -144,6 +154,9 @@ def plan(func_op: func.FuncOp) -> MemoryPlan:
                 "(fuse-ops{enabled=false} puts every op in a group of its own)",
             )
         for v in op.results:
+            if symbolic_dims(v.type):  # its size is known when the function runs
+                result.offsets[v] = -1 if v in returned else OWN_BUFFER
+                continue
             last = max((index[_top_level(u.operation, func_op)] for u in v.uses), default=n)
             try:
                 result.sizes[v] = byte_size(v.type)

@@ -58,9 +58,11 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from tilecraft.dialects import graph
+from tilecraft.dialects.graph.shapes import tensor
 from tilecraft.utils.diagnostics import OpError, verify_module
 from tilecraft.utils.dtypes import numpy_dtype
 from tilecraft.utils.names import name_hint
+from tilecraft.utils.symbolic import SymExpr
 from tilecraft.utils.weights import WeightStore, attach
 
 MIN_OPSET = 13
@@ -301,10 +303,19 @@ def upgrade_opset(model: onnx.ModelProto, version: int) -> onnx.ModelProto:
         ) from None
 
 
+def _size_name(declared, input_name: str, k: int) -> str:
+    """A size's name: its ONNX `dim_param` as an identifier, else (anonymous, `?`)
+    `<input>_<dimension>`."""
+    text = declared if isinstance(declared, str) and declared not in ("", "?") else f"{input_name}_{k}"
+    name = re.sub(r"[^A-Za-z0-9_]", "_", text)
+    return name if name and not name[0].isdigit() and name not in ("floordiv", "mod", "ceildiv") else f"d_{name}"
+
+
 class Importer:
     def __init__(self, model: onnx.ModelProto, input_shapes: dict[str, Sequence[int]]):
         self.model = model
         self.input_shapes = {k: tuple(int(d) for d in v) for k, v in input_shapes.items()}
+        self.dynamic_inputs: dict[str, list] = {}  # input -> its declared dims, where some are not static
         self.env: dict[str, Value] = {}
         self.materialized: dict[int, SSAValue] = {}  # id(array) -> its SSA value
         self.unsigned: dict[SSAValue, int] = {}  # values holding uintN tensors widened: N
@@ -355,18 +366,34 @@ class Importer:
                     f"shape ({', '.join(map(str, dims))})"
                 )
             dims = list(fixed)
-        if any(not isinstance(d, int) or d < 0 for d in dims):
-            shown = ", ".join(map(str, dims))
-            extents = [str(d) if isinstance(d, int) and d > 0 else "1" for d in dims]
-            example = ", ".join(extents) + ("," if len(extents) == 1 else "")
-            raise OnnxImportError(
-                f"graph input '{vi.name}' has a dynamic shape ({shown}); tilecraft compiles "
-                f"static shapes: fix it with input_shapes={{'{vi.name}': ({example})}} "
-                f"or the tools' --input-shape {vi.name}={'x'.join(extents)}"
-            )
         ports = {**{t: port for t, (port, _, _) in UNSIGNED.items()}, **{t: port for t, (port, _, _) in NARROW.items()}}
         element = ports.get(tt.elem_type, ONNX_TYPES[tt.elem_type][0])
+        if any(not isinstance(d, int) or d < 0 for d in dims):
+            # Sizes known when the model runs: a `dim_param` keeps its name (two
+            # inputs with one name have one size), an anonymous one gets its own.
+            sizes = [d if isinstance(d, int) and d >= 0 else SymExpr.lift(_size_name(d, vi.name, k))
+                     for k, d in enumerate(dims)]  # fmt: skip
+            self.dynamic_inputs[vi.name] = dims
+            return tensor(sizes, element)
         return TensorType(element, dims)
+
+    def _with_shape_hint(self, error: OnnxImportError) -> OnnxImportError:
+        """`error`, where an op does not take the sizes known only when the model
+        runs yet, with how to compile the model for one shape instead."""
+        if not self.dynamic_inputs or "symbolic" not in str(error):
+            return error
+        given = ", ".join(
+            f"'{name}': ({', '.join(str(d) if isinstance(d, int) and d > 0 else '1' for d in dims)}"
+            f"{',' if len(dims) == 1 else ''})"
+            for name, dims in self.dynamic_inputs.items()
+        )
+        flags = " ".join(
+            f"--input-shape {name}={'x'.join(str(d) if isinstance(d, int) and d > 0 else '1' for d in dims)}"
+            for name, dims in self.dynamic_inputs.items()
+        )
+        return OnnxImportError(
+            f"{error}; to compile the model for one shape, give input_shapes={{{given}}} (the tools' {flags})"
+        )
 
     # values ----------------------------------------------------------------------------
     def lookup(self, name: str) -> Value:
@@ -602,12 +629,12 @@ class Importer:
                     outputs = uint64.convert(node, CONVERTERS[proto.op_type], is_uint64)
                 else:
                     outputs = CONVERTERS[proto.op_type](node)
-            except OnnxImportError:
-                raise
+            except OnnxImportError as e:
+                raise self._with_shape_hint(e) from None
             except (ArithmeticError, LookupError, TypeError, ValueError, graph.ShapeError) as e:
                 # Operands or attributes a converter did not anticipate: name the node
                 # rather than leave the user a traceback into the converter.
-                raise node.error(f"cannot convert it ({type(e).__name__}: {e})") from None
+                raise self._with_shape_hint(node.error(f"cannot convert it ({type(e).__name__}: {e})")) from None
         else:
             raise OnnxImportError(f"unsupported ONNX operator '{proto.op_type}' (node '{node.name}')")
         unread = node.unread_attributes()

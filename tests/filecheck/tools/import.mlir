@@ -9,7 +9,10 @@
 // RUN: cd %t && tilecraft-import mlp.onnx -o rel.mlir && filecheck %s --check-prefix=REL --input-file rel.mlir
 // Without -o the IR goes to stdout; --weights says where the arrays go.
 // RUN: cd %t && tilecraft-import mlp.onnx --weights w.npz | filecheck %s --check-prefix=STDOUT
-// A dynamic dimension is fixed with --input-shape, spelled as a shape (3x4) or a list (3,4).
+// A dynamic dimension keeps its ONNX name (a `?` the type's encoding names)...
+// RUN: tilecraft-import %t/dynamic.onnx | filecheck %s --check-prefix=SYMBOLIC
+// SYMBOLIC: func.func @main(%x: tensor<?x4xf32, ["batch"]> {tc.name = "x"}) -> (tensor<?x4xf32, ["batch"]> {tc.name = "y"})
+// ...or is fixed with --input-shape, spelled as a shape (3x4) or a list (3,4).
 // RUN: tilecraft-import %t/dynamic.onnx --input-shape x=3x4 | filecheck %s --check-prefix=SHAPE
 // RUN: tilecraft-import %t/dynamic.onnx --input-shape x=3,4 | filecheck %s --check-prefix=SHAPE
 

@@ -24,4 +24,4 @@
 // NOTHING: tilecraft-tune: error: nothing to tune in '{{.*}}dynamic.onnx': it has no tunable kernel (conv2d, dense, matmul, ...)
 // NOTHING-NOT: Traceback
 // RUN: not tilecraft-tune %t/dynamic.onnx --trials 2 --log %t/tune.jsonl 2>&1 | filecheck %s --check-prefix=DYNAMIC
-// DYNAMIC: tilecraft-tune: error: graph input 'x' has a dynamic shape (batch, 4)
+// DYNAMIC: tilecraft-tune: error: input #1 of the model has sizes known only when it runs (batch); tuning measures kernels at given sizes: fix them with input_shapes= (the tools' --input-shape NAME=D1xD2x...)

@@ -102,3 +102,26 @@ func.func @split(%x: tensor<32xf32>) -> tensor<32xf32> {
 // CHECK:         } {tc.offsets = array<i64: 0>}
 // CHECK:         graph.fused "fused_split"
 // CHECK:         } {tc.offsets = array<i64: 128, 192>}
+
+// -----
+
+// A value whose size is known only when the function runs is not placed in the
+// (static) arena: offset -2, a buffer of its own; static values are planned as
+// before, and a returned one lives in the caller's buffer (-1).
+func.func @symbolic(%x: tensor<?x8xf32, ["batch"]>, %w: tensor<8x8xf32>) -> tensor<?x8xf32, ["batch"]> {
+  %a = graph.relu %x : (tensor<?x8xf32, ["batch"]>) -> tensor<?x8xf32, ["batch"]>
+  %b = graph.tanh %w : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  %c = graph.dense %a, %b : (tensor<?x8xf32, ["batch"]>, tensor<8x8xf32>) -> tensor<?x8xf32, ["batch"]>
+  func.return %c : tensor<?x8xf32, ["batch"]>
+}
+
+// CHECK-LABEL: func.func @symbolic(
+// CHECK-SAME:    attributes {tc.arena_bytes = 256 : i64, tc.naive_bytes = 256 : i64}
+// CHECK:         %a = graph.fused "fused_relu"
+// CHECK:         } {tc.offsets = array<i64: -2>}
+// CHECK:         %b = graph.fused "fused_tanh"
+// CHECK:         } {tc.offsets = array<i64: 0>}
+// CHECK:         %c = graph.fused "fused_dense"
+// CHECK:         } {tc.offsets = array<i64: -1>}
+// FUSED-LABEL: func.func @symbolic(
+// FUSED:         } {tc.offsets = array<i64: -2>}

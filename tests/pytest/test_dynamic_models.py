@@ -1,0 +1,154 @@
+"""Models whose inputs have sizes known only when they run (ONNX `dim_param`),
+compiled once by `tc.compile` and called at every size: results against
+onnxruntime at batch sizes 1, primes and multiples of the row tile (6) +-1, no
+compilation at any call, the sizes checked across inputs (a ValueError naming
+the input and the dimension), `input_shapes=` still specializing, and the ops
+that do not take such sizes yet saying how to compile for one shape."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import tilecraft as tc
+from tilecraft.backends.llvm.compile import modules_built
+from tilecraft.frontends.onnx.importer import OnnxImportError
+
+BATCHES = [1, 2, 5, 6, 7, 13, 64]
+
+
+def _mlp(batch_dim="batch", k: int = 64, hidden: int = 96, classes: int = 10, skip: bool = True):
+    """MatMul + Add + Relu + MatMul (+ Add of a skip input): x[batch, k], s[batch, classes]."""
+    rng = np.random.default_rng(0)
+    weights = {
+        "w1": rng.standard_normal((k, hidden)).astype("float32") / 8,
+        "b1": rng.standard_normal(hidden).astype("float32"),
+        "w2": rng.standard_normal((hidden, classes)).astype("float32") / 8,
+    }
+    nodes = [
+        helper.make_node("MatMul", ["x", "w1"], ["h"]),
+        helper.make_node("Add", ["h", "b1"], ["a"]),
+        helper.make_node("Relu", ["a"], ["r"]),
+        helper.make_node("MatMul", ["r", "w2"], ["z" if skip else "y"]),
+    ] + ([helper.make_node("Add", ["z", "s"], ["y"])] if skip else [])
+    graph = helper.make_graph(
+        nodes,
+        "mlp",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch_dim, k])]
+        + ([helper.make_tensor_value_info("s", TensorProto.FLOAT, [batch_dim, classes])] if skip else []),
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [batch_dim, classes])],
+        [numpy_helper.from_array(v, n) for n, v in weights.items()],
+    )  # fmt: skip
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+@pytest.fixture(scope="module")
+def mlp():
+    model = _mlp()
+    return model, tc.compile(model), ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+
+
+def _inputs(batch: int):
+    rng = np.random.default_rng(batch)
+    return rng.standard_normal((batch, 64)).astype("float32"), rng.standard_normal((batch, 10)).astype("float32")
+
+
+def test_one_compile_for_every_batch(mlp):
+    _, m, session = mlp
+    assert [str(d) for d in m.inputs[0][1]] == ["batch", "64"]
+    before = modules_built()
+    for batch in BATCHES:
+        x, s = _inputs(batch)
+        expected = session.run(None, {"x": x, "s": s})[0]
+        np.testing.assert_allclose(m(x, s), expected, rtol=1e-4, atol=1e-4, err_msg=f"batch {batch}")
+    assert modules_built() == before
+
+
+def test_sizes_that_disagree_are_refused(mlp):
+    _, m, _ = mlp
+    x, s = _inputs(3)
+    with pytest.raises(ValueError, match=r"input 's': dimension 0 is 4, but batch is 3"):
+        m(x, np.zeros((4, 10), np.float32))
+    with pytest.raises(ValueError, match=r"input 'x': dimension 1 is 63, expected 64"):
+        m(np.zeros((3, 63), np.float32), s)
+    with pytest.raises(ValueError, match=r"input 'x': dimension 0 \(batch\) is 0; a size is at least 1"):
+        m(np.zeros((0, 64), np.float32), np.zeros((0, 10), np.float32))
+
+
+def test_input_shapes_still_specialize():
+    m = tc.compile(_mlp(), input_shapes={"x": (3, 64), "s": (3, 10)})
+    assert m.inputs[0][1] == (3, 64) and "?" not in m.ir
+    x, s = _inputs(3)
+    session = ort.InferenceSession(_mlp().SerializeToString(), providers=["CPUExecutionProvider"])
+    np.testing.assert_allclose(m(x, s), session.run(None, {"x": x, "s": s})[0], rtol=1e-4, atol=1e-4)
+
+
+def test_an_anonymous_size_gets_a_name_of_its_own():
+    # (`?` sizes of different inputs are independent: adding two of them is refused)
+    model = _mlp(batch_dim=None, skip=False)
+    m = tc.compile(model)
+    assert [str(d) for d in m.inputs[0][1]] == ["x_0", "64"]
+    x, _ = _inputs(5)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    np.testing.assert_allclose(m(x), session.run(None, {"x": x})[0], rtol=1e-4, atol=1e-4)
+    with pytest.raises(OnnxImportError, match=r"shapes \(x_0, 10\) and \(s_0, 10\) do not broadcast"):
+        tc.compile(_mlp(batch_dim=None))
+
+
+def test_an_op_without_symbolic_sizes_says_how_to_fix_the_shape():
+    w = numpy_helper.from_array(np.ones((2, 3, 3, 3), np.float32), "w")
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w"], ["y"], name="conv")], "c",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [w],
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    with pytest.raises(OnnxImportError, match=r"graph.conv2d does not take symbolic sizes.*input_shapes=\{'x': \(1, 3, 8, 8\)\}"):
+        tc.compile(model)
+    assert tc.compile(model, input_shapes={"x": (2, 3, 8, 8)}).inputs[0][1] == (2, 3, 8, 8)
+
+
+def test_the_accelerator_refuses_symbolic_sizes():
+    with pytest.raises(ValueError, match=r"target 'accel' compiles static shapes.*\(batch\)"):
+        tc.compile(_mlp(), target="accel")
+
+
+def test_what_needs_static_shapes_says_so(mlp, tmp_path):
+    _, m, _ = mlp
+    x, s = _inputs(2)
+    for call in (lambda: m.save(tmp_path / "m"), lambda: m.profile(x, s), lambda: m.counters(x, s)):
+        with pytest.raises(NotImplementedError, match="sizes known only when it runs is not supported yet"):
+            call()
+
+
+@pytest.mark.parametrize("shape", [["batch", 4], ["batch", 37], [3, "n"], ["b", 5, "n"]])
+def test_elementwise_kernels_of_any_symbolic_axis(shape):
+    # The injective schedule with a symbolic axis: static trailing axes vectorized,
+    # or a symbolic last axis in vector tiles (the last one guarded).
+    nodes = [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Add", ["r", "x"], ["y"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)])  # fmt: skip
+    m = tc.compile(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    for size in (1, 17, 40):
+        x = np.random.default_rng(size).standard_normal([size if isinstance(d, str) else d for d in shape])
+        x = x.astype(np.float32)
+        np.testing.assert_allclose(m(x), np.maximum(x, 0) + x)
+
+
+def test_tilecraft_run_takes_input_files(tmp_path, capsys):
+    import onnx
+
+    from tilecraft.tools import run
+
+    model = _mlp(skip=False)
+    path = tmp_path / "mlp.onnx"
+    onnx.save(model, str(path))
+    x, _ = _inputs(5)
+    np.save(tmp_path / "x.npy", x)
+    assert run.main([str(path), "--input", f"x={tmp_path / 'x.npy'}", "--output", str(tmp_path / "y.npy")]) == 0
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    np.testing.assert_allclose(np.load(tmp_path / "y.npy"), session.run(None, {"x": x})[0], rtol=1e-4, atol=1e-4)
+    assert run.main([str(path)]) == 1
+    assert "random inputs need sizes" in capsys.readouterr().err
