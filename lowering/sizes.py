@@ -23,45 +23,34 @@ def index_constant(value: int, insert: Insert) -> SSAValue:
     return op.result
 
 
+def _value(op: Operation, insert: Insert) -> SSAValue:
+    insert(op)
+    return op.results[0]
+
+
 def emit_size(e: SymExpr | int, names: Mapping[str, SSAValue], insert: Insert) -> SSAValue:
     """`arith` ops computing `e` from the values of its names, inserted in order."""
     if isinstance(e, int):
         return index_constant(e, insert)
     total: SSAValue | None = None
     for monomial, c in e.terms():
-        term: SSAValue | None = None
+        factors = []
         for atom in monomial:
             if isinstance(atom, str):
-                factor = names[atom]
-            else:
-                inner = emit_size(atom.expr, names, insert)
-                divisor = index_constant(atom.divisor, insert)
-                op = arith.FloorDivSIOp(inner, divisor) if isinstance(atom, FloorDiv) else arith.RemSIOp(inner, divisor)
-                insert(op)
-                factor = op.result
-            if term is None:
-                term = factor
-            else:
-                mul = arith.MuliOp(term, factor)
-                insert(mul)
-                term = mul.result
-        assert term is not None
+                factors.append(names[atom])
+                continue
+            inner, divisor = emit_size(atom.expr, names, insert), index_constant(atom.divisor, insert)
+            kind = arith.FloorDivSIOp if isinstance(atom, FloorDiv) else arith.RemSIOp
+            factors.append(_value(kind(inner, divisor), insert))
         if c != 1:
-            mul = arith.MuliOp(term, index_constant(c, insert))
-            insert(mul)
-            term = mul.result
-        if total is None:
-            total = term
-        else:
-            add = arith.AddiOp(total, term)
-            insert(add)
-            total = add.result
-    if total is None:
-        return index_constant(e.constant_term, insert)
-    if e.constant_term:
-        add = arith.AddiOp(total, index_constant(e.constant_term, insert))
-        insert(add)
-        total = add.result
+            factors.append(index_constant(c, insert))
+        term = factors[0]
+        for factor in factors[1:]:
+            term = _value(arith.MuliOp(term, factor), insert)
+        total = term if total is None else _value(arith.AddiOp(total, term), insert)
+    if total is None or e.constant_term:
+        constant = index_constant(e.constant_term, insert)
+        total = constant if total is None else _value(arith.AddiOp(total, constant), insert)
     return total
 
 

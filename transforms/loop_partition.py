@@ -309,7 +309,6 @@ def _split_serial(loop: ForOp, lo: int, hi: int, found: list[Fact]) -> None:
 def _version_parallel(loop: ForOp, lo: int, hi: int, found: list[Fact]) -> None:
     """`loop`'s body becomes `if lo <= x < hi { copy without the conjuncts } else
     { body }`: one launch still."""
-    body = loop.body.block
     var = loop.var
     made: list[Operation] = []
     inside: list[SSAValue] = []
@@ -325,7 +324,14 @@ def _version_parallel(loop: ForOp, lo: int, hi: int, found: list[Fact]) -> None:
         both, either = arith.AndIOp(*inside), arith.OrIOp(*outside)
         made += [both, either]
         inside, outside = [both.result], [either.result]
-    fast_block = _copy_without(loop, var, found)
+    _branch(loop, found, made, inside[0], outside[0])
+
+
+def _branch(loop: ForOp, holding: list[Fact], made: list[Operation], inside: SSAValue, outside: SSAValue) -> None:
+    """`loop`'s body becomes `made` (the ops computing the conditions), then
+    `if inside { copy without the conjuncts of holding } if outside { body }`."""
+    body = loop.body.block
+    fast_block = _copy_without(loop, loop.var, holding)
     fast_block.add_op(YieldOp())
     slow_block = Block()
     for op in list(body.ops):
@@ -334,9 +340,7 @@ def _version_parallel(loop: ForOp, lo: int, hi: int, found: list[Fact]) -> None:
         op.detach()
         slow_block.add_op(op)
     slow_block.add_op(YieldOp())
-    fast = GuardOp(inside[0], Region(fast_block))
-    slow = GuardOp(outside[0], Region(slow_block))
-    for op in [*made, fast, slow]:
+    for op in [*made, GuardOp(inside, Region(fast_block)), GuardOp(outside, Region(slow_block))]:
         body.insert_op_before(op, body.last_op)
 
 
@@ -373,20 +377,9 @@ def _version_by_sizes(loop: ForOp, found: list[Fact]) -> None:
         holding.append(f)
     assert hi is not None
     Rewriter.insert_op(made, InsertPoint.before(loop))
-    body = loop.body.block
-    fast_block = _copy_without(loop, loop.var, holding)
-    fast_block.add_op(YieldOp())
     inside = arith.CmpiOp(loop.var, hi, "slt")
     outside = arith.CmpiOp(loop.var, hi, "sge")
-    slow_block = Block()
-    for op in list(body.ops):
-        if isinstance(op, YieldOp):
-            break
-        op.detach()
-        slow_block.add_op(op)
-    slow_block.add_op(YieldOp())
-    for op in [inside, outside, GuardOp(inside.result, Region(fast_block)), GuardOp(outside.result, Region(slow_block))]:
-        body.insert_op_before(op, body.last_op)
+    _branch(loop, holding, [inside, outside], inside.result, outside.result)
 
 
 def partition_once(root: Operation, done: set[ForOp]) -> bool:
