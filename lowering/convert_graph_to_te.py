@@ -54,10 +54,9 @@ from tilecraft.dialects.graph.shapes import shape_of
 from tilecraft.frontends import te
 from tilecraft.frontends.te.emit import symbolic_size
 from tilecraft.topi import strategy
-from tilecraft.topi.common import flat_index, te_dtype
+from tilecraft.topi.common import flat_index, te_dtype, te_size
 from tilecraft.transforms.concat_in_place import is_in_place
 from tilecraft.utils.diagnostics import OpError
-from tilecraft.utils.symbolic import FloorDiv as SymFloorDiv
 from tilecraft.utils.symbolic import SymExpr
 from tilecraft.utils.weights import WeightError, store_of
 
@@ -161,25 +160,6 @@ def _placeholder(value: SSAValue, name: str, op: Operation, sizes: dict[str, te.
         raise OpError(op, f"{PASS}: operand type {t} is not a tensor")
     shape = tuple(te_size(d, sizes) for d in shape_of(t))
     return te.placeholder(shape or (1,), te_dtype(t), name=name)
-
-
-def te_size(d: int | SymExpr, sizes: dict[str, te.Var]):
-    """A graph size as a te size: an int, or a te expression of te.vars."""
-    if isinstance(d, int):
-        return d
-    total = d.constant_term
-    for monomial, c in d.terms():
-        term = c
-        for atom in monomial:
-            if isinstance(atom, str):
-                factor = sizes.setdefault(atom, te.var(atom))
-            elif isinstance(atom, SymFloorDiv):
-                factor = te_size(atom.expr, sizes) // atom.divisor
-            else:
-                factor = te_size(atom.expr, sizes) % atom.divisor
-            term = factor * term if not isinstance(term, int) or term != 1 else factor
-        total = term + total if not isinstance(total, int) or total != 0 else term
-    return total
 
 
 def _refuse_empty(op: Operation) -> None:

@@ -14,6 +14,8 @@ import math
 from collections.abc import Sequence
 
 from tilecraft.frontends import te
+from tilecraft.utils.symbolic import FloorDiv as SymFloorDiv
+from tilecraft.utils.symbolic import SymExpr
 
 # Tags a compute may carry (read by topi/schedule.py):
 # - "keep": do not compute_inline this injective stage (it is expensive and read
@@ -103,18 +105,25 @@ def unflatten(flat: te.Expr | int, shape: Sequence[int]) -> list[te.Expr | int]:
     return out
 
 
+def _same_size(a, b) -> bool:
+    """Equal sizes: ints by value, te sizes (known when it runs) by their expression."""
+    if isinstance(a, int) and isinstance(b, int):
+        return a == b
+    return not isinstance(a, int) and not isinstance(b, int) and repr(a) == repr(b)
+
+
 def reshape_read(x: te.Tensor, index: Sequence[te.Expr], out_shape: Sequence[int]) -> te.Expr:
     """`x` (any shape with as many elements) read at `index` of a row-major reshape
     to `out_shape`. Equal leading and trailing extents map straight through, so only
     the axes that really change go through a flat index."""
     xs, os_ = list(x.shape), list(out_shape)
     head = 0
-    while head < min(len(xs), len(os_)) and xs[head] == os_[head]:
+    while head < min(len(xs), len(os_)) and _same_size(xs[head], os_[head]):
         head += 1
     tail = 0
     while (
         tail < min(len(xs), len(os_)) - head
-        and xs[len(xs) - 1 - tail] == os_[len(os_) - 1 - tail]
+        and _same_size(xs[len(xs) - 1 - tail], os_[len(os_) - 1 - tail])
     ):
         tail += 1
     mid_out = os_[head : len(os_) - tail]
@@ -149,3 +158,22 @@ def te_dtype(t) -> str:
         f"element type {element} has no te dtype (f16, f32, f64, i1, i8, i16, i32, i64, ui8...ui64, "
         "bf16, float8 and float4 types, i4, ui4, i2, ui2)"
     )
+
+
+def te_size(d: int | SymExpr, sizes: dict[str, te.Var]):
+    """A graph size as a te size: an int, or a te expression of te.vars."""
+    if isinstance(d, int):
+        return d
+    total = d.constant_term
+    for monomial, c in d.terms():
+        term = c
+        for atom in monomial:
+            if isinstance(atom, str):
+                factor = sizes.setdefault(atom, te.var(atom))
+            elif isinstance(atom, SymFloorDiv):
+                factor = te_size(atom.expr, sizes) // atom.divisor
+            else:
+                factor = te_size(atom.expr, sizes) % atom.divisor
+            term = factor * term if not isinstance(term, int) or term != 1 else factor
+        total = term + total if not isinstance(total, int) or total != 0 else term
+    return total

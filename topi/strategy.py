@@ -19,9 +19,10 @@ import numpy as np
 from xdsl.dialects.builtin import TensorType
 
 from tilecraft.dialects import graph
+from tilecraft.dialects.graph.shapes import shape_of
 from tilecraft.frontends import te
 from tilecraft.topi import anchors, elementwise, pool, reduce, scatter, transform
-from tilecraft.topi.common import broadcast_shape, te_dtype
+from tilecraft.topi.common import broadcast_shape, te_dtype, te_size
 
 Compute = Callable[[graph.GraphOp, list[te.Tensor], list], list[te.Tensor]]
 
@@ -68,7 +69,17 @@ def _pow(op, xs, cs):
 
 def _reshape(op, xs, cs):
     # a scalar (rank 0) is a one-element tensor in te, as the graph function passes it
-    return [transform.reshape(xs[0], result_shape(op) or (1,))]
+    return [transform.reshape(xs[0], _te_shape(op, xs[0]) or (1,))]
+
+
+def _te_shape(op: graph.GraphOp, x: te.Tensor) -> tuple:
+    """The result's shape in te sizes: its `?`s (named by the type) in the te.vars
+    the input's shape has (`batch` stays the input's `batch`)."""
+    shape = shape_of(op.outputs[0].type)
+    if all(isinstance(d, int) for d in shape):
+        return tuple(shape)
+    names = {d.name: d for d in x.shape if isinstance(d, te.Var)}
+    return tuple(te_size(d, names) for d in shape)
 
 
 def _reduce(f) -> Compute:

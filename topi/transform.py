@@ -44,9 +44,10 @@ def pad(x: te.Tensor, pads: Sequence[int], value: float = 0.0, name: str = "pad"
     return te.compute(shape, f, name=name)
 
 
-def reshape(x: te.Tensor, shape: Sequence[int], name: str = "reshape") -> te.Tensor:
-    """Row-major reshape (also flatten, squeeze, unsqueeze): `shape` is static."""
-    shape = tuple(int(n) for n in shape)
+def reshape(x: te.Tensor, shape: Sequence, name: str = "reshape") -> te.Tensor:
+    """Row-major reshape (also flatten, squeeze, unsqueeze): `shape` is static but
+    for sizes known when it runs that it keeps from `x` (a leading `batch`)."""
+    shape = tuple(n if isinstance(n, te.Expr) else int(n) for n in shape)
     return te.compute(shape, lambda *i: reshape_read(x, i, shape), name=name)
 
 

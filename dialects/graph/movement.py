@@ -175,6 +175,7 @@ class FlattenOp(_Injective):
     """To 2-D: dims before `axis` (default 1) and from it."""
 
     name = "graph.flatten"
+    SYMBOLIC: ClassVar[bool] = True  # (sizes multiply: `batch` and 48 give `batch` x 48)
     input = operand_def()
     axis = Int(default=1)
 

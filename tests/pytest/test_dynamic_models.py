@@ -152,3 +152,24 @@ def test_tilecraft_run_takes_input_files(tmp_path, capsys):
     np.testing.assert_allclose(np.load(tmp_path / "y.npy"), session.run(None, {"x": x})[0], rtol=1e-4, atol=1e-4)
     assert run.main([str(path)]) == 1
     assert "random inputs need sizes" in capsys.readouterr().err
+
+
+def test_a_classifier_as_pytorch_exports_it():
+    # Flatten, then Gemm with transB (torch.onnx.export with dynamic_axes={"x": {0: "batch_size"}})
+    rng = np.random.default_rng(3)
+    init = [numpy_helper.from_array(rng.standard_normal(shape).astype(np.float32), name)
+            for name, shape in (("fc1.weight", (32, 48)), ("fc1.bias", (32,)), ("fc2.weight", (10, 32)), ("fc2.bias", (10,)))]  # fmt: skip
+    nodes = [
+        helper.make_node("Flatten", ["x"], ["f"], axis=1),
+        helper.make_node("Gemm", ["f", "fc1.weight", "fc1.bias"], ["h"], transB=1),
+        helper.make_node("Relu", ["h"], ["a"]),
+        helper.make_node("Gemm", ["a", "fc2.weight", "fc2.bias"], ["y"], transB=1),
+    ]
+    graph = helper.make_graph(nodes, "classifier", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch_size", 3, 4, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch_size", 10])], init)  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    m = tc.compile(model)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    for batch in (1, 3, 9):
+        x = rng.standard_normal((batch, 3, 4, 4)).astype(np.float32)
+        np.testing.assert_allclose(m(x), session.run(None, {"x": x})[0], rtol=1e-4, atol=1e-4)

@@ -3,9 +3,9 @@
 // RUN: tilecraft-opt %s --split-input-file -p infer-shapes --verify-diagnostics 2>&1 | filecheck %s
 
 // An op whose shape rule is not written for symbolic sizes refuses them.
-func.func @flatten(%x: tensor<?x8x4xf32, ["batch"]>) -> tensor<*xf32> {
-  // CHECK: symbolic-invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.flatten' op: graph.flatten does not take symbolic sizes (yet): operand 0 is batch at dimension 0.
-  %s = graph.flatten %x : (tensor<?x8x4xf32, ["batch"]>) -> tensor<*xf32>
+func.func @squeeze(%x: tensor<?x1x4xf32, ["batch"]>) -> tensor<*xf32> {
+  // CHECK: symbolic-invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.squeeze' op: graph.squeeze does not take symbolic sizes (yet): operand 0 is batch at dimension 0.
+  %s = graph.squeeze %x {axes = array<i64: 1>} : (tensor<?x1x4xf32, ["batch"]>) -> tensor<*xf32>
   func.return %s : tensor<*xf32>
 }
 

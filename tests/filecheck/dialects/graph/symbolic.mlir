@@ -53,3 +53,16 @@ func.func @attention(%q: tensor<?x64xf32, ["seq"]>, %k: tensor<?x64xf32, ["seq"]
 // CHECK-NEXT:    %p = graph.softmax %s {axis = -1 : i64} : (tensor<?x?xf32, ["seq", "seq"]>) -> tensor<?x?xf32, ["seq", "seq"]>
 // CHECK-NEXT:    %n = graph.layer_norm {{.*}} -> tensor<?x64xf32, ["seq"]>
 // CHECK-NEXT:    %c = graph.concat {{.*}} -> tensor<?x64xf32, ["2 * seq"]>
+
+// -----
+
+// flatten multiplies the sizes it folds together.
+func.func @flatten(%x: tensor<?x8x4xf32, ["batch"]>) -> (tensor<*xf32>, tensor<*xf32>) {
+  %a = graph.flatten %x : (tensor<?x8x4xf32, ["batch"]>) -> tensor<*xf32>
+  %b = graph.flatten %x {axis = 2 : i64} : (tensor<?x8x4xf32, ["batch"]>) -> tensor<*xf32>
+  func.return %a, %b : tensor<*xf32>, tensor<*xf32>
+}
+
+// CHECK-LABEL: func.func @flatten(
+// CHECK:         graph.flatten %x : (tensor<?x8x4xf32, ["batch"]>) -> tensor<?x32xf32, ["batch"]>
+// CHECK:         graph.flatten %x {axis = 2 : i64} : (tensor<?x8x4xf32, ["batch"]>) -> tensor<?x4xf32, ["8 * batch"]>
