@@ -138,6 +138,25 @@ class SymExpr:
         reduced = SymExpr({m: c % divisor for m, c in self._terms.items()})
         return SymExpr._atom(Mod(reduced, divisor))
 
+    def exact_quotient(self, divisor: SymExpr | int) -> SymExpr | None:
+        """self / divisor when a monomial `divisor` divides every term (`batch * seq * 64`
+        by `seq * 2` is `batch * 32`), else None."""
+        d = SymExpr.lift(divisor)
+        if len(d._terms) != 1:
+            return None
+        [(atoms, coefficient)] = d._terms.items()
+        terms: dict[Monomial, int] = {}
+        for m, c in self._terms.items():
+            rest = list(m)
+            for atom in atoms:
+                if atom not in rest:
+                    return None
+                rest.remove(atom)
+            if c % coefficient:
+                return None
+            terms[tuple(rest)] = c // coefficient
+        return SymExpr(terms)
+
     def __floordiv__(self, divisor: int) -> SymExpr:
         return self.floordiv(divisor)
 

@@ -21,6 +21,7 @@ from tilecraft.dialects.graph.traits import Injective, Opaque
 from tilecraft.dialects.graph.shapes import ShapeError, layout_shape, normalize_axis, ranked, shape_of, tensor
 from tilecraft.dialects.graph.properties import Enum, Float, Int, Ints, ScatterReductionAttr, Str
 from tilecraft.dialects.graph.op import GraphOp
+from tilecraft.utils.symbolic import SymExpr, size
 
 __all__ = [
     "GatherElementsOp", "GatherNDOp", "ScatterElementsOp", "ScatterNDOp", "PadOp", "ReshapeOp", "FlattenOp",
@@ -150,6 +151,7 @@ class ReshapeOp(_Injective):
     name = "graph.reshape"
     input = operand_def()
     shape = Ints()
+    SYMBOLIC: ClassVar[bool] = True  # (0 copies a `seq`; -1 is what the others leave: `batch * seq * 64 / 64`)
 
     def infer(self, types):
         x = shape_of(types[0])
@@ -162,9 +164,10 @@ class ReshapeOp(_Injective):
             raise ShapeError("reshape allows one -1")
         if -1 in shape:
             known = math.prod(s for s in shape if s != -1)
-            if known == 0 or total % known:
+            rest = SymExpr.lift(total).exact_quotient(known) if known != 0 else None
+            if rest is None:
                 raise ShapeError(f"cannot reshape {x} to {shape}")
-            shape[shape.index(-1)] = total // known
+            shape[shape.index(-1)] = size(rest)
         if math.prod(shape) != total:
             raise ShapeError(f"cannot reshape {x} ({total} elements) to {tuple(shape)}")
         return [tensor(shape, ranked(types[0]).get_element_type())]

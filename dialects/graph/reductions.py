@@ -35,6 +35,7 @@ class _Reduce(GraphOp):
     traits = traits_def(Pure(), Reduction())
     axes = Ints(default=None, doc="the axes to reduce; None: all")
     keepdims = Bool(default=True)
+    SYMBOLIC: ClassVar[bool] = True  # (a reduced `seq` becomes 1 or goes)
 
     def reduce_axes(self, rank: int) -> list[int]:
         axes = range(rank) if self.axes is None else self.axes

@@ -30,6 +30,7 @@ from xdsl.ir import SSAValue
 
 from tilecraft.dialects import graph
 from tilecraft.frontends.onnx.importer import Node, converter
+from tilecraft.utils.symbolic import SymExpr
 
 
 def window_pads(node: Node, spatial: Sequence[int], kernel: Sequence[int], strides, dilations) -> list[int]:
@@ -487,11 +488,20 @@ def convert_layer_norm(node: Node):
     axis = int(node.attr("axis", -1)) % len(xs)
     epsilon = float(node.attr("epsilon", 1e-5))
     normalized = xs[axis:]
-    params = normalization_params(node, normalized, ((1, "scale"), (2, "bias")))
-    if len(params) == 1 and node.has_input(2):  # bias without scale cannot happen in ONNX
-        raise node.error("bias without scale")
     x = node.input(0)
-    y = node.emit(graph.LayerNormOp, [x, *params], axis=axis, epsilon=epsilon)
+    if any(isinstance(n, SymExpr) for n in normalized):
+        # Rows of a size known only when it runs: the scale and bias broadcast when
+        # it runs, by a multiply and an add after the normalization.
+        y = node.emit(graph.LayerNormOp, [x], axis=axis, epsilon=epsilon)
+        if node.has_input(1):
+            y = node.emit(graph.MulOp, [y, node.input(1)])
+        if node.has_input(2):
+            y = node.emit(graph.AddOp, [y, node.input(2)])
+    else:
+        params = normalization_params(node, normalized, ((1, "scale"), (2, "bias")))
+        if len(params) == 1 and node.has_input(2):  # bias without scale cannot happen in ONNX
+            raise node.error("bias without scale")
+        y = node.emit(graph.LayerNormOp, [x, *params], axis=axis, epsilon=epsilon)
     if len(node.proto.output) == 1 or not any(node.proto.output[1:]):
         return [y]
     axes = list(range(axis, len(xs)))

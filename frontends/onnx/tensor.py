@@ -27,6 +27,7 @@ from tilecraft.dialects import graph
 from tilecraft.frontends.onnx.fold import axes_of
 from tilecraft.frontends.onnx.importer import Node, converter
 from tilecraft.utils.dtypes import numpy_dtype
+from tilecraft.utils.symbolic import SymExpr
 
 
 def ints(array: np.ndarray) -> list[int]:
@@ -43,6 +44,9 @@ def convert_reshape(node: Node):
         if -1 in shape or math.prod(xs) != 0:
             raise node.error(f"cannot reshape {xs} to {shape} (allowzero=1: 0 is a 0 extent)")
         return [node.constant(np.zeros(shape, numpy_dtype(node.element_type(0))), "empty")]
+    if any(isinstance(d, SymExpr) for d in xs):
+        # graph.reshape resolves 0 and -1 against the symbolic sizes (`batch * seq * 64 / 64`)
+        return [node.emit(graph.ReshapeOp, [node.input(0)], shape=shape)]
     shape = [xs[d] if s == 0 else s for d, s in enumerate(shape)]
     if -1 in shape and shape.count(-1) == 1:
         known = math.prod(s for s in shape if s != -1)

@@ -104,3 +104,13 @@ def test_bind_solves_names_and_checks_the_rest():
         bind([b * 2], (4,), "x")
     with pytest.raises(SymbolicSizeError, match="x has 1 dimensions, expected 2"):
         bind([b, 3], (4,), "x")
+
+
+def test_exact_quotient_divides_by_a_monomial_or_says_none():
+    total = parse("batch * seq * 64 + batch * 128")
+    assert total.exact_quotient(parse("batch * 64")) == parse("seq + 2")
+    assert total.exact_quotient(64) == parse("batch * seq + 2 * batch")
+    assert total.exact_quotient(parse("seq")) is None  # (batch * 128 has no seq)
+    assert total.exact_quotient(48) is None
+    assert total.exact_quotient(parse("batch + 1")) is None  # (not a monomial)
+    assert SymExpr.lift(12).exact_quotient(4) == SymExpr.lift(3)

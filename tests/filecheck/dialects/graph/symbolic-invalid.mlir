@@ -43,3 +43,12 @@ func.func @syntax(%x: tensor<?x8xf32, ["batch * * 2"]>) -> tensor<*xf32> {
   %r = graph.relu %x : (tensor<?x8xf32, ["batch * * 2"]>) -> tensor<*xf32>
   func.return %r : tensor<*xf32>
 }
+
+// -----
+
+// A -1 that the other extents do not divide exactly for every size.
+func.func @reshape_not_exact(%x: tensor<?x?x64xf32, ["batch", "seq"]>) -> tensor<*xf32> {
+  // CHECK: symbolic-invalid.mlir:[[# @LINE + 1]]:3: error: 'graph.reshape' op: cannot reshape (batch, seq, 64) to [batch, -1, 48].
+  %r = graph.reshape %x {shape = array<i64: 0, -1, 48>} : (tensor<?x?x64xf32, ["batch", "seq"]>) -> tensor<*xf32>
+  func.return %r : tensor<*xf32>
+}

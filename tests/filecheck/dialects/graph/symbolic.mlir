@@ -66,3 +66,19 @@ func.func @flatten(%x: tensor<?x8x4xf32, ["batch"]>) -> (tensor<*xf32>, tensor<*
 // CHECK-LABEL: func.func @flatten(
 // CHECK:         graph.flatten %x : (tensor<?x8x4xf32, ["batch"]>) -> tensor<?x32xf32, ["batch"]>
 // CHECK:         graph.flatten %x {axis = 2 : i64} : (tensor<?x8x4xf32, ["batch"]>) -> tensor<?x4xf32, ["8 * batch"]>
+
+// -----
+
+// A reshape resolves 0 (copy the extent) and -1 (what the others leave) against
+// symbolic sizes: BERT's heads split and merged again.
+func.func @heads(%x: tensor<?x?x64xf32, ["batch", "seq"]>) -> (tensor<*xf32>, tensor<*xf32>) {
+  %h = graph.reshape %x {shape = array<i64: 0, 0, 2, 32>} : (tensor<?x?x64xf32, ["batch", "seq"]>) -> tensor<*xf32>
+  %m = graph.reshape %h {shape = array<i64: 0, -1, 64>} : (tensor<*xf32>) -> tensor<*xf32>
+  %f = graph.reshape %x {shape = array<i64: -1, 32>} : (tensor<?x?x64xf32, ["batch", "seq"]>) -> tensor<*xf32>
+  func.return %m, %f : tensor<*xf32>, tensor<*xf32>
+}
+
+// CHECK-LABEL: func.func @heads(
+// CHECK:         %h = graph.reshape %x {{.*}} -> tensor<?x?x2x32xf32, ["batch", "seq"]>
+// CHECK-NEXT:    %m = graph.reshape %h {{.*}} -> tensor<?x?x64xf32, ["batch", "seq"]>
+// CHECK-NEXT:    %f = graph.reshape %x {{.*}} -> tensor<?x32xf32, ["2 * batch * seq"]>
