@@ -54,8 +54,8 @@ def vectorization_blocker(loop: ForOp) -> tuple[Operation, str] | None:
             found = None
             if isinstance(op, AllocOp):
                 return op, "allocates a buffer inside the loop"
-            if isinstance(op, memref.LoadOp | memref.StoreOp) and _dynamic_strides(op.memref):
-                return op, "its buffer's strides are known only when it runs (a '?' size after the first)"
+            if isinstance(op, memref.LoadOp | memref.StoreOp) and _varies_in_dynamic_stride(op, varying):
+                return op, "its lanes step through a dimension whose stride is known only when it runs"
             if isinstance(op, ForOp):
                 found = visit(op.body.block, masked)
             elif isinstance(op, GuardOp):
@@ -84,9 +84,15 @@ def vectorization_blocker(loop: ForOp) -> tuple[Operation, str] | None:
     return visit(loop.body.block, False)
 
 
-def _dynamic_strides(buffer: SSAValue) -> bool:
-    mtype = buffer.type
-    return isinstance(mtype, MemRefType) and any(d < 0 for d in mtype.get_shape()[1:])
+def _varies_in_dynamic_stride(op: memref.LoadOp | memref.StoreOp, varying: set[SSAValue]) -> bool:
+    """Whether a lane-varying index is in a dimension followed by a '?' size: the
+    lanes' distance would be known only when it runs (the vector loads, stores,
+    gathers and scatters take static lane strides)."""
+    mtype = op.memref.type
+    if not isinstance(mtype, MemRefType):
+        return False
+    shape = mtype.get_shape()
+    return any(i in varying and any(n < 0 for n in shape[d + 1 :]) for d, i in enumerate(op.indices))
 
 
 def check_vectorizable(module: ModuleOp) -> None:

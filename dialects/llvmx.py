@@ -19,7 +19,8 @@ A loop LLVM is to unroll fully carries the unit attribute `llvmx.unroll_full`
 (`UNROLL_FULL`) on its back edge, an `llvm.cond_br`: what MLIR writes as
 `loop_annotation = #llvm.loop_annotation<unroll = #llvm.loop_unroll<full = true>>`,
 which xDSL 0.74's `llvm.cond_br` cannot hold. It becomes `!llvm.loop` metadata
-with `llvm.loop.unroll.full`.
+with `llvm.loop.unroll.full`. A loop whose bound is known only when it runs
+carries `llvmx.no_runtime_unroll` (`llvm.loop.unroll.runtime.disable`).
 
 Why a dialect rather than patching the llvmlite module afterwards: the lowered IR
 stays complete and printable, so `tilecraft-opt -p convert-loop-to-llvm` shows
@@ -67,6 +68,10 @@ from xdsl.traits import NoMemoryEffect, Pure
 from xdsl.utils.exceptions import VerifyException
 
 UNROLL_FULL = "llvmx.unroll_full"  # on a loop's back edge: LLVM unrolls it fully
+# On a loop's back edge: LLVM does not unroll it by a factor its trip count, known
+# only when it runs, may not divide (the remainder loops O3 makes of a register
+# tile's reduction multiplied its compile time by 7 and bought no speed).
+NO_RUNTIME_UNROLL = "llvmx.no_runtime_unroll"
 
 FCMP_PREDICATES = (
     "false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord",

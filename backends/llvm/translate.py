@@ -145,16 +145,23 @@ def _define(op: llvm.FuncOp, function: ir.Function) -> None:
                     convert_op(inner, builder, values, blocks)
                 except NotImplementedError as e:
                     raise TranslationError(f"cannot translate '{inner.name}': {e}") from None
-                if llvmx.UNROLL_FULL in inner.attributes:
-                    branch = builder.block.instructions[-1]
-                    branch.set_metadata("llvm.loop", _unroll_full(function.module))
+                for attribute, request in _LOOP_REQUESTS.items():
+                    if attribute in inner.attributes:
+                        branch = builder.block.instructions[-1]
+                        branch.set_metadata("llvm.loop", _loop_id(function.module, request))
 
 
-def _unroll_full(module: ir.Module) -> ir.MDValue:
-    """A loop ID asking LLVM to unroll its loop fully. A loop ID is a node of its
-    own whose first operand is itself; llvmlite makes such nodes only for debug
-    info, and `add_metadata` would merge equal ones, so it is built directly."""
-    request = module.add_metadata([ir.MetaDataString(module, "llvm.loop.unroll.full")])
+_LOOP_REQUESTS = {
+    llvmx.UNROLL_FULL: "llvm.loop.unroll.full",
+    llvmx.NO_RUNTIME_UNROLL: "llvm.loop.unroll.runtime.disable",
+}
+
+
+def _loop_id(module: ir.Module, name: str) -> ir.MDValue:
+    """A loop ID asking LLVM for `name` (`llvm.loop.unroll.full`). A loop ID is a
+    node of its own whose first operand is itself; llvmlite makes such nodes only
+    for debug info, and `add_metadata` would merge equal ones, so it is built directly."""
+    request = module.add_metadata([ir.MetaDataString(module, name)])
     loop_id = ir.MDValue(module, [request], name=str(len(module.metadata)))
     loop_id.operands = (loop_id, request)
     return loop_id

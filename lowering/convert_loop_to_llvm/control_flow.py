@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from tilecraft.backends.llvm.builder import NSW, PTR, FunctionBuilder, scalar_type
 from tilecraft.analysis.parallel_work import ITERATION_COST_ATTR, MAX_CAP, MAX_THREADS_ATTR
 from tilecraft.dialects import llvmx
-from tilecraft.dialects.llvmx import UNROLL_FULL
+from tilecraft.dialects.llvmx import NO_RUNTIME_UNROLL, UNROLL_FULL
 from tilecraft.backends.llvm.names import NO_THREAD_CAP, PARALLEL_LAUNCH
 from tilecraft.dialects.loop import AssertOp, ForOp, GuardOp, LaunchOp, LoopKind
 from tilecraft.utils.attrs import integer_attr
@@ -66,6 +66,8 @@ def _loop_body(
     latch = llvm.CondBrOp(more.res, body, [following.res], after, [])
     if isinstance(op, ForOp) and op.kind.data == LoopKind.UNROLLED:
         latch.attributes[UNROLL_FULL] = UnitAttr()
+    elif isinstance(op, ForOp) and op.upper is not None:
+        latch.attributes[NO_RUNTIME_UNROLL] = UnitAttr()
     for new in (following, more, latch):
         body.insert_op_before(new, yield_op)
     rewriter.erase(yield_op)

@@ -18,9 +18,10 @@ SIZES = [1, 2, 7, 15, 16, 17, 31, 64, 97]
 
 # A row-parallel `B = A * A + C[j]` over `A: m x n` (dynamic strides, a launch
 # to a run-time bound); a
-# doubling over a leading `?` (static strides: vectorized) on 4 threads; a copy
-# whose vectorized loop reads a buffer with a trailing `?` (kept serial: its
-# strides are known only when it runs).
+# doubling over a leading `?` (static strides: vectorized) on 4 threads; copies
+# whose vectorized loops read buffers with a trailing `?`: along the last axis
+# (vector loads, or a gather whose offsets take the strides from the sizes) and
+# across rows (kept serial: the lanes' stride is known only when it runs).
 TEXT = """
 func.func @rows(%A: memref<?x?xf32> {tc.name = "A", tc.dims = ["m", "n"]},
                 %C: memref<?xf32> {tc.name = "C", tc.dims = ["n"]},
@@ -71,6 +72,36 @@ func.func @corner(%A: memref<?x?xf32> {tc.name = "A"}, %B: memref<?x4xf32> {tc.n
   }
   func.return
 }
+
+func.func @column(%A: memref<?x?xf32> {tc.name = "A"}, %B: memref<?x4xf32> {tc.name = "B"}) {
+  %c0 = arith.constant 0 : index
+  %m = memref.dim %B, %c0 : memref<?x4xf32>
+  loop.for %i = 0 to %m {
+    loop.for %j = 0 to 4 vectorized {
+      %a = memref.load %A[%j, %i] : memref<?x?xf32>
+      memref.store %a, %B[%i, %j] : memref<?x4xf32>
+    }
+  }
+  func.return
+}
+
+func.func @every_other(%A: memref<?x?x?xf32> {tc.name = "A"}, %B: memref<?x?x4xf32> {tc.name = "B"}) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %m = memref.dim %B, %c0 : memref<?x?x4xf32>
+  %n = memref.dim %B, %c1 : memref<?x?x4xf32>
+  loop.for %i = 0 to %m {
+    loop.for %k = 0 to %n {
+      loop.for %j = 0 to 4 vectorized {
+        %jj = arith.muli %j, %c2 : index
+        %a = memref.load %A[%i, %k, %jj] : memref<?x?x?xf32>
+        memref.store %a, %B[%i, %k, %j] : memref<?x?x4xf32>
+      }
+    }
+  }
+  func.return
+}
 """
 
 
@@ -101,13 +132,29 @@ def test_leading_dynamic_size_on_threads(jit):
     assert "<8 x float>" in jit.llvm_ir
 
 
-def test_dynamic_strides_keep_the_vector_loop_serial(jit):
+def test_lanes_along_the_last_axis_of_dynamic_strides_vectorize(jit):
+    # (the last axis has stride 1 whatever the sizes; a gather's offsets take the
+    # strides from the sizes passed: A[i, k, 2j] of an m x n x p buffer)
     rng = np.random.default_rng(2)
     for m, n in [(1, 4), (3, 9), (17, 5)]:
         A = rng.standard_normal((m, n), dtype=np.float32)
         B = np.zeros((m, 4), np.float32)
         jit["corner"](A, B)
         np.testing.assert_array_equal(B, A[:, :4])
+        A3 = rng.standard_normal((m, n, 8 + m), dtype=np.float32)
+        B3 = np.zeros((m, n, 4), np.float32)
+        jit["every_other"](A3, B3)
+        np.testing.assert_array_equal(B3, A3[:, :, 0:8:2])
+    assert "llvm.masked.gather" in jit.llvm_ir  # (only every_other's lanes gather)
+
+
+def test_lanes_across_a_dynamic_stride_stay_serial(jit):
+    rng = np.random.default_rng(3)
+    for m, n in [(1, 4), (3, 9), (6, 5)]:
+        A = rng.standard_normal((4, max(m, n)), dtype=np.float32)
+        B = np.zeros((m, 4), np.float32)
+        jit["column"](A, B)
+        np.testing.assert_array_equal(B, A[:, :m].T)
 
 
 def test_signature_names_the_sizes(jit):

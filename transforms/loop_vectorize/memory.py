@@ -39,13 +39,39 @@ class MemoryAccess:
                 uniform.append(index)
         return uniform, lane_stride, varying
 
-    def _offsets(self, mtype: MemRefType, uniform, lane_stride, varying) -> SSAValue:
-        """Per-lane element offsets from the buffer's start, for gather/scatter."""
+    def _strides(self, ref: SSAValue, mtype: MemRefType) -> list[int | SSAValue]:
+        """Row-major element strides, computed from `memref.dim` where a size after
+        the dimension is known only when it runs."""
+        shape = mtype.get_shape()
+        if all(d >= 0 for d in shape[1:]):
+            return list(row_major_strides(shape))
+        strides: list[int | SSAValue] = []
+        step: int | SSAValue = 1
+        for d in reversed(range(1, len(shape))):
+            strides.append(step)
+            size = self.add(memref.DimOp(ref, self.index(d))) if shape[d] < 0 else shape[d]
+            if isinstance(step, int) and isinstance(size, int):
+                step = step * size
+            elif step == 1:
+                step = size
+            else:
+                lhs = self.index(step) if isinstance(step, int) else step
+                rhs = self.index(size) if isinstance(size, int) else size
+                step = self.add(arith.MuliOp(lhs, rhs))
+        return [step, *strides[::-1]]
+
+    def _offsets(self, ref: SSAValue, mtype: MemRefType, uniform, lane_stride, varying) -> SSAValue:
+        """Per-lane element offsets from the buffer's start, for gather/scatter
+        (`lane_stride` and the `varying` parts' strides are static: see
+        analysis/vectorize_legality.py)."""
         flat: SSAValue | None = None
-        for index, stride in zip(uniform, row_major_strides(mtype.get_shape())):
+        for index, stride in zip(uniform, self._strides(ref, mtype)):
             if constant_of(index) == 0:
                 continue
-            term = self.add(arith.MuliOp(index, self.index(stride))) if stride != 1 else index
+            if isinstance(stride, int):
+                term = self.add(arith.MuliOp(index, self.index(stride))) if stride != 1 else index
+            else:
+                term = self.add(arith.MuliOp(index, stride))
             flat = term if flat is None else self.add(arith.AddiOp(flat, term))
         total = self.vector(Affine(flat if flat is not None else self.index(0), lane_stride))
         itype = self.vtype(IndexType())
@@ -78,7 +104,7 @@ class MemoryAccess:
             assert self.mask is not None
             value = self.add(vector.MaskedLoadOp(ref, uniform, self.mask, zero))
         else:
-            offsets = self._offsets(mtype, uniform, lane_stride, varying)
+            offsets = self._offsets(ref, mtype, uniform, lane_stride, varying)
             value = self.add(GatherOp(ref, offsets, self._all_lanes(), result))
         self.values[op.res] = Vec(value)
 
@@ -113,7 +139,7 @@ class MemoryAccess:
         elif not varying and lane_stride == 1:
             self.add(vector.MaskedStoreOp(ref, uniform, self.mask, lanes))  # type: ignore[arg-type]
         else:
-            offsets = self._offsets(mtype, uniform, lane_stride, varying)
+            offsets = self._offsets(ref, mtype, uniform, lane_stride, varying)
             self.add(ScatterOp(lanes, ref, offsets, self._all_lanes()))
 
     # Control flow -------------------------------------------------------------

@@ -1,5 +1,6 @@
 // RUN: tilecraft-opt %s -p loop-to-llvm | filecheck %s
 // RUN: tilecraft-opt %s | tilecraft-opt | filecheck %s --check-prefix=ROUND
+// RUN: tilecraft-translate %s --no-opt | filecheck %s --check-prefix=LL
 
 // A loop to a bound known when the program runs (here read from a buffer): the
 // loop is tested before its first iteration (it may run none) and at its end.
@@ -24,7 +25,15 @@ func.func @fill(%A: memref<64xf32>, %S: memref<1xi64>) {
 // CHECK:        llvm.store
 // CHECK:        %[[NEXT:.*]] = llvm.add %i, %{{.*}} overflow<nsw> : i64
 // CHECK-NEXT:   %[[MORE:.*]] = llvm.icmp "slt" %[[NEXT]], %[[S]] : i64
-// CHECK-NEXT:   llvm.cond_br %[[MORE]], ^[[BODY]](%[[NEXT]] : i64), ^[[EXIT]]
+// CHECK-NEXT:   llvm.cond_br %[[MORE]], ^[[BODY]](%[[NEXT]] : i64), ^[[EXIT]] {llvmx.no_runtime_unroll}
+
+// Its trip count known only when it runs, LLVM is not to unroll it by a factor
+// (remainder loops: compile time, no speed); loops of a static extent keep
+// LLVM's choice.
+// LL:      define void @fill(
+// LL:        br i1 %{{.*}}, label %{{.*}}, label %{{.*}}, !llvm.loop ![[ID:[0-9]+]]
+// LL:      ![[ID]] = distinct !{![[ID]], ![[REQ:[0-9]+]]}
+// LL-NEXT: ![[REQ]] = !{!"llvm.loop.unroll.runtime.disable"}
 
 // A parallel one is launched when its extent is positive, on as many threads
 // as `extent` iterations of its work pay for (`tc.iteration_cost`, written by

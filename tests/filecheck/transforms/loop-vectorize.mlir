@@ -321,3 +321,37 @@ func.func @check_all_lanes(%A: memref<7xi32>) {
 // CHECK-NEXT:    %[[BITS:.*]] = llvm.bitcast %[[FAILED]] : vector<8xi1> to i8
 // CHECK-NEXT:    %[[NONE:.*]] = arith.cmpi eq, %[[BITS]], %[[ZERO]] : i8
 // CHECK-NEXT:    loop.assert %[[NONE]], "too big"
+
+// -----
+
+// Buffers with sizes known only when it runs: lanes along the last axis (stride
+// 1 whatever the sizes) load a vector; lanes of a gather take the strides of
+// the axes before from `memref.dim`; lanes that step through an axis followed
+// by a `?` (a stride known only when it runs) stay serial.
+func.func @dynamic_strides(%A: memref<?x?xf32>, %B: memref<?x8xf32>, %m: index) {
+  %c2 = arith.constant 2 : index
+  loop.for %i = 0 to %m {
+    loop.for %j = 0 to 8 vectorized {
+      %a = memref.load %A[%i, %j] : memref<?x?xf32>
+      memref.store %a, %B[%i, %j] : memref<?x8xf32>
+    }
+    loop.for %j = 0 to 8 vectorized {
+      %jj = arith.muli %j, %c2 : index
+      %a = memref.load %A[%i, %jj] : memref<?x?xf32>
+      memref.store %a, %B[%i, %j] : memref<?x8xf32>
+    }
+    loop.for %j = 0 to 8 vectorized {
+      %a = memref.load %A[%j, %i] : memref<?x?xf32>
+      memref.store %a, %B[%i, %j] : memref<?x8xf32>
+    }
+  }
+  func.return
+}
+
+// CHECK-LABEL: func.func @dynamic_strides(
+// CHECK:         %{{.*}} = vector.load %A[%i, %{{.*}}] : memref<?x?xf32>, vector<8xf32>
+// CHECK:         %[[N:.*]] = memref.dim %A, %{{.*}} : memref<?x?xf32>
+// CHECK:         %[[ROW:.*]] = arith.muli %i, %[[N]] : index
+// CHECK:         loop.gather %A
+// CHECK:         loop.for %{{.*}} = 0 to 8 {
+// CHECK-NEXT:      memref.load %A[%{{.*}}, %i] : memref<?x?xf32>
