@@ -25,6 +25,7 @@ from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Operation, SSAValue
 
 from tilecraft.analysis.expr import (
+    Div,
     Expr,
     NonAffine,
     Range,
@@ -106,9 +107,20 @@ def provably_below(e: Expr, limit: Extent, extents: dict[Hashable, Extent]) -> b
     if isinstance(limit, int):
         return bounds(e, rng)[1] < limit
     for a, c in e.terms.items():
-        if c == 1 and extents.get(a) == limit:
+        if c == 1 and _runs_to(a, limit, extents):
             rest_hi = bounds(e - Expr.var(a), rng)[1]
             return rest_hi <= 0
+    return False
+
+
+def _runs_to(a: Hashable, limit: Expr, extents: dict[Hashable, Extent]) -> bool:
+    """Whether atom `a` takes values up to `limit - 1` at most: a loop to `limit`,
+    or a fused loop to `limit * d` divided by `d` (the outer axis of a fuse)."""
+    if extents.get(a) == limit:
+        return True
+    if isinstance(a, Div) and a.expr.const == 0 and len(a.expr.terms) == 1:
+        [(v, c)] = a.expr.terms.items()
+        return c == 1 and extents.get(v) == limit * a.divisor
     return False
 
 

@@ -202,8 +202,10 @@ def mlp(batch: int = 32, sizes=(784, 1024, 1024, 10), seed: int = 1) -> onnx.Mod
     return g.model("mlp", [_value("input", [batch, sizes[0]])], [_value("output", [batch, sizes[-1]])])
 
 
-def bert_layer(seq: int = 128, hidden: int = 768, heads: int = 12, ffn: int = 3072,
-               seed: int = 2) -> onnx.ModelProto:  # fmt: skip
+def bert_layer(seq: int | str = 128, hidden: int = 768, heads: int = 12, ffn: int = 3072,
+               seed: int = 2, batch: int | str = 1) -> onnx.ModelProto:  # fmt: skip
+    """One BERT encoder layer; `batch` and `seq` may be names (ONNX dim_param): the
+    head reshapes copy those extents (0 in the shape), as exporters write them."""
     g = GraphBuilder(seed)
     dh = hidden // heads
 
@@ -218,14 +220,14 @@ def bert_layer(seq: int = 128, hidden: int = 768, heads: int = 12, ffn: int = 30
         return g.node("LayerNormalization", [x, gamma, beta], "ln", axis=-1, epsilon=1e-12)
 
     x = "input"
-    split = g.const("heads_shape", np.array([1, seq, heads, dh], np.int64))
+    split = g.const("heads_shape", np.array([0, 0, heads, dh], np.int64))
     q = g.node("Transpose", [g.node("Reshape", [linear(x, hidden, hidden), split])], perm=[0, 2, 1, 3])
     k = g.node("Transpose", [g.node("Reshape", [linear(x, hidden, hidden), split])], perm=[0, 2, 3, 1])
     v = g.node("Transpose", [g.node("Reshape", [linear(x, hidden, hidden), split])], perm=[0, 2, 1, 3])
     scores = g.node("Div", [g.node("MatMul", [q, k]), g.const("scale", np.float32(math.sqrt(dh)))])
     probs = g.node("Softmax", [scores], axis=-1)
     ctx = g.node("Transpose", [g.node("MatMul", [probs, v])], perm=[0, 2, 1, 3])
-    ctx = g.node("Reshape", [ctx, g.const("merge_shape", np.array([1, seq, hidden], np.int64))])
+    ctx = g.node("Reshape", [ctx, g.const("merge_shape", np.array([0, 0, hidden], np.int64))])
     h1 = layer_norm(g.node("Add", [linear(ctx, hidden, hidden), x]))
     f = linear(h1, hidden, ffn)
     erf = g.node("Erf", [g.node("Div", [f, g.const("sqrt2", np.float32(math.sqrt(2.0)))])])
@@ -233,7 +235,7 @@ def bert_layer(seq: int = 128, hidden: int = 768, heads: int = 12, ffn: int = 30
                           g.const("half", np.float32(0.5))])  # fmt: skip
     out = layer_norm(g.node("Add", [linear(gelu, ffn, hidden), h1]))
     g.nodes.append(helper.make_node("Identity", [out], ["output"]))
-    return g.model("bert_layer", [_value("input", [1, seq, hidden])], [_value("output", [1, seq, hidden])])
+    return g.model("bert_layer", [_value("input", [batch, seq, hidden])], [_value("output", [batch, seq, hidden])])
 
 
 MODELS = {

@@ -105,7 +105,7 @@ def unflatten(flat: te.Expr | int, shape: Sequence[int]) -> list[te.Expr | int]:
     return out
 
 
-def _same_size(a, b) -> bool:
+def same_size(a, b) -> bool:
     """Equal sizes: ints by value, te sizes (known when it runs) by their expression."""
     if isinstance(a, int) and isinstance(b, int):
         return a == b
@@ -118,12 +118,12 @@ def reshape_read(x: te.Tensor, index: Sequence[te.Expr], out_shape: Sequence[int
     the axes that really change go through a flat index."""
     xs, os_ = list(x.shape), list(out_shape)
     head = 0
-    while head < min(len(xs), len(os_)) and _same_size(xs[head], os_[head]):
+    while head < min(len(xs), len(os_)) and same_size(xs[head], os_[head]):
         head += 1
     tail = 0
     while (
         tail < min(len(xs), len(os_)) - head
-        and _same_size(xs[len(xs) - 1 - tail], os_[len(os_) - 1 - tail])
+        and same_size(xs[len(xs) - 1 - tail], os_[len(os_) - 1 - tail])
     ):
         tail += 1
     mid_out = os_[head : len(os_) - tail]

@@ -52,8 +52,9 @@ import numpy as np
 
 from tilecraft.dialects.graph import PANEL, dense_weight_nk
 from tilecraft.frontends import te
+from tilecraft.topi.common import same_size
 from tilecraft.topi.conv2d import BLOCK, find_reduction, inline_between
-from tilecraft.topi.schedule import parallel_pays
+from tilecraft.topi.schedule import fuse_outer, parallel_pays
 from tilecraft.topi.tuning import check_config, config_for, workload_key
 
 TILE_ROWS = 6  # mr: output rows per register tile
@@ -169,7 +170,7 @@ def dense_compute(
 
 def matmul_compute(a: te.Tensor, b: te.Tensor, name: str = "matmul") -> te.Tensor:
     """numpy.matmul of a[..., M, K] and b[..., K, N] (rank >= 2, batch axes broadcast)."""
-    if a.ndim < 2 or b.ndim < 2 or a.shape[-1] != b.shape[-2]:
+    if a.ndim < 2 or b.ndim < 2 or not same_size(a.shape[-1], b.shape[-2]):
         raise ValueError(f"matmul needs [..., M, K] and [..., K, N], got {a.shape} and {b.shape}")
     batch_a, batch_b = a.shape[:-2], b.shape[:-2]
     rank = max(len(batch_a), len(batch_b))
@@ -177,9 +178,12 @@ def matmul_compute(a: te.Tensor, b: te.Tensor, name: str = "matmul") -> te.Tenso
     for d in range(rank):
         da = batch_a[d - rank + len(batch_a)] if d >= rank - len(batch_a) else 1
         db = batch_b[d - rank + len(batch_b)] if d >= rank - len(batch_b) else 1
-        if da != db and 1 not in (da, db):
+        if _is_one(da) or _is_one(db):
+            batch.append(db if _is_one(da) else da)
+        elif same_size(da, db):
+            batch.append(da)
+        else:
             raise ValueError(f"matmul: batch axes of {a.shape} and {b.shape} do not broadcast")
-        batch.append(max(da, db))
     M, K, N = a.shape[-2], a.shape[-1], b.shape[-1]
     k = te.reduce_axis((0, K), name="k")
 
@@ -187,7 +191,7 @@ def matmul_compute(a: te.Tensor, b: te.Tensor, name: str = "matmul") -> te.Tenso
         # The operand's own batch axes are the last len(own) of the result's;
         # a broadcast axis (extent 1) is indexed 0.
         tail = index[rank - len(own) :]
-        return tuple(0 if n == 1 else i for i, n in zip(tail, own))
+        return tuple(0 if _is_one(n) else i for i, n in zip(tail, own))
 
     def body(*idx):
         *bidx, i, j = idx
@@ -198,6 +202,10 @@ def matmul_compute(a: te.Tensor, b: te.Tensor, name: str = "matmul") -> te.Tenso
     mm = te.compute((*batch, M, N), body, name=name)
     mm.op.attrs["dense"] = DenseInfo(("batch_matmul", (list(a.shape), list(b.shape), str(a.dtype))))
     return mm
+
+
+def _is_one(n) -> bool:
+    return isinstance(n, int) and n == 1
 
 
 # ---------------------------------------------------------------------------------
@@ -259,7 +267,8 @@ def default_gemm_config(red: te.Tensor) -> dict:
         # unguarded); no packed panels, which a call of few rows would not repay.
         if info.partial is not None:
             return {"tile": [DOT_ROWS, min(N, DOT_COLS)], "parallel": parallel}
-        return {"tile": [TILE_ROWS, min(N, TILE_COLS)], "pack": 0, "parallel": parallel, "kc": 0}
+        nr = min(N, TILE_COLS) if isinstance(N, int) else TILE_COLS  # (a symbolic N: guarded last panel)
+        return {"tile": [TILE_ROWS, nr], "pack": 0, "parallel": parallel, "kc": 0}
     if info.partial is not None:
         return {"tile": [min(M, DOT_ROWS), min(N, DOT_COLS)], "parallel": parallel}
     nr = min(N, TILE_COLS)
@@ -317,7 +326,7 @@ def _schedule_gemm(s: te.Schedule, out: te.Tensor, red: te.Tensor, config: dict)
     if transposed is not None:
         # One transposed panel per jo, its row tiles serially inside: parallel over
         # (batch, jo) only, so each panel is made once per call.
-        panel = s[out].fuse(*batch, jo) if batch else jo
+        panel = fuse_outer(s, out, [*batch, jo])[0]
         if config["parallel"]:
             s[out].parallel(panel)
         attach = panel if config["kc"] else io
@@ -328,18 +337,18 @@ def _schedule_gemm(s: te.Schedule, out: te.Tensor, red: te.Tensor, config: dict)
         # Cache blocking: the panel's M x nr outputs accumulate in a buffer of the
         # task, kc rows of the reduction at a time, so each kc x nr weight chunk is
         # reused from L1/L2 by every row tile of the panel.
-        panel = s[out].fuse(*batch, jo) if batch else jo
+        panel = fuse_outer(s, out, [*batch, jo])[0]
         if config["parallel"]:
             s[out].parallel(panel)
         attach = panel
-    elif not isinstance(M, int) or M % mr and math.prod(batch_extents) * -(-N // nr) >= TAIL_PANELS:
+    elif not all(isinstance(n, int) for n in red.shape) or M % mr and math.prod(batch_extents) * -(-N // nr) >= TAIL_PANELS:
         # The last row tile overhangs M: its guard (i < M) must read a serial loop
         # variable for loop-partition to run the other tiles without it. Fused into
         # the parallel loop, the guard read (fused % tiles) * mr, which it cannot
         # bound, and stayed in every tile; LLVM unswitched it out of a bare GEMM but
         # not out of one with a GELU epilogue (BERT's 768 -> 3072 dense, 128 rows in
         # tiles of 6: 5.5 ms instead of 2.9).
-        panel = s[out].fuse(*batch, jo) if batch else jo
+        panel = fuse_outer(s, out, [*batch, jo])[0]
         if config["parallel"]:
             s[out].parallel(panel)
         attach = io
@@ -429,7 +438,7 @@ def _schedule_group(s: te.Schedule, out: te.Tensor, anchor: te.Tensor, inlined, 
     red = find_reduction(anchor)
     config = _config(red, config)
     inline_between(s, out, red, inlined)
-    if out.shape != red.shape:
+    if len(out.shape) != len(red.shape) or not all(map(same_size, out.shape, red.shape)):
         _schedule_gemm(s, red, red, config)
         _schedule_rows(s, out)
         return

@@ -46,7 +46,8 @@ def reduce_workload(kind: str, x: te.Tensor, axes: Sequence[int], keepdims: bool
     """The tuning workload of a reduction op: template "reduce" and its params."""
     rank = len(x.shape)
     axes = sorted({a % rank for a in axes})
-    return "reduce", [kind, [int(n) for n in x.shape], axes, int(bool(keepdims)), str(x.dtype)]
+    shape = [n if isinstance(n, int) else str(n) for n in x.shape]  # (a symbolic size by name)
+    return "reduce", [kind, shape, axes, int(bool(keepdims)), str(x.dtype)]
 
 
 def _widths(extent: int, lanes: int) -> tuple[int, ...]:
@@ -157,7 +158,13 @@ def reduce_mean(x: te.Tensor, axes: Sequence[int], keepdims: bool = True) -> te.
     count = math.prod(x.shape[a % len(x.shape)] for a in set(a % len(x.shape) for a in axes))
     if not is_float(x.dtype):
         return te.compute(total.shape, lambda *i: total[i] // count, name="mean")
-    return te.compute(total.shape, lambda *i: total[i] * (1.0 / count), name="mean")
+    return te.compute(total.shape, lambda *i: total[i] * _reciprocal(count, x.dtype), name="mean")
+
+
+def _reciprocal(n, dtype: str):
+    """1 / n for a count of elements: a constant, or for a count known only when it
+    runs one division (the te expression cast to `dtype`)."""
+    return 1.0 / n if isinstance(n, int) else 1.0 / n.astype(dtype)
 
 
 def global_avg_pool(x: te.Tensor) -> te.Tensor:
@@ -208,7 +215,7 @@ def layer_norm(
     )
     workload = reduce_workload("layer_norm", x, norm, True)
     tag(s1, row=len(norm), workload=workload)
-    mean = te.compute(outer, lambda *o: s1[o] * (1.0 / n), name="ln_mean")
+    mean = te.compute(outer, lambda *o: s1[o] * _reciprocal(n, x.dtype), name="ln_mean")
     ks2 = [te.reduce_axis((0, x.shape[d]), name=f"k{d}") for d in norm]
 
     def sq(*o):
@@ -216,7 +223,7 @@ def layer_norm(
         return te.sum(d * d, axis=ks2)
 
     s2 = tag(te.compute(outer, sq, name="ln_var"), row=len(norm), workload=workload)
-    rstd = te.compute(outer, lambda *o: 1.0 / te.sqrt(s2[o] * (1.0 / n) + epsilon), name="ln_rstd")
+    rstd = te.compute(outer, lambda *o: 1.0 / te.sqrt(s2[o] * _reciprocal(n, x.dtype) + epsilon), name="ln_rstd")
     tag(rstd, keep=True)
 
     def f(*i):

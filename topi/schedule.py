@@ -148,7 +148,7 @@ def _vectorize_tail(s: te.Schedule, t: te.Tensor, axis, extent: int, width: int 
     lanes = width or vector_lanes(t.dtype)
     if lanes <= 1:
         return axis
-    if extent <= lanes:
+    if isinstance(extent, int) and extent <= lanes:
         s[t].vectorize(axis)
         return None
     outer, inner = s[t].split(axis, factor=lanes)
@@ -336,22 +336,23 @@ def schedule_reduce(s: te.Schedule, t: te.Tensor, config: dict | None = None) ->
     red = list(s[t].op.reduce_axis)
     shape = t.shape
     work = math.prod(shape) * math.prod(r.extent for r in red)
-    if tags_of(t).get("row") or shape[-1] == 1:
-        knobs = _knobs(t, config, work >= PARALLEL_MIN_ELEMENTS)
-        fused = s[t].fuse(*axes) if len(axes) > 1 else axes[0]
+    pays = _may_exceed(work, PARALLEL_MIN_ELEMENTS - 1)
+    if tags_of(t).get("row") or _is_one(shape[-1]):
+        knobs = _knobs(t, config, pays)
+        fused, _ = fuse_outer(s, t, axes)
         if knobs["unroll"]:
             s[t].unroll(red[-1])
-        if knobs["parallel"] and math.prod(shape) > 1:
+        if knobs["parallel"] and _may_exceed(math.prod(shape), 1):
             s[t].parallel(fused)
         return knobs
-    knobs = _knobs(t, config, work >= PARALLEL_MIN_ELEMENTS)
+    knobs = _knobs(t, config, pays)
     head, last = axes[:-1], axes[-1]
     s[t].reorder(*head, *red, last)
     width = knobs["vector"]
     if width <= 1:  # scalar: the reduce axes innermost with `order`
         if knobs["order"]:
             s[t].reorder(*head, last, *red)
-    elif shape[-1] <= width:
+    elif isinstance(shape[-1], int) and shape[-1] <= width:
         s[t].vectorize(last)
     else:
         outer, inner = s[t].split(last, factor=width)
@@ -360,9 +361,8 @@ def schedule_reduce(s: te.Schedule, t: te.Tensor, config: dict | None = None) ->
         s[t].vectorize(inner)
     if knobs["unroll"]:
         s[t].unroll(red[-1])
-    if knobs["parallel"] and len(axes) > 1 and math.prod(shape[:-1]) > 1:
-        fused = s[t].fuse(*head) if len(axes) > 2 else axes[0]
-        s[t].parallel(fused)
+    if knobs["parallel"] and len(axes) > 1 and _may_exceed(math.prod(shape[:-1]), 1):
+        s[t].parallel(fuse_outer(s, t, head)[0])
     return knobs
 
 
@@ -401,20 +401,44 @@ def schedule_rows(
                 schedule_reduce(s, t)
         schedule_injective(s, out)
         return used[0] if used else _knobs(out, config, False)
-    knobs = _knobs(out, config, n_rows > 1 and math.prod(out.shape) * 2 >= PARALLEL_MIN_ELEMENTS)
-    rows = s[out].fuse(*head) if len(head) > 1 else head[0]
+    knobs = _knobs(out, config, _may_exceed(n_rows, 1) and _may_exceed(math.prod(out.shape) * 2, PARALLEL_MIN_ELEMENTS - 1))
+    rows, row_loop = fuse_outer(s, out, head)
     inner = s[out].fuse(*tail) if len(tail) > 1 else tail[0]
-    if row_ext > 1:
+    if _may_exceed(row_ext, 1):
         _vectorize_tail(s, out, inner, row_ext, knobs["vector"])
     for t in attached:
-        s[t].compute_at(s[out], rows)
-        if not is_reduce(t) and t.shape[-1] > 1:
+        s[t].compute_at(s[out], row_loop)
+        # (a stage of lower rank is per row, e.g. layer_norm's [batch, seq] means:
+        # one element at the row loop, which a split would widen to a vector of rows)
+        if not is_reduce(t) and len(t.shape) == len(out.shape) and _may_exceed(t.shape[-1], 1):
             _vectorize_tail(s, t, s[t].op.axis[-1], t.shape[-1], knobs["vector"])
         elif is_reduce(t) and id(t) in tuned_ids and knobs["unroll"]:
             s[t].unroll(s[t].op.reduce_axis[-1])
-    if n_rows > 1 and knobs["parallel"]:
+    if _may_exceed(n_rows, 1) and knobs["parallel"]:
         s[out].parallel(rows)
     return knobs
+
+
+def fuse_outer(s: te.Schedule, t: te.Tensor, axes: Sequence) -> tuple:
+    """Fuse the outer `axes` of `t` into one loop to run in parallel: all of them,
+    or, with sizes known only when it runs, up to the next symbolic one (only the
+    outermost axis of a fuse may be symbolic: recovering the others divides by
+    their extents). Returns the fused loop and the innermost of `axes` (the fused
+    loop itself when it took them all)."""
+    n = 1
+    while n < len(axes) and isinstance(axes[n].extent, int):
+        n += 1
+    fused = s[t].fuse(*axes[:n]) if n > 1 else axes[0]
+    return fused, (fused if n == len(axes) else axes[-1])
+
+
+def _is_one(n) -> bool:
+    return isinstance(n, int) and n == 1
+
+
+def _may_exceed(n, bound: int) -> bool:
+    """n > bound, or a size known only when it runs (which may be)."""
+    return not isinstance(n, int) or n > bound
 
 
 def tunable_stages(kept: Sequence[te.Tensor]) -> tuple[tuple | None, list[te.Tensor]]:

@@ -173,3 +173,54 @@ def test_a_classifier_as_pytorch_exports_it():
     for batch in (1, 3, 9):
         x = rng.standard_normal((batch, 3, 4, 4)).astype(np.float32)
         np.testing.assert_allclose(m(x), session.run(None, {"x": x})[0], rtol=1e-4, atol=1e-4)
+
+
+@pytest.fixture(scope="module")
+def bert():
+    # One BERT encoder layer (hidden 64, 2 heads, FFN 256) with `batch` and `seq`:
+    # head reshapes that copy those extents, attention's batch matmuls over a
+    # symbolic row and column count, softmax over a symbolic row, layer norms.
+    import os
+    import sys
+
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
+    from models import bert_layer
+
+    model = bert_layer(seq="seq", hidden=64, heads=2, ffn=256, batch="batch")
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return tc.compile(model), session
+
+
+@pytest.mark.parametrize("batch, seq", [(1, 1), (1, 7), (3, 16), (2, 33), (1, 65)])
+def test_a_bert_layer_of_any_batch_and_sequence(bert, batch, seq):
+    m, session = bert
+    assert [str(d) for d in m.inputs[0][1]] == ["batch", "seq", "64"]
+    x = np.random.default_rng(seq).standard_normal((batch, seq, 64)).astype(np.float32)
+    before = modules_built()
+    np.testing.assert_allclose(m(x), session.run(None, {"input": x})[0], rtol=1e-4, atol=1e-4)
+    assert modules_built() == before
+
+
+@pytest.mark.parametrize(
+    "node",
+    [
+        helper.make_node("Softmax", ["x"], ["y"], axis=0),
+        helper.make_node("LayerNormalization", ["x", "g", "b"], ["y"], axis=0),
+        helper.make_node("ReduceMean", ["x"], ["y"], axes=[0], keepdims=1),
+        helper.make_node("Transpose", ["x"], ["y"], perm=[1, 0]),
+    ],
+    ids=lambda n: n.op_type,
+)
+def test_row_kernels_over_a_symbolic_axis(node):
+    # Reductions whose row is the symbolic axis: its length divides the mean and
+    # the variance when the kernel runs; loops over it end at the size.
+    init = [numpy_helper.from_array(np.linspace(0.5, 1.5, 8).astype(np.float32), "g"),
+            numpy_helper.from_array(np.linspace(-1, 1, 8).astype(np.float32), "b")]  # fmt: skip
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], init)  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    m = tc.compile(model)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    for size in (1, 17, 40):
+        x = np.random.default_rng(size).standard_normal((size, 8)).astype(np.float32)
+        np.testing.assert_allclose(m(x), session.run(None, {"x": x})[0], rtol=1e-4, atol=1e-5)

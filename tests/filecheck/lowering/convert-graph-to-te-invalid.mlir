@@ -30,14 +30,15 @@ func.func @empty(%x: tensor<2x0xf32>) -> tensor<2x0xf32> {
 
 // -----
 
-// A kernel whose lowering does not take sizes known when it runs yet (softmax:
-// the graph level carries `seq` through, its te computation needs it static).
-func.func @symbolic_softmax(%x: tensor<?x64xf32, ["seq"]>) -> tensor<?x64xf32, ["seq"]> {
-  %y = graph.fused "s" (%x) : (tensor<?x64xf32, ["seq"]>) -> (tensor<?x64xf32, ["seq"]>) {
+// A kernel whose lowering does not take sizes known when it runs yet (concat
+// along `seq`: the graph level adds the sizes, its te computation needs the
+// offset of the second operand static).
+func.func @symbolic_concat(%x: tensor<?x64xf32, ["seq"]>) -> tensor<?x64xf32, ["2 * seq"]> {
+  %y = graph.fused "s" (%x) : (tensor<?x64xf32, ["seq"]>) -> (tensor<?x64xf32, ["2 * seq"]>) {
   ^bb0(%p: tensor<?x64xf32, ["seq"]>):
-    // CHECK: convert-graph-to-te-invalid.mlir:[[# @LINE + 1]]:5: error: convert-graph-to-te: 'graph.softmax' has sizes known only when it runs (seq), which its lowering cannot take yet
-    %r = graph.softmax %p {axis = -1 : i64} : (tensor<?x64xf32, ["seq"]>) -> tensor<?x64xf32, ["seq"]>
-    graph.yield %r : tensor<?x64xf32, ["seq"]>
+    // CHECK: convert-graph-to-te-invalid.mlir:[[# @LINE + 1]]:5: error: convert-graph-to-te: 'graph.concat' has sizes known only when it runs (seq), which its lowering cannot take yet
+    %r = graph.concat %p, %p {axis = 0 : i64} : (tensor<?x64xf32, ["seq"]>, tensor<?x64xf32, ["seq"]>) -> tensor<?x64xf32, ["2 * seq"]>
+    graph.yield %r : tensor<?x64xf32, ["2 * seq"]>
   }
-  func.return %y : tensor<?x64xf32, ["seq"]>
+  func.return %y : tensor<?x64xf32, ["2 * seq"]>
 }
