@@ -78,6 +78,10 @@ def build(
         from tilecraft.runtime.accel import build_accel
 
         return build_accel(s, check_args(args), name, target.spec, target.serial)
+    if target.kind.name == "cuda":
+        from tilecraft.runtime.cuda_function import build_cuda
+
+        return build_cuda(s, check_args(args), name, target.arch)
     from tilecraft.runtime.function import Function
 
     return Function(s, check_args(args), name)
@@ -110,6 +114,13 @@ def compile(  # noqa: A001
     and stage, as MLIR's `-mlir-timing`); `m.timing` holds it either way."""
     from tilecraft.compat.target import resolve
 
+    if resolve(target).kind.name == "cuda":
+        from tilecraft.utils.unsupported import UnsupportedError
+
+        raise UnsupportedError(
+            "tc.compile(target='cuda'): whole models on the GPU are not supported yet; "
+            "tc.build(schedule, args, target='cuda') compiles te schedules for it"
+        )
     if resolve(target).kind.name == "accel":
         from tilecraft.runtime.offload import compile_offload
 
