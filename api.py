@@ -25,6 +25,7 @@ from tilecraft.frontends import te
 
 if TYPE_CHECKING:
     from tilecraft.runtime.accel import AccelFunction
+    from tilecraft.runtime.cuda_function import CudaFunction
     from tilecraft.runtime.function import Function
 
 
@@ -61,7 +62,7 @@ def build(
     target_host=None,
     name: str = "main",
     binds=None,
-) -> Function | AccelFunction:
+) -> Function | AccelFunction | CudaFunction:
     """A native function computing `args`' outputs: `f(a, b, c)` writes `c` in place.
     TVM's name default (`default_func`) is not used: the function is called `name`."""
     from tilecraft.compat.target import resolve

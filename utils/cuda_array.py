@@ -30,7 +30,7 @@ class CudaArray:
         self._driver = driver(library)
 
     @classmethod
-    def empty(cls, shape, dtype="float32", device_id: int = 0) -> CudaArray:
+    def empty(cls, shape, dtype: str | np.dtype = "float32", device_id: int = 0) -> CudaArray:
         d = driver()
         d.device(device_id)
         nbytes = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize

@@ -14,11 +14,15 @@ error that says so.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from tilecraft.utils.unsupported import WHERE_TILECRAFT_RUNS
 from tilecraft.utils.aligned import aligned_copy, aligned_empty
+
+if TYPE_CHECKING:
+    from tilecraft.utils.cuda_array import CudaArray
 
 CPU, CUDA, EXT_DEV = 1, 2, 12  # TVM's device types (DLPack's kDLCPU, kDLCUDA, kDLExtDev)
 _NAMES = {CPU: "cpu", CUDA: "cuda", EXT_DEV: "ext_dev"}
@@ -126,7 +130,7 @@ class NDArray(np.ndarray):
         return target
 
 
-def array(data, device: Device | None = None) -> NDArray:
+def array(data, device: Device | None = None) -> NDArray | CudaArray:
     """`tvm.nd.array(numpy_array, dev)`: a C-contiguous copy in host memory (the
     accelerator's simulator reads it there too), starting on a cache line (as TVM's
     allocator does: utils/aligned.py). On a GPU (`device=tvm.cuda(0)`): a
@@ -142,7 +146,7 @@ def array(data, device: Device | None = None) -> NDArray:
     return aligned_copy(np.asarray(data)).view(NDArray)
 
 
-def empty(shape, dtype="float32", device: Device | None = None) -> NDArray:
+def empty(shape, dtype="float32", device: Device | None = None) -> NDArray | CudaArray:
     """`tvm.nd.empty(shape, dtype, dev)`: an uninitialized array on a cache line
     (or in a GPU's memory)."""
     if device is not None and device.device_type == CUDA:
