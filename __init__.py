@@ -30,7 +30,7 @@ import sys
 __version__ = "0.1.0"
 __all__ = [
     "te", "tir", "nd", "testing", "target", "runtime", "contrib", "lower", "build", "compile", "analyze",
-    "quantize", "register_strategy", "register_func", "get_global_func", "cpu", "device", "ext_dev", "__version__",
+    "quantize", "register_strategy", "register_func", "get_global_func", "cpu", "cuda", "device", "ext_dev", "__version__",
 ]  # fmt: skip
 
 # TVM names that tilecraft does not provide, with the reason given to the user.
@@ -40,8 +40,7 @@ _NOT_HERE = {
     "autotvm": "AutoTVM is not supported; see tilecraft-tune",
     "auto_scheduler": "the auto-scheduler is not supported; see tilecraft-tune",
     "meta_schedule": "MetaSchedule is not supported; see tilecraft-tune",
-    # (the GPU devices: where tilecraft runs instead is compat.WHERE_TILECRAFT_RUNS)
-    "cuda": None,
+    # (the GPU devices but CUDA's: where tilecraft runs instead is compat.WHERE_TILECRAFT_RUNS)
     "gpu": None,
     "cl": None,
     "rpc": "RPC is not supported",
@@ -96,7 +95,7 @@ def __getattr__(name: str):
         value = importlib.import_module(_MODULES[name])
     elif name == "runtime":
         value = importlib.import_module("tilecraft.runtime")
-    elif name in ("cpu", "device", "ext_dev"):
+    elif name in ("cpu", "cuda", "device", "ext_dev"):
         value = getattr(importlib.import_module("tilecraft.utils.ndarray"), name)
     elif name in ("register_func", "get_global_func"):
         value = getattr(importlib.import_module("tilecraft.utils.packed_funcs"), name)

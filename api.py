@@ -25,6 +25,7 @@ from tilecraft.frontends import te
 
 if TYPE_CHECKING:
     from tilecraft.runtime.accel import AccelFunction
+    from tilecraft.runtime.cuda_function import CudaFunction
     from tilecraft.runtime.function import Function
 
 
@@ -61,7 +62,7 @@ def build(
     target_host=None,
     name: str = "main",
     binds=None,
-) -> Function | AccelFunction:
+) -> Function | AccelFunction | CudaFunction:
     """A native function computing `args`' outputs: `f(a, b, c)` writes `c` in place.
     TVM's name default (`default_func`) is not used: the function is called `name`."""
     from tilecraft.compat.target import resolve
@@ -78,6 +79,10 @@ def build(
         from tilecraft.runtime.accel import build_accel
 
         return build_accel(s, check_args(args), name, target.spec, target.serial)
+    if target.kind.name == "cuda":
+        from tilecraft.runtime.cuda_function import build_cuda
+
+        return build_cuda(s, check_args(args), name, target.arch)
     from tilecraft.runtime.function import Function
 
     return Function(s, check_args(args), name)
@@ -110,6 +115,13 @@ def compile(  # noqa: A001
     and stage, as MLIR's `-mlir-timing`); `m.timing` holds it either way."""
     from tilecraft.compat.target import resolve
 
+    if resolve(target).kind.name == "cuda":
+        from tilecraft.utils.unsupported import UnsupportedError
+
+        raise UnsupportedError(
+            "tc.compile(target='cuda'): whole models on the GPU are not supported yet; "
+            "tc.build(schedule, args, target='cuda') compiles te schedules for it"
+        )
     if resolve(target).kind.name == "accel":
         from tilecraft.runtime.offload import compile_offload
 

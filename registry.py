@@ -118,6 +118,8 @@ def pass_groups() -> dict[str, dict[str, Callable[[], type[ModulePass]]]]:
         },
         "loop to llvm": {
             "convert-loop-to-llvm": _pass("lowering.convert_loop_to_llvm", "ConvertLoopToLlvmPass"),
+            "convert-loop-to-gpu": _pass("lowering.convert_loop_to_gpu", "ConvertLoopToGpuPass"),
+            "convert-gpu-to-nvvm": _pass("lowering.convert_gpu_to_nvvm", "ConvertGpuToNvvmPass"),
         },
         "accelerator": {
             "convert-loop-to-accel": _pass("lowering.convert_loop_to_accel", "ConvertLoopToAccelPass"),

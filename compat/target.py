@@ -6,6 +6,9 @@
   `accel -spec=FILE` reads another hardware spec, `accel -force-serial` (or
   `-serial`) turns latency hiding off (insert-dependences{serial=true}).
 
+- `cuda`: an NVIDIA GPU through the CUDA driver; `cuda -arch=sm_90` names the
+  architecture to generate PTX for (else the device's, or sm_80 without a driver).
+
 `tc.build(s, args, target=...)` and `tc.compile(model, target=...)` take a string or
 a `Target`; both go through `resolve`, so the two spellings agree.
 """
@@ -19,6 +22,7 @@ from tilecraft.utils.unsupported import WHERE_TILECRAFT_RUNS
 KINDS = {
     "llvm": "the host CPU, through LLVM",
     "accel": "the tensor accelerator, on its simulator",
+    "cuda": "an NVIDIA GPU, through the CUDA driver",
 }
 ACCEL_OPTIONS = "-spec=FILE, -force-serial"
 
@@ -43,6 +47,7 @@ class Target:
         self.kind = TargetKind(kind)
         self.spec = ""  # accel: the hardware spec file ("": the default spec)
         self.serial = False  # accel: latency hiding off
+        self.arch: str | None = None  # cuda: the architecture ("sm_90"), None: the device's
         if kind == "accel":
             for option in words[1:]:
                 if option.startswith("-spec="):
@@ -51,6 +56,14 @@ class Target:
                     self.serial = True
                 else:
                     raise ValueError(f"unknown accel target option {option!r} ({ACCEL_OPTIONS})")
+        if kind == "cuda":
+            from tilecraft.backends.nvptx import parse_arch
+
+            for option in words[1:]:
+                if option.startswith("-arch="):
+                    self.arch = parse_arch(option[len("-arch=") :])
+                else:
+                    raise ValueError(f"unknown cuda target option {option!r} (-arch=sm_XX)")
         if host is not None and Target(host).kind.name != "llvm":
             raise ValueError(f"tilecraft's host target is 'llvm' (the CPU), not {str(host)!r}")
         self.host = Target(host) if host is not None else (self if kind == "llvm" else Target("llvm"))
@@ -74,4 +87,4 @@ def __getattr__(name: str):
         raise AttributeError(name)
     from tilecraft.utils.unsupported import UnsupportedError
 
-    raise UnsupportedError(f"tvm.target.{name} is not supported by tilecraft (it has Target, for 'llvm' and 'accel')")
+    raise UnsupportedError(f"tvm.target.{name} is not supported by tilecraft (it has Target, for 'llvm', 'accel' and 'cuda')")

@@ -7,7 +7,9 @@ dialect adds only what those lack:
 - `loop.for`: a normalized loop `0 <= %i < extent` (static, as TVM normalizes
   its loops, or an `index` value known when the program runs: `0 to %n`) with a
   kind: serial, parallel, vectorized, unrolled or vthread (virtual threads,
-  interleaved by `inject-virtual-threads`; serial on a CPU). The kind is a
+  interleaved by `inject-virtual-threads`; serial on a CPU), or bound to a GPU
+  index (`blockIdx.x`, `threadIdx.y`, ...: each iteration is one block or
+  thread, outlined into a kernel by `convert-loop-to-gpu`). The kind is a
   decision the backend carries out, so the same IR can be tested with any kind;
   a loop to a run-time bound is serial or parallel.
 - `loop.alloc`: a named buffer in a memory scope ("global" for heap-sized,
@@ -135,6 +137,13 @@ class LoopKind(StrEnum):
     VECTORIZED = "vectorized"  # loop-vectorize
     UNROLLED = "unrolled"  # loop-unroll
     VTHREAD = "vthread"  # inject-virtual-threads (on a CPU without it: serial)
+    # Bound to a GPU block or thread index (convert-loop-to-gpu).
+    BLOCK_X = "blockIdx.x"
+    BLOCK_Y = "blockIdx.y"
+    BLOCK_Z = "blockIdx.z"
+    THREAD_X = "threadIdx.x"
+    THREAD_Y = "threadIdx.y"
+    THREAD_Z = "threadIdx.z"
 
 
 class MemoryScope(StrEnum):
@@ -172,6 +181,7 @@ def _enum(attr_type, enum_type, value, what: str):
 
 
 LOOP_KINDS = tuple(kind.value for kind in LoopKind)
+GPU_LOOP_KINDS = tuple(kind for kind in LOOP_KINDS if kind.startswith(("blockIdx.", "threadIdx.")))
 BUFFER_SCOPES = tuple(scope.value for scope in MemoryScope)
 
 

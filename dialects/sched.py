@@ -27,7 +27,8 @@ Memory scopes are an enum attribute (`MemoryScopeAttr`), printed as the bare wor
 (`sched.cache_write %C local`; the quoted `"local"` of older text still parses);
 `inp_buffer`, `wgt_buffer` and `acc_buffer` are the accelerator's buffers, which
 `sched.set_scope` can also give a computed stage (VTA's padded input).
-`sched.vthread` runs an axis as virtual threads (TVM's `cthread`).
+`sched.vthread` runs an axis as virtual threads (TVM's `cthread`); `sched.bind`
+binds one to a GPU block or thread index (`sched.bind %bx to "blockIdx.x"`).
 Ops use declarative assembly formats, except `sched.split` and `sched.tile`: their
 factors are `IntAttr`s (read as `.data` by the schedule replay), which a
 declarative `$factor` does not print as a bare integer.
@@ -437,6 +438,31 @@ class VThreadOp(_AnnotateOp):
     name = "sched.vthread"
 
 
+GPU_THREAD_TAGS = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z")
+
+
+@irdl_op_definition
+class BindOp(IRDLOperation):
+    """Run each iteration of an axis as one GPU block or thread:
+    `sched.bind %i.outer to "blockIdx.x"` (TVM's `s[C].bind(axis,
+    te.thread_axis("blockIdx.x"))`; spatial axes with a constant extent).
+    `convert-loop-to-gpu` outlines the bound loops into a kernel."""
+
+    name = "sched.bind"
+    axis = operand_def(AxisType)
+    thread = prop_def(StringAttr)
+    assembly_format = "$axis `to` $thread attr-dict"
+
+    def __init__(self, axis: SSAValue, thread: str):
+        super().__init__(operands=[axis], properties={"thread": StringAttr(thread)})
+
+    def verify_(self) -> None:
+        if self.thread.data not in GPU_THREAD_TAGS:
+            raise VerifyException(
+                f"sched.bind binds to one of {', '.join(GPU_THREAD_TAGS)}, not '{self.thread.data}'."
+            )
+
+
 @irdl_op_definition
 class SetScopeOp(IRDLOperation):
     """Keep a computed stage's buffer in a memory scope: `sched.set_scope %pad inp_buffer`
@@ -473,6 +499,7 @@ SCHED = Dialect(
         UnrollOp,
         TensorizeOp,
         VThreadOp,
+        BindOp,
         SetScopeOp,
     ],
     [StageType, AxisType, MemoryScopeAttr],

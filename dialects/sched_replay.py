@@ -279,6 +279,8 @@ class ScheduleState:
                 self._tensorize(op, self._leaf(op, op.axis))
             case sched.VThreadOp():
                 self._annotate(op, self._leaf(op, op.axis), "vthread")
+            case sched.BindOp():
+                self._bind(op, self._leaf(op, op.axis), op.thread.data)
             case sched.SetScopeOp():
                 self._set_scope(op, self._stage(op, op.stage), op.scope.data)
             case _:
@@ -337,6 +339,19 @@ class ScheduleState:
     def _no_annotation(self, op: Operation, v: IterVar):
         if v.annotation != "serial":
             raise OpError(op, f"axis '{v.name}' is already {v.annotation}; split or fuse before annotating.")
+
+    def _bind(self, op: Operation, v: IterVar, thread: str):
+        if v.kind == "reduce":
+            raise OpError(
+                op,
+                f"cannot bind reduce axis '{v.name}' of stage '{v.stage.name}' to {thread}: its "
+                "iterations accumulate into the same element, and cross-thread reductions are "
+                "not supported yet; bind a spatial axis.",
+            )
+        taken = next((w for w in v.stage.leaves if w is not v and w.annotation == thread), None)
+        if taken is not None:
+            raise OpError(op, f"{thread} is already bound to axis '{taken.name}' of stage '{v.stage.name}'.")
+        self._annotate(op, v, thread)
 
     def _annotate(self, op: Operation, v: IterVar, kind: str):
         if v.annotation != "serial" and v.annotation != kind:

@@ -4,6 +4,7 @@ accelerator program out.
     tilecraft-translate kernel.mlir --emit=asm            # to stdout
     tilecraft-translate kernel.mlir --emit=obj -o kernel.o
     tilecraft-translate kernel.mlir --emit=shared-lib -o libkernel.so
+    tilecraft-translate add.mlir --emit=ptx --arch=sm_90    # GPU kernels (bound loops) as PTX
     tilecraft-translate prog.mlir --emit=accel-bin -o prog.bin
     tilecraft-translate prog.mlir --emit=accel-asm        # objdump-like listing
     tilecraft-translate --disassemble prog.bin            # accel IR back
@@ -31,7 +32,7 @@ from tilecraft.tools.options import add_version_option
 PROG = "tilecraft-translate"
 LLVM_EMITTERS = ("llvm-ir", "asm", "obj", "shared-lib")
 ACCEL_EMITTERS = ("accel-bin", "accel-asm")
-EMITTERS = LLVM_EMITTERS + ACCEL_EMITTERS
+EMITTERS = LLVM_EMITTERS + ACCEL_EMITTERS + ("ptx",)
 
 
 def _arguments() -> argparse.ArgumentParser:
@@ -56,6 +57,7 @@ def _arguments() -> argparse.ArgumentParser:
     parser.add_argument(
         "-o", "--output", help="output file (default: stdout; required for shared-lib)"
     )
+    parser.add_argument("--arch", default="sm_80", help="with --emit=ptx: the GPU architecture (default: sm_80)")
     parser.add_argument(
         "--no-opt", action="store_true", help="with --emit=llvm-ir: print the IR before LLVM's O3"
     )
@@ -140,6 +142,9 @@ def _translate(args: argparse.Namespace) -> None:
     if args.emit is None:
         args.emit = "llvm-ir"
     module = _load(args.input)
+    if args.emit == "ptx":
+        _write(_ptx(module, args.arch), args.output)
+        return
     if any(op.name == "accel.program" for op in module.ops):
         raise UserError(
             f"the input is accel IR, which has no --emit={args.emit}: use --emit=accel-bin or --emit=accel-asm"
@@ -156,6 +161,29 @@ def _translate(args: argparse.Namespace) -> None:
     else:
         data = backend.emit_llvm_ir(module, optimize=not args.no_opt, num_threads=args.num_threads)
     _write(data, args.output)
+
+
+def _ptx(module, arch: str) -> str:
+    """The PTX of a module's GPU kernels: loop IR with bound loops is outlined
+    (convert-loop-to-gpu) and its kernels lowered (convert-gpu-to-nvvm) first."""
+    from xdsl.dialects import gpu
+
+    from tilecraft.backends.nvptx import device_module, emit_ptx, parse_arch
+    from tilecraft.driver.context import make_context
+    from tilecraft.lowering.convert_gpu_to_nvvm import ConvertGpuToNvvmPass
+    from tilecraft.lowering.convert_loop_to_gpu import ConvertLoopToGpuPass
+
+    try:
+        arch = parse_arch(arch)
+    except ValueError as e:
+        raise UserError(str(e)) from None
+    if not any(isinstance(op, gpu.ModuleOp) for op in module.ops):
+        ConvertLoopToGpuPass().apply(make_context(), module)
+    ConvertGpuToNvvmPass().apply(make_context(), module)
+    kernels = [op for op in module.ops if isinstance(op, gpu.ModuleOp)]
+    if not kernels:
+        raise UserError("--emit=ptx: the input has no GPU kernels (no loops bound to blockIdx/threadIdx)")
+    return "".join(emit_ptx(device_module(k), arch) for k in kernels)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -3,8 +3,8 @@
 # Where tilecraft's code runs, for the errors about targets and devices it lacks.
 WHERE_TILECRAFT_RUNS = (
     "tilecraft compiles for the host CPU (target 'llvm', device cpu) and for its tensor "
-    "accelerator (target 'accel', run on a simulator in host memory: device ext_dev); "
-    "it has no GPU backend"
+    "accelerator (target 'accel', run on a simulator in host memory: device ext_dev) "
+    "and for NVIDIA GPUs through the CUDA driver (target 'cuda', device cuda)"
 )
 
 

@@ -303,16 +303,24 @@ class Stage:
         self._annotate(sched_ir.VThreadOp, axis)
 
     def bind(self, axis: IterVar, thread: ThreadAxis):
-        """TVM's `bind`: only virtual threads (`te.thread_axis("cthread")` or
-        `"vthread"`) exist here, and binding to one is `vthread(axis)`."""
+        """TVM's `bind`: to a GPU index (`te.thread_axis("blockIdx.x")`, ...
+        `"threadIdx.z"`: `sched.bind`, built for target "cuda") or to virtual
+        threads (`"cthread"`, `"vthread"`: `vthread(axis)`)."""
         if not isinstance(thread, ThreadAxis):
-            raise UnsupportedError(f"s[{self.tensor.name}].bind: {_CPU_ONLY}")
-        self.vthread(axis)
+            raise UnsupportedError(f"s[{self.tensor.name}].bind takes a te.thread_axis, not {thread!r}")
+        if thread.tag in VIRTUAL_THREAD_TAGS:
+            self.vthread(axis)
+            return
+        self._leaf(axis)
+
+        def step(e: _ScheduleEmitter):
+            e.add(sched_ir.BindOp(e.axis(self, axis), thread.tag))
+
+        self._record(step)
 
 
-_CPU_ONLY = "tilecraft compiles for the CPU (target 'llvm'); GPU thread binding is not supported"
 _UNSUPPORTED_PRIMITIVES = {
-    "env_threads": _CPU_ONLY,
+    "env_threads": "env_threads is not supported; bind axes to te.thread_axis instead",
     "set_store_predicate": "store predicates are not supported",
     "pragma": "pragmas are not supported",
     "prefetch": "prefetch is not supported",
@@ -487,7 +495,8 @@ def _scope_name(scope: str) -> str:
 
 @dataclass(frozen=True)
 class ThreadAxis:
-    """What `te.thread_axis("cthread")` gives: a virtual thread axis to `bind` to."""
+    """What `te.thread_axis("threadIdx.x")` gives: a GPU index or virtual thread
+    axis to `bind` to."""
 
     tag: str
     name: str
@@ -497,17 +506,18 @@ VIRTUAL_THREAD_TAGS = ("cthread", "vthread")
 
 
 def thread_axis(dom=None, tag: str = "", name: str = "", span=None) -> ThreadAxis:
-    """TVM's `te.thread_axis`; only virtual threads: "cthread" (as VTA uses) or
-    "vthread" (`te.thread_axis("vthread", name="vx")`). Both become `sched.vthread`
-    when an axis is bound to them; the axis gives the extent."""
+    """TVM's `te.thread_axis`: a GPU index ("blockIdx.x"/"y"/"z",
+    "threadIdx.x"/"y"/"z": `sched.bind`) or virtual threads, "cthread" (as VTA
+    uses) or "vthread" (`te.thread_axis("vthread", name="vx")`: `sched.vthread`).
+    The axis bound to it gives the extent."""
     if isinstance(dom, str) and not tag:
         dom, tag = None, dom
     if dom is not None:
-        raise UnsupportedError("te.thread_axis: a virtual thread takes its extent from the bound axis; give no dom")
-    if tag not in VIRTUAL_THREAD_TAGS:
+        raise UnsupportedError("te.thread_axis: a thread axis takes its extent from the bound axis; give no dom")
+    if tag not in VIRTUAL_THREAD_TAGS + sched_ir.GPU_THREAD_TAGS:
         raise UnsupportedError(
-            "te.thread_axis: GPU thread axes are not supported; tilecraft compiles for the CPU "
-            f"(target 'llvm') and the accelerator, whose only thread axes are {', '.join(VIRTUAL_THREAD_TAGS)}"
+            f"te.thread_axis: unknown thread tag {tag!r}; the tags are "
+            f"{', '.join(sched_ir.GPU_THREAD_TAGS + VIRTUAL_THREAD_TAGS)}"
         )
     return ThreadAxis(tag, name or tag)
 

@@ -8,6 +8,7 @@ from tilecraft.analysis.parallel_work import MAX_THREADS_ATTR
 from tilecraft.backends.llvm.builder import scalar_type
 from tilecraft.backends.llvm.ops import HANDLERS
 from tilecraft.dialects.loop import (
+    GPU_LOOP_KINDS,
     AllocOp,
     AssertOp,
     ForOp,
@@ -50,8 +51,10 @@ SUPPORTED = (
 )  # fmt: skip
 
 
-def check_convertible(module: ModuleOp) -> None:
-    """Raise an `OpError` at the first op the patterns cannot convert."""
+def check_convertible(module: ModuleOp, also_supported: tuple[type[Operation], ...] = ()) -> None:
+    """Raise an `OpError` at the first op the patterns cannot convert;
+    `also_supported`: op types that patterns added to the walk convert (the GPU
+    index ops of convert-gpu-to-nvvm)."""
     require_loop_level(module, PASS)  # graph or te IR: say what lowers it
     for op in module.ops:
         if not isinstance(op, func.FuncOp):
@@ -62,7 +65,7 @@ def check_convertible(module: ModuleOp) -> None:
             )
         _check_function(op)
         for inner in op.walk():
-            if inner is not op:
+            if inner is not op and not isinstance(inner, also_supported):
                 _check_op(inner)
 
 
@@ -156,6 +159,11 @@ def _check_op(op: Operation) -> None:
         )
     if isinstance(op, ForOp) and op.kind.data == LoopKind.VECTORIZED and op.is_static and op.extent > 1:
         raise OpError(op, f"{PASS}: a vectorized loop is left; run loop-vectorize first.")
+    if isinstance(op, ForOp) and op.kind.data.value in GPU_LOOP_KINDS:
+        raise OpError(
+            op, f"{PASS}: a loop bound to {op.kind.data.value} runs on a GPU: build for target "
+            "'cuda' (convert-loop-to-gpu outlines it into a kernel), or do not bind it.",
+        )
     if isinstance(op, func.CallOp) and (
         op.results or not all(isinstance(a.type, MemRefType) for a in op.arguments)
     ):

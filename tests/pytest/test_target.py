@@ -66,7 +66,7 @@ def test_build_takes_the_target_object():
     np.testing.assert_array_equal(by_object, by_name)
 
 
-@pytest.mark.parametrize("target", ["cuda", "opencl -device=mali", ""])
+@pytest.mark.parametrize("target", ["rocm", "opencl -device=mali", ""])
 def test_unknown_targets_name_the_two(target):
     with pytest.raises(ValueError, match=f"unknown target '{target}': tilecraft compiles for the host CPU "
                                          r"\(target 'llvm'.*and for its tensor accelerator \(target 'accel'"):  # fmt: skip
@@ -74,11 +74,18 @@ def test_unknown_targets_name_the_two(target):
 
 
 def test_gpu_devices_name_the_accelerator_too():
-    for name in ("cuda", "gpu", "cl"):
-        with pytest.raises(NotImplementedError, match=f"tvm.{name}: .*its tensor accelerator \\(target 'accel'"):
+    for name in ("gpu", "cl"):
+        with pytest.raises(NotImplementedError, match=f"tvm.{name}: .*its tensor accelerator \\(target 'accel'.*'cuda'"):
             getattr(tvm, name)
-    with pytest.raises(ValueError, match="there is no device 'cuda': .*its tensor accelerator"):
-        tvm.device("cuda", 0)
+    with pytest.raises(ValueError, match="there is no device 'rocm': .*its tensor accelerator"):
+        tvm.device("rocm", 0)
+
+
+def test_cuda_device_and_target_need_no_driver():
+    assert repr(tvm.cuda(0)) == "cuda(0)" and tvm.device("cuda", 0) == tvm.cuda(0)
+    assert Target("cuda -arch=sm_90").arch == "sm_90" and Target("cuda").arch is None
+    with pytest.raises(ValueError, match="unknown cuda target option '-model=x'"):
+        Target("cuda -model=x")
 
 
 def test_the_accelerators_device_holds_host_arrays():

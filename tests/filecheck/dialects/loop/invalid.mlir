@@ -4,7 +4,7 @@
 // The kind is an enum: an unknown keyword is a parse error at the keyword.
 func.func @kind() {
   // CHECK: invalid.mlir:[[# @LINE + 2]]:24
-  // CHECK: loop.for kind must be one of serial, parallel, vectorized, unrolled, vthread, not 'pipelined'.
+  // CHECK: loop.for kind must be one of serial, parallel, vectorized, unrolled, vthread, blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x, threadIdx.y, threadIdx.z, not 'pipelined'.
   loop.for %i = 0 to 8 pipelined {
   }
   func.return

@@ -1,0 +1,144 @@
+"""`convert-gpu-to-nvvm`: the kernels of each `gpu.module` in LLVM IR for NVIDIA GPUs.
+
+A kernel's body is loop IR like any CPU function's, so it goes through the
+patterns of `convert-loop-to-llvm` (each `gpu.func` taken as a private
+`func.func`: memrefs become pointers, loops branches), plus one pattern that
+reads the GPU indices from PTX's special registers:
+
+  gpu.thread_id x  →  llvm.call_intrinsic "llvm.nvvm.read.ptx.sreg.tid.x"() : () -> i32, zext to i64
+  gpu.block_id y   →  ... "llvm.nvvm.read.ptx.sreg.ctaid.y" ...
+  gpu.block_dim z  →  ... "llvm.nvvm.read.ptx.sreg.ntid.z" ...
+  gpu.grid_dim x   →  ... "llvm.nvvm.read.ptx.sreg.nctaid.x" ...
+
+(the registers are unsigned 32-bit; the loop IR's `index` is i64). The module
+keeps its `gpu.module`s, now holding `llvm.func`s, the kernels marked
+`gpu.kernel`; the host functions with their `gpu.launch_func`s stay as they are.
+`backends/nvptx` turns a `gpu.module` into PTX.
+
+Rejected, at the op, before any rewriting: what a kernel cannot run yet —
+math functions LLVM's NVPTX backend would call libm for (exp, log, ... other
+than the f32 ones written as polynomials), buffers on the heap
+(`loop.alloc` in "global" scope), run-time checks, parallel and vectorized
+loops inside a kernel.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func, gpu, llvm, math
+from xdsl.dialects.builtin import Float32Type, ModuleOp, UnitAttr, i32, i64
+from xdsl.ir import Operation, Region
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+)
+
+from tilecraft.dialects.loop import AllocOp, AssertOp, ForOp, LaunchOp, LoopKind, MemoryScope
+from tilecraft.lowering.convert_loop_to_llvm import loop_to_llvm_patterns
+from tilecraft.lowering.convert_loop_to_llvm.checks import check_convertible
+from tilecraft.lowering.convert_loop_to_llvm.state import Conversion, replace_with
+from tilecraft.utils.diagnostics import OpError
+
+PASS = "convert-gpu-to-nvvm"
+KERNEL_ATTR = "gpu.kernel"
+_INDEX_OPS = (gpu.ThreadIdOp, gpu.BlockIdOp, gpu.BlockDimOp, gpu.GridDimOp)
+_REGISTERS = {gpu.ThreadIdOp: "tid", gpu.BlockIdOp: "ctaid", gpu.BlockDimOp: "ntid", gpu.GridDimOp: "nctaid"}
+# Math that lowers to PTX instructions (or, for f32 exp/tanh/erf, to
+# backends/llvm/mathfuncs.py's polynomials); the rest would need libm or libdevice.
+_MATH_ON_GPU = (math.SqrtOp, math.RsqrtOp, math.AbsFOp, math.AbsIOp, math.FmaOp, math.FloorOp, math.CeilOp,
+                math.TruncOp, math.RoundEvenOp)  # fmt: skip
+_F32_POLYNOMIALS = (math.ExpOp, math.TanhOp, math.ErfOp)
+
+
+@dataclass
+class SpecialRegisterLowering(RewritePattern):
+    """`gpu.thread_id x` → `llvm.nvvm.read.ptx.sreg.tid.x`, zero-extended to i64."""
+
+    state: Conversion
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, _INDEX_OPS):
+            return
+        b = self.state.builder(op)
+        register = f"llvm.nvvm.read.ptx.sreg.{_REGISTERS[type(op)]}.{op.dimension.data.value}"
+        value = b.intrinsic(register, [], i32)
+        replace_with(rewriter, op, [b.add(llvm.ZExtOp(value, i64))])
+
+
+def check_kernel(kernel: gpu.FuncOp) -> None:
+    """Raise at the first op of `kernel` that the GPU path cannot run yet."""
+    for op in kernel.walk():
+        if op.dialect_name() == "math" and not isinstance(op, _MATH_ON_GPU):
+            f32 = all(isinstance(r.type, Float32Type) for r in op.results)
+            if not (isinstance(op, _F32_POLYNOMIALS) and f32):
+                raise OpError(op, f"{PASS}: '{op.name}' on {op.results[0].type} has no GPU lowering yet "
+                              "(it would need libdevice); compute it on the CPU or in f32 where exp/tanh/erf are.")  # fmt: skip
+        if isinstance(op, AllocOp) and op.scope.data == MemoryScope.GLOBAL:
+            raise OpError(op, f"{PASS}: a kernel cannot allocate a global buffer; keep the stage in 'local' "
+                          "scope or compute it in a kernel of its own.")  # fmt: skip
+        if isinstance(op, AssertOp | LaunchOp):
+            raise OpError(op, f"{PASS}: '{op.name}' cannot run inside a kernel.")
+        if isinstance(op, ForOp) and op.kind.data in (LoopKind.PARALLEL, LoopKind.VECTORIZED, LoopKind.VTHREAD):
+            raise OpError(op, f"{PASS}: a {op.kind.data.value} loop inside a kernel is not supported; "
+                          "bind the loop to a thread index or leave it serial.")  # fmt: skip
+
+
+def _as_function(kernel: gpu.FuncOp) -> func.FuncOp:
+    """The kernel as a private `func.func` (its body moved), which the loop
+    lowering takes; private functions may take scalars."""
+    body = kernel.body.detach_block(kernel.body.block)
+    terminator = body.last_op
+    assert isinstance(terminator, gpu.ReturnOp)
+    body.insert_op_before(func.ReturnOp(), terminator)
+    terminator.detach()
+    terminator.erase()
+    return func.FuncOp(kernel.sym_name.data, kernel.function_type, Region(body), visibility="private")
+
+
+def lower_kernels(kernels: gpu.ModuleOp, reassociate: bool = True) -> None:
+    """The `gpu.func`s of `kernels` → `llvm.func`s, in place."""
+    functions = [op for op in kernels.body.block.ops if isinstance(op, gpu.FuncOp)]
+    for kernel in functions:
+        check_kernel(kernel)
+    entry_points = {k.sym_name.data for k in functions if k.kernel is not None}
+    scratch = ModuleOp([])
+    for kernel in functions:
+        scratch.body.block.add_op(_as_function(kernel))
+        kernel.detach()
+        kernel.erase()
+    check_convertible(scratch, also_supported=_INDEX_OPS)
+    flags = ["contract", "reassoc"] if reassociate else ["contract"]
+    state = Conversion(scratch, llvm.FastMathAttr([llvm.FastMathFlag(f) for f in flags]))
+    patterns = [*loop_to_llvm_patterns(state), SpecialRegisterLowering(state)]
+    PatternRewriteWalker(GreedyRewritePatternApplier(patterns), apply_recursively=False).rewrite_module(scratch)
+    state.erase_casts()
+    state.finish_errors()
+    for builder in state.builders.values():
+        builder.finish()
+    for op in list(scratch.body.block.ops):
+        op.detach()
+        if isinstance(op, llvm.FuncOp) and op.sym_name.data in entry_points:
+            op.attributes[KERNEL_ATTR] = UnitAttr()
+        kernels.body.block.add_op(op)
+
+
+@dataclass(frozen=True)
+class ConvertGpuToNvvmPass(ModulePass):
+    """Lower the kernels of every `gpu.module` to the `llvm` dialect for NVPTX."""
+
+    name = "convert-gpu-to-nvvm"
+
+    reassociate: bool = True
+    """Let LLVM reassociate float arithmetic (as convert-loop-to-llvm's option)."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for kernels in [m for m in op.ops if isinstance(m, gpu.ModuleOp)]:
+            lower_kernels(kernels, self.reassociate)
+
+
+__all__ = ["ConvertGpuToNvvmPass", "check_kernel", "lower_kernels"]

@@ -1,0 +1,37 @@
+// RUN: tilecraft-opt %s -p convert-loop-to-gpu,convert-gpu-to-nvvm --split-input-file --verify-diagnostics | filecheck %s
+
+// f64 exp would call libm's exp, which a GPU does not have.
+// CHECK: convert-gpu-to-nvvm: 'math.exp' on f64 has no GPU lowering yet
+func.func @exp64(%A: memref<64xf64>) {
+  loop.for %t = 0 to 64 threadIdx.x {
+    %a = memref.load %A[%t] : memref<64xf64>
+    %e = math.exp %a : f64
+    memref.store %e, %A[%t] : memref<64xf64>
+  }
+  func.return
+}
+
+// -----
+
+// CHECK: convert-gpu-to-nvvm: a kernel cannot allocate a global buffer
+func.func @heap(%A: memref<64xf32>) {
+  loop.for %t = 0 to 64 threadIdx.x {
+    %buf = loop.alloc "tmp" global : memref<1024xf32>
+    %a = memref.load %A[%t] : memref<64xf32>
+    memref.store %a, %buf[%t] : memref<1024xf32>
+  }
+  func.return
+}
+
+// -----
+
+// CHECK: convert-gpu-to-nvvm: a vectorized loop inside a kernel is not supported
+func.func @vectorized(%A: memref<64x8xf32>) {
+  %one = arith.constant 1.0 : f32
+  loop.for %t = 0 to 64 threadIdx.x {
+    loop.for %v = 0 to 8 vectorized {
+      memref.store %one, %A[%t, %v] : memref<64x8xf32>
+    }
+  }
+  func.return
+}
