@@ -1,0 +1,130 @@
+"""The GPU target against PyTorch on the same card: SGEMM through tilecraft's PTX and cuBLAS.
+
+Measured (a machine with an NVIDIA GPU, its driver and PyTorch with CUDA):
+- `sgemm_<n>`: C = A @ B, n x n x n float32, two te schedules compiled with
+  `tc.build(s, args, target="cuda")` — `naive` (a 16 x 16 thread block, one output
+  per thread, the reduction in the thread) and `reg4` (each thread a 4 x 4 register
+  tile: `cache_write(C, "local")` at the thread) — against `torch.matmul` (cuBLAS;
+  TF32 off, as PyTorch's default for float32 matmuls). The faster schedule counts.
+
+Both sides take the same torch tensors (tilecraft reads them through
+`__cuda_array_interface__`, without copies) and are timed with CUDA events
+(tilecraft's `time_evaluator`, torch.cuda.Event), medians of `--repeat` rounds.
+Each result is checked against torch's first (a wrong one exits 1).
+
+Not measured yet (null in the last line, listed under "missing"): the fp16
+tensor-core GEMM, ResNet-50 conv layers, and ResNet-18/50 and the BERT layer
+as whole models: tilecraft has no shared-memory tiles, tensor-core intrinsics or
+`tc.compile(target="cuda")` yet.
+
+Usage: python bench/gpu.py [--sizes 1024,4096] [--repeat N]
+The last line is one JSON object: `{"bench": "gpu", "device": ..,
+"sgemm_4096_fraction_of_cublas": .., "hgemm_4096_fraction_of_cublas": null, ...}`
+(a `_fraction_of_` key is throughput over the peer's).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+
+import tilecraft as tc
+from tilecraft import te
+
+
+def sgemm(n: int, variant: str):
+    A = te.placeholder((n, n), "float32", name="A")
+    B = te.placeholder((n, n), "float32", name="B")
+    r = te.reduce_axis((0, n), name="r")
+    C = te.compute((n, n), lambda i, j: te.sum(A[i, r] * B[r, j], axis=r), name="C")
+    s = te.create_schedule(C)
+    i, j = s[C].op.axis
+    if variant == "naive":
+        bi, bj, ti, tj = s[C].tile(i, j, 16, 16)
+        s[C].bind(bi, te.thread_axis("blockIdx.y"))
+        s[C].bind(bj, te.thread_axis("blockIdx.x"))
+        s[C].bind(ti, te.thread_axis("threadIdx.y"))
+        s[C].bind(tj, te.thread_axis("threadIdx.x"))
+        return s, [A, B, C]
+    CL = s.cache_write(C, "local")
+    bi, ti = s[C].split(i, factor=64)
+    bj, tj = s[C].split(j, factor=64)
+    ty, ii = s[C].split(ti, factor=4)
+    tx, jj = s[C].split(tj, factor=4)
+    s[C].reorder(bi, bj, ty, tx, ii, jj)
+    s[C].bind(bi, te.thread_axis("blockIdx.y"))
+    s[C].bind(bj, te.thread_axis("blockIdx.x"))
+    s[C].bind(ty, te.thread_axis("threadIdx.y"))
+    s[C].bind(tx, te.thread_axis("threadIdx.x"))
+    s[C].unroll(ii)
+    s[C].unroll(jj)
+    s[CL].compute_at(s[C], tx)
+    ci, cj = s[CL].op.axis
+    (k,) = s[CL].op.reduce_axis
+    s[CL].reorder(k, ci, cj)
+    s[CL].unroll(ci)
+    s[CL].unroll(cj)
+    return s, [A, B, C]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="1024,4096")
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    try:
+        import torch
+    except ImportError:
+        sys.exit("bench/gpu.py needs PyTorch with CUDA (the peer)")
+    if not torch.cuda.is_available():
+        sys.exit("bench/gpu.py needs a CUDA GPU: torch.cuda.is_available() is False")
+    torch.backends.cuda.matmul.allow_tf32 = False
+    device = torch.cuda.get_device_name(0)
+    result: dict = {"bench": "gpu", "device": device}
+    rows = {}
+    for n in [int(x) for x in args.sizes.split(",")]:
+        a = torch.randn(n, n, device="cuda")
+        b = torch.randn(n, n, device="cuda")
+        expected = a @ b
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        number = max(1, int(2e10 // (2 * n**3)))
+        torch_times = []
+        for _ in range(args.repeat):
+            start.record()
+            for _ in range(number):
+                torch.matmul(a, b)
+            stop.record()
+            torch.cuda.synchronize()
+            torch_times.append(start.elapsed_time(stop) / 1e3 / number)
+        row = {"cublas_ms": round(statistics.median(torch_times) * 1e3, 4)}
+        for variant in ("naive", "reg4"):
+            s, te_args = sgemm(n, variant)
+            f = tc.build(s, te_args, target="cuda")
+            c = torch.empty(n, n, device="cuda")
+            f(a, b, c)
+            torch.cuda.synchronize()
+            error = float((c - expected).abs().max() / expected.abs().max())
+            if error > 1e-4:
+                sys.exit(f"bench/gpu.py: sgemm {variant} at n = {n} is wrong (max relative error {error:.3g})")
+            times = f.time_evaluator(number=number, repeat=args.repeat)(a, b, c).results
+            row[f"{variant}_ms"] = round(statistics.median(times) * 1e3, 4)
+        best = min(row["naive_ms"], row["reg4_ms"])
+        row["tflops"] = round(2 * n**3 / (best / 1e3) / 1e12, 2)
+        row["cublas_tflops"] = round(2 * n**3 / (row["cublas_ms"] / 1e3) / 1e12, 2)
+        row["fraction_of_cublas"] = round(row["cublas_ms"] / best, 3)
+        rows[n] = row
+        print(f"sgemm {n}: naive {row['naive_ms']:.3f} ms, reg4 {row['reg4_ms']:.3f} ms, cuBLAS {row['cublas_ms']:.3f} ms "
+              f"({row['tflops']} vs {row['cublas_tflops']} TFLOP/s: {row['fraction_of_cublas']}x)")  # fmt: skip
+        result[f"sgemm_{n}_fraction_of_cublas"] = row["fraction_of_cublas"]
+    missing = ["hgemm_4096_fraction_of_cublas", "resnet50_b1_vs_torch", "resnet50_b16_vs_torch",
+               "bert_b1_vs_torch", "bert_b16_vs_torch"]  # fmt: skip
+    result.update({key: None for key in missing})
+    result["missing"] = missing
+    result["sizes"] = rows
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
