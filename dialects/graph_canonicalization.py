@@ -305,6 +305,8 @@ class TrimConvWindow(RewritePattern):
             return  # shapes not inferred yet
         sizes, kernel = graph.shape_of(x.type)[2:], graph.shape_of(w.type)[2:]
         outs = graph.shape_of(conv.outputs[0].type)[2:]
+        if not all(isinstance(n, int) for n in (*sizes, *outs)):
+            return  # (an image size known only when it runs: every tap may read it)
         rank = len(sizes)
         strides, dilations, pads = list(conv.strides), list(conv.dilations), list(conv.pads)
         begin, end, cuts = pads[:rank], pads[rank:], []

@@ -17,8 +17,10 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
+from tilecraft.dialects.graph.shapes import ShapeError
 from tilecraft.utils.compile_timing import pass_label, section
 from tilecraft.utils.diagnostics import OpError, verify_module
+from tilecraft.utils.symbolic import SymbolicSizeError
 from tilecraft.utils.gc_pause import compiling
 
 
@@ -45,7 +47,12 @@ def run_stages(
     stages = list(stages)
     for stage in stages:
         with section(pass_label(stage)):
-            stage.apply(ctx, module)
+            try:
+                stage.apply(ctx, module)
+            except (ShapeError, SymbolicSizeError) as e:
+                # (an op a pass built whose shape rule refused its operands, a size
+                # known only when it runs where a pass needs a number)
+                raise OpError(None, f"{stage.name}: {e}") from None
         if verify_each:
             _verify(module, f"after pass '{stage.name}'")
     if verify_last and not verify_each and stages:

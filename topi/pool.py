@@ -122,7 +122,7 @@ def pool_workload(kind: str, x: te.Tensor, kernel, strides, pads, dilations, cei
     (defaults spelled out, so equal pools share one key)."""
     rank = len(kernel)
     return "pool2d", [
-        kind, [int(n) for n in x.shape], [int(k) for k in kernel],
+        kind, [n if isinstance(n, int) else str(n) for n in x.shape], [int(k) for k in kernel],
         [int(s) for s in strides] if strides is not None else [1] * rank,
         [int(p) for p in pads] if pads is not None else [0] * 2 * rank,
         [int(d) for d in dilations] if dilations is not None else [1] * rank,

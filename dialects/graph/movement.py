@@ -337,6 +337,7 @@ class LayoutTransformOp(_Injective):
     input = operand_def()
     src = Str()
     dst = Str()
+    SYMBOLIC: ClassVar[bool] = True  # (a batch passes through; symbolic channels do not split into blocks)
 
     def infer(self, types):
         x = shape_of(types[0])

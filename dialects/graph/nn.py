@@ -148,6 +148,7 @@ class Conv2dOp(GraphOp):
     kernel_layout = Str(default="OIHW")
     out_layout = Str(default=lambda op: op.data_layout)
     algorithm = Enum(ConvAlgorithmAttr, default="direct")
+    SYMBOLIC: ClassVar[bool] = True  # (a batch passes through; windows over symbolic extents are sizes too)
 
     def layouts(self) -> tuple[int, tuple[int, int], int]:
         """(input block, (kernel in-block, kernel out-block), output block); 0 = unblocked."""
@@ -340,6 +341,7 @@ class _Pool(GraphOp):
     dilations = Ints(default=lambda op: (1,) * len(op.kernel))
     ceil_mode = Bool(default=False)
     layout = Str(default="NCHW")
+    SYMBOLIC: ClassVar[bool] = True
 
     def infer(self, types):
         x = shape_of(types[0])
@@ -403,6 +405,7 @@ class GlobalAvgPool2dOp(GraphOp):
     input = operand_def()
     traits = traits_def(Pure(), Reduction())
     layout = Str(default="NCHW")
+    SYMBOLIC: ClassVar[bool] = True
 
     def infer(self, types):
         x = shape_of(types[0])

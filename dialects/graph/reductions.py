@@ -151,6 +151,7 @@ class BatchNormOp(GraphOp):
     mean = operand_def()
     variance = operand_def()
     epsilon = Float(default=1e-5)
+    SYMBOLIC: ClassVar[bool] = True  # (the result is the input's type)
 
     def parameters(self) -> tuple[SSAValue, SSAValue, SSAValue, SSAValue]:
         """scale, bias, mean, variance."""

@@ -81,3 +81,26 @@ def test_the_environment_turns_verify_each_on(monkeypatch):
         run_stages([Append(log, "a", True), Append(log, "b")], Context(), ModuleOp([]))
     monkeypatch.setenv("TILECRAFT_VERIFY_EACH", "0")
     assert not verify_each_default()
+
+
+@dataclass(frozen=True)
+class BuildsAnUnfitOp(ModulePass):
+    """Builds a graph op whose shape rule refuses its operand (a squeeze of an
+    axis of extent 4), as a pass meeting an input it did not expect would."""
+
+    name = "builds-unfit"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from xdsl.dialects.builtin import TensorType, f32
+
+        from tilecraft.dialects import graph
+
+        body = func.FuncOp("f", ((TensorType(f32, [4]),), ()))
+        body.body.block.add_op(graph.SqueezeOp([body.args[0]], {"axes": [0]}))
+        body.body.block.add_op(func.ReturnOp())
+        op.body.block.add_op(body)
+
+
+def test_a_shape_error_in_a_pass_is_reported_with_the_pass():
+    with pytest.raises(OpError, match=r"error: builds-unfit: cannot squeeze axis 0 of extent 4"):
+        run_stages([BuildsAnUnfitOp()], Context(), ModuleOp([]))

@@ -82,3 +82,23 @@ func.func @heads(%x: tensor<?x?x64xf32, ["batch", "seq"]>) -> (tensor<*xf32>, te
 // CHECK:         %h = graph.reshape %x {{.*}} -> tensor<?x?x2x32xf32, ["batch", "seq"]>
 // CHECK-NEXT:    %m = graph.reshape %h {{.*}} -> tensor<?x?x64xf32, ["batch", "seq"]>
 // CHECK-NEXT:    %f = graph.reshape %x {{.*}} -> tensor<?x32xf32, ["2 * batch * seq"]>
+
+// -----
+
+// A CNN's ops with a batch: conv2d, batch_norm, max pooling, a layout transform
+// to channel blocks, global average pooling carry `batch` through.
+func.func @cnn(%x: tensor<?x3x20x20xf32, ["batch"]>, %w: tensor<16x3x3x3xf32>, %p: tensor<16xf32>) -> tensor<*xf32> {
+  %c = graph.conv2d %x, %w {pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<?x3x20x20xf32, ["batch"]>, tensor<16x3x3x3xf32>) -> tensor<*xf32>
+  %n = graph.batch_norm %c, %p, %p, %p, %p : (tensor<*xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<*xf32>
+  %m = graph.max_pool2d %n {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} : (tensor<*xf32>) -> tensor<*xf32>
+  %b = graph.layout_transform %m {src = "NCHW", dst = "NCHW8c"} : (tensor<*xf32>) -> tensor<*xf32>
+  %g = graph.global_avg_pool2d %b {layout = "NCHW8c"} : (tensor<*xf32>) -> tensor<*xf32>
+  func.return %g : tensor<*xf32>
+}
+
+// CHECK-LABEL: func.func @cnn(
+// CHECK:         %c = graph.conv2d {{.*}} -> tensor<?x16x10x10xf32, ["batch"]>
+// CHECK-NEXT:    %n = graph.batch_norm {{.*}} -> tensor<?x16x10x10xf32, ["batch"]>
+// CHECK-NEXT:    %m = graph.max_pool2d {{.*}} -> tensor<?x16x5x5xf32, ["batch"]>
+// CHECK-NEXT:    %b = graph.layout_transform {{.*}} -> tensor<?x2x5x5x8xf32, ["batch"]>
+// CHECK-NEXT:    %g = graph.global_avg_pool2d {{.*}} -> tensor<?x2x1x1x8xf32, ["batch"]>
