@@ -244,7 +244,6 @@ class CompiledModel:
 
         if self.module is None:
             raise ValueError("this model was loaded from a library; copy its directory instead")
-        self._static_only("save")
         save(path, self)
 
     def _static_only(self, what: str) -> None:

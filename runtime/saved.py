@@ -28,6 +28,7 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import json
+import math
 import zipfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -35,10 +36,14 @@ from pathlib import Path
 import numpy as np
 
 from tilecraft.runtime.model import INPUT, OUTPUT, WEIGHT, CompiledModel, Port, ctypes_function
+from tilecraft.utils.symbolic import SymbolicSizeError, SymExpr, parse
+from tilecraft.utils.symbolic import size as symbolic_size
 
 FORMAT = "tilecraft-compiled-model"
 # 3: files with sha256 and size; the library exports `<entry>_signature`.
-VERSION = 3
+# 4: a port's size known only when the model runs is its name or expression
+# (`"batch"`, `"seq * 12"`); the entry takes it after the buffer's address.
+VERSION = 4
 LIBRARY, MANIFEST, WEIGHTS = "model.so", "manifest.json", "weights.npz"
 KINDS = (INPUT, WEIGHT, OUTPUT)
 
@@ -126,12 +131,23 @@ def _port(data, n: int, where: Path) -> Port:
         raise SavedModelError(f"'{where}': key '{key}.name' is empty")
     if kind not in KINDS:
         raise SavedModelError(f"'{where}': key '{key}.kind' is '{kind}'; expected one of {', '.join(KINDS)}")
+    sized: list[tuple] = []
     for label, shape in zip(("shape", "user_shape"), shapes):
-        if not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
-            raise SavedModelError(
-                f"'{where}': key '{key}.{label}' of port '{name}' must list non-negative "
-                f"integers, got {json.dumps(shape)}"
-            )
+        dims = []
+        for d in shape:
+            if isinstance(d, str):
+                try:
+                    dims.append(symbolic_size(parse(d)))
+                    continue
+                except SymbolicSizeError as e:
+                    raise SavedModelError(f"'{where}': key '{key}.{label}' of port '{name}': {e}") from None
+            if not isinstance(d, int) or isinstance(d, bool) or d < 0:
+                raise SavedModelError(
+                    f"'{where}': key '{key}.{label}' of port '{name}' must list non-negative "
+                    f"integers or size names, got {json.dumps(shape)}"
+                )
+            dims.append(d)
+        sized.append(tuple(dims))
     from tilecraft.utils.dtypes import NARROW_FLOATS, NARROW_INTS
 
     narrow = {d.name: d for d in [*NARROW_FLOATS.values(), *NARROW_INTS.values()]}  # ml_dtypes'
@@ -141,8 +157,8 @@ def _port(data, n: int, where: Path) -> Port:
         dtype = None
     if dtype is None or (dtype.kind not in "biuf" and dtype_name not in narrow) or dtype.name != dtype_name:
         raise SavedModelError(f"'{where}': key '{key}.dtype' of port '{name}' is not a numeric dtype: '{dtype_name}'")
-    shape, user_shape = (tuple(s) for s in shapes)
-    if int(np.prod(shape)) != int(np.prod(user_shape)):
+    shape, user_shape = sized
+    if SymExpr.lift(math.prod(shape)) != SymExpr.lift(math.prod(user_shape)):
         raise SavedModelError(
             f"'{where}': port '{name}' has shape {list(shape)} but user_shape {list(user_shape)} "
             "(a different number of elements)"
@@ -254,7 +270,7 @@ def load(path) -> CompiledModel:
     except OSError as e:
         raise SavedModelError(f"'{library_path}': cannot load the model's library: {e}") from None
     try:
-        entry = ctypes_function((entry_name, library), len(ports))
+        entry = ctypes_function((entry_name, library), sum(1 + len(p.dynamic) for p in ports))
         signature = getattr(library, signature_symbol(entry_name))
     except AttributeError as e:
         raise SavedModelError(
