@@ -29,9 +29,13 @@ import argparse
 import json
 import statistics
 import sys
+from pathlib import Path
 
 import tilecraft as tc
 from tilecraft import te
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # timing.py
+from timing import run_info  # noqa: E402
 
 
 def sgemm(n: int, variant: str):
@@ -122,7 +126,9 @@ def main() -> None:
                "bert_b1_vs_torch", "bert_b16_vs_torch"]  # fmt: skip
     result.update({key: None for key in missing})
     result["missing"] = missing
-    result["sizes"] = rows
+    run = run_info() | {"torch": torch.__version__, "torch_cuda": torch.version.cuda}
+    out = Path(__file__).resolve().parent / "results" / "gpu.json"
+    out.write_text(json.dumps(result | {"run": run, "sizes": rows}, indent=1) + "\n")
     print(json.dumps(result))
 
 
