@@ -388,10 +388,14 @@ def infer_bounds(state: ScheduleState) -> Bounds:
 
 
 def _requests(state: ScheduleState, p: Stage) -> list[tuple[Stage, set[Hashable]]]:
-    """Each reader of `p` with the loops that run inside `p`'s attach point."""
+    """Each reader of `p` with the loops that run inside `p`'s attach point (and,
+    for a "shared" stage, the thread-bound loops around it: one buffer serves
+    every thread of the block, so it holds what all of them read)."""
     consumer, axis = p.attach_stage, p.attach_axis
     order = consumer.loop_order
     after = set(order[order.index(axis) + 1 :])
+    if p.scope == "shared":
+        after |= set(enclosing_thread_loops(consumer, axis))
     requests = []
     for reader in state.readers(p):
         free: set[Hashable] = set(after)
@@ -401,6 +405,18 @@ def _requests(state: ScheduleState, p: Stage) -> list[tuple[Stage, set[Hashable]
             s = s.attach_stage
         requests.append((reader, free))
     return requests
+
+
+def enclosing_thread_loops(stage: Stage, axis: IterVar) -> list[IterVar]:
+    """The loops bound to a thread index (`threadIdx.x`, ...) from the outermost
+    down to `axis` of `stage`, through the stages it is computed in."""
+    found: list[IterVar] = []
+    while True:
+        order = stage.loop_order
+        found = [v for v in order[: order.index(axis) + 1] if v.annotation.startswith("threadIdx.")] + found
+        if stage.attach != "at" or stage.attach_stage is None or stage.attach_axis is None:
+            return found
+        stage, axis = stage.attach_stage, stage.attach_axis
 
 
 def axis_values(s: Stage, ext: dict[IterVar, Extent]) -> dict[IterVar, Expr]:

@@ -4,8 +4,11 @@ Measured (a machine with an NVIDIA GPU, its driver and PyTorch with CUDA):
 - `sgemm_<n>`: C = A @ B, n x n x n float32, two te schedules compiled with
   `tc.build(s, args, target="cuda")` — `naive` (a 16 x 16 thread block, one output
   per thread, the reduction in the thread) and `reg4` (each thread a 4 x 4 register
-  tile: `cache_write(C, "local")` at the thread) — against `torch.matmul` (cuBLAS;
-  TF32 off, as PyTorch's default for float32 matmuls). The faster schedule counts.
+  tile: `cache_write(C, "local")` at the thread) and `shared` (TVM's GPU GEMM:
+  a 128 x 128 tile per block of 16 x 16 threads, 8 x 8 registers per thread,
+  8-deep slices of A and B in shared memory loaded by the block's threads
+  together, barriers between) — against `torch.matmul` (cuBLAS; TF32 off, as
+  PyTorch's default for float32 matmuls). The fastest schedule counts.
 
 Both sides take the same torch tensors (tilecraft reads them through
 `__cuda_array_interface__`, without copies) and are timed with CUDA events
@@ -14,7 +17,7 @@ Each result is checked against torch's first (a wrong one exits 1).
 
 Not measured yet (null in the last line, listed under "missing"): the fp16
 tensor-core GEMM, ResNet-50 conv layers, and ResNet-18/50 and the BERT layer
-as whole models: tilecraft has no shared-memory tiles, tensor-core intrinsics or
+as whole models: tilecraft has no tensor-core intrinsics or
 `tc.compile(target="cuda")` yet.
 
 Usage: python bench/gpu.py [--sizes 1024,4096] [--repeat N]
@@ -37,6 +40,8 @@ from tilecraft import te
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # timing.py
 from timing import run_info  # noqa: E402
 
+VARIANTS = ("naive", "reg4", "shared")
+
 
 def sgemm(n: int, variant: str):
     A = te.placeholder((n, n), "float32", name="A")
@@ -52,6 +57,8 @@ def sgemm(n: int, variant: str):
         s[C].bind(ti, te.thread_axis("threadIdx.y"))
         s[C].bind(tj, te.thread_axis("threadIdx.x"))
         return s, [A, B, C]
+    if variant == "shared":
+        return _shared_sgemm(s, A, B, C), [A, B, C]
     CL = s.cache_write(C, "local")
     bi, ti = s[C].split(i, factor=64)
     bj, tj = s[C].split(j, factor=64)
@@ -71,6 +78,44 @@ def sgemm(n: int, variant: str):
     s[CL].unroll(ci)
     s[CL].unroll(cj)
     return s, [A, B, C]
+
+
+def _shared_sgemm(s, A, B, C, block: int = 128, thread: int = 8, ktile: int = 8):
+    """TVM's GPU GEMM: a `block` x `block` tile of C per block of 16 x 16 threads,
+    each a `thread` x `thread` register tile; A's and B's `ktile`-deep slices
+    in shared memory at the reduction's outer loop, loaded by all the threads."""
+    AA = s.cache_read(A, "shared", [C])
+    BB = s.cache_read(B, "shared", [C])
+    CL = s.cache_write(C, "local")
+    threads = block // thread
+    i, j = s[C].op.axis
+    bi, ti = s[C].split(i, factor=block)
+    bj, tj = s[C].split(j, factor=block)
+    ty, ii = s[C].split(ti, factor=thread)
+    tx, jj = s[C].split(tj, factor=thread)
+    s[C].reorder(bi, bj, ty, tx, ii, jj)
+    s[C].bind(bi, te.thread_axis("blockIdx.y"))
+    s[C].bind(bj, te.thread_axis("blockIdx.x"))
+    s[C].bind(ty, te.thread_axis("threadIdx.y"))
+    s[C].bind(tx, te.thread_axis("threadIdx.x"))
+    s[C].unroll(ii)
+    s[C].unroll(jj)
+    s[CL].compute_at(s[C], tx)
+    ci, cj = s[CL].op.axis
+    ko, ki = s[CL].split(s[CL].op.reduce_axis[0], factor=ktile)
+    s[CL].reorder(ko, ki, ci, cj)
+    s[CL].unroll(ki)
+    s[CL].unroll(ci)
+    s[CL].unroll(cj)
+    for S in (AA, BB):
+        s[S].compute_at(s[CL], ko)
+        fused = s[S].fuse(*s[S].op.axis)
+        outer, t = s[S].split(fused, factor=threads * threads)
+        y, x = s[S].split(t, factor=threads)
+        s[S].bind(y, te.thread_axis("threadIdx.y"))
+        s[S].bind(x, te.thread_axis("threadIdx.x"))
+        s[S].unroll(outer)
+    return s
 
 
 def main() -> None:
@@ -103,7 +148,7 @@ def main() -> None:
             torch.cuda.synchronize()
             torch_times.append(start.elapsed_time(stop) / 1e3 / number)
         row = {"cublas_ms": round(statistics.median(torch_times) * 1e3, 4)}
-        for variant in ("naive", "reg4"):
+        for variant in VARIANTS:
             s, te_args = sgemm(n, variant)
             f = tc.build(s, te_args, target="cuda")
             c = torch.empty(n, n, device="cuda")
@@ -114,12 +159,13 @@ def main() -> None:
                 sys.exit(f"bench/gpu.py: sgemm {variant} at n = {n} is wrong (max relative error {error:.3g})")
             times = f.time_evaluator(number=number, repeat=args.repeat)(a, b, c).results
             row[f"{variant}_ms"] = round(statistics.median(times) * 1e3, 4)
-        best = min(row["naive_ms"], row["reg4_ms"])
+        best = min(row[f"{variant}_ms"] for variant in VARIANTS)
         row["tflops"] = round(2 * n**3 / (best / 1e3) / 1e12, 2)
         row["cublas_tflops"] = round(2 * n**3 / (row["cublas_ms"] / 1e3) / 1e12, 2)
         row["fraction_of_cublas"] = round(row["cublas_ms"] / best, 3)
         rows[n] = row
-        print(f"sgemm {n}: naive {row['naive_ms']:.3f} ms, reg4 {row['reg4_ms']:.3f} ms, cuBLAS {row['cublas_ms']:.3f} ms "
+        times = ", ".join(f"{variant} {row[f'{variant}_ms']:.3f} ms" for variant in VARIANTS)
+        print(f"sgemm {n}: {times}, cuBLAS {row['cublas_ms']:.3f} ms "
               f"({row['tflops']} vs {row['cublas_tflops']} TFLOP/s: {row['fraction_of_cublas']}x)")  # fmt: skip
         result[f"sgemm_{n}_fraction_of_cublas"] = row["fraction_of_cublas"]
     missing = ["hgemm_4096_fraction_of_cublas", "resnet50_b1_vs_torch", "resnet50_b16_vs_torch",

@@ -3,7 +3,7 @@
 `convert-loop-to-llvm` writes xDSL's `llvm` dialect wherever it suffices and these
 ops where it does not. xDSL 0.74 lacks (or restricts to scalars or floats):
 
-- `fptosi`, `fptoui`, `uitofp` casts;
+- `fptosi`, `fptoui`, `uitofp` casts, and `addrspacecast`;
 - `fcmp` and `select` on vectors (xDSL's take scalar `i1`/float only);
 - `extractelement`;
 - masked vector memory access for any element type: contiguous `masked_load`
@@ -29,6 +29,7 @@ translates these ops next to xDSL's own translator.
 
 ```mlir
 %i = llvmx.fptosi %x : vector<16xf32> to vector<16xi32>
+%p = llvmx.addrspacecast %shared : !llvm.ptr<3> to !llvm.ptr
 %m = llvmx.fcmp "olt" %a, %b : vector<16xf32> -> vector<16xi1>
 %s = llvmx.select %m, %a, %b : vector<16xi1>, vector<16xf32>
 %e = llvmx.extractelement %v[%c3 : i64] : vector<16xf32> -> f32
@@ -115,6 +116,19 @@ class FPToUIOp(_CastOp):
 @irdl_op_definition
 class UIToFPOp(_CastOp):
     name = "llvmx.uitofp"
+
+
+@irdl_op_definition
+class AddrSpaceCastOp(_CastOp):
+    """A pointer into one address space as a pointer into another:
+    `%p = llvmx.addrspacecast %shared : !llvm.ptr<3> to !llvm.ptr` (a GPU kernel's
+    shared buffer, addressed through the generic pointers the loop lowering uses)."""
+
+    name = "llvmx.addrspacecast"
+
+    def verify_(self) -> None:
+        if not (isinstance(self.arg.type, LLVMPointerType) and isinstance(self.res.type, LLVMPointerType)):
+            raise VerifyException("llvmx.addrspacecast casts an !llvm.ptr to an !llvm.ptr of another address space.")
 
 
 @irdl_op_definition
@@ -329,6 +343,7 @@ LLVMX = Dialect(
         FPToSIOp,
         FPToUIOp,
         UIToFPOp,
+        AddrSpaceCastOp,
         FCmpOp,
         SelectOp,
         ExtractElementOp,

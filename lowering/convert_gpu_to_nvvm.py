@@ -10,7 +10,13 @@ reads the GPU indices from PTX's special registers:
   gpu.block_dim z  →  ... "llvm.nvvm.read.ptx.sreg.ntid.z" ...
   gpu.grid_dim x   →  ... "llvm.nvvm.read.ptx.sreg.nctaid.x" ...
 
-(the registers are unsigned 32-bit; the loop IR's `index` is i64). The module
+(the registers are unsigned 32-bit; the loop IR's `index` is i64), one that
+puts each "shared" `loop.alloc` in a module global of address space 3 (PTX's
+`.shared`: one per block), and one for barriers:
+
+  gpu.barrier  →  llvm.call_intrinsic "llvm.nvvm.barrier0"() : () -> ()   (bar.sync 0)
+
+The module
 keeps its `gpu.module`s, now holding `llvm.func`s, the kernels marked
 `gpu.kernel`; the host functions with their `gpu.launch_func`s stay as they are.
 `backends/nvptx` turns a `gpu.module` into PTX.
@@ -24,11 +30,13 @@ loops inside a kernel.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
+from math import prod
 
 from xdsl.context import Context
 from xdsl.dialects import func, gpu, llvm, math
-from xdsl.dialects.builtin import Float32Type, ModuleOp, UnitAttr, i32, i64
+from xdsl.dialects.builtin import Float32Type, IntAttr, MemRefType, ModuleOp, UnitAttr, i32, i64
 from xdsl.ir import Operation, Region
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -36,8 +44,11 @@ from xdsl.pattern_rewriter import (
     PatternRewriter,
     PatternRewriteWalker,
     RewritePattern,
+    op_type_rewrite_pattern,
 )
 
+from tilecraft.backends.llvm.memory import memory_type
+from tilecraft.dialects.llvmx import AddrSpaceCastOp
 from tilecraft.dialects.loop import AllocOp, AssertOp, ForOp, LaunchOp, LoopKind, MemoryScope
 from tilecraft.lowering.convert_loop_to_llvm import loop_to_llvm_patterns
 from tilecraft.lowering.convert_loop_to_llvm.checks import check_convertible
@@ -45,6 +56,8 @@ from tilecraft.lowering.convert_loop_to_llvm.state import Conversion, replace_wi
 from tilecraft.utils.diagnostics import OpError
 
 PASS = "convert-gpu-to-nvvm"
+SHARED_ADDRESS_SPACE = 3  # NVPTX's .shared
+SHARED_ALIGNMENT = 16  # (room for 128-bit vector loads)
 KERNEL_ATTR = "gpu.kernel"
 _INDEX_OPS = (gpu.ThreadIdOp, gpu.BlockIdOp, gpu.BlockDimOp, gpu.GridDimOp)
 _REGISTERS = {gpu.ThreadIdOp: "tid", gpu.BlockIdOp: "ctaid", gpu.BlockDimOp: "ntid", gpu.GridDimOp: "nctaid"}
@@ -70,6 +83,52 @@ class SpecialRegisterLowering(RewritePattern):
         replace_with(rewriter, op, [b.add(llvm.ZExtOp(value, i64))])
 
 
+@dataclass
+class SharedAllocLowering(RewritePattern):
+    """`loop.alloc "A.shared" shared : memref<64x8xf32>` in a kernel → a module
+    global in address space 3 (PTX's `.shared`, one per block) and its address,
+    cast to a generic pointer for the loads and stores (LLVM's address-space
+    inference makes them `ld.shared`/`st.shared` again):
+
+        llvm.mlir.global internal @k_A_shared_0() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<512 x f32>
+        %0 = llvm.mlir.addressof @k_A_shared_0 : !llvm.ptr<3>
+        %1 = llvmx.addrspacecast %0 : !llvm.ptr<3> to !llvm.ptr
+    """
+
+    state: Conversion
+    globals: dict[str, int] = field(default_factory=dict)
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: AllocOp, rewriter: PatternRewriter) -> None:
+        if op.scope.data != MemoryScope.SHARED:
+            return
+        mtype = op.buffer.type
+        assert isinstance(mtype, MemRefType) and not op.sizes, "checked: shared buffers have static sizes"
+        b = self.state.builder(op)
+        stem = re.sub(r"\W", "_", f"{b.func.sym_name.data}_{op.buffer_name.data}")
+        number = self.globals[stem] = self.globals.get(stem, -1) + 1
+        name = f"{stem}_{number}"
+        array = llvm.LLVMArrayType(IntAttr(prod(mtype.get_shape())), memory_type(mtype.element_type))
+        self.state.module.body.block.add_op(
+            llvm.GlobalOp(array, name, "internal", addr_space=SHARED_ADDRESS_SPACE, alignment=SHARED_ALIGNMENT)
+        )
+        address = b.hoist(llvm.AddressOfOp(name, llvm.LLVMPointerType(IntAttr(SHARED_ADDRESS_SPACE))))
+        generic = b.hoist(AddrSpaceCastOp(address, llvm.LLVMPointerType()))
+        replace_with(rewriter, op, [self.state.as_memref(generic, mtype)])
+
+
+@dataclass
+class BarrierLowering(RewritePattern):
+    """`gpu.barrier` → `llvm.nvvm.barrier0` (PTX `bar.sync 0`)."""
+
+    state: Conversion
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: gpu.BarrierOp, rewriter: PatternRewriter) -> None:
+        self.state.builder(op).intrinsic("llvm.nvvm.barrier0", [], None)
+        rewriter.erase(op)
+
+
 def check_kernel(kernel: gpu.FuncOp) -> None:
     """Raise at the first op of `kernel` that the GPU path cannot run yet."""
     for op in kernel.walk():
@@ -78,6 +137,9 @@ def check_kernel(kernel: gpu.FuncOp) -> None:
             if not (isinstance(op, _F32_POLYNOMIALS) and f32):
                 raise OpError(op, f"{PASS}: '{op.name}' on {op.results[0].type} has no GPU lowering yet "
                               "(it would need libdevice); compute it on the CPU or in f32 where exp/tanh/erf are.")  # fmt: skip
+        if isinstance(op, AllocOp) and op.scope.data == MemoryScope.SHARED and op.sizes:
+            raise OpError(op, f"{PASS}: shared buffer '{op.buffer_name.data}' has a size known only when "
+                          "the kernel runs; shared memory is allocated per block with a static size.")  # fmt: skip
         if isinstance(op, AllocOp) and op.scope.data == MemoryScope.GLOBAL:
             raise OpError(op, f"{PASS}: a kernel cannot allocate a global buffer; keep the stage in 'local' "
                           "scope or compute it in a kernel of its own.")  # fmt: skip
@@ -111,10 +173,12 @@ def lower_kernels(kernels: gpu.ModuleOp, reassociate: bool = True) -> None:
         scratch.body.block.add_op(_as_function(kernel))
         kernel.detach()
         kernel.erase()
-    check_convertible(scratch, also_supported=_INDEX_OPS)
+    check_convertible(scratch, also_supported=(*_INDEX_OPS, gpu.BarrierOp))
     flags = ["contract", "reassoc"] if reassociate else ["contract"]
     state = Conversion(scratch, llvm.FastMathAttr([llvm.FastMathFlag(f) for f in flags]))
-    patterns = [*loop_to_llvm_patterns(state), SpecialRegisterLowering(state)]
+    # (the shared allocations before the loop lowering's, which would put them on the stack)
+    patterns = [SharedAllocLowering(state), *loop_to_llvm_patterns(state), SpecialRegisterLowering(state),
+                BarrierLowering(state)]  # fmt: skip
     PatternRewriteWalker(GreedyRewritePatternApplier(patterns), apply_recursively=False).rewrite_module(scratch)
     state.erase_casts()
     state.finish_errors()

@@ -38,12 +38,25 @@ builtin.module attributes {gpu.container_module} {
 }
 ```
 
+A loop bound to a thread index that an enclosing loop binds already is the
+same threads again, not a nested loop: each thread runs the iteration of its
+own index (guarded where the inner loop is shorter). That is how a stage in
+"shared" scope, computed at a serial loop inside the thread loops (the
+reduction's outer loop of a tiled GEMM), is loaded by the block's threads
+together; `insert-gpu-barriers` then puts the barriers between its writes and
+reads. Each `loop.alloc ... shared` is one buffer per block.
+
 Rejected, at the loop: more threads per block than `max-threads-per-block`
 (1024 on every NVIDIA GPU since Fermi); a bound loop inside a loop that is not
-bound (every thread would run that loop, and threads reading what others
-wrote in an earlier iteration would need barriers, which this lowering does
-not insert); a block index inside a thread index; one index bound twice on one
-path; a bound loop with a size known only when the program runs.
+bound, unless it binds again a thread index bound outside that loop; a thread
+index bound again with more iterations than the block has threads of it; a
+block index inside a thread index; a block index bound twice on one path; a
+bound loop with a size known only when the program runs. At the buffer: a
+"shared" buffer outside every kernel, one whose writes are not spread over
+the block's threads by a thread-bound loop of its own (every thread would
+write all of it), and more shared memory per block than
+`max-shared-memory-per-block` bytes (48 KiB, the static limit of every NVIDIA
+GPU).
 """
 
 from __future__ import annotations
@@ -65,7 +78,8 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
-from tilecraft.dialects.loop import GPU_LOOP_KINDS, ForOp, GuardOp, YieldOp
+from tilecraft.analysis.shared_memory import shared_allocs, shared_bytes, writing_ops
+from tilecraft.dialects.loop import GPU_LOOP_KINDS, AllocOp, ForOp, GuardOp, YieldOp
 from tilecraft.utils.diagnostics import OpError
 
 PASS = "convert-loop-to-gpu"
@@ -115,6 +129,19 @@ def launch_dims(root: ForOp, max_threads: int) -> dict[str, int]:
 def _check_place(loop: ForOp, index: str, path: list[ForOp], unbound: ForOp | None) -> None:
     if not loop.is_static:
         raise OpError(loop, f"{PASS}: {_name(loop)} bound to {index} needs a static extent.")
+    outer = next((o for o in path if bound_index(o) == index), None)
+    if outer is not None and index.startswith("threadIdx."):
+        # The threads of the block, bound again (a shared stage's cooperative
+        # load inside the consumer's thread loops): each thread runs the
+        # iteration of its own index, as TVM's thread IterVars are one per tag.
+        if loop.extent > outer.extent:
+            raise OpError(
+                loop,
+                f"{PASS}: {_name(loop)} is bound to {index} with {loop.extent} iterations inside "
+                f"{_name(outer)}, which binds it with {outer.extent}: the block has only "
+                f"{outer.extent} of those threads; split the inner loop by a factor of at most {outer.extent}.",
+            )
+        return
     if unbound is not None:
         raise OpError(
             loop,
@@ -147,10 +174,12 @@ class _Outliner:
     module: ModuleOp
     function: func.FuncOp
     max_threads: int
+    max_shared_bytes: int
     kernels: gpu.ModuleOp | None = None
 
     def outline(self, root: ForOp, number: int) -> None:
         dims = launch_dims(root, self.max_threads)
+        check_shared(root, dims, self.max_shared_bytes)
         constants, operands = [], []
         for value in _captured(root):
             if isinstance(value.owner, arith.ConstantOp):
@@ -205,6 +234,45 @@ class _Outliner:
         return self.kernels
 
 
+def check_shared(root: ForOp, dims: dict[str, int], max_bytes: int) -> None:
+    """The "shared" buffers of the kernel of `root`: within the block's limit,
+    and written by threads each doing a part (a thread-bound loop between the
+    buffer's allocation and each write)."""
+    total = 0
+    threads = any(index.startswith("threadIdx.") for index in dims)
+    for alloc in shared_allocs(root):
+        total += shared_bytes(alloc)
+        if total > max_bytes:
+            sizes = ", ".join(f"'{a.buffer_name.data}' {shared_bytes(a)}" for a in shared_allocs(root))
+            raise OpError(
+                alloc,
+                f"{PASS}: the kernel of {_name(root)} needs {total} bytes of shared memory "
+                f"with '{alloc.buffer_name.data}' ({sizes} bytes); a block has at most {max_bytes}: "
+                "make the shared tiles smaller.",
+            )
+        if not threads:
+            continue
+        for writer in writing_ops(alloc.buffer):
+            if not any(bound_index(loop) for loop in _loops_between(writer, alloc)):
+                raise OpError(
+                    alloc,
+                    f"{PASS}: shared buffer '{alloc.buffer_name.data}' is written by every thread of the "
+                    "block alike: its stage's loops are not bound to the block's threads; split them and "
+                    "bind the parts to threadIdx.x/y so the threads load it together.",
+                )
+
+
+def _loops_between(op: Operation, alloc: AllocOp) -> list[ForOp]:
+    """The loops around `op` inside the op that holds `alloc`."""
+    top = alloc.parent_op()
+    loops, parent = [], op.parent_op()
+    while parent is not None and parent is not top:
+        if isinstance(parent, ForOp):
+            loops.append(parent)
+        parent = parent.parent_op()
+    return loops
+
+
 def _inline_bound(loop: ForOp, dims: dict[str, int]) -> None:
     """The loop's body, run once with its variable the block or thread index
     (under a guard where the launch has more of that index than the loop)."""
@@ -241,19 +309,37 @@ class ConvertLoopToGpuPass(ModulePass):
     max_threads_per_block: int = 1024
     """The most threads one block may hold (the device's limit)."""
 
+    max_shared_memory_per_block: int = 48 * 1024
+    """The most bytes of static shared memory one block may use."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         outlined = False
         for function in [f for f in op.ops if isinstance(f, func.FuncOp)]:
             if not function.body.blocks:
                 continue
             _reject_nested_roots(function)
-            outliner = _Outliner(op, function, self.max_threads_per_block)
+            _reject_host_shared(function)
+            outliner = _Outliner(op, function, self.max_threads_per_block, self.max_shared_memory_per_block)
             roots = [o for o in function.body.block.ops if isinstance(o, ForOp) and bound_index(o)]
             for number, root in enumerate(roots):
                 outliner.outline(root, number)
             outlined = outlined or bool(roots)
         if outlined:
             op.attributes["gpu.container_module"] = UnitAttr()
+
+
+def _reject_host_shared(function: func.FuncOp) -> None:
+    """A "shared" buffer belongs to a block: it must be allocated inside a kernel."""
+    for op in shared_allocs(function):
+        outer = op.parent_op()
+        while outer is not function and not (isinstance(outer, ForOp) and bound_index(outer)):
+            outer = outer.parent_op()  # type: ignore[union-attr]
+        if outer is function:
+            raise OpError(
+                op,
+                f"{PASS}: shared buffer '{op.buffer_name.data}' is outside every kernel; shared memory "
+                "belongs to a block: compute the stage at a loop inside the block-bound loops.",
+            )
 
 
 def _reject_nested_roots(function: func.FuncOp) -> None:
@@ -276,4 +362,4 @@ def _reject_nested_roots(function: func.FuncOp) -> None:
             )
 
 
-__all__ = ["ConvertLoopToGpuPass", "launch_dims"]
+__all__ = ["ConvertLoopToGpuPass", "check_shared", "launch_dims"]

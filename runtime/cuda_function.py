@@ -2,6 +2,7 @@
 
 Compiling needs no GPU: the schedule is lowered to loops (`tc.lower` shows
 them), `convert-loop-to-gpu` outlines the bound loop nests into kernels,
+`insert-gpu-barriers` separates the writes and reads of shared memory,
 `convert-gpu-to-nvvm` lowers the kernels to LLVM IR and `backends/nvptx` writes
 PTX (`f.get_source("ptx")`). What is left of the host function is a list of
 launches, each a kernel, its grid and block and the function arguments it takes;
@@ -35,6 +36,7 @@ from tilecraft.frontends.te.symbolic import Var
 from tilecraft.frontends.te.tensor import ComputeOp
 from tilecraft.lowering.convert_gpu_to_nvvm import ConvertGpuToNvvmPass
 from tilecraft.lowering.convert_loop_to_gpu import ConvertLoopToGpuPass
+from tilecraft.transforms.insert_gpu_barriers import InsertGpuBarriersPass
 from tilecraft.utils.cuda_array import CudaArray, as_cuda_array
 from tilecraft.utils.cuda_driver import driver
 from tilecraft.utils.diagnostics import OpError
@@ -90,6 +92,7 @@ class CudaFunction:
         module = lower_module(s, [args[n] for n in self._order], name)
         self.loop_ir = str(module)
         ConvertLoopToGpuPass().apply(make_context(), module)
+        InsertGpuBarriersPass().apply(make_context(), module)
         self.gpu_ir = str(module)
         ConvertGpuToNvvmPass().apply(make_context(), module)
         self.launches, self._types = _host_program(module, name)

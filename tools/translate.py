@@ -165,13 +165,15 @@ def _translate(args: argparse.Namespace) -> None:
 
 def _ptx(module, arch: str) -> str:
     """The PTX of a module's GPU kernels: loop IR with bound loops is outlined
-    (convert-loop-to-gpu) and its kernels lowered (convert-gpu-to-nvvm) first."""
+    (convert-loop-to-gpu, insert-gpu-barriers) and its kernels lowered
+    (convert-gpu-to-nvvm) first."""
     from xdsl.dialects import gpu
 
     from tilecraft.backends.nvptx import device_module, emit_ptx, parse_arch
     from tilecraft.driver.context import make_context
     from tilecraft.lowering.convert_gpu_to_nvvm import ConvertGpuToNvvmPass
     from tilecraft.lowering.convert_loop_to_gpu import ConvertLoopToGpuPass
+    from tilecraft.transforms.insert_gpu_barriers import InsertGpuBarriersPass
 
     try:
         arch = parse_arch(arch)
@@ -179,6 +181,7 @@ def _ptx(module, arch: str) -> str:
         raise UserError(str(e)) from None
     if not any(isinstance(op, gpu.ModuleOp) for op in module.ops):
         ConvertLoopToGpuPass().apply(make_context(), module)
+        InsertGpuBarriersPass().apply(make_context(), module)
     ConvertGpuToNvvmPass().apply(make_context(), module)
     kernels = [op for op in module.ops if isinstance(op, gpu.ModuleOp)]
     if not kernels:

@@ -87,11 +87,16 @@ def translate_module(module: ModuleOp, triple: str = "", data_layout: str = "") 
 
 def _global(op: llvm.GlobalOp, module: ir.Module) -> None:
     """The globals convert-loop-to-llvm makes: an integer initialized by an
-    IntegerAttr, a byte array by a StringAttr (the run-time error word and messages)."""
+    IntegerAttr, a byte array by a StringAttr (the run-time error word and messages);
+    and convert-gpu-to-nvvm's shared buffers: uninitialized, in address space 3."""
     ltype = convert_type(op.global_type)
-    variable = ir.GlobalVariable(module, ltype, name=op.sym_name.data)
+    variable = ir.GlobalVariable(module, ltype, name=op.sym_name.data, addrspace=op.addr_space.value.data)
     value = op.value
-    if isinstance(value, IntegerAttr):
+    if value is None and op.addr_space.value.data != 0:
+        # (a GPU kernel's shared buffer: no initial value, one per block)
+        variable.initializer = ir.Constant(ltype, ir.Undefined)
+        variable.linkage = "internal"
+    elif isinstance(value, IntegerAttr):
         variable.initializer = ir.Constant(ltype, value.value.data)
     elif isinstance(value, StringAttr):
         variable.initializer = ir.Constant(ltype, bytearray(value.data.encode()))
@@ -306,6 +311,7 @@ _HANDLERS: dict[type[Operation], Callable[[Operation, ir.IRBuilder, dict], ir.Va
     llvmx.FPToSIOp: lambda op, b, v: b.fptosi(v[op.arg], convert_type(op.res.type)),
     llvmx.FPToUIOp: lambda op, b, v: b.fptoui(v[op.arg], convert_type(op.res.type)),
     llvmx.UIToFPOp: lambda op, b, v: b.uitofp(v[op.arg], convert_type(op.res.type)),
+    llvmx.AddrSpaceCastOp: lambda op, b, v: b.addrspacecast(v[op.arg], convert_type(op.res.type)),
     llvmx.FCmpOp: _fcmp,
     llvmx.SelectOp: lambda op, b, v: b.select(v[op.cond], v[op.lhs], v[op.rhs]),
     llvmx.ExtractElementOp: lambda op, b, v: b.extract_element(v[op.vector], v[op.index]),

@@ -250,3 +250,86 @@ def test_timing_with_events():
     dev = tc.cuda(0)
     arrays = [tc.nd.array(np.ones(1 << 20, "float32"), dev) for _ in range(3)]
     assert f.time_evaluator(f.entry_name, dev, number=5)(*arrays).mean > 0
+
+
+def shared_matmul(m, n, k, block=64, thread=4, ktile=8):
+    """TVM's GPU GEMM schedule: A and B tiles in shared memory at the reduction's
+    outer loop, loaded by the block's threads together; a register tile per thread."""
+    A = te.placeholder((m, k), "float32", name="A")
+    B = te.placeholder((k, n), "float32", name="B")
+    r = te.reduce_axis((0, k), name="r")
+    C = te.compute((m, n), lambda i, j: te.sum(A[i, r] * B[r, j], axis=r), name="C")
+    s = te.create_schedule(C)
+    AA = s.cache_read(A, "shared", [C])
+    BB = s.cache_read(B, "shared", [C])
+    CL = s.cache_write(C, "local")
+    threads = block // thread
+    bi, ti = s[C].split(C.op.axis[0], factor=block)
+    bj, tj = s[C].split(C.op.axis[1], factor=block)
+    ty, ii = s[C].split(ti, factor=thread)
+    tx, jj = s[C].split(tj, factor=thread)
+    s[C].reorder(bi, bj, ty, tx, ii, jj)
+    s[C].bind(bi, te.thread_axis("blockIdx.y"))
+    s[C].bind(bj, te.thread_axis("blockIdx.x"))
+    s[C].bind(ty, te.thread_axis("threadIdx.y"))
+    s[C].bind(tx, te.thread_axis("threadIdx.x"))
+    s[CL].compute_at(s[C], tx)
+    ci, cj = s[CL].op.axis
+    ko, ki = s[CL].split(s[CL].op.reduce_axis[0], factor=ktile)
+    s[CL].reorder(ko, ki, ci, cj)
+    for S in (AA, BB):
+        s[S].compute_at(s[CL], ko)
+        fused = s[S].fuse(*s[S].op.axis)
+        _, t = s[S].split(fused, factor=threads * threads)
+        y, x = s[S].split(t, factor=threads)
+        s[S].bind(y, te.thread_axis("threadIdx.y"))
+        s[S].bind(x, te.thread_axis("threadIdx.x"))
+    return s, [A, B, C]
+
+
+def test_shared_matmul_tiles_cover_the_block_and_sync():
+    s, args = shared_matmul(128, 128, 64)
+    f = tc.build(s, args, target="cuda -arch=sm_90")
+    gpu_ir = f.get_source("gpu")
+    # one tile per block: what all 16 x 16 threads read at one %r.outer, not one thread's 4 x 8
+    assert 'loop.alloc "A.shared" shared : memref<64x8xf32>' in gpu_ir
+    assert 'loop.alloc "B.shared" shared : memref<8x64xf32>' in gpu_ir
+    assert gpu_ir.count('"gpu.barrier"') == 2  # after the loads, and before the next ones
+    ptx = f.get_source("ptx")
+    assert ".shared .align 16 .b8" in ptx
+    assert "st.shared" in ptx and "ld.shared" in ptx and ptx.count("bar.sync") == 2
+    assert f.launches[0].grid == (2, 2, 1) and f.launches[0].block == (16, 16, 1)
+
+
+def test_shared_stage_not_bound_to_the_threads_is_an_error():
+    A = te.placeholder((64,), "float32", name="A")
+    C = te.compute((64,), lambda i: A[i] * 2.0, name="C")
+    s = te.create_schedule(C)
+    AA = s.cache_read(A, "shared", [C])
+    bi, ti = s[C].split(C.op.axis[0], factor=16)
+    s[C].bind(bi, te.thread_axis("blockIdx.x"))
+    s[C].bind(ti, te.thread_axis("threadIdx.x"))
+    s[AA].compute_at(s[C], bi)  # its loop stays serial: each thread would write all 16
+    with pytest.raises(OpError, match="shared buffer 'A.shared' is written by every thread of the block alike"):
+        tc.build(s, [A, C], target="cuda")
+
+
+def test_shared_memory_beyond_the_block_limit_is_an_error():
+    s, args = shared_matmul(512, 512, 512, ktile=128)  # 2 x 64 x 128 x 4 bytes = 64 KiB
+    with pytest.raises(OpError, match=r"needs 65536 bytes of shared memory .*a block has at most 49152"):
+        tc.build(s, args, target="cuda")
+
+
+@gpu
+@needs_device
+@pytest.mark.parametrize("m, n, k", [(256, 192, 128), (100, 90, 37)])
+def test_shared_memory_matmul(m, n, k):
+    """Sizes the tiles divide, and sizes they do not (the guards)."""
+    s, args = shared_matmul(m, n, k)
+    f = tc.build(s, args, target="cuda")
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((m, k), "float32"), rng.standard_normal((k, n), "float32")
+    dev = tc.cuda(0)
+    A, B, C = tc.nd.array(a, dev), tc.nd.array(b, dev), tc.nd.empty((m, n), "float32", dev)
+    f(A, B, C)
+    np.testing.assert_allclose(C.numpy(), a @ b, rtol=1e-4, atol=1e-4)
