@@ -232,8 +232,6 @@ def test_element_size_comes_from_the_spec(tmp_path):
 def test_schedule_errors_for_accelerator_primitives():
     s, args = packed_gemm()
     C = args[2]
-    with pytest.raises(NotImplementedError, match="te.thread_axis: GPU thread axes are not supported"):
-        te.thread_axis("threadIdx.x")
     with pytest.raises(ValueError, match="memory scope must be one of"):
         s.cache_read(args[0], "sram", [C])
     A = te.placeholder((16,), "int8", name="A")
