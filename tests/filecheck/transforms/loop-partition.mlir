@@ -1,4 +1,5 @@
 // RUN: tilecraft-opt %s --split-input-file -p loop-partition | filecheck %s
+// RUN: tilecraft-opt %s --split-input-file -p 'loop-partition{residues=true}' | filecheck %s --check-prefix=RES
 
 // A split's tail: 30 columns in vectors of 8. The guard holds for every lane
 // while jo < 3, so a serial loop becomes jo in [0, 3) without the guard and
@@ -224,6 +225,104 @@ func.func @split_of_a_size(%A: memref<?xf32>) {
 // CHECK:               memref.store
 // CHECK:           loop.guard %[[PART]] {
 // CHECK:             loop.guard %ok
+
+// -----
+
+// Residue dispatch (`residues=true`): in the last partial tile of a split of %n, the unrolled
+// rows `io * 4 + ii < %n` that remain (r = %n - 4 * io, 1 to 3) get a copy
+// each, the unrolled loop running r rows without the guard; the serial loop
+// bounded alike follows; any other r keeps the guarded body.
+func.func @residues(%A: memref<?x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %n = memref.dim %A, %c0 : memref<?x16xf32>
+  %c3 = arith.constant 3 : index
+  %up = arith.addi %n, %c3 : index
+  %tiles = arith.floordivsi %up, %c4 : index
+  loop.for %io = 0 to %tiles {
+    %base = arith.muli %io, %c4 : index
+    loop.for %k = 0 to 16 {
+      loop.for %ii = 0 to 4 unrolled {
+        %i = arith.addi %base, %ii : index
+        %ok = arith.cmpi slt, %i, %n : index
+        loop.guard %ok {
+          %z = arith.constant 1.0 : f32
+          memref.store %z, %A[%i, %k] : memref<?x16xf32>
+        }
+      }
+    }
+    loop.for %jj = 0 to 4 {
+      %j = arith.addi %base, %jj : index
+      %ok2 = arith.cmpi slt, %j, %n : index
+      loop.guard %ok2 {
+        %z = arith.constant 2.0 : f32
+        memref.store %z, %A[%j, %c0] : memref<?x16xf32>
+      }
+    }
+  }
+  func.return
+}
+
+// RES-LABEL: func.func @residues(
+// RES:         loop.for %io = 0 to %tiles {
+// RES:           loop.guard %[[PART:.*]] {
+// RES:             %[[R:.*]] = arith.addi %{{.*}}, %n : index
+// RES:             %[[IS1:.*]] = arith.cmpi eq, %[[R]], %{{.*}} : index
+// RES-NEXT:        loop.guard %[[IS1]] {
+// RES-NEXT:          %{{.*}} = arith.muli %io, %c4 : index
+// RES-NEXT:          loop.for %{{.*}} = 0 to 16 {
+// RES-NEXT:            loop.for %{{.*}} = 0 to 1 unrolled {
+// RES-NOT:               loop.guard
+// RES:                 loop.for %{{.*}} = 0 to 1 {
+// RES-NOT:               loop.guard
+// RES:             arith.cmpi eq, %[[R]]
+// RES:               loop.for %{{.*}} = 0 to 2 unrolled {
+// RES:             arith.cmpi eq, %[[R]]
+// RES:               loop.for %{{.*}} = 0 to 3 unrolled {
+// RES:             %[[LOW:.*]] = arith.cmpi slt, %[[R]], %{{.*}} : index
+// RES:             %[[HIGH:.*]] = arith.cmpi sge, %[[R]], %{{.*}} : index
+// RES-NEXT:        %[[OTHER:.*]] = arith.ori %[[LOW]], %[[HIGH]] : i1
+// RES-NEXT:        loop.guard %[[OTHER]] {
+// RES:               loop.for %{{.*}} = 0 to 4 unrolled {
+// RES:                 loop.guard %{{ok.*}} {
+
+// Without `residues`, the last tile keeps its guards.
+// CHECK-LABEL: func.func @residues(
+// CHECK-NOT:     arith.cmpi eq
+// CHECK:         loop.guard %ok {
+// CHECK-NOT:     arith.cmpi eq
+// CHECK:         func.return
+
+// -----
+
+// With `residues=true`, serial loops alone keep their guards in the last tile
+// (one test per row, none in a hot loop): no residue copies.
+func.func @no_residues_for_serial_rows(%A: memref<?x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %n = memref.dim %A, %c0 : memref<?x16xf32>
+  %c3 = arith.constant 3 : index
+  %up = arith.addi %n, %c3 : index
+  %tiles = arith.floordivsi %up, %c4 : index
+  loop.for %io = 0 to %tiles {
+    %base = arith.muli %io, %c4 : index
+    loop.for %jj = 0 to 4 {
+      %j = arith.addi %base, %jj : index
+      %ok = arith.cmpi slt, %j, %n : index
+      loop.guard %ok {
+        %z = arith.constant 2.0 : f32
+        memref.store %z, %A[%j, %c0] : memref<?x16xf32>
+      }
+    }
+  }
+  func.return
+}
+
+// RES-LABEL: func.func @no_residues_for_serial_rows(
+// RES-NOT:     arith.cmpi eq
+// RES:         loop.guard %ok {
+// RES-NOT:     arith.cmpi eq
+// RES:         func.return
 
 // -----
 
