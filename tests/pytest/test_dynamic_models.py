@@ -98,16 +98,63 @@ def test_an_anonymous_size_gets_a_name_of_its_own():
 
 
 def test_an_op_without_symbolic_sizes_says_how_to_fix_the_shape():
-    w = numpy_helper.from_array(np.ones((2, 3, 3, 3), np.float32), "w")
     graph = helper.make_graph(
-        [helper.make_node("Conv", ["x", "w"], ["y"], name="conv")], "c",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 8, 8])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [w],
+        [helper.make_node("Squeeze", ["x", "axes"], ["y"], name="squeeze")], "c",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 1, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(np.array([1], np.int64), "axes")],
     )  # fmt: skip
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    with pytest.raises(OnnxImportError, match=r"graph.conv2d does not take symbolic sizes.*input_shapes=\{'x': \(1, 3, 8, 8\)\}"):
+    with pytest.raises(OnnxImportError, match=r"graph.squeeze does not take symbolic sizes.*input_shapes=\{'x': \(1, 1, 8\)\}"):
         tc.compile(model)
-    assert tc.compile(model, input_shapes={"x": (2, 3, 8, 8)}).inputs[0][1] == (2, 3, 8, 8)
+    assert tc.compile(model, input_shapes={"x": (2, 1, 8)}).inputs[0][1] == (2, 1, 8)
+
+
+def _cnn():
+    """conv 3x3 + BN + ReLU, max pool, a residual block (3x3, 3x3, add), a depthwise
+    3x3 + ReLU6, global average pool, flatten, Gemm: ResNet's and MobileNet's ops
+    with the batch a dim_param."""
+    rng = np.random.default_rng(4)
+
+    def const(name, *shape, scale=0.2):
+        return numpy_helper.from_array((scale * rng.standard_normal(shape)).astype(np.float32), name)
+
+    init = [const("w1", 16, 3, 3, 3), const("w2", 16, 16, 3, 3), const("w3", 16, 16, 3, 3), const("fc", 10, 16),
+            const("fcb", 10), const("wd", 16, 1, 3, 3), numpy_helper.from_array(np.linspace(0.5, 1.5, 16).astype(np.float32), "g"),
+            const("b", 16), const("mu", 16), numpy_helper.from_array(np.linspace(1, 2, 16).astype(np.float32), "var"),
+            numpy_helper.from_array(np.float32(0), "zero"), numpy_helper.from_array(np.float32(6), "six")]  # fmt: skip
+    conv = {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}
+    nodes = [
+        helper.make_node("Conv", ["x", "w1"], ["c1"], **conv, strides=[2, 2]),
+        helper.make_node("BatchNormalization", ["c1", "g", "b", "mu", "var"], ["n1"]),
+        helper.make_node("Relu", ["n1"], ["r1"]),
+        helper.make_node("MaxPool", ["r1"], ["p1"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+        helper.make_node("Conv", ["p1", "w2"], ["c2"], **conv),
+        helper.make_node("Relu", ["c2"], ["r2"]),
+        helper.make_node("Conv", ["r2", "w3"], ["c3"], **conv),
+        helper.make_node("Add", ["c3", "p1"], ["a3"]),
+        helper.make_node("Relu", ["a3"], ["r3"]),
+        helper.make_node("Conv", ["r3", "wd"], ["d4"], **conv, group=16),
+        helper.make_node("Clip", ["d4", "zero", "six"], ["r4"]),
+        helper.make_node("GlobalAveragePool", ["r4"], ["g3"]),
+        helper.make_node("Flatten", ["g3"], ["f3"]),
+        helper.make_node("Gemm", ["f3", "fc", "fcb"], ["y"], transB=1),
+    ]
+    graph = helper.make_graph(nodes, "cnn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3, 20, 20])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 10])], init)  # fmt: skip
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_a_cnn_of_any_batch():
+    model = _cnn()
+    m = tc.compile(model)
+    assert [str(d) for d in m.inputs[0][1]] == ["batch", "3", "20", "20"]
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    before = modules_built()
+    for batch in (1, 2, 5):
+        x = np.random.default_rng(batch).standard_normal((batch, 3, 20, 20)).astype(np.float32)
+        np.testing.assert_allclose(m(x), session.run(None, {"x": x})[0], rtol=1e-4, atol=1e-4, err_msg=f"batch {batch}")
+    assert modules_built() == before
 
 
 def test_the_accelerator_refuses_symbolic_sizes():
@@ -115,10 +162,32 @@ def test_the_accelerator_refuses_symbolic_sizes():
         tc.compile(_mlp(), target="accel")
 
 
+def test_a_saved_model_takes_every_size(mlp, tmp_path):
+    import json
+
+    from tilecraft.runtime import load
+    from tilecraft.runtime.saved import SavedModelError
+
+    _, m, session = mlp
+    m.save(tmp_path / "m")
+    loaded = load(tmp_path / "m")
+    assert [str(d) for d in loaded.inputs[0][1]] == ["batch", "64"]
+    for batch in (1, 7, 13):
+        x, s = _inputs(batch)
+        np.testing.assert_allclose(loaded(x, s), session.run(None, {"x": x, "s": s})[0], rtol=1e-4, atol=1e-4)
+    with pytest.raises(ValueError, match=r"input 's': dimension 0 is 4, but batch is 3"):
+        loaded(_inputs(3)[0], np.zeros((4, 10), np.float32))
+    manifest = json.loads((tmp_path / "m" / "manifest.json").read_text())
+    manifest["ports"][0]["shape"][0] = "batch +"
+    (tmp_path / "m" / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(SavedModelError, match=r"key 'ports\[0\].shape' of port 'x': in size 'batch \+'"):
+        load(tmp_path / "m")
+
+
 def test_what_needs_static_shapes_says_so(mlp, tmp_path):
     _, m, _ = mlp
     x, s = _inputs(2)
-    for call in (lambda: m.save(tmp_path / "m"), lambda: m.profile(x, s), lambda: m.counters(x, s)):
+    for call in (lambda: m.profile(x, s), lambda: m.counters(x, s)):
         with pytest.raises(NotImplementedError, match="sizes known only when it runs is not supported yet"):
             call()
 
@@ -224,3 +293,15 @@ def test_row_kernels_over_a_symbolic_axis(node):
     for size in (1, 17, 40):
         x = np.random.default_rng(size).standard_normal((size, 8)).astype(np.float32)
         np.testing.assert_allclose(m(x), session.run(None, {"x": x})[0], rtol=1e-4, atol=1e-5)
+
+
+def test_a_conv_over_a_symbolic_image_size_is_refused_by_name():
+    from tilecraft.utils.diagnostics import OpError
+
+    w = numpy_helper.from_array(np.ones((4, 3, 3, 3), np.float32), "w")
+    graph = helper.make_graph([helper.make_node("Conv", ["x", "w"], ["y"], pads=[1, 1, 1, 1])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, "h", "w"])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [w])  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    with pytest.raises(OpError, match=r"'graph.conv2d' has sizes known only when it runs \(h, w\), which its lowering cannot take yet"):
+        tc.compile(model)
