@@ -116,6 +116,7 @@ def pass_groups() -> dict[str, dict[str, Callable[[], type[ModulePass]]]]:
             "inject-virtual-threads": _pass("transforms.inject_virtual_threads", "InjectVirtualThreadsPass"),
             "instrument-counters": _pass("transforms.instrument_counters", "InstrumentCountersPass"),
             "insert-gpu-barriers": _pass("transforms.insert_gpu_barriers", "InsertGpuBarriersPass"),
+            "infer-alignment": _pass("transforms.infer_alignment", "InferAlignmentPass"),
         },
         "loop to llvm": {
             "convert-loop-to-llvm": _pass("lowering.convert_loop_to_llvm", "ConvertLoopToLlvmPass"),

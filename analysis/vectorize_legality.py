@@ -33,8 +33,9 @@ DIVISIONS = (arith.DivSIOp, arith.DivUIOp, arith.RemSIOp, arith.RemUIOp, arith.F
 # Analyses ---------------------------------------------------------------------
 
 
-def max_lanes(loop: ForOp) -> int:
-    """The widest vector to use for `loop`, from the widest element it touches."""
+def max_lanes(loop: ForOp, max_bytes: int = MAX_VECTOR_BYTES) -> int:
+    """The widest vector to use for `loop`, from the widest element it touches:
+    at most `max_bytes` (a GPU thread's widest load is 16 bytes)."""
     widest = 1
     for op in loop.walk():
         if isinstance(op, memref.LoadOp | memref.StoreOp):
@@ -42,7 +43,7 @@ def max_lanes(loop: ForOp) -> int:
             assert isinstance(mtype, MemRefType)
             bits = getattr(mtype.element_type, "bitwidth", 8)
             widest = max(widest, (bits + 7) // 8)
-    return max(1, min(MAX_LANES, MAX_VECTOR_BYTES // widest))
+    return max(1, min(MAX_LANES, max_bytes // widest))
 
 
 def vectorization_blocker(loop: ForOp) -> tuple[Operation, str] | None:

@@ -7,7 +7,8 @@ Measured (a machine with an NVIDIA GPU, its driver and PyTorch with CUDA):
   tile: `cache_write(C, "local")` at the thread) and `shared` (TVM's GPU GEMM:
   a 128 x 128 tile per block of 16 x 16 threads, 8 x 8 registers per thread,
   8-deep slices of A and B in shared memory loaded by the block's threads
-  together, barriers between) — against `torch.matmul` (cuBLAS; TF32 off, as
+  together, barriers between) and `shared_v4` (the same with 16-byte vector
+  loads and stores: A's slice transposed in shared memory) — against `torch.matmul` (cuBLAS; TF32 off, as
   PyTorch's default for float32 matmuls). The fastest schedule counts.
 
 Both sides take the same torch tensors (tilecraft reads them through
@@ -40,7 +41,7 @@ from tilecraft import te
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # timing.py
 from timing import run_info  # noqa: E402
 
-VARIANTS = ("naive", "reg4", "shared")
+VARIANTS = ("naive", "reg4", "shared", "shared_v4")
 
 
 def sgemm(n: int, variant: str):
@@ -59,6 +60,8 @@ def sgemm(n: int, variant: str):
         return s, [A, B, C]
     if variant == "shared":
         return _shared_sgemm(s, A, B, C), [A, B, C]
+    if variant == "shared_v4":
+        return vector_sgemm(n, n, n)
     CL = s.cache_write(C, "local")
     bi, ti = s[C].split(i, factor=64)
     bj, tj = s[C].split(j, factor=64)
@@ -116,6 +119,69 @@ def _shared_sgemm(s, A, B, C, block: int = 128, thread: int = 8, ktile: int = 8)
         s[S].bind(x, te.thread_axis("threadIdx.x"))
         s[S].unroll(outer)
     return s
+
+
+def vector_sgemm(m: int, n: int, k: int, block: int = 128, thread: int = 8, ktile: int = 8):
+    """`shared` with 16-byte vector accesses: A's slice held transposed in shared
+    memory (`AT[r, i]`, a stage of its own in "shared" scope), so that a thread's
+    `thread` x `thread` register tile reads `thread`-long rows of both slices,
+    4 floats at a time (`ld.shared.v4.f32`) into "local" copies at each `r`;
+    the block's threads load the slices 4 floats each (`ld.global.v4.f32`;
+    B's stored with `st.shared.v4.f32`, A's transposed with 4 scalar stores)
+    and write C 4 floats at a time."""
+    A = te.placeholder((m, k), "float32", name="A")
+    B = te.placeholder((k, n), "float32", name="B")
+    AT = te.compute((k, m), lambda r, i: A[i, r], name="AT")
+    r = te.reduce_axis((0, k), name="r")
+    C = te.compute((m, n), lambda i, j: te.sum(AT[r, i] * B[r, j], axis=r), name="C")
+    s = te.create_schedule(C)
+    threads = block // thread
+    s[AT].set_scope("shared")
+    BB = s.cache_read(B, "shared", [C])
+    CL = s.cache_write(C, "local")
+    AL = s.cache_read(AT, "local", [CL])
+    BL = s.cache_read(BB, "local", [CL])
+    i, j = s[C].op.axis
+    bi, ti = s[C].split(i, factor=block)
+    bj, tj = s[C].split(j, factor=block)
+    ty, ii = s[C].split(ti, factor=thread)
+    tx, jj = s[C].split(tj, factor=thread)
+    s[C].reorder(bi, bj, ty, tx, ii, jj)
+    s[C].bind(bi, te.thread_axis("blockIdx.y"))
+    s[C].bind(bj, te.thread_axis("blockIdx.x"))
+    s[C].bind(ty, te.thread_axis("threadIdx.y"))
+    s[C].bind(tx, te.thread_axis("threadIdx.x"))
+    s[C].unroll(ii)
+    jo, jv = s[C].split(jj, factor=4)
+    s[C].unroll(jo)
+    s[C].vectorize(jv)
+    s[CL].compute_at(s[C], tx)
+    ci, cj = s[CL].op.axis
+    ko, ki = s[CL].split(s[CL].op.reduce_axis[0], factor=ktile)
+    s[CL].reorder(ko, ki, ci, cj)
+    for axis in (ki, ci, cj):
+        s[CL].unroll(axis)
+    for L in (AL, BL):  # a thread's row of each slice, 4 floats at a time
+        s[L].compute_at(s[CL], ki)
+        outer, lanes = s[L].split(s[L].op.axis[1], factor=4)
+        s[L].unroll(outer)
+        s[L].vectorize(lanes)
+    # The slices: AT's loads walk A's rows (r innermost, 4 at a time), B's its rows.
+    r_, i_ = s[AT].op.axis
+    s[AT].compute_at(s[CL], ko)
+    r_outer, r_lanes = s[AT].split(r_, factor=4)
+    s[AT].reorder(i_, r_outer, r_lanes)
+    r_, j_ = s[BB].op.axis
+    s[BB].compute_at(s[CL], ko)
+    j_outer, j_lanes = s[BB].split(j_, factor=4)
+    for S, axes, lanes in ((AT, (i_, r_outer), r_lanes), (BB, (r_, j_outer), j_lanes)):
+        outer, t = s[S].split(s[S].fuse(*axes), factor=threads * threads)
+        y, x = s[S].split(t, factor=threads)
+        s[S].bind(y, te.thread_axis("threadIdx.y"))
+        s[S].bind(x, te.thread_axis("threadIdx.x"))
+        s[S].unroll(outer)
+        s[S].vectorize(lanes)
+    return s, [A, B, C]
 
 
 def main() -> None:

@@ -21,10 +21,20 @@ keeps its `gpu.module`s, now holding `llvm.func`s, the kernels marked
 `gpu.kernel`; the host functions with their `gpu.launch_func`s stay as they are.
 `backends/nvptx` turns a `gpu.module` into PTX.
 
+Vectorized loops in a kernel (`s[S].vectorize(axis)`: a thread's 4
+consecutive floats) are written as vector code first, as `loop-vectorize`
+does, in vectors of at most 16 bytes (`max-vector-bytes=16`), and
+`infer-alignment` marks the accesses whose indices prove a 16-byte aligned
+address (the buffer arguments are, the runtime checks; shared globals are
+`.align 16`): those become `ld.global.v4.f32`, `ld.shared.v4.f32`,
+`st.shared.v4.f32`. An access not proved aligned, or not contiguous across
+the lanes (a gather, a scatter), stays correct and is split by LLVM into
+scalar ones.
+
 Rejected, at the op, before any rewriting: what a kernel cannot run yet —
 math functions LLVM's NVPTX backend would call libm for (exp, log, ... other
 than the f32 ones written as polynomials), buffers on the heap
-(`loop.alloc` in "global" scope), run-time checks, parallel and vectorized
+(`loop.alloc` in "global" scope), run-time checks, parallel and virtual-thread
 loops inside a kernel.
 """
 
@@ -50,14 +60,19 @@ from xdsl.pattern_rewriter import (
 from tilecraft.backends.llvm.memory import memory_type
 from tilecraft.dialects.llvmx import AddrSpaceCastOp
 from tilecraft.dialects.loop import AllocOp, AssertOp, ForOp, LaunchOp, LoopKind, MemoryScope
+from tilecraft.analysis.vectorize_legality import check_vectorizable
 from tilecraft.lowering.convert_loop_to_llvm import loop_to_llvm_patterns
 from tilecraft.lowering.convert_loop_to_llvm.checks import check_convertible
 from tilecraft.lowering.convert_loop_to_llvm.state import Conversion, replace_with
+from tilecraft.transforms.infer_alignment import InferAlignmentPass
+from tilecraft.transforms.loop_vectorize import VectorizeLoop
 from tilecraft.utils.diagnostics import OpError
 
 PASS = "convert-gpu-to-nvvm"
 SHARED_ADDRESS_SPACE = 3  # NVPTX's .shared
 SHARED_ALIGNMENT = 16  # (room for 128-bit vector loads)
+ARGUMENT_ALIGNMENT = 16  # what the runtime checks of every array it passes to a kernel
+MAX_VECTOR_BYTES = 16  # a thread's widest load or store: ld.global.v4.f32
 KERNEL_ATTR = "gpu.kernel"
 _INDEX_OPS = (gpu.ThreadIdOp, gpu.BlockIdOp, gpu.BlockDimOp, gpu.GridDimOp)
 _REGISTERS = {gpu.ThreadIdOp: "tid", gpu.BlockIdOp: "ctaid", gpu.BlockDimOp: "ntid", gpu.GridDimOp: "nctaid"}
@@ -145,7 +160,7 @@ def check_kernel(kernel: gpu.FuncOp) -> None:
                           "scope or compute it in a kernel of its own.")  # fmt: skip
         if isinstance(op, AssertOp | LaunchOp):
             raise OpError(op, f"{PASS}: '{op.name}' cannot run inside a kernel.")
-        if isinstance(op, ForOp) and op.kind.data in (LoopKind.PARALLEL, LoopKind.VECTORIZED, LoopKind.VTHREAD):
+        if isinstance(op, ForOp) and op.kind.data in (LoopKind.PARALLEL, LoopKind.VTHREAD):
             raise OpError(op, f"{PASS}: a {op.kind.data.value} loop inside a kernel is not supported; "
                           "bind the loop to a thread index or leave it serial.")  # fmt: skip
 
@@ -173,6 +188,11 @@ def lower_kernels(kernels: gpu.ModuleOp, reassociate: bool = True) -> None:
         scratch.body.block.add_op(_as_function(kernel))
         kernel.detach()
         kernel.erase()
+    # A thread's vector accesses: at most 16 bytes (ld.v4.f32), aligned where
+    # the indices prove it (the runtime checks the arguments are 16-byte aligned).
+    check_vectorizable(scratch)
+    PatternRewriteWalker(VectorizeLoop(MAX_VECTOR_BYTES), apply_recursively=False).rewrite_module(scratch)
+    InferAlignmentPass(argument_alignment=ARGUMENT_ALIGNMENT).apply(Context(), scratch)
     check_convertible(scratch, also_supported=(*_INDEX_OPS, gpu.BarrierOp))
     flags = ["contract", "reassoc"] if reassociate else ["contract"]
     state = Conversion(scratch, llvm.FastMathAttr([llvm.FastMathFlag(f) for f in flags]))

@@ -34,7 +34,7 @@ from tilecraft.driver.te_pieces import cut_ops, lower_module
 from tilecraft.frontends import te
 from tilecraft.frontends.te.symbolic import Var
 from tilecraft.frontends.te.tensor import ComputeOp
-from tilecraft.lowering.convert_gpu_to_nvvm import ConvertGpuToNvvmPass
+from tilecraft.lowering.convert_gpu_to_nvvm import ARGUMENT_ALIGNMENT, ConvertGpuToNvvmPass
 from tilecraft.lowering.convert_loop_to_gpu import ConvertLoopToGpuPass
 from tilecraft.transforms.insert_gpu_barriers import InsertGpuBarriersPass
 from tilecraft.utils.cuda_array import CudaArray, as_cuda_array
@@ -174,6 +174,12 @@ class CudaFunction:
             raise ValueError(
                 f"{self.entry_name}: argument {name} must be {np.dtype(dtype)}{list(shape)}, "
                 f"got {array.dtype}{list(array.shape)}"
+            )
+        if array.pointer % ARGUMENT_ALIGNMENT:
+            raise ValueError(
+                f"{self.entry_name}: argument {name} is at address {array.pointer:#x}, not a multiple of "
+                f"{ARGUMENT_ALIGNMENT} bytes, which the kernels' vector loads assume; pass a tensor of its own "
+                "(a copy of the view: .clone() or cupy.ascontiguousarray)"
             )
         return array, copied
 

@@ -79,11 +79,13 @@ def load(
     width: int | None = None,
     mask: SSAValue | None = None,
     strides: Strides | None = None,
+    alignment: int = 0,
 ) -> SSAValue:
-    """A scalar, or `width` consecutive elements (where `mask` holds, 0 elsewhere)."""
+    """A scalar, or `width` consecutive elements (where `mask` holds, 0 elsewhere);
+    `alignment`: the address's, in bytes, where known better than the element's."""
     element = mtype.element_type
     stored = memory_type(element)
-    align = element_bytes(element)
+    align = max(element_bytes(element), alignment)
     pointer = address(b, ref, mtype, indices, strides)
     if width is None:
         value = b.add(load_op(pointer, stored, align))
@@ -103,10 +105,11 @@ def store(
     indices: Sequence[SSAValue],
     mask: SSAValue | None = None,
     strides: Strides | None = None,
+    alignment: int = 0,
 ) -> None:
     """Store a scalar, or a vector at consecutive elements (where `mask` holds)."""
     element = mtype.element_type
-    align = element_bytes(element)
+    align = max(element_bytes(element), alignment)
     pointer = address(b, ref, mtype, indices, strides)
     stored = _to_memory(b, value, element)
     if mask is None:

@@ -15,8 +15,8 @@ from tilecraft.dialects.loop import AllocOp, GatherOp, ScatterOp, ViewOp
 from tilecraft.lowering.convert_loop_to_llvm.state import Conversion, dims_of, pointer_of, replace_with
 from tilecraft.utils.aligned import ALIGNMENT
 from xdsl.dialects import llvm, memref, vector
-from xdsl.dialects.builtin import MemRefType, VectorType, i8, i64
-from xdsl.ir import Attribute, SSAValue
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, VectorType, i8, i64
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.rewriter import InsertPoint
 
@@ -27,6 +27,12 @@ BUFFER_ALIGNMENT = ALIGNMENT  # as the arrays the runtime binds (utils/aligned.p
 # Small buffers get a stack slot per copy (SROA keeps them apart in registers);
 # larger copies of one buffer (an unrolled body's) share one slot.
 SHARED_SLOT_BYTES = 4096
+
+
+def known_alignment(op: Operation) -> int:
+    """The `alignment` (bytes) that `infer-alignment` proved for an access, or 0."""
+    attr = op.attributes.get("alignment")
+    return attr.value.data if isinstance(attr, IntegerAttr) else 0
 
 
 def _memref_type(value: SSAValue) -> MemRefType:
@@ -45,7 +51,9 @@ class LoadLowering(RewritePattern):
     def match_and_rewrite(self, op: memref.LoadOp, rewriter: PatternRewriter) -> None:
         b = self.state.builder(op)
         ref, mtype = pointer_of(op.memref), _memref_type(op.memref)
-        replace_with(rewriter, op, [memory.load(b, ref, mtype, list(op.indices), strides=self.state.strides(op.memref, b))])
+        strides = self.state.strides(op.memref, b)
+        value = memory.load(b, ref, mtype, list(op.indices), strides=strides, alignment=known_alignment(op))
+        replace_with(rewriter, op, [value])
 
 
 @dataclass
@@ -58,7 +66,8 @@ class StoreLowering(RewritePattern):
     def match_and_rewrite(self, op: memref.StoreOp, rewriter: PatternRewriter) -> None:
         b = self.state.builder(op)
         ref, mtype = pointer_of(op.memref), _memref_type(op.memref)
-        memory.store(b, op.value, ref, mtype, list(op.indices), strides=self.state.strides(op.memref, b))
+        strides = self.state.strides(op.memref, b)
+        memory.store(b, op.value, ref, mtype, list(op.indices), strides=strides, alignment=known_alignment(op))
         rewriter.erase(op)
 
 
@@ -77,9 +86,9 @@ class VectorLoadLowering(RewritePattern):
     def match_and_rewrite(self, op: vector.LoadOp, rewriter: PatternRewriter) -> None:
         b = self.state.builder(op)
         ref, mtype = pointer_of(op.base), _memref_type(op.base)
-        value = memory.load(
-            b, ref, mtype, list(op.indices), _width(op.result.type), strides=self.state.strides(op.base, b)
-        )
+        strides = self.state.strides(op.base, b)
+        width = _width(op.result.type)
+        value = memory.load(b, ref, mtype, list(op.indices), width, strides=strides, alignment=known_alignment(op))
         replace_with(rewriter, op, [value])
 
 
@@ -93,7 +102,8 @@ class VectorStoreLowering(RewritePattern):
     def match_and_rewrite(self, op: vector.StoreOp, rewriter: PatternRewriter) -> None:
         b = self.state.builder(op)
         ref, mtype = pointer_of(op.base), _memref_type(op.base)
-        memory.store(b, op.vector, ref, mtype, list(op.indices), strides=self.state.strides(op.base, b))
+        strides = self.state.strides(op.base, b)
+        memory.store(b, op.vector, ref, mtype, list(op.indices), strides=strides, alignment=known_alignment(op))
         rewriter.erase(op)
 
 

@@ -333,3 +333,76 @@ def test_shared_memory_matmul(m, n, k):
     A, B, C = tc.nd.array(a, dev), tc.nd.array(b, dev), tc.nd.empty((m, n), "float32", dev)
     f(A, B, C)
     np.testing.assert_allclose(C.numpy(), a @ b, rtol=1e-4, atol=1e-4)
+
+
+# -- 16-byte vector accesses ------------------------------------------------------------
+
+
+def _bench_vector_sgemm():
+    """bench/gpu.py's `shared_v4` schedule (tested here so the bench's fastest
+    variant is known right before it is timed)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "bench" / "gpu.py"
+    spec = importlib.util.spec_from_file_location("bench_gpu", path)
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module.vector_sgemm
+
+
+def test_vectorized_shared_matmul_loads_16_bytes_at_a_time():
+    s, args = _bench_vector_sgemm()(256, 256, 64, block=64, thread=4)
+    f = tc.build(s, args, target="cuda -arch=sm_90")
+    ptx = f.get_source("ptx")
+    assert "ld.global.nc.v4.b32" in ptx  # the slices' loads, 4 floats per thread
+    assert "st.shared.v4.b32" in ptx  # B's slice as it is
+    assert ptx.count("ld.shared.v4.b32") == 8 * 2  # per r of 8: a row of each slice
+    assert "ld.shared.b32" not in ptx  # no scalar reads of the slices left
+    assert "st.global.v4.b32" in ptx  # C, 4 floats at a time
+    assert ptx.count("bar.sync") == 2
+
+
+def test_unaligned_vector_access_is_split_not_wrong():
+    """`A[4 t + 1 + v]`: the lanes are contiguous but not 16-byte aligned, so no v4."""
+    A = te.placeholder((260,), "float32", name="A")
+    C = te.compute((256,), lambda i: A[i + 1], name="C")
+    s = te.create_schedule(C)
+    t, v = s[C].split(C.op.axis[0], factor=4)
+    s[C].bind(t, te.thread_axis("threadIdx.x"))
+    s[C].vectorize(v)
+    ptx = tc.build(s, [A, C], target="cuda -arch=sm_90").get_source("ptx")
+    assert "st.global.v4.b32" in ptx and "ld.global.nc.v4" not in ptx
+
+
+@gpu
+@needs_device
+@pytest.mark.parametrize(
+    "m, n, k, block, thread",
+    [(256, 192, 128, 64, 4), (100, 90, 37, 64, 4), (256, 256, 64, 128, 8), (200, 136, 36, 128, 8)],
+)
+def test_vectorized_shared_matmul(m, n, k, block, thread):
+    """Sizes the tiles divide (vector accesses), and sizes they do not (masked ones)."""
+    s, args = _bench_vector_sgemm()(m, n, k, block=block, thread=thread)
+    f = tc.build(s, args, target="cuda")
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((m, k), "float32"), rng.standard_normal((k, n), "float32")
+    dev = tc.cuda(0)
+    A, B, C = tc.nd.array(a, dev), tc.nd.array(b, dev), tc.nd.empty((m, n), "float32", dev)
+    f(A, B, C)
+    np.testing.assert_allclose(C.numpy(), a @ b, rtol=1e-4, atol=1e-4)
+
+
+@gpu
+@needs_device
+def test_unaligned_device_array_is_refused():
+    from tilecraft.utils.cuda_array import CudaArray
+
+    s, args = vector_add(n=256)
+    f = tc.build(s, args, target="cuda")
+    dev = tc.cuda(0)
+    whole = tc.nd.array(np.zeros(257, "float32"), dev)
+    view = CudaArray(whole.pointer + 4, (256,), "float32", owner=whole)  # one float in
+    b = tc.nd.array(np.zeros(256, "float32"), dev)
+    with pytest.raises(ValueError, match="argument A is at address .*not a multiple of 16 bytes"):
+        f(view, b, b)

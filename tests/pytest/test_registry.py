@@ -70,7 +70,7 @@ def test_registered_with_xdsl():
 EXPECTED_PASSES = {
     "alter-layout", "bufferize-graph-function", "check-graph-level", "compile-model", "concat-in-place",
     "convert-graph-to-te", "convert-loop-to-accel", "convert-loop-to-llvm", "convert-te-to-loop",
-    "convert-loop-to-gpu", "convert-gpu-to-nvvm", "insert-gpu-barriers",
+    "convert-loop-to-gpu", "convert-gpu-to-nvvm", "insert-gpu-barriers", "infer-alignment",
     "expand-dma", "inject-dma", "inject-virtual-threads", "instrument-counters",
     "fold-constant-kernels", "fold-constants", "fold-empty-tensors", "fuse-ops", "infer-shapes", "insert-dependences",
     "loop-outline-parallel", "loop-partition", "loop-to-accel", "loop-to-llvm", "loop-unroll", "loop-vectorize", "lower-accel-tokens",

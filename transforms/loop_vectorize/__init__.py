@@ -42,7 +42,8 @@ one so they cannot trap. Uniform conditions stay `loop.guard`/`scf.if`. Loops
 inside the vectorized one run serially (their variable is uniform); unrolled
 ones stay unrolled.
 
-A loop whose extent is larger than `max_lanes` (4 zmm registers' worth) is strip
+A loop whose extent is larger than `max_lanes` (4 zmm registers' worth, or
+`max-vector-bytes`: 16 on a GPU) is strip
 mined: a serial loop over full vectors, then one vector for the tail. Every
 vector has a power-of-two width: a tail (or a whole loop) of 12 is a 16-lane
 vector whose last 4 lanes are masked off, as a guard would mask them.
@@ -92,20 +93,24 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
-from tilecraft.analysis.vectorize_legality import check_vectorizable, vectorization_blocker
+from tilecraft.analysis.vectorize_legality import MAX_VECTOR_BYTES, check_vectorizable, vectorization_blocker
+from xdsl.utils.exceptions import PassFailedException
 from tilecraft.transforms.loop_vectorize.writer import VectorWriter
 
 
+@dataclass
 class VectorizeLoop(RewritePattern):
     """`loop.for ... vectorized` → vector code, or a serial loop if its lanes
     are not independent."""
+
+    max_bytes: int = MAX_VECTOR_BYTES
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: ForOp, rewriter: PatternRewriter) -> None:
         if op.kind.data != LoopKind.VECTORIZED:
             return
         if op.extent > 1 and vectorization_blocker(op) is None:
-            VectorWriter(op).write_loop()
+            VectorWriter(op, self.max_bytes).write_loop()
             rewriter.erase(op)
             return
         op.kind = LoopKindAttr(LoopKind.SERIAL)
@@ -118,6 +123,13 @@ class LoopVectorizePass(ModulePass):
 
     name = "loop-vectorize"
 
+    max_vector_bytes: int = MAX_VECTOR_BYTES
+    """The widest vector, in bytes: wider loops are strip mined (16 on a GPU,
+    whose widest load per thread is `ld.v4.f32`)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.max_vector_bytes < 1:
+            raise PassFailedException(f"{self.name}: max-vector-bytes must be positive, not {self.max_vector_bytes}")
         check_vectorizable(op)
-        PatternRewriteWalker(VectorizeLoop(), apply_recursively=False).rewrite_module(op)
+        walker = PatternRewriteWalker(VectorizeLoop(self.max_vector_bytes), apply_recursively=False)
+        walker.rewrite_module(op)

@@ -29,7 +29,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.traits import IsTerminator
 from xdsl.utils.exceptions import VerifyException
-from tilecraft.analysis.vectorize_legality import DIVISIONS, PASS, max_lanes
+from tilecraft.analysis.vectorize_legality import DIVISIONS, MAX_VECTOR_BYTES, PASS, max_lanes
 from tilecraft.transforms.loop_vectorize.values import Affine, Lowered, Vec, constant_of, is_uniform
 from tilecraft.transforms.loop_vectorize.memory import MemoryAccess
 
@@ -37,8 +37,9 @@ from tilecraft.transforms.loop_vectorize.memory import MemoryAccess
 class VectorWriter(MemoryAccess):
     """Writes the vector form of one vectorized loop before it."""
 
-    def __init__(self, loop: ForOp):
+    def __init__(self, loop: ForOp, max_bytes: int = MAX_VECTOR_BYTES):
         self.loop = loop
+        self.max_bytes = max_bytes
         self.values: dict[SSAValue, Lowered] = {}
         self.width: int | None = None
         self.mask: SSAValue | None = None
@@ -344,7 +345,7 @@ class VectorWriter(MemoryAccess):
         lanes: a 64-lane vector, 44 active). Vectors of other widths are legal
         LLVM, but its code generator can take minutes on a 44-lane masked gather."""
         loop = self.loop
-        width = max_lanes(loop)
+        width = max_lanes(loop, self.max_bytes)
         lb, extent = loop.lb.data, loop.extent
         full = extent // width if extent > width else 0
         if full:

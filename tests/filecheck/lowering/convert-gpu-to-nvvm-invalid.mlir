@@ -25,11 +25,13 @@ func.func @heap(%A: memref<64xf32>) {
 
 // -----
 
-// CHECK: convert-gpu-to-nvvm: a vectorized loop inside a kernel is not supported
-func.func @vectorized(%A: memref<64x8xf32>) {
+// (a vectorized loop is vector code: convert-gpu-to-nvvm-vector.mlir; a
+// parallel one is not for a thread)
+// CHECK: convert-gpu-to-nvvm: a parallel loop inside a kernel is not supported
+func.func @parallel(%A: memref<64x8xf32>) {
   %one = arith.constant 1.0 : f32
   loop.for %t = 0 to 64 threadIdx.x {
-    loop.for %v = 0 to 8 vectorized {
+    loop.for %v = 0 to 8 parallel {
       memref.store %one, %A[%t, %v] : memref<64x8xf32>
     }
   }
