@@ -1,7 +1,7 @@
-"""One compile for every size: BERT's feed-forward dense layer with a row count known only when it runs.
+"""One compile for every size: BERT's feed-forward dense layer and a whole BERT layer with sizes known only when it runs.
 
-Y = relu(X @ W + b) with X: m x 768, W: 768 x 3072 (m = batch x sequence length,
-in `--sizes`), two ways:
+The FFN dense layer: Y = relu(X @ W + b) with X: m x 768, W: 768 x 3072 (m = batch x
+sequence length, in `--sizes`), two ways:
 
 1. The model (the headline): an ONNX model whose X has the `dim_param` "m",
    - `dynamic`: `tc.compile(model)` once: one native function for every m (the
@@ -16,22 +16,27 @@ in `--sizes`), two ways:
    - `te_guarded`: the same function compiled without `loop-partition` (every row
      tile checks `i < m`: the naive way to take any size).
 
-Each result is checked against numpy first (a wrong one exits 1). Times are
-medians of interleaved rounds (bench/timing.py); a key `a_vs_b` is the time of
-`a` over the time of `b` (geometric means over the sizes, `_worst` the largest;
-`dynamic_vs_guarded_geomean` over the sizes that do not divide the tile, where the
-guard is taken). `compilations` counts the compilations of the dynamic model: its
-one `tc.compile` plus every LLVM module built while it ran at every size (none
-expected; `model_pieces_built` is how many modules that one compile built, a
-piece per kernel and @main); `compile_s` is its compile time and
-`static_compile_s` the median of the static compiles (the compile cache is off).
+3. The BERT-base encoder layer of bench/models.py (hidden 768, 12 heads, FFN 3072)
+   with the dim_params `batch` and `seq` (`--bert-sizes` lists batch x seq):
+   `dynamic` (one `tc.compile`), `static` (one per size) and `ort`, as above.
 
-Usage: python bench/dynamic.py [--sizes 1,7,33,100,128,257,512] [--repeat N]
+Each result is checked against numpy (the BERT layer against onnxruntime) first
+(a wrong one exits 1). Times are medians of interleaved rounds (bench/timing.py);
+a key `a_vs_b` is the time of `a` over the time of `b` (geometric means over the
+sizes of both models, `_worst` the largest; `dynamic_vs_guarded_geomean` over the
+sizes that do not divide the tile, where the guard is taken; `bert_...` and
+`ffn_...` keys over one model's sizes). `compilations` counts the compilations of
+each dynamic model: its one `tc.compile` plus the LLVM modules built while it ran
+at every size (none expected; the larger count of the two models); `compile_s` is the dynamic BERT layer's
+compile time and `static_compile_s` the median of its static compiles (the
+compile cache is off); `ffn_compile_s` likewise for the FFN model.
+
+Usage: python bench/dynamic.py [--sizes 1,7,33,100,128,257,512]
+       [--bert-sizes 1x1,1x7,1x33,1x128,3x33,1x257,8x128] [--repeat N]
 The last line printed is one JSON object: `{"bench": "dynamic",
 "dynamic_vs_static_geomean", "dynamic_vs_static_worst", "dynamic_vs_guarded_geomean",
 "dynamic_vs_ort_geomean", "compilations", "compile_s", "static_compile_s", ...}`.
-The BERT layer and ResNet-18 of the issue are not measured: their ops (reshape,
-batch_matmul over a symbolic sequence, conv2d) do not take symbolic sizes yet.
+ResNet-18 of the issue is not measured: conv2d does not take symbolic sizes yet.
 """
 
 from __future__ import annotations
@@ -49,7 +54,7 @@ import numpy as np
 import tilecraft as tc
 from tilecraft import te
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # timing.py
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # timing.py, models.py
 from timing import run_info, timed  # noqa: E402
 
 K, N = 768, 3072
@@ -136,6 +141,46 @@ def geomean(values: list[float]) -> float:
     return math.exp(statistics.fmean(math.log(v) for v in values))
 
 
+def bert_rows(pairs: list[tuple[int, int]], repeat: int, threads: int) -> tuple[dict, dict]:
+    """The BERT layer at each (batch, seq): dynamic, static and ort times."""
+    from models import bert_layer
+
+    from tilecraft.backends.llvm.compile import modules_built
+
+    model = bert_layer(seq="seq", batch="batch")
+    session = ort_session(model, threads)
+    start, before = time.perf_counter(), modules_built()
+    dynamic = tc.compile(model)
+    info = {"compile_s": time.perf_counter() - start, "pieces": modules_built() - before, "built_during_calls": 0}
+    rng = np.random.default_rng(0)
+    rows, static_compiles = {}, []
+    print(f"\nBERT-base layer (batch, seq dynamic); threads: {threads}")
+    print(f"{'batch x seq':>11} {'dynamic ms':>11} {'static ms':>10} {'ort ms':>8} {'dyn/static':>10} {'dyn/ort':>8}")
+    for batch, seq in pairs:
+        x = rng.standard_normal((batch, seq, 768), dtype=np.float32)
+        start = time.perf_counter()
+        static = tc.compile(model, input_shapes={"input": (batch, seq, 768)})
+        static_compiles.append(time.perf_counter() - start)
+        expected = session.run(None, {"input": x})[0]
+        before = modules_built()
+        for label, fn in (("the dynamic BERT layer", dynamic), ("the static BERT layer", static)):
+            try:
+                np.testing.assert_allclose(fn(x), expected, rtol=1e-3, atol=1e-3)
+            except AssertionError as e:
+                sys.exit(f"bench/dynamic.py: {label} is wrong at batch {batch}, seq {seq}:{e}")
+        calls = {"dynamic": lambda: dynamic(x), "static": lambda: static(x), "ort": lambda: session.run(None, {"input": x})}
+        times = timed(calls, repeat, rounds=3)
+        info["built_during_calls"] += modules_built() - before
+        row = {name: round(t * 1e3, 4) for name, t in times.items()}
+        row.update(dynamic_vs_static=round(times["dynamic"] / times["static"], 3),
+                   dynamic_vs_ort=round(times["dynamic"] / times["ort"], 3))  # fmt: skip
+        rows[f"{batch}x{seq}"] = row
+        print(f"{batch:>5} x {seq:<4} {row['dynamic']:>11.3f} {row['static']:>10.3f} {row['ort']:>8.3f} "
+              f"{row['dynamic_vs_static']:>10.3f} {row['dynamic_vs_ort']:>8.3f}")  # fmt: skip
+    info["static_compile_s"] = statistics.median(static_compiles)
+    return rows, info
+
+
 def main() -> None:
     import os
 
@@ -144,9 +189,11 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1,7,33,100,128,257,512")
+    parser.add_argument("--bert-sizes", default="1x1,1x7,1x33,1x128,3x33,1x257,8x128")
     parser.add_argument("--repeat", type=int, default=10)
     args = parser.parse_args()
     sizes = [int(x) for x in args.sizes.split(",")]
+    pairs = [(int(b), int(n)) for b, n in (p.split("x") for p in args.bert_sizes.split(",") if p)]
     os.environ["TILECRAFT_CACHE_DIR"] = "0"  # compile times are compiles, not cache reads
     threads = resolve_threads(None)
     model, w, b = ffn_model()
@@ -204,26 +251,39 @@ def main() -> None:
         print(f"{size:>5} {row['dynamic']:>11.3f} {row['static']:>10.3f} {row['ort']:>8.3f} {row['te']:>8.3f} "
               f"{row['guarded']:>11.3f} {row['dynamic_vs_static']:>10.3f} {row['dynamic_vs_ort']:>8.3f} "
               f"{row['te_vs_guarded']:>9.3f}")  # fmt: skip
+    bert, bert_info = bert_rows(pairs, args.repeat, threads) if pairs else ({}, {})
+    both = [*rows.values(), *bert.values()]
     non_dividing = [r for size, r in rows.items() if size % 6]
+
+    def over(key: str, rows_of) -> float | None:
+        values = [r[key] for r in rows_of]
+        return round(geomean(values), 3) if values else None
+
     result = {
         "bench": "dynamic",
-        "dynamic_vs_static_geomean": round(geomean([r["dynamic_vs_static"] for r in rows.values()]), 3),
-        "dynamic_vs_static_worst": max(r["dynamic_vs_static"] for r in rows.values()),
-        "dynamic_vs_guarded_geomean": round(geomean([r["te_vs_guarded"] for r in non_dividing]), 3)
-        if non_dividing else None,
-        "dynamic_vs_ort_geomean": round(geomean([r["dynamic_vs_ort"] for r in rows.values()]), 3),
-        "compilations": 1 + calls_built,
-        "model_pieces_built": dynamic_builds,
-        "built_during_calls": calls_built,
-        "compile_s": round(compile_s, 3),
-        "static_compile_s": round(statistics.median(static_compiles), 3),
+        "dynamic_vs_static_geomean": over("dynamic_vs_static", both),
+        "dynamic_vs_static_worst": max(r["dynamic_vs_static"] for r in both),
+        "dynamic_vs_guarded_geomean": over("te_vs_guarded", non_dividing),
+        "dynamic_vs_ort_geomean": over("dynamic_vs_ort", both),
+        "compilations": 1 + max(calls_built, bert_info["built_during_calls"] if bert else 0),
+        "compile_s": round(bert_info["compile_s"], 3) if bert else round(compile_s, 3),
+        "static_compile_s": round(bert_info["static_compile_s"], 3) if bert else round(statistics.median(static_compiles), 3),
+        "ffn_dynamic_vs_static_geomean": over("dynamic_vs_static", rows.values()),
+        "ffn_dynamic_vs_ort_geomean": over("dynamic_vs_ort", rows.values()),
+        "bert_dynamic_vs_static_geomean": over("dynamic_vs_static", bert.values()),
+        "bert_dynamic_vs_ort_geomean": over("dynamic_vs_ort", bert.values()),
+        "ffn_compile_s": round(compile_s, 3),
+        "ffn_static_compile_s": round(statistics.median(static_compiles), 3),
+        "ffn_pieces_built": dynamic_builds,
+        "built_during_calls": calls_built + (bert_info["built_during_calls"] if bert else 0),
         "threads": threads,
         "run": run_info(),
         "sizes": rows,
+        "bert_sizes": bert,
     }
     out = Path(__file__).resolve().parent / "results" / "dynamic.json"
     out.write_text(json.dumps(result, indent=1) + "\n")
-    print(json.dumps({k: v for k, v in result.items() if k not in ("run", "sizes")}))
+    print(json.dumps({k: v for k, v in result.items() if k not in ("run", "sizes", "bert_sizes")}))
 
 
 if __name__ == "__main__":
