@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from tilecraft.frontends.onnx.importer import NARROW, ONNX_TYPES, SATURATING, TP, Node
+from tilecraft.utils.symbolic import SymExpr, size
 
 Folder = Callable[[Node, Sequence[np.ndarray | None]], list[np.ndarray]]
 FOLDERS: dict[str, Folder] = {}
@@ -43,9 +44,20 @@ def axes_of(node: Node, arrays: Sequence[np.ndarray | None], index: int) -> list
 
 
 def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if a.dtype == object or b.dtype == object:  # sizes (non-negative): truncation is floor division
+        return np.vectorize(_floordiv, otypes=[object])(a, b)
     if np.issubdtype(a.dtype, np.integer):  # ONNX integer division truncates
         return np.trunc(np.true_divide(a, b)).astype(a.dtype)
     return np.divide(a, b).astype(a.dtype)
+
+
+def _floordiv(a, b):
+    if isinstance(b, SymExpr):
+        quotient = SymExpr.lift(a).exact_quotient(b)
+        if quotient is None:
+            raise ValueError(f"{a} / {b} is not a whole size for every value of the sizes")
+        return size(quotient)
+    return a // int(b)
 
 
 _ELEMENTWISE: dict[str, Callable[..., np.ndarray]] = {
@@ -110,6 +122,8 @@ def fold_cast(node, arrays):
     if to == TP.FLOAT8E8M0:
         raise node.error("cast to float8e8m0 is not supported (only from it)")
     x = arrays[0]
+    if x.dtype == object and np.issubdtype(ONNX_TYPES[to][1], np.integer):
+        return [x]  # (sizes known only when it runs stay sizes)
     if to in NARROW:
         if to in SATURATING and saturate:
             x = np.clip(x, -SATURATING[to], SATURATING[to])
@@ -121,7 +135,7 @@ def fold_cast(node, arrays):
 def fold_gather(node, arrays):
     data, idx = arrays
     axis = int(node.attr("axis", 0))
-    return [np.take(data, idx.astype(np.int64), axis=axis)]
+    return [np.asarray(np.take(data, idx.astype(np.int64), axis=axis), dtype=data.dtype)]  # (a 0-d object take is no array)
 
 
 @folder("Unsqueeze")

@@ -36,8 +36,11 @@ def ints(array: np.ndarray) -> list[int]:
 
 @converter("Reshape")
 def convert_reshape(node: Node):
-    shape = ints(node.const(1, "shape"))
     xs = node.shape(0)
+    value = node.const(1, "shape")
+    if value.dtype == object:  # (a shape computed from sizes known only when it runs)
+        return [node.emit(graph.ReshapeOp, [node.input(0)], shape=_symbolic_target(node, xs, value))]
+    shape = ints(value)
     if int(node.attr("allowzero", 0)) and 0 in shape:
         # a 0 is a 0 extent, not a copy of the input's: an empty result, whose one
         # value is known (fold-empty-tensors folds the empty input's producers)
@@ -55,6 +58,25 @@ def convert_reshape(node: Node):
     if tuple(shape) == xs:
         return [node.input(0)]
     return [node.emit(graph.ReshapeOp, [node.input(0)], shape=shape)]
+
+
+def _symbolic_target(node: Node, xs, value: np.ndarray) -> list[int]:
+    """A Reshape's target computed from symbolic sizes, as graph.reshape's ints: a
+    size equal to the input's at the same position copies it (0), one other
+    symbolic size is what the rest leaves (-1)."""
+    if int(node.attr("allowzero", 0)):
+        raise node.error("allowzero=1 with a shape computed from sizes known only when it runs")
+    target: list[int] = []
+    for d, v in enumerate(value.reshape(-1).tolist()):
+        if not isinstance(v, SymExpr):
+            target.append(int(v))
+        elif d < len(xs) and xs[d] == v:
+            target.append(0)
+        elif -1 not in target:
+            target.append(-1)
+        else:
+            raise node.error(f"cannot reshape {tuple(xs)} to {tuple(value.tolist())}: two sizes to infer")
+    return target
 
 
 @converter("Flatten")
@@ -378,14 +400,22 @@ def convert_pad(node: Node):
 
 @converter("Shape")
 def convert_shape(node: Node):
-    shape = np.array(node.shape(0), dtype=np.int64)
     start, end = node.attr("start", 0), node.attr("end", None)
-    return [shape[start:end]]
+    return [shape_value(node.shape(0))[start:end]]
 
 
 @converter("Size")
 def convert_size(node: Node):
-    return [np.array(math.prod(node.shape(0)), dtype=np.int64)]
+    return [shape_value([math.prod(node.shape(0))]).reshape(())]
+
+
+def shape_value(dims) -> np.ndarray:
+    """A shape as an import-time value: int64, or where a size is known only when the
+    model runs an object array of ints and SymExprs, which the shape folders
+    (Gather, Concat, Unsqueeze, Slice, arithmetic) carry through to a Reshape."""
+    if any(isinstance(d, SymExpr) for d in dims):
+        return np.array(list(dims), dtype=object)
+    return np.array(dims, dtype=np.int64)
 
 
 @converter("Constant")

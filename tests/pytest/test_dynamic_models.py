@@ -305,3 +305,49 @@ def test_a_conv_over_a_symbolic_image_size_is_refused_by_name():
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     with pytest.raises(OpError, match=r"'graph.conv2d' has sizes known only when it runs \(h, w\), which its lowering cannot take yet"):
         tc.compile(model)
+
+
+def test_shapes_computed_from_symbolic_sizes_as_exporters_write_them():
+    # torch.onnx's `x.view(x.size(0), x.size(1), heads, -1)` and `.view(-1, 64)`:
+    # Shape -> Gather -> Unsqueeze -> Concat (-> Mul) -> Reshape, folded at import
+    # into sizes (`batch`, `seq`, `batch * seq`), which the reshapes resolve.
+    def const(name, value):
+        return numpy_helper.from_array(np.array(value, np.int64), name)
+
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"]),
+        helper.make_node("Gather", ["s", "i0"], ["b"], axis=0),
+        helper.make_node("Gather", ["s", "i1"], ["n"], axis=0),
+        helper.make_node("Unsqueeze", ["b", "ax0"], ["b1"]),
+        helper.make_node("Unsqueeze", ["n", "ax0"], ["n1"]),
+        helper.make_node("Concat", ["b1", "n1", "heads"], ["split"], axis=0),
+        helper.make_node("Reshape", ["x", "split"], ["h"]),
+        helper.make_node("Transpose", ["h"], ["t"], perm=[0, 2, 1, 3]),
+        helper.make_node("Transpose", ["t"], ["u"], perm=[0, 2, 1, 3]),
+        helper.make_node("Cast", ["n1"], ["n64"], to=TensorProto.INT64),
+        helper.make_node("Concat", ["b1", "n64", "width"], ["merge"], axis=0),
+        helper.make_node("Reshape", ["u", "merge"], ["g"]),
+        helper.make_node("Mul", ["b1", "n1"], ["rows"]),
+        helper.make_node("Concat", ["rows", "width"], ["flat"], axis=0),
+        helper.make_node("Reshape", ["x", "flat"], ["f"]),
+    ]
+    init = [const("i0", 0), const("i1", 1), const("ax0", [0]), const("heads", [2, -1]), const("width", [64])]
+
+    def model_of(outputs):
+        graph = helper.make_graph(nodes, "views", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "seq", 64])],
+                                  [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in outputs], init)  # fmt: skip
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+    model = model_of(["t", "g"])
+    m = tc.compile(model)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    for batch, seq in ((1, 1), (2, 5)):
+        x = np.random.default_rng(seq).standard_normal((batch, seq, 64)).astype(np.float32)
+        for got, expected in zip(m(x), session.run(None, {"x": x})):
+            np.testing.assert_array_equal(got, expected)
+    # Rows of `batch * seq` (`.view(-1, 64)`) import; the kernel does not take the
+    # merged size yet (it would divide by `seq` to find a row): an error naming it.
+    from tilecraft.utils.diagnostics import OpError
+
+    with pytest.raises(OpError, match=r"'graph.reshape' has sizes known only when it runs \(batch, seq\)"):
+        tc.compile(model_of(["f"]))
