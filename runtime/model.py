@@ -210,11 +210,9 @@ class CompiledModel:
 
         if self.module is None:
             raise ValueError("a loaded model cannot be profiled; profile the compiled one")
-        self._static_only("profile")
         if getattr(self, "_profiler", None) is None:
-            self._profiler = Profiler(
-                self._module, self.entry_name, len(self.ports), self.num_threads, len(self.kernel_calls)
-            )
+            nargs = sum(1 + len(p.dynamic) for p in self.ports)  # (a `?` size follows its buffer)
+            self._profiler = Profiler(self._module, self.entry_name, nargs, self.num_threads, len(self.kernel_calls))
         addresses, outputs = self._bind(self._arrays(args, kwargs))
         self._profiler.run(addresses)  # warm-up
         runs = [self._profiler.run(addresses) for _ in range(repeat)]

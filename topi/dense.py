@@ -59,6 +59,10 @@ from tilecraft.topi.tuning import check_config, config_for, workload_key
 
 TILE_ROWS = 6  # mr: output rows per register tile
 TILE_COLS = 64  # nr: output columns per register tile (4 zmm)
+# nr where N is known only when it runs (attention's scores, seq columns): the
+# guarded last panel wastes less (BERT-base's layer at 7 to 128 tokens, 2 cores:
+# 7-25% faster than with 64-column panels, none slower).
+SYMBOLIC_TILE_COLS = 16
 
 # Column panels (x batch) from which a GEMM whose last row tile overhangs M runs
 # its panels in parallel and its row tiles serially inside (_schedule_gemm): enough
@@ -267,7 +271,7 @@ def default_gemm_config(red: te.Tensor) -> dict:
         # unguarded); no packed panels, which a call of few rows would not repay.
         if info.partial is not None:
             return {"tile": [DOT_ROWS, min(N, DOT_COLS)], "parallel": parallel}
-        nr = min(N, TILE_COLS) if isinstance(N, int) else TILE_COLS  # (a symbolic N: guarded last panel)
+        nr = min(N, TILE_COLS) if isinstance(N, int) else SYMBOLIC_TILE_COLS  # (a symbolic N: guarded last panel)
         return {"tile": [TILE_ROWS, nr], "pack": 0, "parallel": parallel, "kc": 0}
     if info.partial is not None:
         return {"tile": [min(M, DOT_ROWS), min(N, DOT_COLS)], "parallel": parallel}

@@ -184,10 +184,18 @@ def test_a_saved_model_takes_every_size(mlp, tmp_path):
         load(tmp_path / "m")
 
 
+def test_a_profile_at_any_size(mlp):
+    _, m, _ = mlp
+    for batch in (1, 9):
+        profile = m.profile(*_inputs(batch), repeat=2)
+        assert [k for k, _ in profile] == m.kernel_calls
+        assert all(t >= 0 for _, t in profile)
+
+
 def test_what_needs_static_shapes_says_so(mlp, tmp_path):
     _, m, _ = mlp
     x, s = _inputs(2)
-    for call in (lambda: m.profile(x, s), lambda: m.counters(x, s)):
+    for call in (lambda: m.counters(x, s),):
         with pytest.raises(NotImplementedError, match="sizes known only when it runs is not supported yet"):
             call()
 
