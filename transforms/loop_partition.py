@@ -353,21 +353,28 @@ def _branch(loop: ForOp, holding: list[Fact], made: list[Operation], inside: SSA
     return slow_block
 
 
+class _Ops:
+    """Index ops made in order, to insert together."""
+
+    def __init__(self) -> None:
+        self.made: list[Operation] = []
+
+    def emit(self, op: Operation) -> SSAValue:
+        self.made.append(op)
+        return op.results[0]
+
+    def index(self, k: int) -> SSAValue:
+        return self.emit(arith.ConstantOp(IntegerAttr(k, IndexType())))
+
+
 def _version_by_sizes(loop: ForOp, found: list[Fact], residues: bool = False) -> None:
     """A loop whose guards hold below a bound known when it runs (a split of a
     size known then: the last tile is partial): its body becomes `if x < hi {
     copy without those conjuncts } else { body }`, with `hi` the smallest of the
     bounds, computed once before the loop. (One loop still, serial or parallel:
     a branch per iteration of the outer loop, none in the inner ones.)"""
-    made: list[Operation] = []
-
-    def emit(op: Operation) -> SSAValue:
-        made.append(op)
-        return op.results[0]
-
-    def index(k: int) -> SSAValue:
-        return emit(arith.ConstantOp(IntegerAttr(k, IndexType())))
-
+    ops = _Ops()
+    made, emit, index = ops.made, ops.emit, ops.index
     hi: SSAValue | None = None
     holding = []
     for f in found:
@@ -437,15 +444,8 @@ def _dispatch_residues(outer: ForOp, tail: Block) -> None:
         return
     key, members = max(groups.items(), key=lambda item: len(item[1]))
     coeffs, const, extent = key
-    made: list[Operation] = []
-
-    def emit(op: Operation) -> SSAValue:
-        made.append(op)
-        return op.results[0]
-
-    def index(k: int) -> SSAValue:
-        return emit(arith.ConstantOp(IntegerAttr(k, IndexType())))
-
+    ops = _Ops()
+    made, emit, index = ops.made, ops.emit, ops.index
     residue = index(-const)  # r = -g
     for v, c in coeffs:
         term = v if c == -1 else emit(arith.MuliOp(v, index(-c)))
