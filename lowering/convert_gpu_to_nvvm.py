@@ -31,9 +31,13 @@ address (the buffer arguments are, the runtime checks; shared globals are
 the lanes (a gather, a scatter), stays correct and is split by LLVM into
 scalar ones.
 
+Math functions are written out in arithmetic (`backends/nvptx/mathlib.py`:
+f32 exp, exp2, log, log2, log10, tanh, erf, sin, cos, pow), since a kernel
+has no libm to call.
+
 Rejected, at the op, before any rewriting: what a kernel cannot run yet —
-math functions LLVM's NVPTX backend would call libm for (exp, log, ... other
-than the f32 ones written as polynomials), buffers on the heap
+math functions LLVM's NVPTX backend would call libm for (f64 exp, log, ...;
+tan, asin, sinh, ... in any type), buffers on the heap
 (`loop.alloc` in "global" scope), run-time checks, parallel and virtual-thread
 loops inside a kernel.
 """
@@ -57,7 +61,9 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
+from tilecraft.backends.llvm.builder import element_of
 from tilecraft.backends.llvm.memory import memory_type
+from tilecraft.backends.nvptx.mathlib import F32_FORMULAS, GPU_HANDLERS
 from tilecraft.dialects.llvmx import AddrSpaceCastOp
 from tilecraft.dialects.loop import AllocOp, AssertOp, ForOp, LaunchOp, LoopKind, MemoryScope
 from tilecraft.analysis.vectorize_legality import check_vectorizable
@@ -74,13 +80,13 @@ SHARED_ALIGNMENT = 16  # (room for 128-bit vector loads)
 ARGUMENT_ALIGNMENT = 16  # what the runtime checks of every array it passes to a kernel
 MAX_VECTOR_BYTES = 16  # a thread's widest load or store: ld.global.v4.f32
 KERNEL_ATTR = "gpu.kernel"
+_F32_NAMES = ", ".join(sorted(op.name.removeprefix("math.") for op in F32_FORMULAS))
 _INDEX_OPS = (gpu.ThreadIdOp, gpu.BlockIdOp, gpu.BlockDimOp, gpu.GridDimOp)
 _REGISTERS = {gpu.ThreadIdOp: "tid", gpu.BlockIdOp: "ctaid", gpu.BlockDimOp: "ntid", gpu.GridDimOp: "nctaid"}
-# Math that lowers to PTX instructions (or, for f32 exp/tanh/erf, to
-# backends/llvm/mathfuncs.py's polynomials); the rest would need libm or libdevice.
+# Math that lowers to PTX instructions (or, in f32, to backends/nvptx/mathlib.py's
+# formulas); the rest would need libm or libdevice.
 _MATH_ON_GPU = (math.SqrtOp, math.RsqrtOp, math.AbsFOp, math.AbsIOp, math.FmaOp, math.FloorOp, math.CeilOp,
-                math.TruncOp, math.RoundEvenOp)  # fmt: skip
-_F32_POLYNOMIALS = (math.ExpOp, math.TanhOp, math.ErfOp)
+                math.TruncOp, math.RoundEvenOp, math.CopySignOp)  # fmt: skip
 
 
 @dataclass
@@ -148,10 +154,12 @@ def check_kernel(kernel: gpu.FuncOp) -> None:
     """Raise at the first op of `kernel` that the GPU path cannot run yet."""
     for op in kernel.walk():
         if op.dialect_name() == "math" and not isinstance(op, _MATH_ON_GPU):
-            f32 = all(isinstance(r.type, Float32Type) for r in op.results)
-            if not (isinstance(op, _F32_POLYNOMIALS) and f32):
+            f32 = all(isinstance(element_of(r.type), Float32Type) for r in op.results)
+            if not (type(op) in F32_FORMULAS and f32):
+                what = "written out for f32 only" if type(op) in F32_FORMULAS else "not written out"
                 raise OpError(op, f"{PASS}: '{op.name}' on {op.results[0].type} has no GPU lowering yet "
-                              "(it would need libdevice); compute it on the CPU or in f32 where exp/tanh/erf are.")  # fmt: skip
+                              f"(a kernel has no libm or libdevice, and it is {what}): compute it "
+                              f"in f32, where {_F32_NAMES} are, or on the CPU.")  # fmt: skip
         if isinstance(op, AllocOp) and op.scope.data == MemoryScope.SHARED and op.sizes:
             raise OpError(op, f"{PASS}: shared buffer '{op.buffer_name.data}' has a size known only when "
                           "the kernel runs; shared memory is allocated per block with a static size.")  # fmt: skip
@@ -195,7 +203,7 @@ def lower_kernels(kernels: gpu.ModuleOp, reassociate: bool = True) -> None:
     InferAlignmentPass(argument_alignment=ARGUMENT_ALIGNMENT).apply(Context(), scratch)
     check_convertible(scratch, also_supported=(*_INDEX_OPS, gpu.BarrierOp))
     flags = ["contract", "reassoc"] if reassociate else ["contract"]
-    state = Conversion(scratch, llvm.FastMathAttr([llvm.FastMathFlag(f) for f in flags]))
+    state = Conversion(scratch, llvm.FastMathAttr([llvm.FastMathFlag(f) for f in flags]), handlers=GPU_HANDLERS)
     # (the shared allocations before the loop lowering's, which would put them on the stack)
     patterns = [SharedAllocLowering(state), *loop_to_llvm_patterns(state), SpecialRegisterLowering(state),
                 BarrierLowering(state)]  # fmt: skip

@@ -11,7 +11,6 @@ import numpy as np
 
 from tilecraft.backends.llvm.builder import FunctionBuilder, scalar_type
 from tilecraft.backends.llvm.memory import element_bytes
-from tilecraft.backends.llvm.ops import HANDLERS
 from tilecraft.lowering.convert_loop_to_llvm.state import Conversion, expanded, replace_with
 from tilecraft.utils.dtypes import NARROW_FLOATS, numpy_dtype
 from xdsl.dialects import arith, func, llvm
@@ -153,12 +152,13 @@ def _held(value: int | float, t: Attribute) -> int | float:
 
 @dataclass
 class ArithMathLowering(RewritePattern):
-    """An `arith`/`math` op → its LLVM instructions (`HANDLERS[type(op)]`)."""
+    """An `arith`/`math` op → its LLVM instructions (`HANDLERS[type(op)]`, or
+    the conversion's own table)."""
 
     state: Conversion
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        handler = HANDLERS.get(type(op))
+        handler = self.state.handlers.get(type(op))
         if handler is None:
             return
         b = self.state.builder(op)

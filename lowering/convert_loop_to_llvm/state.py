@@ -4,7 +4,7 @@ helpers that replace an op by LLVM values."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from tilecraft.backends.llvm.builder import NSW, FunctionBuilder
@@ -13,7 +13,7 @@ from tilecraft.backends.llvm.memory import row_major_strides
 # The i32 a failed run-time check sets to its code, and the messages by code
 # (read by backends/llvm/jit.py, `RuntimeErrors`).
 from tilecraft.backends.llvm.names import RUNTIME_ERROR, RUNTIME_ERROR_MESSAGES
-from tilecraft.backends.llvm.ops import OpLowering
+from tilecraft.backends.llvm.ops import HANDLERS, Handler, OpLowering
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -50,6 +50,8 @@ class Conversion:
     casts: list[Operation] = field(default_factory=list)
     dynamic_strides: dict[SSAValue, list[int | SSAValue]] = field(default_factory=dict)
     error_messages: list[str] = field(default_factory=list)
+    handlers: Mapping[type[Operation], Handler] = field(default_factory=lambda: HANDLERS)
+    """How each `arith`/`math` op becomes LLVM (the GPU path swaps in its own math)."""
 
     def error_code(self, message: str) -> int:
         """The code (from 1) that a failed `loop.assert` with `message` stores in
