@@ -430,6 +430,7 @@ def _dispatch_residues(outer: ForOp, tail: Block) -> None:
     residue r = -g in 1..E-1 with those loops running r iterations and no guard on
     them, chosen by r when it runs; the guarded body stays for any other r."""
     groups: dict[tuple, list[tuple[GuardOp, SSAValue, ForOp]]] = {}
+    forms: dict[tuple, Affine] = {}
     for op in tail.walk():
         if isinstance(op, GuardOp):
             for leaf in conjuncts(op.cond):
@@ -437,13 +438,15 @@ def _dispatch_residues(outer: ForOp, tail: Block) -> None:
                 if found is not None:
                     loop, g = found
                     key = (frozenset(g.coeffs), g.const, loop.extent)
+                    forms.setdefault(key, g)  # (its terms in the order the IR gives them)
                     groups.setdefault(key, []).append((op, leaf, loop))
     # (a group of serial loops alone keeps its guards: one test per row, not per step)
     groups = {k: m for k, m in groups.items() if any(loop.kind.data == LoopKind.UNROLLED for _, _, loop in m)}
     if not groups:
         return
     key, members = max(groups.items(), key=lambda item: len(item[1]))
-    coeffs, const, extent = key
+    _, const, extent = key
+    coeffs = forms[key].coeffs  # (not the frozenset's: its order follows object ids)
     ops = _Ops()
     made, emit, index = ops.made, ops.emit, ops.index
     residue = index(-const)  # r = -g

@@ -4,10 +4,10 @@
 // UNKNOWN-OP: tilecraft-import: error: unsupported ONNX operator 'NonMaxSuppression' (node 'nms_1')
 // UNKNOWN-OP-NOT: Traceback
 
-// An op that does not take sizes known only when the model runs (here Conv on a
+// An op that does not take sizes known only when the model runs (here Squeeze on a
 // `batch` input) says how to compile the model for one shape.
-// RUN: not tilecraft-import %t/dynamic_conv.onnx -o %t/dynamic_conv.mlir 2>&1 | filecheck %s --check-prefix=DYNAMIC
-// DYNAMIC: tilecraft-import: error: ONNX operator 'Conv' (node 'conv'): graph.conv2d does not take symbolic sizes (yet): operand 0 is batch at dimension 0 (while building graph.conv2d); to compile the model for one shape, give input_shapes={'x': (1, 3, 8, 8)} (the tools' --input-shape x=1x3x8x8)
+// RUN: not tilecraft-import %t/dynamic_squeeze.onnx -o %t/dynamic_squeeze.mlir 2>&1 | filecheck %s --check-prefix=DYNAMIC
+// DYNAMIC: tilecraft-import: error: ONNX operator 'Squeeze' (node 'squeeze'): graph.squeeze does not take symbolic sizes (yet): operand 0 is batch at dimension 0 (while building graph.squeeze); to compile the model for one shape, give input_shapes={'x': (1, 1, 8)} (the tools' --input-shape x=1x1x8)
 
 // RUN: not tilecraft-import %t/dynamic.onnx --input-shape x=3,a 2>&1 | filecheck %s --check-prefix=BADSHAPE
 // BADSHAPE: tilecraft-import: error: bad --input-shape 'x=3,a': write NAME=D1xD2x... (or NAME=D1,D2,...) with positive extents, e.g. x=1x3x224x224

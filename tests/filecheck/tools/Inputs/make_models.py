@@ -3,7 +3,7 @@
 Written at test time (not checked in as binaries) with fixed random weights:
 - mlp.onnx: Gemm(transB) + Relu + MatMul with a weight + Add + Softmax, input x[2, 8];
 - dynamic.onnx: Relu on x[batch, 4] (a dynamic dimension);
-- dynamic_conv.onnx: Conv on x[batch, 3, 8, 8] (an op that takes static sizes only);
+- dynamic_squeeze.onnx: Squeeze on x[batch, 1, 8] (an op that takes static sizes only);
 - nms.onnx: an unsupported operator in node 'nms_1';
 - opset11.onnx: Relu under opset 11.
 """
@@ -42,11 +42,11 @@ def main(out: Path) -> None:
     )
     save(out / "dynamic.onnx", [helper.make_node("Relu", ["x"], ["y"])], [f32("x", ["batch", 4])], [f32("y", ["batch", 4])])
     save(
-        out / "dynamic_conv.onnx",
-        [helper.make_node("Conv", ["x", "w"], ["y"], name="conv")],
-        [f32("x", ["batch", 3, 8, 8])],
-        [f32("y", ["batch", 2, 6, 6])],
-        [w("w", 2, 3, 3, 3)],
+        out / "dynamic_squeeze.onnx",
+        [helper.make_node("Squeeze", ["x", "axes"], ["y"], name="squeeze")],
+        [f32("x", ["batch", 1, 8])],
+        [f32("y", ["batch", 8])],
+        [numpy_helper.from_array(np.array([1], np.int64), "axes")],
     )
     save(
         out / "nms.onnx",
