@@ -63,15 +63,7 @@ def sgemm(n: int, variant: str):
     if variant == "shared_v4":
         return vector_sgemm(n, n, n)
     CL = s.cache_write(C, "local")
-    bi, ti = s[C].split(i, factor=64)
-    bj, tj = s[C].split(j, factor=64)
-    ty, ii = s[C].split(ti, factor=4)
-    tx, jj = s[C].split(tj, factor=4)
-    s[C].reorder(bi, bj, ty, tx, ii, jj)
-    s[C].bind(bi, te.thread_axis("blockIdx.y"))
-    s[C].bind(bj, te.thread_axis("blockIdx.x"))
-    s[C].bind(ty, te.thread_axis("threadIdx.y"))
-    s[C].bind(tx, te.thread_axis("threadIdx.x"))
+    tx, ii, jj = _block_tiles(s, C, 64, 4)
     s[C].unroll(ii)
     s[C].unroll(jj)
     s[CL].compute_at(s[C], tx)
@@ -83,14 +75,10 @@ def sgemm(n: int, variant: str):
     return s, [A, B, C]
 
 
-def _shared_sgemm(s, A, B, C, block: int = 128, thread: int = 8, ktile: int = 8):
-    """TVM's GPU GEMM: a `block` x `block` tile of C per block of 16 x 16 threads,
-    each a `thread` x `thread` register tile; A's and B's `ktile`-deep slices
-    in shared memory at the reduction's outer loop, loaded by all the threads."""
-    AA = s.cache_read(A, "shared", [C])
-    BB = s.cache_read(B, "shared", [C])
-    CL = s.cache_write(C, "local")
-    threads = block // thread
+def _block_tiles(s, C, block: int, thread: int):
+    """C in `block` x `block` tiles per thread block, `thread` x `thread` per thread:
+    blocks on blockIdx.y/x, threads on threadIdx.y/x; returns (the threadIdx.x
+    axis, the thread's row and column axes)."""
     i, j = s[C].op.axis
     bi, ti = s[C].split(i, factor=block)
     bj, tj = s[C].split(j, factor=block)
@@ -101,6 +89,18 @@ def _shared_sgemm(s, A, B, C, block: int = 128, thread: int = 8, ktile: int = 8)
     s[C].bind(bj, te.thread_axis("blockIdx.x"))
     s[C].bind(ty, te.thread_axis("threadIdx.y"))
     s[C].bind(tx, te.thread_axis("threadIdx.x"))
+    return tx, ii, jj
+
+
+def _shared_sgemm(s, A, B, C, block: int = 128, thread: int = 8, ktile: int = 8):
+    """TVM's GPU GEMM: a `block` x `block` tile of C per block of 16 x 16 threads,
+    each a `thread` x `thread` register tile; A's and B's `ktile`-deep slices
+    in shared memory at the reduction's outer loop, loaded by all the threads."""
+    AA = s.cache_read(A, "shared", [C])
+    BB = s.cache_read(B, "shared", [C])
+    CL = s.cache_write(C, "local")
+    threads = block // thread
+    tx, ii, jj = _block_tiles(s, C, block, thread)
     s[C].unroll(ii)
     s[C].unroll(jj)
     s[CL].compute_at(s[C], tx)
@@ -141,16 +141,7 @@ def vector_sgemm(m: int, n: int, k: int, block: int = 128, thread: int = 8, ktil
     CL = s.cache_write(C, "local")
     AL = s.cache_read(AT, "local", [CL])
     BL = s.cache_read(BB, "local", [CL])
-    i, j = s[C].op.axis
-    bi, ti = s[C].split(i, factor=block)
-    bj, tj = s[C].split(j, factor=block)
-    ty, ii = s[C].split(ti, factor=thread)
-    tx, jj = s[C].split(tj, factor=thread)
-    s[C].reorder(bi, bj, ty, tx, ii, jj)
-    s[C].bind(bi, te.thread_axis("blockIdx.y"))
-    s[C].bind(bj, te.thread_axis("blockIdx.x"))
-    s[C].bind(ty, te.thread_axis("threadIdx.y"))
-    s[C].bind(tx, te.thread_axis("threadIdx.x"))
+    tx, ii, jj = _block_tiles(s, C, block, thread)
     s[C].unroll(ii)
     jo, jv = s[C].split(jj, factor=4)
     s[C].unroll(jo)
